@@ -1,0 +1,130 @@
+#pragma once
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace elsai {
+
+/// Result of one shell command (spec: ExecuteResult).
+struct ExecuteResult
+{
+    QString output;  ///< stdout, decoded as UTF-8 (invalid bytes become U+FFFD)
+    int exitCode = 0;
+    bool truncated = false;
+    QString stderr_; ///< stderr, captured separately ("stderr" is a macro in <cstdio>)
+    bool timedOut = false;   ///< extension: the timeout fired (exitCode is then 124)
+    bool cancelled = false;  ///< extension: the caller cancelled the call
+    qint64 durationMs = 0;   ///< extension: wall time of the call
+    bool success() const { return exitCode == 0; }
+    QJsonObject toJson() const;
+};
+
+/// One directory entry (spec: FileInfo, with a few extensions the workbench needs).
+struct FileInfo
+{
+    enum class Type { File, Directory, Symlink, Other };
+    QString path; ///< workspace-relative path
+    bool isDir = false;
+    std::optional<qint64> size;
+    Type type = Type::File;  ///< extension: entry type, symlinks are not followed
+    qint64 mtimeMs = 0;      ///< extension: modification time, ms since the epoch
+    QJsonObject toJson() const;
+};
+
+/// Result of one file moved between host and workspace (spec: FileTransferResult).
+struct FileTransferResult
+{
+    QString path;
+    std::optional<QByteArray> content;
+    std::optional<QString> error;
+    bool success() const { return !error.has_value(); }
+};
+
+/// Summary of seeding a workspace from a host folder (spec: WorkspaceSeedResult).
+struct WorkspaceSeedResult
+{
+    int filesSeeded = 0;
+    qint64 bytesSeeded = 0;
+    QStringList skippedPaths; ///< excluded paths, symlinks and special files (not followed)
+    QStringList errors;
+    bool success() const { return errors.isEmpty(); }
+    QJsonObject toJson() const;
+};
+
+/// Summary of syncing workspace artifacts back to the host (spec: WorkspaceSyncResult).
+struct WorkspaceSyncResult
+{
+    int filesSynced = 0;
+    qint64 bytesSynced = 0;
+    QStringList errors;
+    QStringList skippedPaths; ///< extension: symlinks and special files not synced
+    /// extension: host files that changed since seeding while the workspace copy changed too;
+    /// the host file is kept and the sandbox version written beside it (see conflictSuffix()).
+    QStringList conflicts;
+    bool success() const { return errors.isEmpty(); }
+    QJsonObject toJson() const;
+};
+
+/// Suffix of the file a flush writes beside a conflicting host file.
+inline QString conflictSuffix() { return QStringLiteral(".sandbox-conflict"); }
+
+/// Forward-compatible handle (spec: SandboxRef).
+struct SandboxRef
+{
+    QString workspaceId;
+    QString backendType;
+    std::optional<QString> managerId;
+};
+
+/// Include/exclude globs for seeding and artifact sync (spec: WorkspaceSyncPolicy).
+struct WorkspaceSyncPolicy
+{
+    QStringList excludePatterns;                       ///< skipped when seeding (and syncing)
+    std::optional<QStringList> syncIncludePatterns;    ///< copied back on flush; none = default
+};
+
+// The spec's constants.
+inline const QStringList DEFAULT_SANDBOX_SEED_EXCLUDES = {
+    QStringLiteral(".git"),      QStringLiteral("node_modules"),     QStringLiteral("__pycache__"),
+    QStringLiteral(".venv"),     QStringLiteral(".env"),             QStringLiteral("*.pem"),
+    QStringLiteral("credentials.json"), QStringLiteral("secrets/"),
+};
+inline const QStringList DEFAULT_SANDBOX_SYNC_INCLUDE = {
+    QStringLiteral("src/**"), QStringLiteral("tests/**"), QStringLiteral("*.md"),
+    QStringLiteral("*.py"),   QStringLiteral("*.json"),   QStringLiteral("*.yaml"),
+    QStringLiteral("*.yml"),  QStringLiteral("dist/**"),  QStringLiteral("build/**"),
+};
+/// The WorkspaceSyncPolicy field default: `.git, node_modules, __pycache__, .venv`.
+inline const QStringList DEFAULT_WORKSPACE_POLICY_EXCLUDES = {
+    QStringLiteral(".git"), QStringLiteral("node_modules"), QStringLiteral("__pycache__"),
+    QStringLiteral(".venv"),
+};
+inline const QStringList HOST_EXECUTION_TOOL_NAMES = {
+    QStringLiteral("shell"),     QStringLiteral("python_repl"), QStringLiteral("file_read"),
+    QStringLiteral("file_write"), QStringLiteral("environment"),
+};
+inline const QStringList SANDBOX_OFFLOAD_TOOL_NAMES = {
+    QStringLiteral("execute"), QStringLiteral("read_file"), QStringLiteral("write_file"),
+    QStringLiteral("list_dir"),
+};
+
+/// Seed excludes = DEFAULT_SANDBOX_SEED_EXCLUDES, sync includes = DEFAULT_SANDBOX_SYNC_INCLUDE.
+WorkspaceSyncPolicy defaultSandboxSyncPolicy();
+
+/// `graph-{run_id}`
+QString workspaceIdForRun(const QString &runId);
+/// `context_id`, or `{context_id}:shared-ws` when shared.
+QString workspaceIdForContext(const QString &contextId, bool shared = false);
+
+} // namespace elsai
+
+Q_DECLARE_METATYPE(elsai::ExecuteResult)
+Q_DECLARE_METATYPE(elsai::FileInfo)
+Q_DECLARE_METATYPE(elsai::WorkspaceSeedResult)
+Q_DECLARE_METATYPE(elsai::WorkspaceSyncResult)

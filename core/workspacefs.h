@@ -1,0 +1,87 @@
+#pragma once
+
+#include "types.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+
+namespace elsai {
+
+/// Confined file access beneath one workspace folder (see ../shared/spec/hostile-inputs.md).
+///
+/// Every path is workspace-relative and resolved by the kernel beneath the root fd:
+/// openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), or, where openat2 is missing, a
+/// component-by-component walk with openat(O_NOFOLLOW) that resolves symlinks itself and refuses
+/// any that leave the root. Never "check a string, then open by name".
+///
+/// Path rules (normalize()): NUL bytes, empty paths, absolute paths, `..` components and a `~`
+/// are handled as: NUL / empty / absolute / any `..` → PermissionError (ValueError for NUL and
+/// empty); `~` is a literal name; `a//b` ≡ `a/b`; `./a/./b` ≡ `a/b`; `.` is the root; a trailing
+/// `/` demands a folder (NotADirectoryError on a file). A component over 255 bytes or a path over
+/// 4095 bytes is refused with an OSError (ENAMETOOLONG).
+///
+/// Errors are thrown as the OSError subclasses of errors.h.
+/// Thread safety: immutable after construction; every method may run concurrently.
+class WorkspaceFs
+{
+public:
+    /// Opens (creating it with parents when missing) the host folder `rootPath`.
+    /// Throws OSError when it cannot be opened as a folder.
+    explicit WorkspaceFs(const QString &rootPath);
+    ~WorkspaceFs();
+    WorkspaceFs(const WorkspaceFs &) = delete;
+    WorkspaceFs &operator=(const WorkspaceFs &) = delete;
+
+    const QString &rootPath() const { return m_rootPath; }
+    /// O_PATH|O_DIRECTORY fd of the root; owned by this object.
+    int rootFd() const { return m_rootFd; }
+
+    /// Canonical relative form ("" for the root); throws as described above.
+    /// `*wantsDir` is set when the path ended with `/`.
+    static QString normalize(const QString &relPath, bool *wantsDir = nullptr);
+
+    /// Reads a regular file. FIFOs, sockets and devices fail at once (O_NONBLOCK + fstat).
+    /// `maxBytes` >= 0 refuses larger files with an OSError (EFBIG) naming the size.
+    QByteArray readFile(const QString &path, qint64 maxBytes = -1) const;
+
+    /// Atomic replace: temp file (O_CREAT|O_EXCL|O_NOFOLLOW) in the target folder, write, fsync,
+    /// rename, fsync the folder. Creates missing parent folders. Refuses to write onto a symlink
+    /// or a folder; never writes through a hard link. With `overwrite` false, an existing
+    /// target raises FileExistsError. `mode` applies to a new file (an existing file keeps its
+    /// permission bits).
+    void writeFile(const QString &path, const QByteArray &content, bool overwrite = true,
+                   int mode = 0644);
+
+    /// Entries of a folder, sorted by name, with lstat data (symlinks are not followed).
+    QList<FileInfo> listDir(const QString &path) const;
+
+    /// lstat of one entry (the last component is not followed).
+    FileInfo stat(const QString &path) const;
+    bool exists(const QString &path) const;
+
+    /// Removes a file or symlink; a folder only when `recursive` (never following symlinks;
+    /// depth is bounded, deeper trees fail with an OSError).
+    void remove(const QString &path, bool recursive = false);
+
+    /// mkdir -p beneath the root.
+    void makeDirs(const QString &path);
+
+    /// Renames within the workspace (both ends confined). Fails when dest exists and
+    /// `overwrite` is false.
+    void rename(const QString &src, const QString &dest, bool overwrite = false);
+
+    /// Opens a folder beneath the root for use as a working directory (O_RDONLY|O_DIRECTORY|
+    /// O_CLOEXEC). The caller closes the fd.
+    int openDirectory(const QString &path) const;
+
+    /// Tests only: force the openat(O_NOFOLLOW) walk even where openat2 exists.
+    static void setForceFallbackResolver(bool force);
+    static bool openat2Available();
+
+private:
+    QString m_rootPath;
+    int m_rootFd = -1;
+};
+
+} // namespace elsai
