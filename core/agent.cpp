@@ -1,1 +1,268 @@
-// in progress
+#include "agent.h"
+
+#include "errors.h"
+#include "sandbox.h"
+#include "sandboxmanager.h"
+#include "sandboxplugin.h"
+#include "workspace.h"
+
+#include <QJsonArray>
+
+namespace elsai {
+
+QString toString(SandboxMode mode)
+{
+    switch (mode) {
+    case SandboxMode::Off:
+        return QStringLiteral("off");
+    case SandboxMode::Sandbox:
+        return QStringLiteral("sandbox");
+    case SandboxMode::LocalDev:
+        break;
+    }
+    return QStringLiteral("local_dev");
+}
+
+QString toString(SandboxAttachMode mode)
+{
+    return mode == SandboxAttachMode::ReadOnly ? QStringLiteral("read_only")
+                                               : QStringLiteral("read_write");
+}
+
+SandboxMode sandboxModeFromString(const QString &s)
+{
+    for (SandboxMode m : {SandboxMode::Off, SandboxMode::Sandbox, SandboxMode::LocalDev}) {
+        if (s == toString(m))
+            return m;
+    }
+    throw ValueError(
+        QStringLiteral("unknown sandbox mode '%1'; use off, sandbox or local_dev").arg(s));
+}
+
+SandboxAttachMode attachModeFromString(const QString &s)
+{
+    for (SandboxAttachMode m : {SandboxAttachMode::ReadWrite, SandboxAttachMode::ReadOnly}) {
+        if (s == toString(m))
+            return m;
+    }
+    throw ValueError(
+        QStringLiteral("unknown attach mode '%1'; use read_write or read_only").arg(s));
+}
+
+AgentHook::~AgentHook() = default;
+
+struct Agent::Private
+{
+    QString id;
+    AgentConfig config;
+    ToolRegistry tools;
+    QStringList blocked;
+    std::shared_ptr<SandboxManager> manager;
+
+    mutable QMutex mutex; // guards everything below
+    QList<AgentHookPtr> hooks;
+    std::weak_ptr<Sandbox> sandbox;
+    std::optional<SandboxAttachMode> mode;
+    std::optional<QString> workspaceId;
+    bool detached = false;
+    AgentActivity activity;
+};
+
+Agent::Agent(const QString &id, AgentConfig config)
+    : d(std::make_unique<Private>())
+{
+    d->id = id;
+    d->config = std::move(config);
+}
+
+Agent::~Agent() = default;
+
+std::shared_ptr<Agent> Agent::create(const QString &id, AgentConfig config)
+{
+    if (id.isEmpty())
+        throw ValueError(QStringLiteral("an agent needs a non-empty id"));
+    // The spec's invalid combinations, in its order.
+    if (config.sandbox && !config.executionBackend.isNull())
+        throw ValueError(QStringLiteral("Dual config — use Sandbox only: sandbox= and "
+                                        "execution_backend= cannot be combined"));
+    if (config.sandbox && config.workspaceRoot)
+        throw ValueError(QStringLiteral("Use Sandbox(seed_from=...) instead of workspace_root= "
+                                        "together with sandbox="));
+    if (config.sandbox && config.sandboxManager)
+        throw ValueError(QStringLiteral("Manager is owned by Sandbox: do not pass "
+                                        "sandbox_manager= together with sandbox="));
+    if (config.sandboxMode == SandboxMode::Sandbox && config.executionBackend.isNull()
+        && !config.sandbox)
+        throw ValueError(QStringLiteral("Missing backend: sandbox_mode=sandbox needs "
+                                        "execution_backend= or sandbox="));
+
+    std::shared_ptr<Agent> agent(new Agent(id, std::move(config)));
+    Private &p = *agent->d;
+    for (const Tool &t : p.config.tools) {
+        if (p.config.sandboxMode == SandboxMode::Sandbox && HOST_EXECUTION_TOOL_NAMES.contains(t.name))
+            p.blocked.append(t.name);
+        else
+            p.tools.add(t);
+    }
+    if (p.config.sandboxOutputOffload && p.config.sandboxOutputOffload->includeRetrievalTool)
+        p.tools.add(retrieveOffloadedContentTool(*p.config.sandboxOutputOffload));
+
+    const bool perAgent = !p.config.sandbox && p.config.sandboxMode != SandboxMode::Off
+                          && !p.config.executionBackend.isNull();
+    if (perAgent) {
+        p.manager = p.config.sandboxManager ? p.config.sandboxManager
+                                            : std::make_shared<SandboxManager>();
+        const BackendSource &src = p.config.executionBackend;
+        // Whether execute registers depends on the backend, known here for an instance and
+        // after the first prepare for a template.
+        const bool canExecute = src.instance() ? supportsExecution(src.instance().get()) : true;
+        SandboxPlugin::registerTools(*agent, p.config.sandboxAttachMode, canExecute);
+        agent->addHook(std::make_shared<WorkspaceOrchestrator>());
+    }
+    if (p.config.sandbox)
+        p.config.sandbox->attach(agent, p.config.sandboxAttachMode);
+    return agent;
+}
+
+const QString &Agent::id() const
+{
+    return d->id;
+}
+
+const AgentConfig &Agent::config() const
+{
+    return d->config;
+}
+
+ToolRegistry &Agent::tools()
+{
+    return d->tools;
+}
+
+const ToolRegistry &Agent::tools() const
+{
+    return d->tools;
+}
+
+QStringList Agent::blockedTools() const
+{
+    return d->blocked;
+}
+
+void Agent::addHook(const AgentHookPtr &hook)
+{
+    QMutexLocker lock(&d->mutex);
+    d->hooks.append(hook);
+}
+
+void Agent::beginInvocation()
+{
+    QList<AgentHookPtr> hooks;
+    {
+        QMutexLocker lock(&d->mutex);
+        hooks = d->hooks;
+    }
+    for (const auto &h : std::as_const(hooks))
+        h->beforeInvocation(*this);
+}
+
+ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
+{
+    auto record = [this, &name](const QString &outcome) {
+        QMutexLocker lock(&d->mutex);
+        ++d->activity.toolCalls;
+        d->activity.lastTool = name;
+        d->activity.lastOutcome = outcome;
+        d->activity.lastCallAt = QDateTime::currentDateTimeUtc();
+    };
+    try {
+        const auto tool = d->tools.get(name);
+        if (!tool) {
+            if (d->blocked.contains(name))
+                throw ToolNotFoundError(
+                    QStringLiteral("tool '%1' is blocked in sandbox mode (a host execution "
+                                   "tool); use the sandbox tools execute, read_file, write_file "
+                                   "and list_dir instead")
+                        .arg(name));
+            throw ToolNotFoundError(QStringLiteral("agent '%1' has no tool '%2'; its tools: %3")
+                                        .arg(d->id, name, d->tools.names().join(QStringLiteral(", "))));
+        }
+        beginInvocation();
+        ToolResult result = tool->invoke(*this, arguments);
+        const auto &offload = d->config.sandboxOutputOffload;
+        if (offload && offload->toolNames.contains(name)) {
+            QString handle;
+            const qint64 totalTokens = countTokens(result.text);
+            if (auto preview = offload->offload(result.text, &handle)) {
+                result.text = *preview;
+                result.offloaded = true;
+                // The structured copy would carry the full output again: keep only small fields.
+                for (const char *big : {"output", "stderr", "content", "entries"})
+                    result.data.remove(QLatin1String(big));
+                result.data.insert(QStringLiteral("offloaded"),
+                                   QJsonObject{{QStringLiteral("handle"), handle},
+                                               {QStringLiteral("tokens"), totalTokens}});
+            }
+        }
+        record(QStringLiteral("ok"));
+        return result;
+    } catch (const SandboxError &e) {
+        record(e.specName());
+        throw;
+    }
+}
+
+std::shared_ptr<Sandbox> Agent::attachedSandbox() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->sandbox.lock();
+}
+
+std::optional<SandboxAttachMode> Agent::attachMode() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->sandbox.expired() ? std::nullopt : d->mode;
+}
+
+bool Agent::isDetached() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->detached;
+}
+
+std::optional<QString> Agent::sandboxWorkspaceId() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->workspaceId;
+}
+
+std::shared_ptr<SandboxManager> Agent::sandboxManager() const
+{
+    return d->manager;
+}
+
+AgentActivity Agent::activity() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->activity;
+}
+
+void Agent::bindSandbox(const std::shared_ptr<Sandbox> &sandbox, SandboxAttachMode mode)
+{
+    QMutexLocker lock(&d->mutex);
+    d->sandbox = sandbox;
+    d->mode = mode;
+    d->workspaceId = sandbox->workspaceId();
+    d->detached = false;
+}
+
+void Agent::unbindSandbox()
+{
+    QMutexLocker lock(&d->mutex);
+    d->sandbox.reset();
+    d->mode.reset();
+    d->detached = true;
+    // The workspace id stays: the agent still belongs to that workspace for resolution.
+}
+
+} // namespace elsai

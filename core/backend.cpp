@@ -1,1 +1,55 @@
-// in progress
+#include "backend.h"
+
+#include "errors.h"
+
+namespace elsai {
+
+ExecutionBackend::~ExecutionBackend() = default;
+BackendTemplate::~BackendTemplate() = default;
+
+QList<FileTransferResult> ExecutionBackend::uploadFiles(
+    const QList<QPair<QString, QByteArray>> &files)
+{
+    QList<FileTransferResult> results;
+    for (const auto &[path, content] : files) {
+        FileTransferResult r{path, std::nullopt, std::nullopt};
+        try {
+            writeFile(path, content);
+        } catch (const SandboxError &e) {
+            r.error = e.display();
+        }
+        results.append(r);
+    }
+    return results;
+}
+
+QList<FileTransferResult> ExecutionBackend::downloadFiles(const QStringList &paths)
+{
+    QList<FileTransferResult> results;
+    for (const QString &path : paths) {
+        FileTransferResult r{path, std::nullopt, std::nullopt};
+        try {
+            r.content = readFile(path);
+        } catch (const SandboxError &e) {
+            r.error = e.display();
+        }
+        results.append(r);
+    }
+    return results;
+}
+
+bool supportsExecution(const ExecutionBackend *backend)
+{
+    return dynamic_cast<const SandboxBackend *>(backend) != nullptr;
+}
+
+QString BackendSource::typeName() const
+{
+    if (m_instance)
+        return m_instance->typeName();
+    if (m_template)
+        return m_template->typeName();
+    return {};
+}
+
+} // namespace elsai

@@ -1,0 +1,137 @@
+#pragma once
+
+#include "process.h"
+#include "types.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QMap>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace elsai {
+
+struct SeedPlan;
+struct SyncPlan;
+
+/// Minimal backend for file system and workspace operations (spec: ExecutionBackend).
+///
+/// Contract for every implementation:
+/// - Calls are synchronous and may block (I/O, network); callers keep them off the GUI thread.
+/// - Every method is thread-safe once create() has returned: agents call tools concurrently.
+/// - Paths are workspace-relative and confined to the workspace; escapes raise PermissionError,
+///   other failures the OSError subclasses of errors.h.
+class ExecutionBackend
+{
+public:
+    virtual ~ExecutionBackend();
+
+    /// Stable identifier of this backend instance (e.g. "local:/tmp/ws").
+    virtual QString id() const = 0;
+    /// Class name, as SandboxRef.backend_type reports it.
+    virtual QString typeName() const = 0;
+
+    /// Creates the workspace / remote session. Idempotent.
+    virtual void create() = 0;
+    /// Releases the session. Idempotent. A local workspace folder is kept on disk.
+    virtual void close() = 0;
+    virtual bool isCreated() const = 0;
+
+    virtual QByteArray readFile(const QString &path) = 0;
+    /// Atomic write; creates parent folders.
+    virtual void writeFile(const QString &path, const QByteArray &content) = 0;
+    virtual QList<FileInfo> listDir(const QString &path) = 0;
+    /// Removes a file (or, with `recursive`, a folder).
+    virtual void removeFile(const QString &path, bool recursive = false) = 0;
+    /// lstat of one entry; FileNotFoundError when missing.
+    virtual FileInfo stat(const QString &path) = 0;
+
+    /// Copies `source` (a host folder) into the workspace, skipping `excludes`.
+    virtual WorkspaceSeedResult seedWorkspace(const QString &source, const QStringList &excludes,
+                                              const std::function<void(int, int)> &progress = {})
+        = 0;
+    /// Copies the artifacts selected by `policy` to the host folder `dest`.
+    virtual WorkspaceSyncResult syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
+                                              const std::function<void(int, int)> &progress = {})
+        = 0;
+    /// What syncArtifacts would do, without doing it (the flush preview).
+    virtual SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) = 0;
+
+    /// Writes each (path, content); one result per file, failures as results.
+    virtual QList<FileTransferResult> uploadFiles(const QList<QPair<QString, QByteArray>> &files);
+    /// Reads each path; one result per file, failures as results.
+    virtual QList<FileTransferResult> downloadFiles(const QStringList &paths);
+};
+
+/// Options of one execute() call beyond the spec's (command, timeout, cwd).
+struct ExecuteOptions
+{
+    /// Streams output while the command runs (called on the executing thread).
+    std::function<void(OutputChannel, const QByteArray &)> onOutput;
+    std::shared_ptr<CancellationToken> cancel;
+    /// Extra variables for this call only.
+    QMap<QString, QString> env;
+};
+
+/// ExecutionBackend that can run shell commands (spec: SandboxBackend).
+class SandboxBackend : public ExecutionBackend
+{
+public:
+    /// Runs `command` with /bin/sh -c in the workspace (or `cwd` beneath it).
+    /// `timeoutSeconds` none = the backend's default. Timeout → exit code 124.
+    virtual ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
+                                  const QString &cwd = {}, const ExecuteOptions &options = {})
+        = 0;
+};
+
+/// True when execute tools should register (the backend implements SandboxBackend).
+bool supportsExecution(const ExecutionBackend *backend);
+
+using BackendPtr = std::shared_ptr<ExecutionBackend>;
+using BackendFactory = std::function<BackendPtr()>;
+
+/// A backend template builds one backend per workspace / session (spec: templates with
+/// `build_for_session`). Templates that do not override it return nullptr and the manager
+/// falls back to buildDefault().
+class BackendTemplate
+{
+public:
+    virtual ~BackendTemplate();
+    virtual QString typeName() const = 0;
+    /// Builds the backend of one workspace id, or nullptr when the template has no per-session
+    /// builder.
+    virtual BackendPtr buildForSession(const QString &sessionId) { Q_UNUSED(sessionId); return {}; }
+    /// Builds a backend when there is no per-session builder.
+    virtual BackendPtr buildDefault() = 0;
+};
+using BackendTemplatePtr = std::shared_ptr<BackendTemplate>;
+
+/// "Backend instance or template", as Sandbox and AgentConfig take it.
+class BackendSource
+{
+public:
+    BackendSource() = default;
+    BackendSource(BackendPtr instance) : m_instance(std::move(instance)) {}
+    BackendSource(BackendTemplatePtr tmpl) : m_template(std::move(tmpl)) {}
+    template<typename T>
+        requires std::is_base_of_v<ExecutionBackend, T>
+    BackendSource(std::shared_ptr<T> instance) : m_instance(std::move(instance)) {}
+    template<typename T>
+        requires std::is_base_of_v<BackendTemplate, T>
+    BackendSource(std::shared_ptr<T> tmpl) : m_template(std::move(tmpl)) {}
+
+    bool isNull() const { return !m_instance && !m_template; }
+    const BackendPtr &instance() const { return m_instance; }
+    const BackendTemplatePtr &templ() const { return m_template; }
+    QString typeName() const;
+
+private:
+    BackendPtr m_instance;
+    BackendTemplatePtr m_template;
+};
+
+} // namespace elsai

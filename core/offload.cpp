@@ -1,1 +1,137 @@
-// in progress
+#include "offload.h"
+
+#include "errors.h"
+
+#include <QFile>
+#include <QRandomGenerator>
+#include <QRegularExpression>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace elsai {
+
+OffloadStorage::~OffloadStorage() = default;
+
+static QString newHandle()
+{
+    quint64 words[2];
+    QRandomGenerator::system()->fillRange(words);
+    return QStringLiteral("off-%1%2")
+        .arg(words[0], 16, 16, QLatin1Char('0'))
+        .arg(words[1], 16, 16, QLatin1Char('0'));
+}
+
+static bool isHandle(const QString &handle)
+{
+    static const QRegularExpression re(QStringLiteral("^off-[0-9a-f]{32}$"));
+    return re.match(handle).hasMatch();
+}
+
+QString InMemoryStorage::store(const QString &content)
+{
+    const QString handle = newHandle();
+    QMutexLocker lock(&m_mutex);
+    m_items.insert(handle, content);
+    return handle;
+}
+
+std::optional<QString> InMemoryStorage::retrieve(const QString &handle)
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = m_items.constFind(handle);
+    if (it == m_items.constEnd())
+        return std::nullopt;
+    return *it;
+}
+
+FileStorage::FileStorage(const QString &directory)
+    : m_dir(directory)
+{
+    if (!m_dir.mkpath(QStringLiteral(".")))
+        throw OSError(QStringLiteral("cannot create offload folder '%1'").arg(directory));
+}
+
+QString FileStorage::store(const QString &content)
+{
+    const QString handle = newHandle();
+    const QString path = m_dir.filePath(handle + QStringLiteral(".txt"));
+    const QString tmp = path + QStringLiteral(".tmp");
+    const QByteArray data = content.toUtf8();
+    const QByteArray tmpName = QFile::encodeName(tmp);
+    const int fd = ::open(tmpName.constData(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                          0600);
+    if (fd < 0)
+        throwOsError(errno, QStringLiteral("cannot create offload file"), tmp);
+    qint64 done = 0;
+    while (done < data.size()) {
+        const ssize_t n = ::write(fd, data.constData() + done, data.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            const int e = errno;
+            ::close(fd);
+            ::unlink(tmpName.constData());
+            throwOsError(e, QStringLiteral("cannot write offload file"), tmp);
+        }
+        done += n;
+    }
+    if (::fsync(fd) != 0 || ::close(fd) != 0
+        || ::rename(tmpName.constData(), QFile::encodeName(path).constData()) != 0) {
+        const int e = errno;
+        ::unlink(tmpName.constData());
+        throwOsError(e, QStringLiteral("cannot store offload file"), path);
+    }
+    return handle;
+}
+
+std::optional<QString> FileStorage::retrieve(const QString &handle)
+{
+    if (!isHandle(handle))
+        return std::nullopt;
+    QFile f(m_dir.filePath(handle + QStringLiteral(".txt")));
+    if (!f.open(QIODevice::ReadOnly))
+        return std::nullopt;
+    return QString::fromUtf8(f.readAll());
+}
+
+qint64 countTokens(const QString &text)
+{
+    const qint64 bytes = text.toUtf8().size();
+    return (bytes + 3) / 4;
+}
+
+QString truncateToTokens(const QString &text, qint64 tokens)
+{
+    const QByteArray utf8 = text.toUtf8();
+    qint64 cut = qMin<qint64>(utf8.size(), tokens * 4);
+    // Back up to the start of a UTF-8 sequence so no character is split.
+    while (cut > 0 && cut < utf8.size() && (static_cast<uchar>(utf8[cut]) & 0xC0) == 0x80)
+        --cut;
+    return QString::fromUtf8(utf8.left(cut));
+}
+
+std::optional<QString> SandboxOutputOffloadPolicy::offload(const QString &text,
+                                                           QString *handleOut) const
+{
+    if (!storage)
+        return std::nullopt;
+    const qint64 tokens = countTokens(text);
+    if (tokens <= maxResultTokens)
+        return std::nullopt;
+    const QString handle = storage->store(text);
+    if (handleOut)
+        *handleOut = handle;
+    const QString preview = truncateToTokens(text, previewTokens);
+    QString note = QStringLiteral("\n[output offloaded: %1 tokens in all, the first %2 shown. ")
+                       .arg(tokens)
+                       .arg(previewTokens);
+    note += includeRetrievalTool
+                ? QStringLiteral("Read the rest with retrieve_offloaded_content(handle=\"%1\", "
+                                 "offset=<line>, limit=<lines>).]")
+                      .arg(handle)
+                : QStringLiteral("Handle: %1.]").arg(handle);
+    return preview + note;
+}
+
+} // namespace elsai

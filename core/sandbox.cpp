@@ -1,1 +1,603 @@
-// in progress
+#include "sandbox.h"
+
+#include "audit.h"
+#include "errors.h"
+#include "sandboxplugin.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QLoggingCategory>
+#include <QUuid>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+Q_LOGGING_CATEGORY(lcSandbox, "elsai.sandbox", QtInfoMsg)
+
+namespace elsai {
+
+struct Sandbox::Private
+{
+    QString workspaceId;
+    BackendSource source;
+    std::optional<double> ttl;
+    Options options;
+    std::shared_ptr<SandboxManager> manager;
+    int closeListener = 0;
+    QMutex lifecycle; // serializes start() and stop(); never held by quick getters
+
+    mutable QMutex mutex; // guards the state below
+    bool started = false;
+    std::optional<QString> ownerId;
+    BackendPtr backend;
+    QList<AttachedAgent> agents;
+};
+
+std::shared_ptr<Sandbox> Sandbox::create(const QString &workspaceId, const BackendSource &backend,
+                                         std::optional<double> ttlSeconds, Options options)
+{
+    std::shared_ptr<Sandbox> s(new Sandbox(workspaceId, backend, ttlSeconds, std::move(options)));
+    std::weak_ptr<Sandbox> weak = s;
+    s->d->closeListener = s->d->manager->addCloseListener(
+        [weak](const QString &sessionId, const QString &reason) {
+            if (const auto self = weak.lock(); self && sessionId == self->workspaceId())
+                self->onSessionClosed(reason);
+        });
+    return s;
+}
+
+Sandbox::Sandbox(const QString &workspaceId, const BackendSource &backend,
+                 std::optional<double> ttlSeconds, Options options)
+    : d(std::make_unique<Private>())
+{
+    if (workspaceId.isEmpty())
+        throw ValueError(QStringLiteral("Sandbox needs a non-empty workspace_id"));
+    if (backend.isNull())
+        throw ValueError(QStringLiteral("Sandbox '%1' needs a backend instance or template")
+                             .arg(workspaceId));
+    if (ttlSeconds && *ttlSeconds < 0)
+        throw ValueError(QStringLiteral("ttl_seconds must be >= 0, got %1").arg(*ttlSeconds));
+    d->workspaceId = workspaceId;
+    d->source = backend;
+    d->ttl = ttlSeconds;
+    d->options = std::move(options);
+    d->manager = d->options.manager ? d->options.manager
+                                    : std::make_shared<SandboxManager>(ttlSeconds);
+}
+
+Sandbox::~Sandbox()
+{
+    d->manager->removeCloseListener(d->closeListener);
+    // A sandbox dropped while started releases its claim (without sync: there is no caller to
+    // report a sync result to; the local workspace folder stays on disk).
+    bool started;
+    {
+        QMutexLocker lock(&d->mutex);
+        started = d->started;
+    }
+    if (started) {
+        try {
+            d->manager->closeSession(d->workspaceId, false);
+        } catch (const SandboxError &e) {
+            qCWarning(lcSandbox) << "closing workspace" << d->workspaceId << "failed:" << e.display();
+        }
+    }
+}
+
+const QString &Sandbox::workspaceId() const
+{
+    return d->workspaceId;
+}
+
+std::optional<double> Sandbox::ttlSeconds() const
+{
+    return d->ttl;
+}
+
+const std::shared_ptr<SandboxManager> &Sandbox::manager() const
+{
+    return d->manager;
+}
+
+const Sandbox::Options &Sandbox::options() const
+{
+    return d->options;
+}
+
+QStringList Sandbox::effectiveSeedExcludes() const
+{
+    QStringList out = DEFAULT_SANDBOX_SEED_EXCLUDES;
+    for (const QString &p : d->options.seedExclude) {
+        if (!out.contains(p))
+            out.append(p);
+    }
+    return out;
+}
+
+WorkspaceSyncPolicy Sandbox::effectiveSyncPolicy() const
+{
+    WorkspaceSyncPolicy p = d->options.syncPolicy.value_or(defaultSandboxSyncPolicy());
+    if (!p.syncIncludePatterns)
+        p.syncIncludePatterns = DEFAULT_SANDBOX_SYNC_INCLUDE;
+    return p;
+}
+
+std::optional<QString> Sandbox::effectiveSyncDest() const
+{
+    if (d->options.syncDest)
+        return d->options.syncDest;
+    return d->options.seedFrom;
+}
+
+QString Sandbox::backendTypeName() const
+{
+    return d->source.typeName();
+}
+
+bool Sandbox::isStarted() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->started;
+}
+
+std::optional<QString> Sandbox::ownerId() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->ownerId;
+}
+
+BackendPtr Sandbox::backend() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->started ? d->backend : BackendPtr();
+}
+
+BackendPtr Sandbox::requireBackend() const
+{
+    if (BackendPtr b = backend())
+        return b;
+    throw OSError(QStringLiteral("sandbox '%1' is not started; call start() first")
+                      .arg(d->workspaceId));
+}
+
+std::optional<WorkspaceSeedResult> Sandbox::start(const Progress &progress)
+{
+    QMutexLocker lifecycle(&d->lifecycle);
+    if (isStarted())
+        return std::nullopt;
+    const QString owner = QUuid::createUuid().toString(QUuid::WithoutBraces);
+    AuditRecorder audit(QStringLiteral("sandbox.start"), d->workspaceId, hostActor(),
+                        {{QStringLiteral("backend"), backendTypeName()}});
+    try {
+        const ManagedSandboxSession session = d->manager->claimSession(
+            d->workspaceId, SandboxManager::backendFactoryForSession(d->source, d->workspaceId),
+            owner);
+        std::optional<WorkspaceSeedResult> seed;
+        if (d->options.seedFrom) {
+            audit.setField(QStringLiteral("seed_from"), *d->options.seedFrom);
+            try {
+                seed = session.backend->seedWorkspace(*d->options.seedFrom, effectiveSeedExcludes(),
+                                                      progress);
+            } catch (...) {
+                d->manager->closeSession(d->workspaceId, false);
+                throw;
+            }
+            audit.setField(QStringLiteral("files_seeded"), seed->filesSeeded);
+            audit.setField(QStringLiteral("bytes_seeded"), seed->bytesSeeded);
+            audit.setField(QStringLiteral("skipped"), seed->skippedPaths.size());
+            audit.setField(QStringLiteral("seed_errors"), seed->errors.size());
+        }
+        d->manager->markPrepared(d->workspaceId, seed);
+        {
+            QMutexLocker lock(&d->mutex);
+            d->started = true;
+            d->ownerId = owner;
+            d->backend = session.backend;
+        }
+        audit.ok();
+        return seed;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+std::optional<WorkspaceSyncResult> Sandbox::stop(bool sync)
+{
+    QMutexLocker lifecycle(&d->lifecycle);
+    QList<AttachedAgent> agents;
+    {
+        QMutexLocker lock(&d->mutex);
+        if (!d->started)
+            return std::nullopt;
+        agents = d->agents;
+    }
+    for (const AttachedAgent &a : std::as_const(agents))
+        detach(a.agent);
+
+    AuditRecorder audit(QStringLiteral("sandbox.stop"), d->workspaceId, hostActor(),
+                        {{QStringLiteral("sync"), sync}});
+    std::optional<WorkspaceSyncResult> result;
+    try {
+        if (sync)
+            result = flush();
+    } catch (const SandboxError &e) {
+        // The session is closed all the same: a failed flush must not leave a zombie claim.
+        {
+            QMutexLocker lock(&d->mutex);
+            d->started = false;
+            d->ownerId.reset();
+            d->backend.reset();
+        }
+        d->manager->closeSession(d->workspaceId, false);
+        audit.fail(e);
+        throw;
+    }
+    {
+        QMutexLocker lock(&d->mutex);
+        d->started = false;
+        d->ownerId.reset();
+        d->backend.reset();
+    }
+    d->manager->closeSession(d->workspaceId, false);
+    audit.ok();
+    return result;
+}
+
+void Sandbox::onSessionClosed(const QString &reason)
+{
+    QList<AttachedAgent> agents;
+    {
+        QMutexLocker lock(&d->mutex);
+        if (!d->started)
+            return;
+        d->started = false;
+        d->ownerId.reset();
+        d->backend.reset();
+        agents = d->agents;
+    }
+    qCInfo(lcSandbox) << "sandbox" << d->workspaceId << "stopped:" << reason;
+    for (const AttachedAgent &a : std::as_const(agents))
+        detach(a.agent);
+}
+
+static QByteArray readHostFile(const QString &path)
+{
+    const QByteArray name = QFile::encodeName(path);
+    const int fd = ::open(name.constData(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        throwOsError(errno, QStringLiteral("cannot read host file"), path);
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        ::close(fd);
+        if (e == EISDIR)
+            throwOsError(e, QStringLiteral("cannot read host file"), path);
+        throw OSError(QStringLiteral("cannot read host file '%1': not a regular file").arg(path),
+                      e);
+    }
+    QFile f;
+    if (!f.open(fd, QIODevice::ReadOnly, QFileDevice::AutoCloseHandle))
+        throwOsError(EIO, QStringLiteral("cannot read host file"), path);
+    QByteArray data = f.readAll();
+    if (f.error() != QFileDevice::NoError)
+        throw OSError(QStringLiteral("cannot read host file '%1': %2").arg(path, f.errorString()));
+    return data;
+}
+
+/// Atomic replace of a host file: temp in the same folder, fsync, rename, folder fsync.
+static void writeHostFileAtomic(const QString &path, const QByteArray &data)
+{
+    const QFileInfo fi(path);
+    const QString dir = fi.absolutePath();
+    if (!QDir().mkpath(dir))
+        throw OSError(QStringLiteral("cannot create host folder '%1'").arg(dir));
+    const QByteArray dirName = QFile::encodeName(dir);
+    const int dfd = ::open(dirName.constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        throwOsError(errno, QStringLiteral("cannot open host folder"), dir);
+    const QByteArray base = QFile::encodeName(fi.fileName());
+    const QByteArray tmp = "." + base + ".elsai-tmp-"
+                           + QUuid::createUuid().toString(QUuid::Id128).left(12).toLatin1();
+    auto fail = [&](int e, const QString &what) {
+        ::unlinkat(dfd, tmp.constData(), 0);
+        ::close(dfd);
+        throwOsError(e, what, path);
+    };
+    const int fd = ::openat(dfd, tmp.constData(),
+                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        const int e = errno;
+        ::close(dfd);
+        throwOsError(e, QStringLiteral("cannot create host file"), path);
+    }
+    qint64 done = 0;
+    while (done < data.size()) {
+        const ssize_t n = ::write(fd, data.constData() + done, data.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            const int e = n < 0 ? errno : EIO;
+            ::close(fd);
+            fail(e, QStringLiteral("cannot write host file"));
+        }
+        done += n;
+    }
+    if (::fsync(fd) != 0) {
+        const int e = errno;
+        ::close(fd);
+        fail(e, QStringLiteral("cannot sync host file"));
+    }
+    ::close(fd);
+    if (::renameat(dfd, tmp.constData(), dfd, base.constData()) != 0)
+        fail(errno, QStringLiteral("cannot replace host file"));
+    ::fsync(dfd);
+    ::close(dfd);
+}
+
+QStringList Sandbox::addFiles(const QList<QPair<QString, FileSource>> &files, bool overwrite,
+                              const QString &actor)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.add_files"), d->workspaceId, actor,
+                        {{QStringLiteral("count"), files.size()},
+                         {QStringLiteral("overwrite"), overwrite}});
+    try {
+        const BackendPtr b = requireBackend();
+        // Resolve every content first, so an unreadable host file fails before any write.
+        QList<QPair<QString, QByteArray>> contents;
+        for (const auto &[path, src] : files) {
+            QByteArray data;
+            if (const auto *t = std::get_if<QString>(&src.value))
+                data = t->toUtf8();
+            else if (const auto *bytes = std::get_if<QByteArray>(&src.value))
+                data = *bytes;
+            else
+                data = readHostFile(std::get<FileSource::HostPath>(src.value).path);
+            contents.append({path, data});
+        }
+        QStringList written;
+        qint64 bytes = 0;
+        for (const auto &[path, data] : std::as_const(contents)) {
+            if (!overwrite) {
+                bool exists = true;
+                try {
+                    b->stat(path);
+                } catch (const FileNotFoundError &) {
+                    exists = false;
+                }
+                if (exists)
+                    continue;
+            }
+            b->writeFile(path, data);
+            written.append(path);
+            bytes += data.size();
+        }
+        d->manager->touch(d->workspaceId);
+        audit.setField(QStringLiteral("paths"), QJsonArray::fromStringList(written));
+        audit.setField(QStringLiteral("bytes"), bytes);
+        audit.ok();
+        return written;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+QStringList Sandbox::downloadFiles(const QList<QPair<QString, QString>> &files, bool overwrite,
+                                   const QString &actor)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.download_files"), d->workspaceId, actor,
+                        {{QStringLiteral("count"), files.size()},
+                         {QStringLiteral("overwrite"), overwrite}});
+    try {
+        const BackendPtr b = requireBackend();
+        QStringList done;
+        for (const auto &[wsPath, hostPath] : files) {
+            if (!overwrite && QFileInfo::exists(hostPath))
+                continue;
+            writeHostFileAtomic(hostPath, b->readFile(wsPath));
+            done.append(wsPath);
+        }
+        d->manager->touch(d->workspaceId);
+        audit.setField(QStringLiteral("paths"), QJsonArray::fromStringList(done));
+        audit.ok();
+        return done;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+void Sandbox::deleteFiles(const QStringList &paths, const QString &actor)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.delete_files"), d->workspaceId, actor,
+                        {{QStringLiteral("paths"), QJsonArray::fromStringList(paths)}});
+    try {
+        const BackendPtr b = requireBackend();
+        for (const QString &p : paths)
+            b->removeFile(p, true);
+        d->manager->touch(d->workspaceId);
+        audit.ok();
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+void Sandbox::moveFile(const QString &src, const QString &dest, const QString &actor)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.move_file"), d->workspaceId, actor,
+                        {{QStringLiteral("src"), src}, {QStringLiteral("dest"), dest}});
+    try {
+        const BackendPtr b = requireBackend();
+        const FileInfo from = b->stat(src);
+        if (from.type != FileInfo::Type::File)
+            throw IsADirectoryError(
+                QStringLiteral("move_file moves files only; '%1' is not a regular file").arg(src),
+                EISDIR);
+        // read → write → delete, as the spec says: the source goes only once the copy is safe.
+        b->writeFile(dest, b->readFile(src));
+        b->removeFile(src);
+        d->manager->touch(d->workspaceId);
+        audit.ok();
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+QByteArray Sandbox::readFileBytes(const QString &path, const QString &actor)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.read_file"), d->workspaceId, actor,
+                        {{QStringLiteral("path"), path}});
+    try {
+        QByteArray data = requireBackend()->readFile(path);
+        d->manager->touch(d->workspaceId);
+        audit.setField(QStringLiteral("bytes"), data.size());
+        audit.ok();
+        return data;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+QString Sandbox::readFile(const QString &path, const QString &actor)
+{
+    return QString::fromUtf8(readFileBytes(path, actor));
+}
+
+std::optional<WorkspaceSyncResult> Sandbox::flush(const std::optional<QString> &dest,
+                                                  const Progress &progress, const QString &actor)
+{
+    const std::optional<QString> target = dest ? dest : effectiveSyncDest();
+    if (!target)
+        return std::nullopt;
+    AuditRecorder audit(QStringLiteral("sandbox.flush"), d->workspaceId, actor,
+                        {{QStringLiteral("dest"), *target}});
+    try {
+        const WorkspaceSyncResult r = requireBackend()->syncArtifacts(*target,
+                                                                      effectiveSyncPolicy(),
+                                                                      progress);
+        d->manager->touch(d->workspaceId);
+        audit.setField(QStringLiteral("files_synced"), r.filesSynced);
+        audit.setField(QStringLiteral("bytes_synced"), r.bytesSynced);
+        audit.setField(QStringLiteral("conflicts"), r.conflicts.size());
+        audit.setField(QStringLiteral("skipped"), r.skippedPaths.size());
+        audit.setField(QStringLiteral("sync_errors"), r.errors.size());
+        audit.ok();
+        return r;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+std::optional<SyncPlan> Sandbox::planFlush(const std::optional<QString> &dest)
+{
+    const std::optional<QString> target = dest ? dest : effectiveSyncDest();
+    if (!target)
+        return std::nullopt;
+    return requireBackend()->planSync(*target, effectiveSyncPolicy());
+}
+
+void Sandbox::attach(const AgentPtr &agent, SandboxAttachMode mode)
+{
+    if (!agent)
+        throw SandboxAttachError(QStringLiteral("attach needs an agent"));
+    AuditRecorder audit(QStringLiteral("attach"), d->workspaceId, agent->id(),
+                        {{QStringLiteral("mode"), toString(mode)}});
+    try {
+        QMutexLocker lock(&d->mutex);
+        if (!d->started)
+            throw SandboxAttachError(
+                QStringLiteral("sandbox '%1' is not started; call start() before attaching "
+                               "agent '%2'")
+                    .arg(d->workspaceId, agent->id()));
+        if (agent->config().sandbox && agent->config().sandbox.get() != this)
+            throw SandboxAttachError(
+                QStringLiteral("agent '%1' is configured for another Sandbox instance")
+                    .arg(agent->id()));
+        if (const SandboxPtr other = agent->attachedSandbox(); other && other.get() != this)
+            throw SandboxAttachError(
+                QStringLiteral("agent '%1' is already attached to sandbox '%2'; detach it first")
+                    .arg(agent->id(), other->workspaceId()));
+        const bool canExecute = supportsExecution(d->backend.get());
+        try {
+            SandboxPlugin::registerTools(*agent, mode, canExecute);
+            agent->bindSandbox(shared_from_this(), mode);
+        } catch (const std::exception &e) {
+            SandboxPlugin::unregisterTools(*agent);
+            agent->unbindSandbox();
+            throw SandboxAttachError(QStringLiteral("attaching agent '%1' failed: %2")
+                                         .arg(agent->id(), QString::fromUtf8(e.what())));
+        }
+        bool found = false;
+        for (AttachedAgent &a : d->agents) {
+            if (a.agent == agent) {
+                audit.setField(QStringLiteral("previous_mode"), toString(a.mode));
+                a.mode = mode;
+                found = true;
+            }
+        }
+        if (!found)
+            d->agents.append({agent, mode, QDateTime::currentDateTimeUtc()});
+        audit.setField(QStringLiteral("tools"),
+                       QJsonArray::fromStringList(SandboxPlugin::toolNames(mode, canExecute)));
+        lock.unlock();
+        d->manager->touch(d->workspaceId);
+        audit.ok();
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+void Sandbox::detach(const AgentPtr &agent)
+{
+    if (!agent)
+        return;
+    {
+        QMutexLocker lock(&d->mutex);
+        const qsizetype removed = d->agents.removeIf(
+            [&](const AttachedAgent &a) { return a.agent == agent; });
+        if (removed == 0)
+            return;
+    }
+    SandboxPlugin::unregisterTools(*agent);
+    agent->unbindSandbox();
+    AuditLog::instance().emitEvent(QStringLiteral("detach"), d->workspaceId, agent->id(),
+                                   QStringLiteral("ok"));
+}
+
+QList<AttachedAgent> Sandbox::attachedAgents() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->agents;
+}
+
+SandboxRef Sandbox::ref() const
+{
+    return {d->workspaceId, backendTypeName(), d->manager->managerId()};
+}
+
+SandboxScope::SandboxScope(SandboxPtr sandbox)
+    : m_sandbox(std::move(sandbox))
+{
+    m_seed = m_sandbox->start();
+}
+
+SandboxScope::~SandboxScope()
+{
+    try {
+        m_sandbox->stop(true);
+    } catch (const SandboxError &e) {
+        qCWarning(lcSandbox) << "stopping sandbox" << m_sandbox->workspaceId()
+                             << "failed:" << e.display();
+    }
+}
+
+} // namespace elsai

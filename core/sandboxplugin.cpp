@@ -1,1 +1,434 @@
-// in progress
+#include "sandboxplugin.h"
+
+#include "audit.h"
+#include "errors.h"
+#include "sandbox.h"
+#include "sandboxmanager.h"
+#include "workspace.h"
+
+#include <QJsonArray>
+
+namespace elsai {
+
+AgentWorkspace agentWorkspace(Agent &agent)
+{
+    if (const SandboxPtr sandbox = agent.attachedSandbox()) {
+        BackendPtr backend = sandbox->backend();
+        if (!backend)
+            throw AgentSandboxDetachedError(
+                QStringLiteral("sandbox '%1' is stopped, so agent '%2' has no workspace; start "
+                               "the sandbox and attach the agent again")
+                    .arg(sandbox->workspaceId(), agent.id()));
+        return {backend, sandbox->workspaceId(), sandbox->manager(),
+                agent.attachMode().value_or(SandboxAttachMode::ReadOnly)};
+    }
+    if (agent.isDetached())
+        throw AgentSandboxDetachedError(
+            QStringLiteral("agent '%1' was detached from its sandbox; attach it again to use the "
+                           "workspace")
+                .arg(agent.id()));
+    if (sandboxIsActive(agent)) {
+        prepareWorkspace(agent);
+        const auto manager = agent.sandboxManager();
+        const QString id = SandboxManager::resolveWorkspaceId(agent);
+        const auto session = manager->getSession(id);
+        if (!session || !session->backend)
+            throw AgentSandboxDetachedError(
+                QStringLiteral("the workspace '%1' of agent '%2' was closed").arg(id, agent.id()));
+        return {session->backend, id, manager, agent.config().sandboxAttachMode};
+    }
+    throw AgentSandboxDetachedError(
+        QStringLiteral("agent '%1' is not attached to a sandbox; attach it with Sandbox::attach() "
+                       "or configure a sandbox backend")
+            .arg(agent.id()));
+}
+
+void ensureSandboxMutationAllowed(Agent &agent, const QString &operation)
+{
+    const QString what = operation.isEmpty() ? QStringLiteral("mutate the workspace") : operation;
+    if (agent.attachedSandbox()) {
+        if (agent.attachMode() == SandboxAttachMode::ReadOnly)
+            throw SandboxMutationDeniedError(
+                QStringLiteral("agent '%1' is attached read-only and may not %2; attach it "
+                               "read_write to allow changes")
+                    .arg(agent.id(), what));
+        return;
+    }
+    if (agent.isDetached() || !sandboxIsActive(agent))
+        throw AgentSandboxDetachedError(
+            QStringLiteral("agent '%1' is not attached to a sandbox and may not %2")
+                .arg(agent.id(), what));
+    if (agent.config().sandboxAttachMode == SandboxAttachMode::ReadOnly)
+        throw SandboxMutationDeniedError(
+            QStringLiteral("agent '%1' is read-only and may not %2").arg(agent.id(), what));
+}
+
+ExecuteResult executeAs(Agent &agent, const QString &command, const std::optional<QString> &cwd,
+                        const ExecuteOptions &options)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.execute"),
+                        SandboxManager::resolveWorkspaceId(agent), agent.id(),
+                        commandAuditFields(command));
+    try {
+        ensureSandboxMutationAllowed(agent, QStringLiteral("execute commands"));
+        const AgentWorkspace ws = agentWorkspace(agent);
+        audit.setWorkspaceId(ws.workspaceId);
+        auto *exec = dynamic_cast<SandboxBackend *>(ws.backend.get());
+        if (!exec)
+            throw ToolNotFoundError(
+                QStringLiteral("the backend of workspace '%1' cannot run commands")
+                    .arg(ws.workspaceId));
+        if (cwd)
+            audit.setField(QStringLiteral("cwd"), *cwd);
+        ws.manager->touch(ws.workspaceId);
+        ExecuteResult r = exec->execute(command, std::nullopt, cwd.value_or(QString()), options);
+        ws.manager->touch(ws.workspaceId);
+        audit.setField(QStringLiteral("exit_code"), r.exitCode);
+        audit.setField(QStringLiteral("duration_ms"), r.durationMs);
+        audit.setField(QStringLiteral("truncated"), r.truncated);
+        audit.setField(QStringLiteral("timed_out"), r.timedOut);
+        audit.ok();
+        return r;
+    } catch (const SandboxError &e) {
+        audit.fail(e, false);
+        throw;
+    }
+}
+
+QString formatExecuteResult(const ExecuteResult &r)
+{
+    QString text = r.output;
+    if (!r.stderr_.isEmpty()) {
+        if (!text.isEmpty() && !text.endsWith(QLatin1Char('\n')))
+            text += QLatin1Char('\n');
+        text += QStringLiteral("[stderr]\n") + r.stderr_;
+    }
+    if (!text.isEmpty() && !text.endsWith(QLatin1Char('\n')))
+        text += QLatin1Char('\n');
+    text += QStringLiteral("[exit code: %1").arg(r.exitCode);
+    if (r.truncated)
+        text += QStringLiteral(", output truncated");
+    if (r.timedOut)
+        text += QStringLiteral(", timed out");
+    if (r.cancelled)
+        text += QStringLiteral(", cancelled");
+    return text + QLatin1Char(']');
+}
+
+QString runCommand(Agent &agent, const QString &command, const std::optional<QString> &cwd)
+{
+    return formatExecuteResult(executeAs(agent, command, cwd));
+}
+
+static QString decodeText(const QByteArray &bytes, const QString &path)
+{
+    if (bytes.left(8192).contains('\0'))
+        throw ValueError(QStringLiteral("'%1' is a binary file (%2 bytes); read_file returns "
+                                        "text — use execute with base64 or xxd to inspect it")
+                             .arg(path)
+                             .arg(bytes.size()));
+    return QString::fromUtf8(bytes);
+}
+
+QString readWorkspaceFile(Agent &agent, const QString &path, qint64 offset,
+                          std::optional<qint64> limit)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.read_file"),
+                        SandboxManager::resolveWorkspaceId(agent), agent.id(),
+                        {{QStringLiteral("path"), path}});
+    try {
+        if (offset < 0)
+            throw ValueError(QStringLiteral("read_file: offset must be >= 0, got %1").arg(offset));
+        if (limit && *limit < 0)
+            throw ValueError(QStringLiteral("read_file: limit must be >= 0, got %1").arg(*limit));
+        const AgentWorkspace ws = agentWorkspace(agent);
+        audit.setWorkspaceId(ws.workspaceId);
+        ws.manager->touch(ws.workspaceId);
+        const QByteArray bytes = ws.backend->readFile(path);
+        audit.setField(QStringLiteral("bytes"), bytes.size());
+        const QString text = decodeText(bytes, path);
+        QString out;
+        if (offset == 0 && !limit) {
+            out = text;
+        } else {
+            // Lines keep their '\n'; offset and limit count lines.
+            qint64 line = 0;
+            qsizetype pos = 0;
+            while (pos < text.size() && line < offset) {
+                const qsizetype nl = text.indexOf(QLatin1Char('\n'), pos);
+                pos = nl < 0 ? text.size() : nl + 1;
+                ++line;
+            }
+            qsizetype end = pos;
+            for (qint64 n = 0; end < text.size() && (!limit || n < *limit); ++n) {
+                const qsizetype nl = text.indexOf(QLatin1Char('\n'), end);
+                end = nl < 0 ? text.size() : nl + 1;
+            }
+            out = text.mid(pos, end - pos);
+        }
+        audit.ok();
+        return out;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+QString writeWorkspaceFile(Agent &agent, const QString &path, const QString &content)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.write_file"),
+                        SandboxManager::resolveWorkspaceId(agent), agent.id(),
+                        {{QStringLiteral("path"), path}});
+    try {
+        ensureSandboxMutationAllowed(agent, QStringLiteral("write files"));
+        const AgentWorkspace ws = agentWorkspace(agent);
+        audit.setWorkspaceId(ws.workspaceId);
+        const QByteArray bytes = content.toUtf8();
+        ws.manager->touch(ws.workspaceId);
+        ws.backend->writeFile(path, bytes);
+        audit.setField(QStringLiteral("bytes"), bytes.size());
+        audit.ok();
+        return QStringLiteral("Wrote %1 bytes to %2").arg(bytes.size()).arg(path);
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.list_dir"),
+                        SandboxManager::resolveWorkspaceId(agent), agent.id(),
+                        {{QStringLiteral("path"), path}});
+    try {
+        const AgentWorkspace ws = agentWorkspace(agent);
+        audit.setWorkspaceId(ws.workspaceId);
+        ws.manager->touch(ws.workspaceId);
+        QList<FileInfo> entries = ws.backend->listDir(path);
+        audit.setField(QStringLiteral("entries"), entries.size());
+        audit.ok();
+        return entries;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+static QString describeEntry(const FileInfo &fi)
+{
+    switch (fi.type) {
+    case FileInfo::Type::Directory:
+        return fi.path + QLatin1Char('/');
+    case FileInfo::Type::Symlink:
+        return fi.path + QStringLiteral(" (symlink)");
+    case FileInfo::Type::Other:
+        return fi.path + QStringLiteral(" (special file)");
+    case FileInfo::Type::File:
+        break;
+    }
+    return QStringLiteral("%1 (%2 bytes)").arg(fi.path).arg(fi.size.value_or(0));
+}
+
+QString listWorkspaceDir(Agent &agent, const QString &path)
+{
+    QStringList lines;
+    for (const FileInfo &fi : listWorkspaceEntries(agent, path))
+        lines.append(describeEntry(fi));
+    return lines.isEmpty() ? QStringLiteral("(empty folder)") : lines.join(QLatin1Char('\n'));
+}
+
+// ---- Tools --------------------------------------------------------------------------------
+
+static QJsonObject prop(const char *type, const QString &description)
+{
+    return {{QStringLiteral("type"), QLatin1String(type)},
+            {QStringLiteral("description"), description}};
+}
+
+static Tool executeTool()
+{
+    Tool t;
+    t.name = QStringLiteral("execute");
+    t.provider = SandboxPlugin::providerName();
+    t.description = QStringLiteral(
+        "Run a shell command (/bin/sh -c) in the sandbox workspace and return its stdout, its "
+        "stderr after a [stderr] line, and a final [exit code: N] line. Stdin is empty; long "
+        "output is truncated; a command that runs past the timeout is killed with exit code "
+        "124.");
+    t.inputSchema = objectSchema(
+        {{QStringLiteral("command"), prop("string", QStringLiteral("Shell command to run."))},
+         {QStringLiteral("cwd"),
+          prop("string", QStringLiteral("Working folder, relative to the workspace root "
+                                        "(default: the root)."))}},
+        {QStringLiteral("command")});
+    t.invoke = [](Agent &agent, const QJsonObject &a) {
+        const QString command = args::requiredString(a, QStringLiteral("command"),
+                                                     QStringLiteral("execute"));
+        const auto cwd = args::optionalString(a, QStringLiteral("cwd"), QStringLiteral("execute"));
+        const ExecuteResult r = executeAs(agent, command, cwd);
+        return ToolResult{formatExecuteResult(r), r.toJson(), false};
+    };
+    return t;
+}
+
+static Tool readFileTool()
+{
+    Tool t;
+    t.name = QStringLiteral("read_file");
+    t.provider = SandboxPlugin::providerName();
+    t.description = QStringLiteral(
+        "Read a text file of the sandbox workspace. Optional offset (first line, 0-based) and "
+        "limit (number of lines) read part of a long file.");
+    t.inputSchema = objectSchema(
+        {{QStringLiteral("path"), prop("string", QStringLiteral("Workspace-relative file path."))},
+         {QStringLiteral("offset"),
+          QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
+                      {QStringLiteral("minimum"), 0},
+                      {QStringLiteral("default"), 0},
+                      {QStringLiteral("description"), QStringLiteral("Line offset (0-based).")}}},
+         {QStringLiteral("limit"),
+          QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
+                      {QStringLiteral("minimum"), 0},
+                      {QStringLiteral("description"),
+                       QStringLiteral("Maximum number of lines to read.")}}}},
+        {QStringLiteral("path")});
+    t.invoke = [](Agent &agent, const QJsonObject &a) {
+        const QString tool = QStringLiteral("read_file");
+        const QString path = args::requiredString(a, QStringLiteral("path"), tool);
+        const qint64 offset = args::optionalInt(a, QStringLiteral("offset"), tool).value_or(0);
+        const auto limit = args::optionalInt(a, QStringLiteral("limit"), tool);
+        const QString text = readWorkspaceFile(agent, path, offset, limit);
+        return ToolResult{text,
+                          {{QStringLiteral("path"), path}, {QStringLiteral("content"), text}},
+                          false};
+    };
+    return t;
+}
+
+static Tool writeFileTool()
+{
+    Tool t;
+    t.name = QStringLiteral("write_file");
+    t.provider = SandboxPlugin::providerName();
+    t.description = QStringLiteral(
+        "Create or replace a text file in the sandbox workspace (parent folders are created). "
+        "The whole content is written at once.");
+    t.inputSchema = objectSchema(
+        {{QStringLiteral("path"), prop("string", QStringLiteral("Workspace-relative file path."))},
+         {QStringLiteral("content"), prop("string", QStringLiteral("Text content to write."))}},
+        {QStringLiteral("path"), QStringLiteral("content")});
+    t.invoke = [](Agent &agent, const QJsonObject &a) {
+        const QString tool = QStringLiteral("write_file");
+        const QString path = args::requiredString(a, QStringLiteral("path"), tool);
+        const QString content = args::requiredString(a, QStringLiteral("content"), tool);
+        const QString text = writeWorkspaceFile(agent, path, content);
+        return ToolResult{text,
+                          {{QStringLiteral("path"), path},
+                           {QStringLiteral("bytes"), content.toUtf8().size()}},
+                          false};
+    };
+    return t;
+}
+
+static Tool listDirTool()
+{
+    Tool t;
+    t.name = QStringLiteral("list_dir");
+    t.provider = SandboxPlugin::providerName();
+    t.description = QStringLiteral(
+        "List a folder of the sandbox workspace: one entry per line, folders end with '/', "
+        "files show their size. Use \".\" for the workspace root.");
+    t.inputSchema = objectSchema(
+        {{QStringLiteral("path"),
+          prop("string", QStringLiteral("Workspace-relative folder path (\".\" = root)."))}},
+        {QStringLiteral("path")});
+    t.invoke = [](Agent &agent, const QJsonObject &a) {
+        const QString path = args::requiredString(a, QStringLiteral("path"),
+                                                  QStringLiteral("list_dir"));
+        QJsonArray entries;
+        QStringList lines;
+        for (const FileInfo &fi : listWorkspaceEntries(agent, path)) {
+            entries.append(fi.toJson());
+            lines.append(describeEntry(fi));
+        }
+        return ToolResult{lines.isEmpty() ? QStringLiteral("(empty folder)")
+                                          : lines.join(QLatin1Char('\n')),
+                          {{QStringLiteral("path"), path}, {QStringLiteral("entries"), entries}},
+                          false};
+    };
+    return t;
+}
+
+QStringList SandboxPlugin::toolNames(SandboxAttachMode mode, bool canExecute)
+{
+    QStringList names;
+    for (const Tool &t : tools(mode, canExecute))
+        names.append(t.name);
+    return names;
+}
+
+QList<Tool> SandboxPlugin::tools(SandboxAttachMode mode, bool canExecute)
+{
+    if (mode == SandboxAttachMode::ReadOnly)
+        return {readFileTool(), listDirTool()};
+    QList<Tool> out;
+    if (canExecute)
+        out.append(executeTool());
+    out.append({readFileTool(), writeFileTool(), listDirTool()});
+    return out;
+}
+
+void SandboxPlugin::registerTools(Agent &agent, SandboxAttachMode mode, bool canExecute)
+{
+    agent.tools().removeProvider(providerName());
+    for (const Tool &t : tools(mode, canExecute))
+        agent.tools().add(t);
+}
+
+QStringList SandboxPlugin::unregisterTools(Agent &agent)
+{
+    return agent.tools().removeProvider(providerName());
+}
+
+Tool retrieveOffloadedContentTool(const SandboxOutputOffloadPolicy &policy)
+{
+    Tool t;
+    t.name = QStringLiteral("retrieve_offloaded_content");
+    t.provider = QStringLiteral("offload");
+    t.description = QStringLiteral(
+        "Read a tool result that was too large and was offloaded. Pass the handle from the "
+        "[output offloaded …] note; optional offset (first line, 0-based) and limit (lines).");
+    t.inputSchema = objectSchema(
+        {{QStringLiteral("handle"), prop("string", QStringLiteral("The offload handle."))},
+         {QStringLiteral("offset"),
+          QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
+                      {QStringLiteral("minimum"), 0}}},
+         {QStringLiteral("limit"),
+          QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
+                      {QStringLiteral("minimum"), 0}}}},
+        {QStringLiteral("handle")});
+    const OffloadStoragePtr storage = policy.storage;
+    t.invoke = [storage](Agent &, const QJsonObject &a) {
+        const QString tool = QStringLiteral("retrieve_offloaded_content");
+        const QString handle = args::requiredString(a, QStringLiteral("handle"), tool);
+        const qint64 offset = args::optionalInt(a, QStringLiteral("offset"), tool).value_or(0);
+        const auto limit = args::optionalInt(a, QStringLiteral("limit"), tool);
+        if (offset < 0 || (limit && *limit < 0))
+            throw ValueError(QStringLiteral("%1: offset and limit must be >= 0").arg(tool));
+        const auto content = storage ? storage->retrieve(handle) : std::nullopt;
+        if (!content)
+            throw FileNotFoundError(
+                QStringLiteral("no offloaded content with handle '%1'").arg(handle), ENOENT);
+        QStringList lines = content->split(QLatin1Char('\n'));
+        const qint64 end = limit ? qMin<qint64>(lines.size(), offset + *limit) : lines.size();
+        const QString text = offset >= lines.size()
+                                 ? QString()
+                                 : lines.mid(offset, end - offset).join(QLatin1Char('\n'));
+        return ToolResult{text,
+                          {{QStringLiteral("handle"), handle}, {QStringLiteral("content"), text}},
+                          false};
+    };
+    return t;
+}
+
+} // namespace elsai

@@ -1,0 +1,70 @@
+#pragma once
+
+#include "agent.h"
+#include "backend.h"
+#include "tools.h"
+#include "types.h"
+
+#include <QString>
+
+#include <optional>
+
+namespace elsai {
+
+/// The workspace an agent's sandbox tools act on: its attached Sandbox's, or the per-agent
+/// session (prepared on first use).
+struct AgentWorkspace
+{
+    BackendPtr backend;
+    QString workspaceId;
+    std::shared_ptr<SandboxManager> manager;
+    SandboxAttachMode mode = SandboxAttachMode::ReadWrite;
+};
+
+/// Resolves the agent's workspace; AgentSandboxDetachedError when it has none (detached,
+/// never attached, or its sandbox is stopped).
+AgentWorkspace agentWorkspace(Agent &agent);
+
+/// Raises AgentSandboxDetachedError for a detached agent and SandboxMutationDeniedError for a
+/// read-only one; `operation` names what was attempted in the message.
+void ensureSandboxMutationAllowed(Agent &agent, const QString &operation = QString());
+
+// Custom tool helpers (spec: elsai.plugins.sandbox). Each call is audited under the agent's id.
+/// Runs a shell command and returns formatExecuteResult() of it.
+QString runCommand(Agent &agent, const QString &command,
+                   const std::optional<QString> &cwd = std::nullopt);
+/// The structured form run_command and the execute tool use.
+ExecuteResult executeAs(Agent &agent, const QString &command,
+                        const std::optional<QString> &cwd = std::nullopt,
+                        const ExecuteOptions &options = {});
+/// Lines [offset, offset+limit) of a text file (lines end with '\n'; the last may not).
+QString readWorkspaceFile(Agent &agent, const QString &path, qint64 offset = 0,
+                          std::optional<qint64> limit = std::nullopt);
+/// Writes a text file atomically; returns a confirmation line.
+QString writeWorkspaceFile(Agent &agent, const QString &path, const QString &content);
+/// One line per entry: "name/" for folders, "name (N bytes)" for files, "name -> (symlink)".
+QString listWorkspaceDir(Agent &agent, const QString &path);
+QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path);
+/// Formats an ExecuteResult the way the execute tool shows it to the agent:
+/// stdout, then "[stderr]" and stderr when there is any, then a status line
+/// "[exit code: N]" with ", output truncated" / ", timed out" when they apply.
+QString formatExecuteResult(const ExecuteResult &result);
+
+/// Registers the workspace tools (execute, read_file, write_file, list_dir) on agents
+/// (spec: SandboxPlugin). execute is omitted when the backend cannot execute; read-only agents
+/// get read_file and list_dir only.
+class SandboxPlugin
+{
+public:
+    static QString providerName() { return QStringLiteral("sandbox"); }
+    static QStringList toolNames(SandboxAttachMode mode, bool canExecute);
+    static QList<Tool> tools(SandboxAttachMode mode, bool canExecute);
+    /// Replaces the agent's sandbox tools with those of `mode`.
+    static void registerTools(Agent &agent, SandboxAttachMode mode, bool canExecute);
+    static QStringList unregisterTools(Agent &agent);
+};
+
+/// The retrieve_offloaded_content tool of an offload policy.
+Tool retrieveOffloadedContentTool(const SandboxOutputOffloadPolicy &policy);
+
+} // namespace elsai

@@ -1,1 +1,133 @@
-// in progress
+#include "tools.h"
+
+#include "errors.h"
+
+#include <QJsonArray>
+
+#include <algorithm>
+#include <cmath>
+
+namespace elsai {
+
+void ToolRegistry::add(const Tool &tool)
+{
+    QMutexLocker lock(&m_mutex);
+    for (Tool &t : m_tools) {
+        if (t.name == tool.name) {
+            t = tool;
+            return;
+        }
+    }
+    m_tools.append(tool);
+}
+
+bool ToolRegistry::remove(const QString &name)
+{
+    QMutexLocker lock(&m_mutex);
+    return m_tools.removeIf([&](const Tool &t) { return t.name == name; }) > 0;
+}
+
+QStringList ToolRegistry::removeProvider(const QString &provider)
+{
+    QMutexLocker lock(&m_mutex);
+    QStringList removed;
+    m_tools.removeIf([&](const Tool &t) {
+        if (t.provider != provider)
+            return false;
+        removed.append(t.name);
+        return true;
+    });
+    return removed;
+}
+
+bool ToolRegistry::contains(const QString &name) const
+{
+    return get(name).has_value();
+}
+
+std::optional<Tool> ToolRegistry::get(const QString &name) const
+{
+    QMutexLocker lock(&m_mutex);
+    for (const Tool &t : m_tools) {
+        if (t.name == name)
+            return t;
+    }
+    return std::nullopt;
+}
+
+QStringList ToolRegistry::names() const
+{
+    QMutexLocker lock(&m_mutex);
+    QStringList out;
+    for (const Tool &t : m_tools)
+        out.append(t.name);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+QList<Tool> ToolRegistry::tools() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_tools;
+}
+
+namespace args {
+
+static ValueError badArg(const QString &tool, const QString &key, const QString &what)
+{
+    return ValueError(QStringLiteral("%1: argument '%2' %3").arg(tool, key, what));
+}
+
+QString requiredString(const QJsonObject &a, const QString &key, const QString &tool)
+{
+    const QJsonValue v = a.value(key);
+    if (v.isUndefined() || v.isNull())
+        throw badArg(tool, key, QStringLiteral("is required"));
+    if (!v.isString())
+        throw badArg(tool, key, QStringLiteral("must be a string"));
+    return v.toString();
+}
+
+std::optional<QString> optionalString(const QJsonObject &a, const QString &key, const QString &tool)
+{
+    const QJsonValue v = a.value(key);
+    if (v.isUndefined() || v.isNull())
+        return std::nullopt;
+    if (!v.isString())
+        throw badArg(tool, key, QStringLiteral("must be a string"));
+    return v.toString();
+}
+
+std::optional<double> optionalNumber(const QJsonObject &a, const QString &key, const QString &tool)
+{
+    const QJsonValue v = a.value(key);
+    if (v.isUndefined() || v.isNull())
+        return std::nullopt;
+    if (!v.isDouble() || !std::isfinite(v.toDouble()))
+        throw badArg(tool, key, QStringLiteral("must be a number"));
+    return v.toDouble();
+}
+
+std::optional<qint64> optionalInt(const QJsonObject &a, const QString &key, const QString &tool)
+{
+    const auto n = optionalNumber(a, key, tool);
+    if (!n)
+        return std::nullopt;
+    if (*n != std::floor(*n) || std::abs(*n) > 9e15)
+        throw badArg(tool, key, QStringLiteral("must be an integer"));
+    return static_cast<qint64>(*n);
+}
+
+} // namespace args
+
+QJsonObject objectSchema(const QJsonObject &properties, const QStringList &required)
+{
+    QJsonObject schema{{QStringLiteral("type"), QStringLiteral("object")},
+                       {QStringLiteral("properties"), properties},
+                       {QStringLiteral("additionalProperties"), false}};
+    if (!required.isEmpty())
+        schema.insert(QStringLiteral("required"), QJsonArray::fromStringList(required));
+    return schema;
+}
+
+} // namespace elsai

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QList>
+#include <QMutex>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <optional>
+
+namespace elsai {
+
+class Agent;
+
+/// What a tool returns: the text the agent sees, and the same result as structured data with
+/// the spec's field names (exit_code, output, …) for scripts and the window.
+struct ToolResult
+{
+    QString text;
+    QJsonObject data;
+    bool offloaded = false;
+};
+
+/// One callable tool. `invoke` throws the typed errors of errors.h on failure.
+struct Tool
+{
+    QString name;
+    QString description;     ///< what an LLM needs to use it well
+    QJsonObject inputSchema; ///< JSON Schema of the arguments object
+    QString provider;        ///< "sandbox", "host", "offload", …
+    std::function<ToolResult(Agent &agent, const QJsonObject &args)> invoke;
+};
+
+/// An agent's tools by name. Thread-safe.
+class ToolRegistry
+{
+public:
+    /// Adds or replaces the tool of that name.
+    void add(const Tool &tool);
+    bool remove(const QString &name);
+    /// Removes every tool of a provider; returns their names.
+    QStringList removeProvider(const QString &provider);
+    bool contains(const QString &name) const;
+    std::optional<Tool> get(const QString &name) const;
+    QStringList names() const; ///< sorted
+    QList<Tool> tools() const;
+
+private:
+    mutable QMutex m_mutex;
+    QList<Tool> m_tools;
+};
+
+/// Argument helpers for tool implementations: throw ValueError naming the tool and argument.
+namespace args {
+QString requiredString(const QJsonObject &a, const QString &key, const QString &tool);
+std::optional<QString> optionalString(const QJsonObject &a, const QString &key, const QString &tool);
+std::optional<qint64> optionalInt(const QJsonObject &a, const QString &key, const QString &tool);
+std::optional<double> optionalNumber(const QJsonObject &a, const QString &key,
+                                     const QString &tool);
+} // namespace args
+
+/// Builds a JSON Schema object: {"type":"object","properties":…,"required":[…]}.
+QJsonObject objectSchema(const QJsonObject &properties, const QStringList &required);
+
+} // namespace elsai

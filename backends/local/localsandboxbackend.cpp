@@ -1,1 +1,197 @@
-// in progress
+#include "localsandboxbackend.h"
+
+#include "errors.h"
+#include "glob.h"
+#include "workspacefs.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QProcessEnvironment>
+
+#include <cmath>
+#include <unistd.h>
+
+namespace elsai {
+
+LocalSandboxBackend::LocalSandboxBackend(const QString &workspaceRoot, Options options)
+    : m_root(QDir(workspaceRoot).absolutePath())
+    , m_options(std::move(options))
+{
+    if (workspaceRoot.isEmpty())
+        throw ValueError(QStringLiteral("LocalSandboxBackend needs a workspace_root"));
+    if (!(m_options.timeout > 0) || !std::isfinite(m_options.timeout))
+        throw ValueError(QStringLiteral("timeout must be a positive number of seconds, got %1")
+                             .arg(m_options.timeout));
+    if (m_options.maxOutputBytes < 0)
+        throw ValueError(QStringLiteral("max_output_bytes must be >= 0, got %1")
+                             .arg(m_options.maxOutputBytes));
+}
+
+LocalSandboxBackend::LocalSandboxBackend(const QString &workspaceRoot)
+    : LocalSandboxBackend(workspaceRoot, Options())
+{
+}
+
+LocalSandboxBackend::~LocalSandboxBackend() = default;
+
+QString LocalSandboxBackend::id() const
+{
+    return QStringLiteral("local:") + m_root;
+}
+
+void LocalSandboxBackend::create()
+{
+    QMutexLocker lock(&m_mutex);
+    if (!m_fs)
+        m_fs = std::make_shared<WorkspaceFs>(m_root);
+}
+
+void LocalSandboxBackend::close()
+{
+    QMutexLocker lock(&m_mutex);
+    m_fs.reset(); // calls in flight keep their reference; the folder stays on disk
+}
+
+bool LocalSandboxBackend::isCreated() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_fs != nullptr;
+}
+
+std::shared_ptr<WorkspaceFs> LocalSandboxBackend::fs() const
+{
+    QMutexLocker lock(&m_mutex);
+    if (!m_fs)
+        throw OSError(QStringLiteral("the local workspace '%1' is closed; start the sandbox "
+                                     "first")
+                          .arg(m_root));
+    return m_fs;
+}
+
+QByteArray LocalSandboxBackend::readFile(const QString &path)
+{
+    return fs()->readFile(path);
+}
+
+void LocalSandboxBackend::writeFile(const QString &path, const QByteArray &content)
+{
+    fs()->writeFile(path, content);
+}
+
+QList<FileInfo> LocalSandboxBackend::listDir(const QString &path)
+{
+    return fs()->listDir(path);
+}
+
+void LocalSandboxBackend::removeFile(const QString &path, bool recursive)
+{
+    fs()->remove(path, recursive);
+}
+
+FileInfo LocalSandboxBackend::stat(const QString &path)
+{
+    return fs()->stat(path);
+}
+
+WorkspaceSeedResult LocalSandboxBackend::seedWorkspace(const QString &source,
+                                                       const QStringList &excludes,
+                                                       const std::function<void(int, int)> &progress)
+{
+    const auto ws = fs();
+    const QString root = QDir(source).absolutePath();
+    const SeedPlan plan = planSeed(root, GlobSet(excludes));
+    SeedManifest manifest;
+    manifest.hostRoot = root;
+    WorkspaceSeedResult r = executeSeed(plan, *ws, &manifest, progress);
+    QMutexLocker lock(&m_manifestMutex);
+    m_manifest = std::move(manifest);
+    return r;
+}
+
+static GlobSet includesOf(const WorkspaceSyncPolicy &policy)
+{
+    return GlobSet(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
+}
+
+SyncPlan LocalSandboxBackend::planSync(const QString &dest, const WorkspaceSyncPolicy &policy)
+{
+    const auto ws = fs();
+    const QString root = QDir(dest).absolutePath();
+    QMutexLocker lock(&m_manifestMutex);
+    const SeedManifest *manifest = m_manifest.hostRoot == root ? &m_manifest : nullptr;
+    return elsai::planSync(*ws, root, includesOf(policy), GlobSet(policy.excludePatterns),
+                           manifest);
+}
+
+WorkspaceSyncResult LocalSandboxBackend::syncArtifacts(const QString &dest,
+                                                       const WorkspaceSyncPolicy &policy,
+                                                       const std::function<void(int, int)> &progress)
+{
+    const auto ws = fs();
+    const QString root = QDir(dest).absolutePath();
+    // One flush at a time per workspace: the manifest is read and updated by it.
+    QMutexLocker lock(&m_manifestMutex);
+    if (m_manifest.hostRoot != root) {
+        // A new destination: start a record for it so repeated flushes there don't conflict.
+        m_manifest = SeedManifest();
+        m_manifest.hostRoot = root;
+    }
+    const SyncPlan plan = elsai::planSync(*ws, root, includesOf(policy),
+                                          GlobSet(policy.excludePatterns), &m_manifest);
+    return executeSync(plan, *ws, &m_manifest, progress);
+}
+
+QStringList LocalSandboxBackend::baseEnvironment() const
+{
+    QProcessEnvironment env = m_options.inheritEnv ? QProcessEnvironment::systemEnvironment()
+                                                   : QProcessEnvironment();
+    for (auto it = m_options.env.cbegin(); it != m_options.env.cend(); ++it)
+        env.insert(it.key(), it.value());
+    if (!env.contains(QStringLiteral("PATH")))
+        env.insert(QStringLiteral("PATH"), QStringLiteral("/usr/local/bin:/usr/bin:/bin"));
+    return env.toStringList();
+}
+
+ExecuteResult LocalSandboxBackend::execute(const QString &command,
+                                           std::optional<double> timeoutSeconds,
+                                           const QString &cwd, const ExecuteOptions &options)
+{
+    const auto ws = fs();
+    const double timeout = timeoutSeconds.value_or(m_options.timeout);
+    if (!(timeout > 0) || !std::isfinite(timeout))
+        throw ValueError(QStringLiteral("timeout must be a positive number of seconds"));
+
+    ProcessSpec spec;
+    spec.command = command;
+    spec.timeoutMs = static_cast<int>(std::min(timeout * 1000.0, 2e9));
+    spec.killGraceMs = m_options.killGraceMs;
+    spec.maxOutputBytes = m_options.maxOutputBytes;
+    spec.onOutput = options.onOutput;
+    spec.cancel = options.cancel;
+    QStringList env = baseEnvironment();
+    for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
+        env.append(it.key() + QLatin1Char('=') + it.value());
+    spec.environment = env;
+    spec.cwdFd = ws->openDirectory(cwd.isEmpty() ? QStringLiteral(".") : cwd);
+
+    ProcessOutcome o;
+    try {
+        o = runProcess(spec);
+    } catch (...) {
+        ::close(spec.cwdFd);
+        throw;
+    }
+    ::close(spec.cwdFd);
+
+    ExecuteResult r;
+    r.output = QString::fromUtf8(o.stdoutData);
+    r.stderr_ = QString::fromUtf8(o.stderrData);
+    r.exitCode = o.exitCode;
+    r.truncated = o.truncated;
+    r.timedOut = o.timedOut;
+    r.cancelled = o.cancelled;
+    r.durationMs = o.durationMs;
+    return r;
+}
+
+} // namespace elsai

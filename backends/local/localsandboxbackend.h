@@ -1,0 +1,75 @@
+#pragma once
+
+#include "backend.h"
+#include "treecopy.h"
+
+#include <QMap>
+#include <QMutex>
+#include <QString>
+
+#include <memory>
+#include <optional>
+
+namespace elsai {
+
+class WorkspaceFs;
+
+/// Host-folder workspace whose commands run as subprocesses of this process
+/// (spec: LocalSandboxBackend). NOT isolated: commands run with the user's rights and can
+/// reach anything the user can. File operations are confined to the workspace (WorkspaceFs);
+/// commands are not.
+class LocalSandboxBackend : public SandboxBackend
+{
+public:
+    struct Options
+    {
+        double timeout = 120;            ///< default command timeout, seconds
+        qint64 maxOutputBytes = 100000;  ///< cap on stdout + stderr kept
+        bool inheritEnv = true;
+        QMap<QString, QString> env;      ///< extra variables (merged when inheritEnv)
+        int killGraceMs = 1000;          ///< TERM → KILL grace after a timeout
+    };
+
+    explicit LocalSandboxBackend(const QString &workspaceRoot, Options options);
+    explicit LocalSandboxBackend(const QString &workspaceRoot);
+    ~LocalSandboxBackend() override;
+
+    QString id() const override;
+    QString typeName() const override { return QStringLiteral("LocalSandboxBackend"); }
+    const QString &workspaceRoot() const { return m_root; }
+    const Options &options() const { return m_options; }
+
+    void create() override;
+    void close() override;
+    bool isCreated() const override;
+
+    QByteArray readFile(const QString &path) override;
+    void writeFile(const QString &path, const QByteArray &content) override;
+    QList<FileInfo> listDir(const QString &path) override;
+    void removeFile(const QString &path, bool recursive = false) override;
+    FileInfo stat(const QString &path) override;
+
+    WorkspaceSeedResult seedWorkspace(const QString &source, const QStringList &excludes,
+                                      const std::function<void(int, int)> &progress = {}) override;
+    WorkspaceSyncResult syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
+                                      const std::function<void(int, int)> &progress = {}) override;
+    SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) override;
+
+    ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
+                          const QString &cwd = {}, const ExecuteOptions &options = {}) override;
+
+    /// The environment a command gets (without the per-call extras).
+    QStringList baseEnvironment() const;
+
+private:
+    std::shared_ptr<WorkspaceFs> fs() const;
+
+    QString m_root;
+    Options m_options;
+    mutable QMutex m_mutex;
+    std::shared_ptr<WorkspaceFs> m_fs;
+    SeedManifest m_manifest; ///< guarded by m_manifestMutex
+    QMutex m_manifestMutex;
+};
+
+} // namespace elsai

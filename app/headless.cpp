@@ -1,0 +1,130 @@
+#include "headless.h"
+
+#include "audit.h"
+#include "errors.h"
+#include "localsandboxbackend.h"
+#include "sandbox.h"
+#include "sandboxplugin.h"
+#include "scriptrunner.h"
+#include "sessionoptions.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QFile>
+#include <QLoggingCategory>
+#include <QTextStream>
+
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+Q_LOGGING_CATEGORY(lcHeadless, "elsai.headless", QtInfoMsg)
+
+namespace elsai {
+
+bool wantsHeadless(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--headless") == 0)
+            return true;
+        if (std::strcmp(argv[i], "--") == 0)
+            break;
+    }
+    return false;
+}
+
+static void printError(const QString &text)
+{
+    QTextStream(stderr) << "elsai-workbench: " << text << Qt::endl;
+}
+
+static int runExec(const SandboxPtr &sandbox, const QStringList &commands)
+{
+    sandbox->start();
+    AgentConfig config;
+    config.sandbox = sandbox;
+    config.sandboxMode = SandboxMode::Sandbox;
+    const AgentPtr console = Agent::create(QStringLiteral("console"), config);
+    int status = 0;
+    QFile out, err;
+    out.open(stdout, QIODevice::WriteOnly | QIODevice::Unbuffered);
+    err.open(stderr, QIODevice::WriteOnly | QIODevice::Unbuffered);
+    for (const QString &command : commands) {
+        try {
+            const ExecuteResult r = executeAs(*console, command);
+            out.write(r.output.toUtf8());
+            err.write(r.stderr_.toUtf8());
+            if (r.truncated)
+                err.write("elsai-workbench: output truncated (--max-output-bytes)\n");
+            if (r.timedOut)
+                err.write("elsai-workbench: command timed out (exit code 124)\n");
+            status = r.exitCode;
+        } catch (const SandboxError &e) {
+            printError(e.display());
+            status = 1;
+        }
+    }
+    if (const auto sync = sandbox->stop(true)) {
+        for (const QString &e : sync->errors)
+            printError(QStringLiteral("flush: ") + e);
+    }
+    return status;
+}
+
+int runHeadless(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("elsai-workbench"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(ELSAI_VERSION));
+
+    QCommandLineParser parser;
+    SessionOptions::describe(parser, SessionOptions::Mode::Headless);
+    parser.process(app);
+
+    SessionOptions options;
+    try {
+        options = SessionOptions::fromParser(parser);
+    } catch (const SandboxError &e) {
+        printError(e.display());
+        return 2;
+    }
+
+    AuditSinkPtr auditSink;
+    try {
+        if (!options.auditLog.isEmpty()) {
+            auditSink = std::make_shared<JsonLinesAuditSink>(options.auditLog);
+            AuditLog::instance().addSink(auditSink);
+        }
+        const SandboxPtr sandbox = options.createSandbox();
+        qCInfo(lcHeadless).noquote() << "workspace" << sandbox->workspaceId() << "at"
+                                     << options.workspaceRoot;
+        if (!options.execCommands.isEmpty())
+            return runExec(sandbox, options.execCommands);
+
+        QFile in;
+        const QString script = options.scriptPath.isEmpty() ? QStringLiteral("-")
+                                                            : options.scriptPath;
+        const bool ok = script == QLatin1String("-")
+                            ? in.open(stdin, QIODevice::ReadOnly)
+                            : (in.setFileName(script), in.open(QIODevice::ReadOnly));
+        if (!ok) {
+            printError(QStringLiteral("cannot read script '%1': %2").arg(script, in.errorString()));
+            return 2;
+        }
+        if (script == QLatin1String("-") && ::isatty(STDIN_FILENO))
+            QTextStream(stderr) << "elsai-workbench: headless; type one JSON operation per line, "
+                                   "e.g. {\"op\":\"start\"} (Ctrl-D ends)\n";
+        QFile out;
+        out.open(stdout, QIODevice::WriteOnly | QIODevice::Unbuffered);
+        ScriptRunner runner(sandbox, options.offloadPolicy());
+        const int failures = runner.runAll(in, out);
+        if (sandbox->isStarted())
+            sandbox->stop(false);
+        return failures == 0 ? 0 : 1;
+    } catch (const SandboxError &e) {
+        printError(e.display());
+        return 1;
+    }
+}
+
+} // namespace elsai

@@ -1,0 +1,291 @@
+#include "scriptrunner.h"
+
+#include "errors.h"
+
+#include <QIODevice>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonParseError>
+#include <QStringDecoder>
+#include <QThread>
+
+namespace elsai {
+
+QJsonObject errorJson(const QString &type, const QString &message)
+{
+    return {{QStringLiteral("type"), type}, {QStringLiteral("message"), message}};
+}
+
+ScriptRunner::ScriptRunner(SandboxPtr sandbox, std::optional<SandboxOutputOffloadPolicy> offload)
+    : m_sandbox(std::move(sandbox))
+    , m_offload(std::move(offload))
+{
+}
+
+std::optional<QJsonObject> ScriptRunner::runLine(const QByteArray &raw)
+{
+    const QByteArray line = raw.trimmed();
+    if (line.isEmpty() || line.startsWith('#'))
+        return std::nullopt;
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(line, &err);
+    if (err.error != QJsonParseError::NoError || !doc.isObject()) {
+        const QString msg = err.error != QJsonParseError::NoError
+                                ? QStringLiteral("malformed JSON at offset %1: %2")
+                                      .arg(err.offset)
+                                      .arg(err.errorString())
+                                : QStringLiteral("each line must be a JSON object");
+        return QJsonObject{{QStringLiteral("op"), QJsonValue()},
+                           {QStringLiteral("ok"), false},
+                           {QStringLiteral("error"), errorJson(QStringLiteral("ValueError"), msg)}};
+    }
+    return run(doc.object());
+}
+
+QJsonObject ScriptRunner::run(const QJsonObject &o)
+{
+    const QJsonValue opValue = o.value(QStringLiteral("op"));
+    QJsonObject out{{QStringLiteral("op"), opValue.isString() ? opValue : QJsonValue()}};
+    try {
+        if (!opValue.isString())
+            throw ValueError(QStringLiteral("missing \"op\": each line needs an operation name"));
+        out.insert(QStringLiteral("result"), dispatch(opValue.toString(), o));
+        out.insert(QStringLiteral("ok"), true);
+    } catch (const SandboxError &e) {
+        out.insert(QStringLiteral("ok"), false);
+        out.insert(QStringLiteral("error"), errorJson(e.specName(), e.message()));
+    } catch (const std::exception &e) {
+        out.insert(QStringLiteral("ok"), false);
+        out.insert(QStringLiteral("error"),
+                   errorJson(QStringLiteral("RuntimeError"), QString::fromUtf8(e.what())));
+    }
+    return out;
+}
+
+int ScriptRunner::runAll(QIODevice &in, QIODevice &out)
+{
+    int failures = 0;
+    while (true) {
+        QByteArray line = in.readLine();
+        if (line.isEmpty()) {
+            if (in.atEnd() || !in.waitForReadyRead(-1))
+                break;
+            continue;
+        }
+        const auto result = runLine(line);
+        if (!result)
+            continue;
+        if (!result->value(QStringLiteral("ok")).toBool())
+            ++failures;
+        out.write(QJsonDocument(*result).toJson(QJsonDocument::Compact) + '\n');
+        if (auto *f = qobject_cast<QIODevice *>(&out))
+            f->waitForBytesWritten(-1);
+    }
+    return failures;
+}
+
+// ---- argument helpers -----------------------------------------------------------------------
+
+static QString str(const QJsonObject &o, const char *key)
+{
+    const QJsonValue v = o.value(QLatin1String(key));
+    if (!v.isString())
+        throw ValueError(QStringLiteral("\"%1\" must be a string").arg(QLatin1String(key)));
+    return v.toString();
+}
+
+static bool boolean(const QJsonObject &o, const char *key, bool fallback)
+{
+    const QJsonValue v = o.value(QLatin1String(key));
+    if (v.isUndefined() || v.isNull())
+        return fallback;
+    if (!v.isBool())
+        throw ValueError(QStringLiteral("\"%1\" must be true or false").arg(QLatin1String(key)));
+    return v.toBool();
+}
+
+static QJsonObject object(const QJsonObject &o, const char *key)
+{
+    const QJsonValue v = o.value(QLatin1String(key));
+    if (!v.isObject())
+        throw ValueError(QStringLiteral("\"%1\" must be an object").arg(QLatin1String(key)));
+    return v.toObject();
+}
+
+static QStringList stringList(const QJsonObject &o, const char *key)
+{
+    const QJsonValue v = o.value(QLatin1String(key));
+    if (!v.isArray())
+        throw ValueError(QStringLiteral("\"%1\" must be an array of strings").arg(QLatin1String(key)));
+    QStringList out;
+    for (const QJsonValue &item : v.toArray()) {
+        if (!item.isString())
+            throw ValueError(
+                QStringLiteral("\"%1\" must be an array of strings").arg(QLatin1String(key)));
+        out.append(item.toString());
+    }
+    return out;
+}
+
+static FileSource fileSource(const QString &path, const QJsonValue &v)
+{
+    if (v.isString())
+        return FileSource::text(v.toString());
+    if (v.isObject()) {
+        const QJsonObject spec = v.toObject();
+        if (spec.size() == 1 && spec.value(QStringLiteral("base64")).isString()) {
+            const auto decoded = QByteArray::fromBase64Encoding(
+                spec.value(QStringLiteral("base64")).toString().toLatin1(),
+                QByteArray::AbortOnBase64DecodingErrors);
+            if (!decoded)
+                throw ValueError(QStringLiteral("files[\"%1\"]: invalid base64").arg(path));
+            return FileSource::bytes(*decoded);
+        }
+        if (spec.size() == 1 && spec.value(QStringLiteral("host")).isString())
+            return FileSource::hostPath(spec.value(QStringLiteral("host")).toString());
+    }
+    throw ValueError(QStringLiteral("files[\"%1\"] must be a string, {\"base64\": …} or "
+                                    "{\"host\": \"/abs/path\"}")
+                         .arg(path));
+}
+
+static QJsonValue textOrBase64(const QByteArray &bytes)
+{
+    QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+    const QString text = decoder(bytes);
+    if (!decoder.hasError())
+        return text;
+    return QJsonObject{{QStringLiteral("base64"), QString::fromLatin1(bytes.toBase64())}};
+}
+
+static QJsonObject sessionJson(const ManagedSandboxSession &s, double now)
+{
+    QJsonObject o{{QStringLiteral("session_id"), s.sessionId},
+                  {QStringLiteral("backend"), s.backend ? s.backend->typeName() : QString()},
+                  {QStringLiteral("prepared"), s.prepared},
+                  {QStringLiteral("owner_id"), s.ownerId ? QJsonValue(*s.ownerId) : QJsonValue()},
+                  {QStringLiteral("created_at"), s.createdAt},
+                  {QStringLiteral("last_used_at"), s.lastUsedAt},
+                  {QStringLiteral("idle_seconds"), now - s.lastUsedAt}};
+    o.insert(QStringLiteral("seed_result"),
+             s.seedResult ? QJsonValue(s.seedResult->toJson()) : QJsonValue());
+    return o;
+}
+
+// ---- operations -------------------------------------------------------------------------------
+
+AgentPtr ScriptRunner::requireAgent(const QJsonObject &o) const
+{
+    const QString name = str(o, "agent");
+    const AgentPtr a = m_agents.value(name);
+    if (!a)
+        throw ValueError(QStringLiteral("no agent '%1'; attach it first with "
+                                        "{\"op\":\"attach\",\"agent\":\"%1\"}")
+                             .arg(name));
+    return a;
+}
+
+QJsonValue ScriptRunner::dispatch(const QString &op, const QJsonObject &o)
+{
+    if (op == QLatin1String("start")) {
+        const auto seed = m_sandbox->start();
+        return seed ? QJsonValue(seed->toJson()) : QJsonValue();
+    }
+    if (op == QLatin1String("stop")) {
+        const auto r = m_sandbox->stop(boolean(o, "sync", true));
+        return r ? QJsonValue(r->toJson()) : QJsonValue();
+    }
+    if (op == QLatin1String("add_files")) {
+        const QJsonObject files = object(o, "files");
+        QList<QPair<QString, FileSource>> list;
+        for (auto it = files.begin(); it != files.end(); ++it)
+            list.append({it.key(), fileSource(it.key(), it.value())});
+        return QJsonArray::fromStringList(m_sandbox->addFiles(list, boolean(o, "overwrite", true)));
+    }
+    if (op == QLatin1String("download_files")) {
+        const QJsonObject files = object(o, "files");
+        QList<QPair<QString, QString>> list;
+        for (auto it = files.begin(); it != files.end(); ++it) {
+            if (!it.value().isString())
+                throw ValueError(QStringLiteral("files[\"%1\"] must be a host path").arg(it.key()));
+            list.append({it.key(), it.value().toString()});
+        }
+        return QJsonArray::fromStringList(
+            m_sandbox->downloadFiles(list, boolean(o, "overwrite", true)));
+    }
+    if (op == QLatin1String("delete_files")) {
+        m_sandbox->deleteFiles(stringList(o, "paths"));
+        return QJsonValue();
+    }
+    if (op == QLatin1String("move_file")) {
+        m_sandbox->moveFile(str(o, "src"), str(o, "dest"));
+        return QJsonValue();
+    }
+    if (op == QLatin1String("read_file"))
+        return textOrBase64(m_sandbox->readFileBytes(str(o, "path")));
+    if (op == QLatin1String("flush")) {
+        std::optional<QString> dest;
+        if (o.contains(QStringLiteral("dest")) && !o.value(QStringLiteral("dest")).isNull())
+            dest = str(o, "dest");
+        const auto r = m_sandbox->flush(dest);
+        return r ? QJsonValue(r->toJson()) : QJsonValue();
+    }
+    if (op == QLatin1String("attach")) {
+        const QString name = str(o, "agent");
+        const SandboxAttachMode mode
+            = o.contains(QStringLiteral("mode")) ? attachModeFromString(str(o, "mode"))
+                                                 : SandboxAttachMode::ReadWrite;
+        AgentPtr agent = m_agents.value(name);
+        if (agent) {
+            m_sandbox->attach(agent, mode);
+        } else {
+            AgentConfig config;
+            config.sandbox = m_sandbox;
+            config.sandboxAttachMode = mode;
+            config.sandboxMode = SandboxMode::Sandbox;
+            config.sandboxOutputOffload = m_offload;
+            agent = Agent::create(name, config);
+            m_agents.insert(name, agent);
+        }
+        return QJsonObject{{QStringLiteral("agent"), name},
+                           {QStringLiteral("mode"), toString(mode)},
+                           {QStringLiteral("tools"), QJsonArray::fromStringList(agent->tools().names())}};
+    }
+    if (op == QLatin1String("detach")) {
+        m_sandbox->detach(requireAgent(o));
+        return QJsonValue();
+    }
+    if (op == QLatin1String("call")) {
+        const AgentPtr agent = requireAgent(o);
+        const QJsonValue a = o.value(QStringLiteral("args"));
+        if (!a.isUndefined() && !a.isObject())
+            throw ValueError(QStringLiteral("\"args\" must be an object"));
+        const ToolResult r = agent->callTool(str(o, "tool"), a.toObject());
+        QJsonObject result = r.data;
+        result.insert(QStringLiteral("text"), r.text);
+        result.insert(QStringLiteral("offloaded"),
+                      r.offloaded ? r.data.value(QStringLiteral("offloaded")) : QJsonValue(false));
+        return result;
+    }
+    if (op == QLatin1String("tools"))
+        return QJsonArray::fromStringList(requireAgent(o)->tools().names());
+    if (op == QLatin1String("cleanup_expired"))
+        return QJsonArray::fromStringList(m_sandbox->manager()->cleanupExpired());
+    if (op == QLatin1String("sessions")) {
+        QJsonArray out;
+        const double now = m_sandbox->manager()->now();
+        for (const ManagedSandboxSession &s : m_sandbox->manager()->sessions())
+            out.append(sessionJson(s, now));
+        return out;
+    }
+    if (op == QLatin1String("sleep")) {
+        const double seconds = o.value(QStringLiteral("seconds")).toDouble(-1);
+        if (!(seconds >= 0 && seconds <= 60))
+            throw ValueError(QStringLiteral("\"seconds\" must be a number from 0 to 60"));
+        QThread::msleep(static_cast<unsigned long>(seconds * 1000));
+        return QJsonValue();
+    }
+    throw ValueError(QStringLiteral("unknown op '%1'; see --help for the operations").arg(op));
+}
+
+} // namespace elsai

@@ -1,0 +1,214 @@
+#include "sessionoptions.h"
+
+#include "errors.h"
+#include "localsandboxbackend.h"
+
+#include <QCommandLineParser>
+#include <QDir>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+
+#include <cmath>
+
+namespace elsai {
+
+static const char *const kScriptHelp = R"(
+Actions (headless): --exec CMD (repeatable) runs each command as the read-write agent
+"console", prints its stdout then stderr, stops with sync, and exits with the last command's
+exit code. Otherwise a script of JSON lines is read (--script FILE, or standard input):
+one operation per line, one JSON result line per operation on stdout, in order:
+  {"op":"start"}  {"op":"stop","sync":true}
+  {"op":"add_files","files":{"p":"text"|{"base64":"…"}|{"host":"/abs"}},"overwrite":true}
+  {"op":"download_files","files":{"ws/path":"/host/path"},"overwrite":true}
+  {"op":"delete_files","paths":["…"]}  {"op":"move_file","src":"…","dest":"…"}
+  {"op":"read_file","path":"…"}  {"op":"flush","dest":"…"}
+  {"op":"attach","agent":"name","mode":"read_write"|"read_only"}  {"op":"detach","agent":"name"}
+  {"op":"call","agent":"name","tool":"execute|read_file|write_file|list_dir|
+        retrieve_offloaded_content","args":{…}}
+  {"op":"tools","agent":"name"}  {"op":"cleanup_expired"}  {"op":"sessions"}
+  {"op":"sleep","seconds":N}
+Result: {"op":…,"ok":true,"result":…} or {"op":…,"ok":false,"error":{"type":…,"message":…}}.
+The exit status is 0 when every operation succeeded, 1 otherwise, 2 on usage errors.)";
+
+void SessionOptions::describe(QCommandLineParser &p, Mode mode)
+{
+    p.setApplicationDescription(
+        QStringLiteral("Workbench for agent sandboxes: a shared workspace that agents use "
+                       "through execute, read_file, write_file and list_dir.")
+        + (mode == Mode::Headless ? QString::fromUtf8(kScriptHelp) : QString()));
+    p.addHelpOption();
+    p.addVersionOption();
+    p.addOptions({
+        {QStringLiteral("headless"), QStringLiteral("Run without a window (no display needed).")},
+        {QStringLiteral("workspace-id"), QStringLiteral("Workspace id (default: workbench)."),
+         QStringLiteral("ID")},
+        {QStringLiteral("workspace-root"),
+         QStringLiteral("Host folder of the workspace (default: a new temporary folder, kept)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("seed-from"), QStringLiteral("Project folder copied in on start."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("seed-exclude"),
+         QStringLiteral("Extra seed exclude glob, merged with the defaults (repeatable)."),
+         QStringLiteral("GLOB")},
+        {QStringLiteral("sync-include"),
+         QStringLiteral("Glob synced back on flush (repeatable; default: the spec's list)."),
+         QStringLiteral("GLOB")},
+        {QStringLiteral("sync-dest"), QStringLiteral("Host folder for flush (default: seed-from)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("ttl"),
+         QStringLiteral("Idle TTL in seconds, or 'none' (default: 7200)."), QStringLiteral("SECONDS")},
+        {QStringLiteral("timeout"), QStringLiteral("Command timeout in seconds (default: 120)."),
+         QStringLiteral("SECONDS")},
+        {QStringLiteral("max-output-bytes"),
+         QStringLiteral("Cap on captured stdout+stderr (default: 100000)."), QStringLiteral("N")},
+        {QStringLiteral("env"), QStringLiteral("Extra variable for commands (repeatable)."),
+         QStringLiteral("NAME=VALUE")},
+        {QStringLiteral("no-inherit-env"),
+         QStringLiteral("Commands get only --env variables (and a default PATH).")},
+        {QStringLiteral("backend"), QStringLiteral("Backend: local (default)."),
+         QStringLiteral("NAME")},
+        {QStringLiteral("audit-log"),
+         QStringLiteral("Append audit records as JSON lines to FILE ('-' = stderr)."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("offload"),
+         QStringLiteral("Offload large tool results (in memory) and register "
+                        "retrieve_offloaded_content.")},
+        {QStringLiteral("offload-dir"), QStringLiteral("Offload to files in DIR (implies --offload)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("offload-max-tokens"),
+         QStringLiteral("Offload results above N tokens (default: 2500)."), QStringLiteral("N")},
+        {QStringLiteral("offload-preview-tokens"),
+         QStringLiteral("Tokens kept as preview (default: 1000)."), QStringLiteral("N")},
+        {QStringLiteral("exec"), QStringLiteral("Run CMD in the workspace (repeatable)."),
+         QStringLiteral("CMD")},
+        {QStringLiteral("script"), QStringLiteral("Run JSON-lines operations from FILE ('-' = stdin)."),
+         QStringLiteral("FILE")},
+    });
+}
+
+static double positiveNumber(const QString &option, const QString &value)
+{
+    bool ok = false;
+    const double v = value.toDouble(&ok);
+    if (!ok || !(v > 0) || !std::isfinite(v))
+        throw ValueError(QStringLiteral("--%1 needs a positive number, got '%2'").arg(option, value));
+    return v;
+}
+
+static qint64 nonNegativeInt(const QString &option, const QString &value)
+{
+    bool ok = false;
+    const qint64 v = value.toLongLong(&ok);
+    if (!ok || v < 0)
+        throw ValueError(QStringLiteral("--%1 needs a whole number >= 0, got '%2'").arg(option, value));
+    return v;
+}
+
+SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
+{
+    SessionOptions o;
+    auto has = [&](const char *name) { return p.isSet(QLatin1String(name)); };
+    auto val = [&](const char *name) { return p.value(QLatin1String(name)); };
+    if (has("workspace-id")) {
+        o.workspaceId = val("workspace-id");
+        if (o.workspaceId.isEmpty())
+            throw ValueError(QStringLiteral("--workspace-id must not be empty"));
+    }
+    if (has("workspace-root"))
+        o.workspaceRoot = val("workspace-root");
+    if (has("seed-from"))
+        o.seedFrom = val("seed-from");
+    o.seedExclude = p.values(QStringLiteral("seed-exclude"));
+    if (has("sync-include"))
+        o.syncInclude = p.values(QStringLiteral("sync-include"));
+    if (has("sync-dest"))
+        o.syncDest = val("sync-dest");
+    if (has("ttl")) {
+        const QString ttl = val("ttl");
+        o.ttlSeconds = ttl == QLatin1String("none") ? std::nullopt
+                                                    : std::optional(positiveNumber(QStringLiteral("ttl"), ttl));
+    }
+    if (has("timeout"))
+        o.timeout = positiveNumber(QStringLiteral("timeout"), val("timeout"));
+    if (has("max-output-bytes"))
+        o.maxOutputBytes = nonNegativeInt(QStringLiteral("max-output-bytes"), val("max-output-bytes"));
+    for (const QString &kv : p.values(QStringLiteral("env"))) {
+        const qsizetype eq = kv.indexOf(QLatin1Char('='));
+        if (eq <= 0)
+            throw ValueError(QStringLiteral("--env needs NAME=VALUE, got '%1'").arg(kv));
+        o.env.insert(kv.left(eq), kv.mid(eq + 1));
+    }
+    o.inheritEnv = !has("no-inherit-env");
+    if (has("backend")) {
+        o.backend = val("backend");
+        if (o.backend != QLatin1String("local"))
+            throw ValueError(
+                QStringLiteral("unknown backend '%1'; available: local").arg(o.backend));
+    }
+    if (has("audit-log"))
+        o.auditLog = val("audit-log");
+    o.execCommands = p.values(QStringLiteral("exec"));
+    if (has("script"))
+        o.scriptPath = val("script");
+    if (!o.execCommands.isEmpty() && !o.scriptPath.isEmpty())
+        throw ValueError(QStringLiteral("--exec and --script cannot be combined; pick one action"));
+    o.offload = has("offload") || has("offload-dir");
+    if (has("offload-dir"))
+        o.offloadDir = val("offload-dir");
+    if (has("offload-max-tokens"))
+        o.offloadMaxTokens = nonNegativeInt(QStringLiteral("offload-max-tokens"),
+                                            val("offload-max-tokens"));
+    if (has("offload-preview-tokens"))
+        o.offloadPreviewTokens = nonNegativeInt(QStringLiteral("offload-preview-tokens"),
+                                                val("offload-preview-tokens"));
+    return o;
+}
+
+SandboxPtr SessionOptions::createSandbox()
+{
+    if (workspaceRoot.isEmpty()) {
+        QString safeId = workspaceId;
+        safeId.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));
+        QTemporaryDir dir(QDir::tempPath() + QStringLiteral("/elsai-") + safeId
+                          + QStringLiteral("-XXXXXX"));
+        if (!dir.isValid())
+            throw OSError(QStringLiteral("cannot create a workspace folder under %1: %2")
+                              .arg(QDir::tempPath(), dir.errorString()));
+        dir.setAutoRemove(false);
+        workspaceRoot = dir.path();
+    }
+    LocalSandboxBackend::Options lo;
+    lo.timeout = timeout;
+    lo.maxOutputBytes = maxOutputBytes;
+    lo.inheritEnv = inheritEnv;
+    lo.env = env;
+    auto backend = std::make_shared<LocalSandboxBackend>(workspaceRoot, lo);
+
+    Sandbox::Options so;
+    so.seedFrom = seedFrom;
+    so.seedExclude = seedExclude;
+    so.syncDest = syncDest;
+    if (syncInclude) {
+        WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
+        policy.excludePatterns += seedExclude;
+        policy.syncIncludePatterns = *syncInclude;
+        so.syncPolicy = policy;
+    }
+    return Sandbox::create(workspaceId, backend, ttlSeconds, so);
+}
+
+std::optional<SandboxOutputOffloadPolicy> SessionOptions::offloadPolicy() const
+{
+    if (!offload)
+        return std::nullopt;
+    SandboxOutputOffloadPolicy p;
+    if (offloadDir.isEmpty())
+        p.storage = std::make_shared<InMemoryStorage>();
+    else
+        p.storage = std::make_shared<FileStorage>(offloadDir);
+    p.maxResultTokens = offloadMaxTokens;
+    p.previewTokens = offloadPreviewTokens;
+    return p;
+}
+
+} // namespace elsai
