@@ -81,6 +81,12 @@ int runHeadless(int argc, char **argv)
     SessionOptions::describe(parser, SessionOptions::Mode::Headless);
     parser.process(app);
 
+    // Audit records go to --audit-log; on stderr they would mix with the commands' own
+    // stderr, so they show there only with --verbose (QT_LOGGING_RULES still wins).
+    if (!parser.isSet(QStringLiteral("verbose")))
+        QLoggingCategory::setFilterRules(QStringLiteral("elsai.sandbox.audit.info=false\n"
+                                                        "elsai.headless.info=false"));
+
     SessionOptions options;
     try {
         options = SessionOptions::fromParser(parser);
@@ -112,8 +118,10 @@ int runHeadless(int argc, char **argv)
             return 2;
         }
         if (script == QLatin1String("-") && ::isatty(STDIN_FILENO))
-            QTextStream(stderr) << "elsai-workbench: headless; type one JSON operation per line, "
-                                   "e.g. {\"op\":\"start\"} (Ctrl-D ends)\n";
+            QTextStream(stderr) << "elsai-workbench: headless, workspace '" << sandbox->workspaceId()
+                                << "' in " << options.workspaceRoot
+                                << "\nType one JSON operation per line, e.g. {\"op\":\"start\"} "
+                                   "(Ctrl-D ends; --help lists them).\n";
         QFile out;
         out.open(stdout, QIODevice::WriteOnly | QIODevice::Unbuffered);
         ScriptRunner runner(sandbox, options.offloadPolicy());

@@ -19,6 +19,42 @@ Q_LOGGING_CATEGORY(lcSandbox, "elsai.sandbox", QtInfoMsg)
 
 namespace elsai {
 
+namespace {
+
+/// Workspace ids are registry keys for the whole process (spec: SandboxStartError when
+/// "another Sandbox instance already owns this workspace_id in-process"), whatever manager
+/// each sandbox uses.
+class ProcessClaims
+{
+public:
+    static ProcessClaims &instance()
+    {
+        static ProcessClaims claims;
+        return claims;
+    }
+    bool claim(const QString &workspaceId, const void *owner)
+    {
+        QMutexLocker lock(&m_mutex);
+        const auto it = m_owners.constFind(workspaceId);
+        if (it != m_owners.constEnd() && *it != owner)
+            return false;
+        m_owners.insert(workspaceId, owner);
+        return true;
+    }
+    void release(const QString &workspaceId, const void *owner)
+    {
+        QMutexLocker lock(&m_mutex);
+        if (m_owners.value(workspaceId) == owner)
+            m_owners.remove(workspaceId);
+    }
+
+private:
+    QMutex m_mutex;
+    QHash<QString, const void *> m_owners;
+};
+
+} // namespace
+
 struct Sandbox::Private
 {
     QString workspaceId;
@@ -79,6 +115,7 @@ Sandbox::~Sandbox()
         started = d->started;
     }
     if (started) {
+        ProcessClaims::instance().release(d->workspaceId, this);
         try {
             d->manager->closeSession(d->workspaceId, false);
         } catch (const SandboxError &e) {
@@ -172,9 +209,21 @@ std::optional<WorkspaceSeedResult> Sandbox::start(const Progress &progress)
     AuditRecorder audit(QStringLiteral("sandbox.start"), d->workspaceId, hostActor(),
                         {{QStringLiteral("backend"), backendTypeName()}});
     try {
-        const ManagedSandboxSession session = d->manager->claimSession(
-            d->workspaceId, SandboxManager::backendFactoryForSession(d->source, d->workspaceId),
-            owner);
+        if (!ProcessClaims::instance().claim(d->workspaceId, this))
+            throw SandboxStartError(
+                QStringLiteral("workspace '%1' is already owned by another Sandbox instance in "
+                               "this process; stop that sandbox first or choose another "
+                               "workspace_id")
+                    .arg(d->workspaceId));
+        ManagedSandboxSession session;
+        try {
+            session = d->manager->claimSession(
+                d->workspaceId,
+                SandboxManager::backendFactoryForSession(d->source, d->workspaceId), owner);
+        } catch (...) {
+            ProcessClaims::instance().release(d->workspaceId, this);
+            throw;
+        }
         std::optional<WorkspaceSeedResult> seed;
         if (d->options.seedFrom) {
             audit.setField(QStringLiteral("seed_from"), *d->options.seedFrom);
@@ -183,6 +232,7 @@ std::optional<WorkspaceSeedResult> Sandbox::start(const Progress &progress)
                                                       progress);
             } catch (...) {
                 d->manager->closeSession(d->workspaceId, false);
+                ProcessClaims::instance().release(d->workspaceId, this);
                 throw;
             }
             audit.setField(QStringLiteral("files_seeded"), seed->filesSeeded);
@@ -226,39 +276,36 @@ std::optional<WorkspaceSyncResult> Sandbox::stop(bool sync)
             result = flush();
     } catch (const SandboxError &e) {
         // The session is closed all the same: a failed flush must not leave a zombie claim.
-        {
-            QMutexLocker lock(&d->mutex);
-            d->started = false;
-            d->ownerId.reset();
-            d->backend.reset();
-        }
+        markStopped();
         d->manager->closeSession(d->workspaceId, false);
         audit.fail(e);
         throw;
     }
-    {
-        QMutexLocker lock(&d->mutex);
-        d->started = false;
-        d->ownerId.reset();
-        d->backend.reset();
-    }
+    markStopped();
     d->manager->closeSession(d->workspaceId, false);
     audit.ok();
     return result;
 }
 
-void Sandbox::onSessionClosed(const QString &reason)
+bool Sandbox::markStopped()
 {
-    QList<AttachedAgent> agents;
     {
         QMutexLocker lock(&d->mutex);
         if (!d->started)
-            return;
+            return false;
         d->started = false;
         d->ownerId.reset();
         d->backend.reset();
-        agents = d->agents;
     }
+    ProcessClaims::instance().release(d->workspaceId, this);
+    return true;
+}
+
+void Sandbox::onSessionClosed(const QString &reason)
+{
+    if (!markStopped())
+        return;
+    const QList<AttachedAgent> agents = attachedAgents();
     qCInfo(lcSandbox) << "sandbox" << d->workspaceId << "stopped:" << reason;
     for (const AttachedAgent &a : std::as_const(agents))
         detach(a.agent);

@@ -138,6 +138,8 @@ private:
     Sandbox(const QString &workspaceId, const BackendSource &backend,
             std::optional<double> ttlSeconds, Options options);
     BackendPtr requireBackend() const;
+    /// Clears the started state and releases the process-wide claim; false if not started.
+    bool markStopped();
     void onSessionClosed(const QString &reason);
     std::unique_ptr<Private> d;
 };

@@ -1,4 +1,569 @@
+#include "errors.h"
+#include "localsandboxbackend.h"
+#include "sandbox.h"
+#include "sandboxplugin.h"
+#include "testutil.h"
+
+#include <QTemporaryDir>
 #include <QtTest>
-class T : public QObject { Q_OBJECT };
-QTEST_GUILESS_MAIN(T)
+
+#include <thread>
+
+using namespace elsai;
+using test::readHostFile;
+using test::writeHostFile;
+
+class TestSandbox : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_tmp;
+    int m_counter = 0;
+
+    /// A fresh project folder with a few files and things the default excludes must skip.
+    QString makeProject()
+    {
+        const QString p = m_tmp.filePath(QStringLiteral("project-%1").arg(++m_counter));
+        writeHostFile(p + QStringLiteral("/src/app.py"), "print('app')\n");
+        writeHostFile(p + QStringLiteral("/README.md"), "# demo\n");
+        writeHostFile(p + QStringLiteral("/.git/HEAD"), "ref\n");
+        writeHostFile(p + QStringLiteral("/node_modules/x/index.js"), "x\n");
+        writeHostFile(p + QStringLiteral("/.env"), "SECRET=1\n");
+        writeHostFile(p + QStringLiteral("/notes.tmp"), "tmp\n");
+        return p;
+    }
+    QString newRoot() { return m_tmp.filePath(QStringLiteral("ws-%1").arg(++m_counter)); }
+    SandboxPtr make(const QString &id, Sandbox::Options o = {})
+    {
+        return Sandbox::create(id, std::make_shared<LocalSandboxBackend>(newRoot()), 600,
+                               std::move(o));
+    }
+
+private Q_SLOTS:
+    void constructorValidation()
+    {
+        auto backend = std::make_shared<LocalSandboxBackend>(newRoot());
+        QVERIFY_THROWS_EXCEPTION(ValueError, Sandbox::create(QString(), backend, 60));
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 Sandbox::create(QStringLiteral("x"), BackendSource(), 60));
+        QVERIFY_THROWS_EXCEPTION(ValueError, Sandbox::create(QStringLiteral("x"), backend, -1));
+    }
+
+    void defaults()
+    {
+        const QString project = makeProject();
+        Sandbox::Options o;
+        o.seedFrom = project;
+        auto s = make(QStringLiteral("defaults"), o);
+        QVERIFY(!s->isStarted());
+        QVERIFY(!s->ownerId());
+        QVERIFY(!s->backend());
+        QCOMPARE(s->ttlSeconds(), std::optional<double>(600));
+        QCOMPARE(s->manager()->ttlSeconds(), std::optional<double>(600)); // auto manager
+        QCOMPARE(s->effectiveSeedExcludes(), DEFAULT_SANDBOX_SEED_EXCLUDES);
+        QCOMPARE(s->effectiveSyncPolicy().syncIncludePatterns.value(), DEFAULT_SANDBOX_SYNC_INCLUDE);
+        QCOMPARE(s->effectiveSyncDest(), std::optional<QString>(project));
+        QCOMPARE(s->backendTypeName(), QStringLiteral("LocalSandboxBackend"));
+
+        Sandbox::Options o2;
+        o2.seedFrom = project;
+        o2.seedExclude = {QStringLiteral("*.tmp"), QStringLiteral(".git")};
+        o2.syncDest = m_tmp.filePath(QStringLiteral("out"));
+        auto s2 = make(QStringLiteral("defaults-2"), o2);
+        QCOMPARE(s2->effectiveSeedExcludes(), DEFAULT_SANDBOX_SEED_EXCLUDES + QStringList{QStringLiteral("*.tmp")});
+        QCOMPARE(s2->effectiveSyncDest(), o2.syncDest);
+    }
+
+    void startSeedsClaimsAndIsIdempotent()
+    {
+        Sandbox::Options o;
+        o.seedFrom = makeProject();
+        o.seedExclude = {QStringLiteral("*.tmp")};
+        auto s = make(QStringLiteral("start"), o);
+        test::AuditCapture audit;
+        const auto seed = s->start();
+        QVERIFY(seed);
+        QCOMPARE(seed->filesSeeded, 2); // src/app.py, README.md
+        QVERIFY(seed->success());
+        QVERIFY(seed->skippedPaths.contains(QStringLiteral(".git")));
+        QVERIFY(seed->skippedPaths.contains(QStringLiteral("node_modules")));
+        QVERIFY(seed->skippedPaths.contains(QStringLiteral(".env")));
+        QVERIFY(seed->skippedPaths.contains(QStringLiteral("notes.tmp")));
+        QVERIFY(s->isStarted());
+        const auto owner = s->ownerId();
+        QVERIFY(owner && !owner->isEmpty());
+        QCOMPARE(s->manager()->getSession(QStringLiteral("start"))->ownerId, owner);
+        QVERIFY(s->manager()->getSession(QStringLiteral("start"))->prepared);
+        QCOMPARE(s->readFile(QStringLiteral("src/app.py")), QStringLiteral("print('app')\n"));
+        QVERIFY_THROWS_EXCEPTION(FileNotFoundError, s->readFile(QStringLiteral(".env")));
+
+        QVERIFY(!s->start()); // idempotent
+        QCOMPARE(s->ownerId(), owner);
+        QCOMPARE(audit.named(QStringLiteral("sandbox.start")).size(), 1);
+        QCOMPARE(audit.named(QStringLiteral("sandbox.start")).first().fields.value(
+                     QStringLiteral("files_seeded")).toInt(), 2);
+        s->stop(false);
+    }
+
+    void startWithoutSeedReturnsNone()
+    {
+        auto s = make(QStringLiteral("noseed"));
+        QVERIFY(!s->start());
+        QVERIFY(s->isStarted());
+        s->stop();
+    }
+
+    void secondInstanceCannotStart_data()
+    {
+        QTest::addColumn<bool>("sharedManager");
+        QTest::newRow("same-manager") << true;
+        QTest::newRow("separate-managers") << false;
+    }
+
+    void secondInstanceCannotStart()
+    {
+        QFETCH(bool, sharedManager);
+        Sandbox::Options o;
+        if (sharedManager)
+            o.manager = std::make_shared<SandboxManager>();
+        auto a = make(QStringLiteral("dup"), o);
+        auto b = make(QStringLiteral("dup"), o);
+        a->start();
+        QVERIFY_THROWS_EXCEPTION(SandboxStartError, b->start());
+        QVERIFY(!b->isStarted());
+        a->stop(false);
+        QVERIFY(!b->start()); // free again
+        QVERIFY(b->isStarted());
+        b->stop(false);
+    }
+
+    void stopDetachesFlushesAndCloses()
+    {
+        const QString project = makeProject();
+        Sandbox::Options o;
+        o.seedFrom = project;
+        auto s = make(QStringLiteral("stop"), o);
+        s->start();
+        const AgentPtr agent = Agent::create(QStringLiteral("a1"));
+        s->attach(agent);
+        s->addFiles({{QStringLiteral("src/new.py"), FileSource::text(QStringLiteral("n = 1\n"))}});
+        test::AuditCapture audit;
+        const auto sync = s->stop();
+        QVERIFY(sync);
+        QCOMPARE(sync->filesSynced, 1);
+        QCOMPARE(readHostFile(project + QStringLiteral("/src/new.py")), QByteArray("n = 1\n"));
+        QVERIFY(!s->isStarted());
+        QVERIFY(!s->ownerId());
+        QVERIFY(s->attachedAgents().isEmpty());
+        QVERIFY(agent->isDetached());
+        QVERIFY(!agent->tools().contains(QStringLiteral("write_file")));
+        QVERIFY(!s->manager()->getSession(QStringLiteral("stop")));
+        QCOMPARE(audit.names(),
+                 (QStringList{QStringLiteral("detach"), QStringLiteral("sandbox.flush"),
+                              QStringLiteral("sandbox.stop")}));
+        QVERIFY(!s->stop()); // idempotent
+        QVERIFY_THROWS_EXCEPTION(OSError, s->readFile(QStringLiteral("src/new.py")));
+
+        // Restart: a new ownership cycle over the same (kept) folder.
+        s->start();
+        QCOMPARE(s->readFile(QStringLiteral("src/new.py")), QStringLiteral("n = 1\n"));
+        s->stop(false);
+    }
+
+    void stopWithoutSyncDoesNotFlush()
+    {
+        const QString project = makeProject();
+        Sandbox::Options o;
+        o.seedFrom = project;
+        auto s = make(QStringLiteral("nosync"), o);
+        s->start();
+        s->addFiles({{QStringLiteral("src/new.py"), FileSource::text(QStringLiteral("x"))}});
+        QVERIFY(!s->stop(false));
+        QVERIFY(!QFile::exists(project + QStringLiteral("/src/new.py")));
+    }
+
+    void addFiles()
+    {
+        auto s = make(QStringLiteral("add"));
+        s->start();
+        const QString host = m_tmp.filePath(QStringLiteral("host.bin"));
+        writeHostFile(host, QByteArray("\x00\x01\x02", 3));
+        const QStringList written = s->addFiles({
+            {QStringLiteral("t.txt"), FileSource::text(QStringLiteral("héllo"))},
+            {QStringLiteral("d/b.bin"), FileSource::bytes(QByteArray("\xff\xfe", 2))},
+            {QStringLiteral("h.bin"), FileSource::hostPath(host)},
+        });
+        QCOMPARE(written, (QStringList{QStringLiteral("t.txt"), QStringLiteral("d/b.bin"),
+                                       QStringLiteral("h.bin")}));
+        QCOMPARE(s->readFileBytes(QStringLiteral("t.txt")), QStringLiteral("héllo").toUtf8());
+        QCOMPARE(s->readFileBytes(QStringLiteral("d/b.bin")), QByteArray("\xff\xfe", 2));
+        QCOMPARE(s->readFileBytes(QStringLiteral("h.bin")), QByteArray("\x00\x01\x02", 3));
+
+        // overwrite=false skips existing paths and reports only what it wrote.
+        const QStringList second = s->addFiles(
+            {{QStringLiteral("t.txt"), FileSource::text(QStringLiteral("new"))},
+             {QStringLiteral("u.txt"), FileSource::text(QStringLiteral("u"))}},
+            false);
+        QCOMPARE(second, QStringList{QStringLiteral("u.txt")});
+        QCOMPARE(s->readFile(QStringLiteral("t.txt")), QStringLiteral("héllo"));
+
+        // An unreadable host file fails before anything is written.
+        QVERIFY_THROWS_EXCEPTION(
+            FileNotFoundError,
+            s->addFiles({{QStringLiteral("first.txt"), FileSource::text(QStringLiteral("1"))},
+                         {QStringLiteral("x"), FileSource::hostPath(m_tmp.filePath(
+                                                   QStringLiteral("missing")))}}));
+        QVERIFY_THROWS_EXCEPTION(FileNotFoundError, s->readFile(QStringLiteral("first.txt")));
+        // Escapes are refused.
+        QVERIFY_THROWS_EXCEPTION(PermissionError,
+                                 s->addFiles({{QStringLiteral("../out.txt"),
+                                               FileSource::text(QStringLiteral("x"))}}));
+        s->stop(false);
+    }
+
+    void downloadFiles()
+    {
+        auto s = make(QStringLiteral("download"));
+        s->start();
+        s->addFiles({{QStringLiteral("a.txt"), FileSource::text(QStringLiteral("A"))},
+                     {QStringLiteral("b.txt"), FileSource::text(QStringLiteral("B"))}});
+        const QString outA = m_tmp.filePath(QStringLiteral("dl/sub/a.txt"));
+        const QString outB = m_tmp.filePath(QStringLiteral("dl/b.txt"));
+        writeHostFile(outB, "host-b");
+        QCOMPARE(s->downloadFiles({{QStringLiteral("a.txt"), outA}, {QStringLiteral("b.txt"), outB}},
+                                  false),
+                 QStringList{QStringLiteral("a.txt")});
+        QCOMPARE(readHostFile(outA), QByteArray("A"));
+        QCOMPARE(readHostFile(outB), QByteArray("host-b")); // kept
+        QCOMPARE(s->downloadFiles({{QStringLiteral("b.txt"), outB}}),
+                 QStringList{QStringLiteral("b.txt")});
+        QCOMPARE(readHostFile(outB), QByteArray("B"));
+        QVERIFY_THROWS_EXCEPTION(FileNotFoundError,
+                                 s->downloadFiles({{QStringLiteral("missing"), outA}}));
+        QVERIFY_THROWS_EXCEPTION(PermissionError,
+                                 s->downloadFiles({{QStringLiteral("../etc"), outA}}));
+        s->stop(false);
+    }
+
+    void deleteAndMove()
+    {
+        auto s = make(QStringLiteral("delmove"));
+        s->start();
+        s->addFiles({{QStringLiteral("a.txt"), FileSource::text(QStringLiteral("A"))},
+                     {QStringLiteral("dir/x.txt"), FileSource::text(QStringLiteral("X"))}});
+        s->moveFile(QStringLiteral("a.txt"), QStringLiteral("moved/a2.txt"));
+        QCOMPARE(s->readFile(QStringLiteral("moved/a2.txt")), QStringLiteral("A"));
+        QVERIFY_THROWS_EXCEPTION(FileNotFoundError, s->readFile(QStringLiteral("a.txt")));
+        QVERIFY_THROWS_EXCEPTION(FileNotFoundError,
+                                 s->moveFile(QStringLiteral("nope"), QStringLiteral("x")));
+        QVERIFY_THROWS_EXCEPTION(IsADirectoryError,
+                                 s->moveFile(QStringLiteral("dir"), QStringLiteral("dir2")));
+        s->deleteFiles({QStringLiteral("moved/a2.txt"), QStringLiteral("dir")});
+        QVERIFY_THROWS_EXCEPTION(FileNotFoundError, s->readFile(QStringLiteral("moved/a2.txt")));
+        QVERIFY_THROWS_EXCEPTION(FileNotFoundError, s->readFile(QStringLiteral("dir/x.txt")));
+        QVERIFY_THROWS_EXCEPTION(PermissionError, s->deleteFiles({QStringLiteral("../x")}));
+        s->stop(false);
+    }
+
+    void hostOperationsAreNotLimitedByAttachMode()
+    {
+        auto s = make(QStringLiteral("hostops"));
+        s->start();
+        const AgentPtr reader = Agent::create(QStringLiteral("reader"));
+        s->attach(reader, SandboxAttachMode::ReadOnly);
+        s->addFiles({{QStringLiteral("a"), FileSource::text(QStringLiteral("1"))}});
+        s->deleteFiles({QStringLiteral("a")});
+        QVERIFY_THROWS_EXCEPTION(SandboxMutationDeniedError,
+                                 writeWorkspaceFile(*reader, QStringLiteral("b"), QStringLiteral("2")));
+        s->stop(false);
+    }
+
+    void flushDestinations()
+    {
+        auto none = make(QStringLiteral("flush-none"));
+        none->start();
+        QVERIFY(!none->flush());     // no destination configured
+        QVERIFY(!none->planFlush());
+        const QString explicitDest = m_tmp.filePath(QStringLiteral("explicit"));
+        none->addFiles({{QStringLiteral("src/a.py"), FileSource::text(QStringLiteral("a"))},
+                        {QStringLiteral("junk.bin"), FileSource::text(QStringLiteral("j"))}});
+        const auto plan = none->planFlush(explicitDest);
+        QVERIFY(plan);
+        QCOMPARE(plan->entries.size(), 1);
+        QVERIFY(!QFile::exists(explicitDest + QStringLiteral("/src/a.py"))); // a plan writes nothing
+        const auto r = none->flush(explicitDest);
+        QVERIFY(r);
+        QCOMPARE(r->filesSynced, 1);
+        QVERIFY(QFile::exists(explicitDest + QStringLiteral("/src/a.py")));
+        QVERIFY(!QFile::exists(explicitDest + QStringLiteral("/junk.bin"))); // not included
+        none->stop(false);
+
+        Sandbox::Options o;
+        o.seedFrom = makeProject();
+        o.syncDest = m_tmp.filePath(QStringLiteral("dest"));
+        WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
+        policy.syncIncludePatterns = QStringList{QStringLiteral("*.bin")};
+        o.syncPolicy = policy;
+        auto s = make(QStringLiteral("flush-dest"), o);
+        s->start();
+        s->addFiles({{QStringLiteral("out/r.bin"), FileSource::text(QStringLiteral("r"))}});
+        QCOMPARE(s->flush()->filesSynced, 1);
+        QCOMPARE(readHostFile(*o.syncDest + QStringLiteral("/out/r.bin")), QByteArray("r"));
+        QVERIFY(!QFile::exists(*o.seedFrom + QStringLiteral("/out/r.bin")));
+        s->stop(false);
+    }
+
+    void flushNeverOverwritesHostChanges()
+    {
+        const QString project = makeProject();
+        Sandbox::Options o;
+        o.seedFrom = project;
+        auto s = make(QStringLiteral("conflict"), o);
+        s->start();
+        writeHostFile(project + QStringLiteral("/README.md"), "# host edit\n");
+        s->addFiles({{QStringLiteral("README.md"), FileSource::text(QStringLiteral("# ws edit\n"))}});
+        const auto r = s->flush();
+        QCOMPARE(r->conflicts, QStringList{QStringLiteral("README.md")});
+        QVERIFY(!r->success());
+        QCOMPARE(readHostFile(project + QStringLiteral("/README.md")), QByteArray("# host edit\n"));
+        QCOMPARE(readHostFile(project + QStringLiteral("/README.md") + conflictSuffix()),
+                 QByteArray("# ws edit\n"));
+        s->stop(false);
+    }
+
+    void attachRules()
+    {
+        auto s = make(QStringLiteral("attach"));
+        const AgentPtr a = Agent::create(QStringLiteral("a"));
+        QVERIFY_THROWS_EXCEPTION(SandboxAttachError, s->attach(a)); // not started
+        QVERIFY_THROWS_EXCEPTION(SandboxAttachError, s->attach(nullptr));
+        s->start();
+        test::AuditCapture audit;
+        s->attach(a);
+        QCOMPARE(a->attachedSandbox(), s);
+        QVERIFY(a->attachMode() == SandboxAttachMode::ReadWrite);
+        QCOMPARE(a->sandboxWorkspaceId(), std::optional<QString>(QStringLiteral("attach")));
+        QCOMPARE(a->tools().names(),
+                 (QStringList{QStringLiteral("execute"), QStringLiteral("list_dir"),
+                              QStringLiteral("read_file"), QStringLiteral("write_file")}));
+        // Attaching again changes the mode and the tools.
+        s->attach(a, SandboxAttachMode::ReadOnly);
+        QCOMPARE(a->tools().names(),
+                 (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")}));
+        QCOMPARE(s->attachedAgents().size(), 1);
+        QVERIFY(s->attachedAgents().first().mode == SandboxAttachMode::ReadOnly);
+        QCOMPARE(audit.named(QStringLiteral("attach")).last().fields.value(
+                     QStringLiteral("previous_mode")).toString(), QStringLiteral("read_write"));
+
+        // Attached elsewhere → refused.
+        auto other = make(QStringLiteral("attach-other"));
+        other->start();
+        QVERIFY_THROWS_EXCEPTION(SandboxAttachError, other->attach(a));
+        // Configured for another instance → refused.
+        AgentConfig c;
+        c.sandbox = s;
+        const AgentPtr configured = Agent::create(QStringLiteral("cfg"), c);
+        QVERIFY_THROWS_EXCEPTION(SandboxAttachError, other->attach(configured));
+
+        s->detach(a);
+        s->detach(a); // idempotent
+        QCOMPARE(audit.named(QStringLiteral("detach")).size(), 1);
+        QVERIFY(a->isDetached());
+        QVERIFY(a->tools().names().isEmpty());
+        other->attach(a); // free to move now
+        QCOMPARE(a->attachedSandbox(), other);
+        other->stop(false);
+        s->stop(false);
+    }
+
+    void executeToolOmittedWithoutExecution()
+    {
+        // A backend that only implements ExecutionBackend gets no execute tool.
+        class FilesOnly : public ExecutionBackend
+        {
+        public:
+            explicit FilesOnly(const QString &root) : m_local(root) {}
+            QString id() const override { return QStringLiteral("files-only"); }
+            QString typeName() const override { return QStringLiteral("FilesOnly"); }
+            void create() override { m_local.create(); }
+            void close() override { m_local.close(); }
+            bool isCreated() const override { return m_local.isCreated(); }
+            QByteArray readFile(const QString &p) override { return m_local.readFile(p); }
+            void writeFile(const QString &p, const QByteArray &c) override { m_local.writeFile(p, c); }
+            QList<FileInfo> listDir(const QString &p) override { return m_local.listDir(p); }
+            void removeFile(const QString &p, bool r) override { m_local.removeFile(p, r); }
+            FileInfo stat(const QString &p) override { return m_local.stat(p); }
+            WorkspaceSeedResult seedWorkspace(const QString &s, const QStringList &e,
+                                              const std::function<void(int, int)> &pr) override
+            {
+                return m_local.seedWorkspace(s, e, pr);
+            }
+            WorkspaceSyncResult syncArtifacts(const QString &d, const WorkspaceSyncPolicy &p,
+                                              const std::function<void(int, int)> &pr) override
+            {
+                return m_local.syncArtifacts(d, p, pr);
+            }
+            SyncPlan planSync(const QString &d, const WorkspaceSyncPolicy &p) override
+            {
+                return m_local.planSync(d, p);
+            }
+
+        private:
+            LocalSandboxBackend m_local;
+        };
+        auto backend = std::make_shared<FilesOnly>(newRoot());
+        QVERIFY(!supportsExecution(backend.get()));
+        auto s = Sandbox::create(QStringLiteral("files-only"), backend, 60);
+        s->start();
+        const AgentPtr a = Agent::create(QStringLiteral("a"));
+        s->attach(a);
+        QCOMPARE(a->tools().names(),
+                 (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file"),
+                              QStringLiteral("write_file")}));
+        s->stop(false);
+    }
+
+    void refIsForwardCompatibleHandle()
+    {
+        auto s = make(QStringLiteral("ref"));
+        const SandboxRef r = s->ref();
+        QCOMPARE(r.workspaceId, QStringLiteral("ref"));
+        QCOMPARE(r.backendType, QStringLiteral("LocalSandboxBackend"));
+        QCOMPARE(r.managerId, std::optional<QString>(s->manager()->managerId()));
+    }
+
+    void scopeStartsAndStopsWithSync()
+    {
+        const QString project = makeProject();
+        Sandbox::Options o;
+        o.seedFrom = project;
+        auto s = make(QStringLiteral("scope"), o);
+        {
+            SandboxScope scope(s);
+            QVERIFY(s->isStarted());
+            QCOMPARE(scope.seedResult()->filesSeeded, 3); // notes.tmp too: no extra excludes
+            scope->addFiles({{QStringLiteral("src/scoped.py"), FileSource::text(QStringLiteral("s"))}});
+        }
+        QVERIFY(!s->isStarted());
+        QCOMPARE(readHostFile(project + QStringLiteral("/src/scoped.py")), QByteArray("s"));
+    }
+
+    void expiryStopsTheSandbox()
+    {
+        auto manager = std::make_shared<SandboxManager>(5.0);
+        double now = 100;
+        manager->setClock([&] { return now; });
+        Sandbox::Options o;
+        o.manager = manager;
+        auto s = make(QStringLiteral("expire"), o);
+        s->start();
+        const AgentPtr a = Agent::create(QStringLiteral("a"));
+        s->attach(a);
+        now += 3;
+        s->addFiles({{QStringLiteral("f"), FileSource::text(QStringLiteral("1"))}}); // activity
+        now += 4;
+        QVERIFY(manager->cleanupExpired().isEmpty()); // 4 s idle < 5
+        now += 2;
+        QCOMPARE(manager->cleanupExpired(), QStringList{QStringLiteral("expire")});
+        QVERIFY(!s->isStarted());
+        QVERIFY(a->isDetached());
+        QVERIFY_THROWS_EXCEPTION(AgentSandboxDetachedError,
+                                 writeWorkspaceFile(*a, QStringLiteral("g"), QStringLiteral("2")));
+        // The id is free again for a new start.
+        s->start();
+        QCOMPARE(s->readFile(QStringLiteral("f")), QStringLiteral("1"));
+        s->stop(false);
+    }
+
+    void agentToolCallsKeepTheSessionAlive()
+    {
+        auto manager = std::make_shared<SandboxManager>(5.0);
+        double now = 0;
+        manager->setClock([&] { return now; });
+        Sandbox::Options o;
+        o.manager = manager;
+        auto s = make(QStringLiteral("alive"), o);
+        s->start();
+        const AgentPtr a = Agent::create(QStringLiteral("a"));
+        s->attach(a);
+        for (int i = 0; i < 4; ++i) {
+            now += 3;
+            a->callTool(QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral(".")}});
+            QVERIFY(manager->cleanupExpired().isEmpty());
+        }
+        s->stop(false);
+    }
+
+    void concurrentHostAndAgentCalls()
+    {
+        auto s = make(QStringLiteral("concurrent"));
+        s->start();
+        QList<AgentPtr> agents;
+        for (int i = 0; i < 4; ++i) {
+            agents.append(Agent::create(QStringLiteral("agent-%1").arg(i)));
+            s->attach(agents.last());
+        }
+        std::atomic_int failures{0};
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t) {
+            threads.emplace_back([&, t] {
+                for (int i = 0; i < 50; ++i) {
+                    const QString path = QStringLiteral("t%1/f%2.txt").arg(t).arg(i);
+                    const QString content = QStringLiteral("%1-%2").arg(t).arg(i);
+                    try {
+                        agents[t]->callTool(QStringLiteral("write_file"),
+                                            {{QStringLiteral("path"), path},
+                                             {QStringLiteral("content"), content}});
+                        if (s->readFile(path) != content)
+                            ++failures;
+                        s->addFiles({{path + QStringLiteral(".host"), FileSource::text(content)}});
+                    } catch (...) {
+                        ++failures;
+                    }
+                }
+            });
+        }
+        for (auto &t : threads)
+            t.join();
+        QCOMPARE(failures.load(), 0);
+        QCOMPARE(s->backend()->listDir(QStringLiteral("t3")).size(), 100);
+        s->stop(false);
+    }
+
+    void auditedHostEvents()
+    {
+        auto s = make(QStringLiteral("audited"));
+        test::AuditCapture audit;
+        s->start();
+        s->addFiles({{QStringLiteral("a"), FileSource::text(QStringLiteral("1"))}});
+        s->readFile(QStringLiteral("a"));
+        s->moveFile(QStringLiteral("a"), QStringLiteral("b"));
+        s->downloadFiles({{QStringLiteral("b"), m_tmp.filePath(QStringLiteral("audited-b"))}});
+        s->deleteFiles({QStringLiteral("b")});
+        try {
+            s->readFile(QStringLiteral("../escape"));
+        } catch (const PermissionError &) {
+        }
+        s->flush(m_tmp.filePath(QStringLiteral("audited-dest")));
+        s->stop(false);
+        QCOMPARE(audit.names(),
+                 (QStringList{QStringLiteral("sandbox.start"), QStringLiteral("sandbox.add_files"),
+                              QStringLiteral("sandbox.read_file"), QStringLiteral("sandbox.move_file"),
+                              QStringLiteral("sandbox.download_files"),
+                              QStringLiteral("sandbox.delete_files"),
+                              QStringLiteral("sandbox.read_file"), QStringLiteral("sandbox.flush"),
+                              QStringLiteral("sandbox.stop")}));
+        for (const AuditEvent &e : audit.events()) {
+            QCOMPARE(e.workspaceId, QStringLiteral("audited"));
+            QCOMPARE(e.actor, QStringLiteral("host"));
+            QVERIFY(e.timestamp.isValid());
+        }
+        const AuditEvent denied = audit.events().at(6);
+        QCOMPARE(denied.outcome, QStringLiteral("denied"));
+        QCOMPARE(denied.fields.value(QStringLiteral("error_type")).toString(),
+                 QStringLiteral("PermissionError"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSandbox)
 #include "tst_sandbox.moc"
