@@ -1,1 +1,724 @@
-// implemented by its owner
+#include "workspacefs.h"
+
+#include "errors.h"
+#include "fdutil.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QRandomGenerator>
+#include <QScopeGuard>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace elsai {
+
+namespace {
+
+constexpr int MaxSymlinkHops = 40;     // the kernel's MAXSYMLINKS
+constexpr int MaxEagainRetries = 1000; // openat2 asks for a retry after a concurrent rename
+constexpr size_t MaxRemoveDepth = 256; // remove() holds one fd per level
+constexpr qsizetype MaxNameBytes = 255;
+constexpr qsizetype MaxPathBytes = 4095;
+
+std::atomic<bool> s_forceFallback{false};
+
+// Paths can be 4 KB long; keep messages readable.
+QString shown(const QString &path)
+{
+    constexpr qsizetype maxChars = 160;
+    return path.size() <= maxChars ? path : path.left(maxChars) + QStringLiteral("...");
+}
+
+QByteArrayList components(const QByteArray &path)
+{
+    QByteArrayList parts = path.split('/');
+    parts.removeIf([](const QByteArray &p) { return p.isEmpty() || p == "."; });
+    return parts;
+}
+
+[[noreturn]] void throwResolveError(int err, const QString &what, const QString &path)
+{
+    if (err == EXDEV) {
+        throw PermissionError(
+            QStringLiteral("'%1' resolves outside the workspace (symbolic link)").arg(shown(path)),
+            err);
+    }
+    if (err == ELOOP) {
+        throw PermissionError(QStringLiteral("'%1': too many symbolic links, or a link that "
+                                             "cannot be followed safely")
+                                  .arg(shown(path)),
+                              err);
+    }
+    throwOsError(err, what, shown(path));
+}
+
+int openat2Beneath(int dirFd, const char *path, int flags)
+{
+    open_how how{};
+    how.flags = static_cast<quint64>(flags | O_CLOEXEC);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    return static_cast<int>(syscall(SYS_openat2, dirFd, path, &how, sizeof how));
+}
+
+// What openat2(RESOLVE_BENEATH) does, for kernels without it: one component at a time with
+// O_NOFOLLOW; a relative symlink target is spliced into the rest of the walk, `..` pops a folder
+// we entered. Returns 0 or an errno; EXDEV means the path would leave the root.
+int walkBeneath(int rootFd, const QByteArray &rel, int flags, UniqueFd *out)
+{
+    std::vector<UniqueFd> entered;
+    const auto current = [&] { return entered.empty() ? rootFd : entered.back().get(); };
+    const QByteArrayList initial = components(rel);
+    std::deque<QByteArray> todo(initial.cbegin(), initial.cend());
+    int hops = 0;
+
+    while (!todo.empty()) {
+        const QByteArray name = todo.front();
+        todo.pop_front();
+        if (name == "..") {
+            if (entered.empty())
+                return EXDEV;
+            entered.pop_back();
+            continue;
+        }
+        UniqueFd node(openat(current(), name.constData(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        if (!node.isValid())
+            return errno;
+        struct stat st;
+        if (fstat(node.get(), &st) != 0)
+            return errno;
+
+        if (S_ISLNK(st.st_mode)) {
+            if (++hops > MaxSymlinkHops)
+                return ELOOP;
+            QByteArray target(PATH_MAX, '\0');
+            const ssize_t n = readlinkat(node.get(), "", target.data(), target.size());
+            if (n < 0)
+                return errno;
+            if (n >= target.size())
+                return ENAMETOOLONG;
+            target.truncate(n);
+            if (target.isEmpty())
+                return ENOENT;
+            if (target.startsWith('/'))
+                return EXDEV;
+            const QByteArrayList parts = components(target);
+            todo.insert(todo.begin(), parts.cbegin(), parts.cend());
+            continue;
+        }
+
+        if (todo.empty()) {
+            // Reopen with the caller's flags. O_NOFOLLOW catches a swap to a symlink since the
+            // check above; then the component is walked again.
+            const int fd = openat(current(), name.constData(), flags | O_NOFOLLOW | O_CLOEXEC);
+            if (fd >= 0) {
+                out->reset(fd);
+                return 0;
+            }
+            const int err = errno;
+            struct stat now;
+            if (fstatat(current(), name.constData(), &now, AT_SYMLINK_NOFOLLOW) == 0
+                && S_ISLNK(now.st_mode)) {
+                if (++hops > MaxSymlinkHops)
+                    return ELOOP;
+                todo.push_front(name);
+                continue;
+            }
+            return err;
+        }
+        if (!S_ISDIR(st.st_mode))
+            return ENOTDIR;
+        entered.push_back(std::move(node));
+    }
+
+    // The root itself, or a path that ended in `..`.
+    const int fd = openat(current(), ".", flags | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    out->reset(fd);
+    return 0;
+}
+
+// Opens `rel` beneath the root (symlinks followed only while they stay inside).
+// Returns 0 or an errno. Never creates anything.
+int openBeneath(int rootFd, const QByteArray &rel, int flags, UniqueFd *out)
+{
+    Q_ASSERT(!(flags & O_CREAT));
+    if (!s_forceFallback.load(std::memory_order_relaxed) && WorkspaceFs::openat2Available()) {
+        const char *path = rel.isEmpty() ? "." : rel.constData();
+        for (int attempt = 0;; ++attempt) {
+            const int fd = openat2Beneath(rootFd, path, flags);
+            if (fd >= 0) {
+                out->reset(fd);
+                return 0;
+            }
+            if (errno == EAGAIN && attempt < MaxEagainRetries)
+                continue;
+            if (errno != ENOSYS)
+                return errno;
+            break;
+        }
+    }
+    return walkBeneath(rootFd, rel, flags, out);
+}
+
+UniqueFd resolve(int rootFd, const QByteArray &rel, int flags, const QString &what,
+                 const QString &path)
+{
+    UniqueFd fd;
+    if (const int err = openBeneath(rootFd, rel, flags, &fd))
+        throwResolveError(err, what, path);
+    return fd;
+}
+
+// Opens the folder `rel`, creating missing folders one at a time. Each new folder is
+// re-resolved from the root, so a symlinked folder that points outside is refused.
+UniqueFd openOrCreateDirs(int rootFd, const QByteArray &rel, int flags, const QString &path)
+{
+    const QString what = QStringLiteral("cannot create folder");
+    UniqueFd dir;
+    const int err = openBeneath(rootFd, rel, flags | O_DIRECTORY, &dir);
+    if (err == 0)
+        return dir;
+    if (err != ENOENT)
+        throwResolveError(err, what, path);
+
+    UniqueFd parent;
+    QByteArray prefix;
+    for (const QByteArray &part : components(rel)) {
+        prefix += prefix.isEmpty() ? part : '/' + part;
+        const QString shownPrefix = QString::fromUtf8(prefix);
+        UniqueFd next;
+        int e = openBeneath(rootFd, prefix, O_PATH | O_DIRECTORY, &next);
+        if (e == ENOENT) {
+            const int at = parent.isValid() ? parent.get() : rootFd;
+            if (mkdirat(at, part.constData(), 0777) != 0 && errno != EEXIST)
+                throwOsError(errno, what, shown(shownPrefix));
+            e = openBeneath(rootFd, prefix, O_PATH | O_DIRECTORY, &next);
+        }
+        if (e)
+            throwResolveError(e, what, shownPrefix);
+        parent = std::move(next);
+    }
+    return resolve(rootFd, rel, flags | O_DIRECTORY, what, path);
+}
+
+struct Entry
+{
+    UniqueFd parent;
+    QByteArray name;
+};
+
+// The confined parent folder of `rel` (non-empty) and its last component, for the *at() calls
+// that must not follow the last component.
+Entry openEntry(int rootFd, const QByteArray &rel, int parentFlags, bool createParents,
+                const QString &what, const QString &path)
+{
+    const qsizetype slash = rel.lastIndexOf('/');
+    const QByteArray parentRel = slash < 0 ? QByteArray() : rel.left(slash);
+    Entry entry;
+    entry.name = rel.mid(slash + 1);
+    if (createParents)
+        entry.parent = openOrCreateDirs(rootFd, parentRel, parentFlags, path);
+    else
+        entry.parent = resolve(rootFd, parentRel, parentFlags | O_DIRECTORY, what, path);
+    return entry;
+}
+
+FileInfo makeInfo(const QString &rel, const struct stat &st)
+{
+    FileInfo info;
+    info.path = rel;
+    info.isDir = S_ISDIR(st.st_mode);
+    if (S_ISREG(st.st_mode)) {
+        info.type = FileInfo::Type::File;
+        info.size = st.st_size;
+    } else if (S_ISDIR(st.st_mode)) {
+        info.type = FileInfo::Type::Directory;
+    } else if (S_ISLNK(st.st_mode)) {
+        info.type = FileInfo::Type::Symlink;
+    } else {
+        info.type = FileInfo::Type::Other;
+    }
+    info.mtimeMs = qint64(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+    return info;
+}
+
+// Never replaces anything when !overwrite; the fallback check is racy but stays inside the root.
+int renameEntry(int fromDir, const char *from, int toDir, const char *to, bool overwrite)
+{
+    if (!overwrite) {
+        if (renameat2(fromDir, from, toDir, to, RENAME_NOREPLACE) == 0)
+            return 0;
+        if (errno != EINVAL && errno != ENOSYS)
+            return errno;
+        struct stat st;
+        if (fstatat(toDir, to, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            return EEXIST;
+    }
+    return renameat(fromDir, from, toDir, to) == 0 ? 0 : errno;
+}
+
+// ".<name>.elsai-tmp-<random>", shortened so it stays within NAME_MAX.
+QByteArray tempName(const QByteArray &name)
+{
+    const QByteArray suffix = ".elsai-tmp-"
+        + QByteArray::number(QRandomGenerator::system()->generate64(), 16).rightJustified(16, '0');
+    const qsizetype room = MaxNameBytes - 1 - suffix.size();
+    QString stem = QString::fromUtf8(name);
+    while (stem.toUtf8().size() > room)
+        stem.chop(1);
+    return '.' + stem.toUtf8() + suffix;
+}
+
+bool writeAll(int fd, const QByteArray &data)
+{
+    const char *p = data.constData();
+    qsizetype left = data.size();
+    while (left > 0) {
+        const ssize_t n = ::write(fd, p, size_t(left));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        p += n;
+        left -= n;
+    }
+    return true;
+}
+
+struct DirCloser
+{
+    void operator()(DIR *d) const { closedir(d); }
+};
+using DirPtr = std::unique_ptr<DIR, DirCloser>;
+
+// Takes ownership of `fd`.
+DirPtr openDirStream(UniqueFd fd, const QString &what, const QString &path)
+{
+    DirPtr dir(fdopendir(fd.get()));
+    if (!dir)
+        throwOsError(errno, what, shown(path));
+    fd.release();
+    return dir;
+}
+
+bool isDotOrDotDot(const char *name)
+{
+    return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+}
+
+QByteArrayList readNames(int dirFd, const QString &what, const QString &path)
+{
+    UniqueFd copy(fcntl(dirFd, F_DUPFD_CLOEXEC, 0));
+    if (!copy.isValid())
+        throwOsError(errno, what, shown(path));
+    const DirPtr dir = openDirStream(std::move(copy), what, path);
+    QByteArrayList names;
+    for (;;) {
+        errno = 0;
+        const dirent *e = readdir(dir.get());
+        if (!e) {
+            if (errno)
+                throwOsError(errno, what, shown(path));
+            return names;
+        }
+        if (!isDotOrDotDot(e->d_name))
+            names.append(QByteArray(e->d_name));
+    }
+}
+
+// Iterative, so the depth bound is the fd budget rather than the stack. Children are opened
+// with O_NOFOLLOW relative to their parent's fd: a symlink is unlinked, never descended.
+void removeTree(int parentFd, const QByteArray &name, const QString &path)
+{
+    const QString what = QStringLiteral("cannot remove");
+    struct Level
+    {
+        UniqueFd fd;
+        QByteArray name;
+        QByteArrayList pending;
+    };
+    std::vector<Level> stack;
+    const auto enter = [&](int atFd, const QByteArray &child) {
+        if (stack.size() >= MaxRemoveDepth) {
+            throw OSError(QStringLiteral("cannot remove '%1': the folder tree is deeper than %2 "
+                                         "levels")
+                              .arg(shown(path))
+                              .arg(MaxRemoveDepth),
+                          ENAMETOOLONG);
+        }
+        UniqueFd fd(openat(atFd, child.constData(),
+                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        if (!fd.isValid())
+            throwOsError(errno, what, shown(path));
+        QByteArrayList names = readNames(fd.get(), what, path);
+        stack.push_back({std::move(fd), child, std::move(names)});
+    };
+
+    enter(parentFd, name);
+    while (!stack.empty()) {
+        if (stack.back().pending.isEmpty()) {
+            const QByteArray done = stack.back().name;
+            stack.pop_back();
+            const int at = stack.empty() ? parentFd : stack.back().fd.get();
+            if (unlinkat(at, done.constData(), AT_REMOVEDIR) != 0)
+                throwOsError(errno, what, shown(path));
+            continue;
+        }
+        const int dirFd = stack.back().fd.get();
+        const QByteArray child = stack.back().pending.takeLast();
+        struct stat st;
+        if (fstatat(dirFd, child.constData(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT)
+                continue;
+            throwOsError(errno, what, shown(path));
+        }
+        if (S_ISDIR(st.st_mode))
+            enter(dirFd, child);
+        else if (unlinkat(dirFd, child.constData(), 0) != 0 && errno != ENOENT)
+            throwOsError(errno, what, shown(path));
+    }
+}
+
+} // namespace
+
+WorkspaceFs::WorkspaceFs(const QString &rootPath)
+{
+    if (rootPath.isEmpty())
+        throw ValueError(QStringLiteral("empty workspace root path"));
+    m_rootPath = QDir::cleanPath(QFileInfo(rootPath).absoluteFilePath());
+    QDir().mkpath(m_rootPath); // a failure shows up as the open error below
+    m_rootFd = ::open(QFile::encodeName(m_rootPath).constData(),
+                      O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (m_rootFd < 0)
+        throwOsError(errno, QStringLiteral("cannot open workspace"), m_rootPath);
+}
+
+WorkspaceFs::~WorkspaceFs()
+{
+    if (m_rootFd >= 0)
+        ::close(m_rootFd);
+}
+
+QString WorkspaceFs::normalize(const QString &relPath, bool *wantsDir)
+{
+    if (relPath.contains(QChar(u'\0')))
+        throw ValueError(QStringLiteral("path contains a NUL byte"));
+    if (relPath.isEmpty())
+        throw ValueError(QStringLiteral("empty path; use '.' for the workspace root"));
+    if (relPath.startsWith(u'/')) {
+        throw PermissionError(QStringLiteral("'%1': absolute paths are not allowed; use a "
+                                             "workspace-relative path")
+                                  .arg(shown(relPath)),
+                              EACCES);
+    }
+    QStringList parts;
+    for (const QString &part : relPath.split(u'/', Qt::SkipEmptyParts)) {
+        if (part == u".")
+            continue;
+        if (part == u"..") {
+            throw PermissionError(
+                QStringLiteral("'%1' escapes the workspace ('..' is not allowed)")
+                    .arg(shown(relPath)),
+                EACCES);
+        }
+        if (part.toUtf8().size() > MaxNameBytes) {
+            throw OSError(QStringLiteral("'%1': a path component is longer than %2 bytes")
+                              .arg(shown(relPath))
+                              .arg(MaxNameBytes),
+                          ENAMETOOLONG);
+        }
+        parts.append(part);
+    }
+    QString result = parts.join(u'/');
+    if (result.toUtf8().size() > MaxPathBytes) {
+        throw OSError(QStringLiteral("'%1': the path is longer than %2 bytes")
+                          .arg(shown(relPath))
+                          .arg(MaxPathBytes),
+                      ENAMETOOLONG);
+    }
+    if (wantsDir)
+        *wantsDir = relPath.endsWith(u'/') || relPath.endsWith(u"/.") || relPath == u".";
+    return result;
+}
+
+QByteArray WorkspaceFs::readFile(const QString &path, qint64 maxBytes) const
+{
+    bool wantsDir = false;
+    const QByteArray rel = normalize(path, &wantsDir).toUtf8();
+    const QString what = QStringLiteral("cannot read");
+    const UniqueFd fd = resolve(m_rootFd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, what, path);
+    struct stat st;
+    if (fstat(fd.get(), &st) != 0)
+        throwOsError(errno, what, shown(path));
+    if (S_ISDIR(st.st_mode))
+        throwOsError(EISDIR, what, shown(path));
+    if (wantsDir)
+        throwOsError(ENOTDIR, what, shown(path));
+    if (!S_ISREG(st.st_mode)) {
+        throw OSError(QStringLiteral("cannot read '%1': not a regular file (FIFO, socket or "
+                                     "device)")
+                          .arg(shown(path)),
+                      EINVAL);
+    }
+    const auto tooBig = [&](qint64 size) {
+        return OSError(QStringLiteral("cannot read '%1': %2 bytes is over the limit of %3 bytes")
+                           .arg(shown(path))
+                           .arg(size)
+                           .arg(maxBytes),
+                       EFBIG);
+    };
+    if (maxBytes >= 0 && st.st_size > maxBytes)
+        throw tooBig(st.st_size);
+
+    QByteArray data;
+    data.reserve(qsizetype(st.st_size));
+    char buffer[64 * 1024];
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throwOsError(errno, what, shown(path));
+        }
+        if (n == 0)
+            break;
+        data.append(buffer, n);
+        if (maxBytes >= 0 && data.size() > maxBytes) // grew while we read
+            throw tooBig(data.size());
+    }
+    return data;
+}
+
+void WorkspaceFs::writeFile(const QString &path, const QByteArray &content, bool overwrite,
+                            int mode)
+{
+    bool wantsDir = false;
+    const QByteArray rel = normalize(path, &wantsDir).toUtf8();
+    const QString what = QStringLiteral("cannot write");
+    if (rel.isEmpty() || wantsDir) {
+        throw IsADirectoryError(
+            QStringLiteral("cannot write '%1': the path names a folder").arg(shown(path)), EISDIR);
+    }
+    // O_RDONLY rather than O_PATH: the folder is fsync'ed after the rename.
+    const Entry entry = openEntry(m_rootFd, rel, O_RDONLY, true, what, path);
+    const int dirFd = entry.parent.get();
+
+    struct stat st;
+    const bool exists = fstatat(dirFd, entry.name.constData(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (!exists && errno != ENOENT)
+        throwOsError(errno, what, shown(path));
+    if (exists) {
+        if (S_ISLNK(st.st_mode)) {
+            throw PermissionError(QStringLiteral("cannot write '%1': it is a symbolic link; "
+                                                 "remove it first")
+                                      .arg(shown(path)),
+                                  EPERM);
+        }
+        if (S_ISDIR(st.st_mode))
+            throwOsError(EISDIR, what, shown(path));
+        if (!overwrite)
+            throwOsError(EEXIST, what, shown(path));
+    }
+
+    QByteArray tmp;
+    UniqueFd fd;
+    for (int attempt = 0; attempt < 16 && !fd.isValid(); ++attempt) {
+        tmp = tempName(entry.name);
+        fd.reset(openat(dirFd, tmp.constData(),
+                        O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, mode_t(mode & 0777)));
+        if (!fd.isValid() && errno != EEXIST)
+            throwOsError(errno, what, shown(path));
+    }
+    if (!fd.isValid())
+        throwOsError(EEXIST, what, shown(path));
+    // Unlinks the temp file unless it got renamed into place.
+    auto removeTemp = qScopeGuard([&] { unlinkat(dirFd, tmp.constData(), 0); });
+
+    if (!writeAll(fd.get(), content))
+        throwOsError(errno, what, shown(path));
+    // Keep an existing file's permission bits; set-id bits are dropped as on any foreign write.
+    if (exists && S_ISREG(st.st_mode) && fchmod(fd.get(), st.st_mode & 0777) != 0)
+        throwOsError(errno, what, shown(path));
+    if (fsync(fd.get()) != 0)
+        throwOsError(errno, what, shown(path));
+    if (::close(fd.release()) != 0)
+        throwOsError(errno, what, shown(path));
+    if (const int err = renameEntry(dirFd, tmp.constData(), dirFd, entry.name.constData(),
+                                    overwrite)) {
+        throwOsError(err, what, shown(path));
+    }
+    removeTemp.dismiss();
+    if (fsync(dirFd) != 0)
+        throwOsError(errno, what, shown(path));
+}
+
+QList<FileInfo> WorkspaceFs::listDir(const QString &path) const
+{
+    const QString rel = normalize(path);
+    const QString what = QStringLiteral("cannot list");
+    const DirPtr dir = openDirStream(
+        resolve(m_rootFd, rel.toUtf8(), O_RDONLY | O_DIRECTORY | O_NONBLOCK, what, path), what,
+        path);
+    QList<FileInfo> entries;
+    for (;;) {
+        errno = 0;
+        const dirent *e = readdir(dir.get());
+        if (!e) {
+            if (errno)
+                throwOsError(errno, what, shown(path));
+            break;
+        }
+        if (isDotOrDotDot(e->d_name))
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(dir.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT) // removed since readdir()
+                continue;
+            throwOsError(errno, what, shown(path));
+        }
+        const QString name = QString::fromUtf8(e->d_name);
+        entries.append(makeInfo(rel.isEmpty() ? name : rel + u'/' + name, st));
+    }
+    // Same prefix everywhere, so this orders by name.
+    std::sort(entries.begin(), entries.end(),
+              [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
+    return entries;
+}
+
+FileInfo WorkspaceFs::stat(const QString &path) const
+{
+    bool wantsDir = false;
+    const QString rel = normalize(path, &wantsDir);
+    const QString what = QStringLiteral("cannot stat");
+    struct stat st;
+    if (rel.isEmpty() || wantsDir) {
+        // A trailing slash follows a final symlink, as POSIX has it (still confined).
+        const UniqueFd fd = resolve(m_rootFd, rel.toUtf8(), O_PATH | O_DIRECTORY, what, path);
+        if (fstat(fd.get(), &st) != 0)
+            throwOsError(errno, what, shown(path));
+    } else {
+        const Entry entry = openEntry(m_rootFd, rel.toUtf8(), O_PATH, false, what, path);
+        if (fstatat(entry.parent.get(), entry.name.constData(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+            throwOsError(errno, what, shown(path));
+    }
+    return makeInfo(rel, st);
+}
+
+bool WorkspaceFs::exists(const QString &path) const
+{
+    try {
+        stat(path);
+        return true;
+    } catch (const FileNotFoundError &) {
+        return false;
+    } catch (const NotADirectoryError &) {
+        return false;
+    }
+}
+
+void WorkspaceFs::remove(const QString &path, bool recursive)
+{
+    bool wantsDir = false;
+    const QByteArray rel = normalize(path, &wantsDir).toUtf8();
+    const QString what = QStringLiteral("cannot remove");
+    if (rel.isEmpty()) {
+        throw PermissionError(
+            QStringLiteral("refusing to remove the workspace root ('%1')").arg(shown(path)),
+            EPERM);
+    }
+    const Entry entry = openEntry(m_rootFd, rel, O_PATH, false, what, path);
+    const char *name = entry.name.constData();
+    struct stat st;
+    if (fstatat(entry.parent.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        throwOsError(errno, what, shown(path));
+    if (!S_ISDIR(st.st_mode)) {
+        if (wantsDir)
+            throwOsError(ENOTDIR, what, shown(path));
+        if (unlinkat(entry.parent.get(), name, 0) != 0)
+            throwOsError(errno, what, shown(path));
+        return;
+    }
+    if (!recursive) {
+        throw IsADirectoryError(
+            QStringLiteral("cannot remove '%1': it is a folder (remove it recursively)")
+                .arg(shown(path)),
+            EISDIR);
+    }
+    removeTree(entry.parent.get(), entry.name, path);
+}
+
+void WorkspaceFs::makeDirs(const QString &path)
+{
+    const QByteArray rel = normalize(path).toUtf8();
+    openOrCreateDirs(m_rootFd, rel, O_PATH, path);
+}
+
+void WorkspaceFs::rename(const QString &src, const QString &dest, bool overwrite)
+{
+    bool srcWantsDir = false;
+    bool destWantsDir = false;
+    const QByteArray srcRel = normalize(src, &srcWantsDir).toUtf8();
+    const QByteArray destRel = normalize(dest, &destWantsDir).toUtf8();
+    const QString what = QStringLiteral("cannot move");
+    if (srcRel.isEmpty() || destRel.isEmpty()) {
+        throw PermissionError(QStringLiteral("cannot move '%1' to '%2': the workspace root "
+                                             "cannot be moved or replaced")
+                                  .arg(shown(src), shown(dest)),
+                              EPERM);
+    }
+    const Entry from = openEntry(m_rootFd, srcRel, O_PATH, false, what, src);
+    struct stat st;
+    if (fstatat(from.parent.get(), from.name.constData(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        throwOsError(errno, what, shown(src));
+    if ((srcWantsDir || destWantsDir) && !S_ISDIR(st.st_mode))
+        throwOsError(ENOTDIR, what, shown(src));
+    const Entry to = openEntry(m_rootFd, destRel, O_PATH, true, what, dest);
+    if (const int err = renameEntry(from.parent.get(), from.name.constData(), to.parent.get(),
+                                    to.name.constData(), overwrite)) {
+        throwOsError(err, what, shown(err == EEXIST ? dest : src));
+    }
+}
+
+int WorkspaceFs::openDirectory(const QString &path) const
+{
+    const QByteArray rel = normalize(path).toUtf8();
+    return resolve(m_rootFd, rel, O_RDONLY | O_DIRECTORY, QStringLiteral("cannot open folder"),
+                   path)
+        .release();
+}
+
+void WorkspaceFs::setForceFallbackResolver(bool force)
+{
+    s_forceFallback.store(force, std::memory_order_relaxed);
+}
+
+bool WorkspaceFs::openat2Available()
+{
+    // ENOSYS on old kernels; EPERM or ENOSYS where a seccomp filter blocks it.
+    static const bool available = [] {
+        const UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!root.isValid())
+            return false;
+        const UniqueFd probe(openat2Beneath(root.get(), ".", O_PATH | O_DIRECTORY));
+        return probe.isValid();
+    }();
+    return available;
+}
+
+} // namespace elsai

@@ -56,19 +56,21 @@ public:
     /// Entries of a folder, sorted by name, with lstat data (symlinks are not followed).
     QList<FileInfo> listDir(const QString &path) const;
 
-    /// lstat of one entry (the last component is not followed).
+    /// lstat of one entry (the last component is not followed; a trailing `/` follows a final
+    /// symlink that stays inside, as POSIX does).
     FileInfo stat(const QString &path) const;
+    /// False for a missing entry or a missing folder on the way; refused paths still throw.
     bool exists(const QString &path) const;
 
     /// Removes a file or symlink; a folder only when `recursive` (never following symlinks;
-    /// depth is bounded, deeper trees fail with an OSError).
+    /// depth is bounded, deeper trees fail with an OSError). The root itself is refused.
     void remove(const QString &path, bool recursive = false);
 
     /// mkdir -p beneath the root.
     void makeDirs(const QString &path);
 
-    /// Renames within the workspace (both ends confined). Fails when dest exists and
-    /// `overwrite` is false.
+    /// Renames within the workspace (both ends confined), creating dest's missing parent
+    /// folders. Fails when dest exists and `overwrite` is false. Symlinks are moved, not followed.
     void rename(const QString &src, const QString &dest, bool overwrite = false);
 
     /// Opens a folder beneath the root for use as a working directory (O_RDONLY|O_DIRECTORY|
