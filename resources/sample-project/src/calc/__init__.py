@@ -1,0 +1,5 @@
+"""A small calculator used to demonstrate agent sandboxes."""
+
+from .ops import add, mean, percent
+
+__all__ = ["add", "mean", "percent"]
