@@ -7,6 +7,7 @@
 #include <QRegularExpression>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace elsai {
@@ -89,8 +90,18 @@ std::optional<QString> FileStorage::retrieve(const QString &handle)
 {
     if (!isHandle(handle))
         return std::nullopt;
-    QFile f(m_dir.filePath(handle + QStringLiteral(".txt")));
-    if (!f.open(QIODevice::ReadOnly))
+    // Never follow a link or block on a FIFO planted in the folder under a handle's name.
+    const QByteArray name = QFile::encodeName(m_dir.filePath(handle + QStringLiteral(".txt")));
+    const int fd = ::open(name.constData(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return std::nullopt;
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return std::nullopt;
+    }
+    QFile f;
+    if (!f.open(fd, QIODevice::ReadOnly, QFileDevice::AutoCloseHandle))
         return std::nullopt;
     return QString::fromUtf8(f.readAll());
 }

@@ -147,25 +147,7 @@ QString readWorkspaceFile(Agent &agent, const QString &path, qint64 offset,
         const QByteArray bytes = ws.backend->readFile(path);
         audit.setField(QStringLiteral("bytes"), bytes.size());
         const QString text = decodeText(bytes, path);
-        QString out;
-        if (offset == 0 && !limit) {
-            out = text;
-        } else {
-            // Lines keep their '\n'; offset and limit count lines.
-            qint64 line = 0;
-            qsizetype pos = 0;
-            while (pos < text.size() && line < offset) {
-                const qsizetype nl = text.indexOf(QLatin1Char('\n'), pos);
-                pos = nl < 0 ? text.size() : nl + 1;
-                ++line;
-            }
-            qsizetype end = pos;
-            for (qint64 n = 0; end < text.size() && (!limit || n < *limit); ++n) {
-                const qsizetype nl = text.indexOf(QLatin1Char('\n'), end);
-                end = nl < 0 ? text.size() : nl + 1;
-            }
-            out = text.mid(pos, end - pos);
-        }
+        const QString out = sliceLines(text, offset, limit);
         audit.ok();
         return out;
     } catch (const SandboxError &e) {
@@ -419,11 +401,7 @@ Tool retrieveOffloadedContentTool(const SandboxOutputOffloadPolicy &policy)
         if (!content)
             throw FileNotFoundError(
                 QStringLiteral("no offloaded content with handle '%1'").arg(handle), ENOENT);
-        QStringList lines = content->split(QLatin1Char('\n'));
-        const qint64 end = limit ? qMin<qint64>(lines.size(), offset + *limit) : lines.size();
-        const QString text = offset >= lines.size()
-                                 ? QString()
-                                 : lines.mid(offset, end - offset).join(QLatin1Char('\n'));
+        const QString text = sliceLines(*content, offset, limit);
         return ToolResult{text,
                           {{QStringLiteral("handle"), handle}, {QStringLiteral("content"), text}},
                           false};

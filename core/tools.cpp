@@ -120,6 +120,25 @@ std::optional<qint64> optionalInt(const QJsonObject &a, const QString &key, cons
 
 } // namespace args
 
+QString sliceLines(const QString &text, qint64 offset, std::optional<qint64> limit)
+{
+    if (offset <= 0 && !limit)
+        return text;
+    qint64 line = 0;
+    qsizetype pos = 0;
+    while (pos < text.size() && line < offset) {
+        const qsizetype nl = text.indexOf(QLatin1Char('\n'), pos);
+        pos = nl < 0 ? text.size() : nl + 1;
+        ++line;
+    }
+    qsizetype end = pos;
+    for (qint64 n = 0; end < text.size() && (!limit || n < *limit); ++n) {
+        const qsizetype nl = text.indexOf(QLatin1Char('\n'), end);
+        end = nl < 0 ? text.size() : nl + 1;
+    }
+    return text.mid(pos, end - pos);
+}
+
 QJsonObject objectSchema(const QJsonObject &properties, const QStringList &required)
 {
     QJsonObject schema{{QStringLiteral("type"), QStringLiteral("object")},

@@ -61,6 +61,10 @@ std::optional<double> optionalNumber(const QJsonObject &a, const QString &key,
                                      const QString &tool);
 } // namespace args
 
+/// Lines [offset, offset + limit) of `text`; lines keep their '\n' (the last may have none).
+/// Used by every tool that reads by lines (read_file, retrieve_offloaded_content).
+QString sliceLines(const QString &text, qint64 offset, std::optional<qint64> limit);
+
 /// Builds a JSON Schema object: {"type":"object","properties":…,"required":[…]}.
 QJsonObject objectSchema(const QJsonObject &properties, const QStringList &required);
 

@@ -104,7 +104,7 @@ WorkspaceSeedResult LocalSandboxBackend::seedWorkspace(const QString &source,
     manifest.hostRoot = root;
     WorkspaceSeedResult r = executeSeed(plan, *ws, &manifest, progress);
     QMutexLocker lock(&m_manifestMutex);
-    m_manifest = std::move(manifest);
+    m_manifests.insert(root, std::move(manifest));
     return r;
 }
 
@@ -118,9 +118,9 @@ SyncPlan LocalSandboxBackend::planSync(const QString &dest, const WorkspaceSyncP
     const auto ws = fs();
     const QString root = QDir(dest).absolutePath();
     QMutexLocker lock(&m_manifestMutex);
-    const SeedManifest *manifest = m_manifest.hostRoot == root ? &m_manifest : nullptr;
+    const auto it = m_manifests.constFind(root);
     return elsai::planSync(*ws, root, includesOf(policy), GlobSet(policy.excludePatterns),
-                           manifest);
+                           it == m_manifests.constEnd() ? nullptr : &*it);
 }
 
 WorkspaceSyncResult LocalSandboxBackend::syncArtifacts(const QString &dest,
@@ -131,14 +131,14 @@ WorkspaceSyncResult LocalSandboxBackend::syncArtifacts(const QString &dest,
     const QString root = QDir(dest).absolutePath();
     // One flush at a time per workspace: the manifest is read and updated by it.
     QMutexLocker lock(&m_manifestMutex);
-    if (m_manifest.hostRoot != root) {
-        // A new destination: start a record for it so repeated flushes there don't conflict.
-        m_manifest = SeedManifest();
-        m_manifest.hostRoot = root;
-    }
+    const bool known = m_manifests.contains(root);
+    SeedManifest &manifest = m_manifests[root];
+    manifest.hostRoot = root;
+    // A destination without a record has no base: differing files there are conflicts.
     const SyncPlan plan = elsai::planSync(*ws, root, includesOf(policy),
-                                          GlobSet(policy.excludePatterns), &m_manifest);
-    return executeSync(plan, *ws, &m_manifest, progress);
+                                          GlobSet(policy.excludePatterns),
+                                          known ? &manifest : nullptr);
+    return executeSync(plan, *ws, &manifest, progress);
 }
 
 QStringList LocalSandboxBackend::baseEnvironment() const
@@ -163,7 +163,8 @@ ExecuteResult LocalSandboxBackend::execute(const QString &command,
 
     ProcessSpec spec;
     spec.command = command;
-    spec.timeoutMs = static_cast<int>(std::min(timeout * 1000.0, 2e9));
+    // Round up: a tiny timeout must still be a timeout (0 would mean "none").
+    spec.timeoutMs = static_cast<int>(std::clamp(std::ceil(timeout * 1000.0), 1.0, 2e9));
     spec.killGraceMs = m_options.killGraceMs;
     spec.maxOutputBytes = m_options.maxOutputBytes;
     spec.onOutput = options.onOutput;

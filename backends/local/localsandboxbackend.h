@@ -3,6 +3,7 @@
 #include "backend.h"
 #include "treecopy.h"
 
+#include <QHash>
 #include <QMap>
 #include <QMutex>
 #include <QString>
@@ -68,7 +69,10 @@ private:
     Options m_options;
     mutable QMutex m_mutex;
     std::shared_ptr<WorkspaceFs> m_fs;
-    SeedManifest m_manifest; ///< guarded by m_manifestMutex
+    /// What each host folder held when we last seeded from or flushed to it, by clean
+    /// absolute path: the base for conflict detection. Guarded by m_manifestMutex, which also
+    /// serializes flushes.
+    QHash<QString, SeedManifest> m_manifests;
     QMutex m_manifestMutex;
 };
 
