@@ -40,7 +40,14 @@ static void printError(const QString &text)
 
 static int runExec(const SandboxPtr &sandbox, const QStringList &commands)
 {
-    sandbox->start();
+    // Commands must not run in a half-seeded workspace (and the final flush must not write
+    // into a folder that was never a project).
+    if (const auto seed = sandbox->start(); seed && !seed->success()) {
+        for (const QString &e : seed->errors)
+            printError(QStringLiteral("seeding: ") + e);
+        sandbox->stop(false);
+        return 1;
+    }
     AgentConfig config;
     config.sandbox = sandbox;
     config.sandboxMode = SandboxMode::Sandbox;

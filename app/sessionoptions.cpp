@@ -40,7 +40,7 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
     p.addVersionOption();
     p.addOptions({
         {QStringLiteral("headless"), QStringLiteral("Run without a window (no display needed).")},
-        {{QStringLiteral("v"), QStringLiteral("verbose")},
+        {QStringLiteral("verbose"),
          QStringLiteral("Log audit records and progress to stderr too.")},
         {QStringLiteral("workspace-id"), QStringLiteral("Workspace id (default: workbench)."),
          QStringLiteral("ID")},

@@ -1,5 +1,6 @@
 #include "agent.h"
 
+#include "audit.h"
 #include "errors.h"
 #include "sandbox.h"
 #include "sandboxmanager.h"
@@ -177,6 +178,26 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
     };
     try {
         const auto tool = d->tools.get(name);
+        if (!tool && (name == QLatin1String("execute") || name == QLatin1String("write_file"))
+            && (attachedSandbox() || isDetached())) {
+            // Mode enforcement, second layer: the tool is unregistered for read-only and
+            // detached agents, and calling it anyway is a denied mutation, audited as such.
+            const QString command = arguments.value(QStringLiteral("command")).toString();
+            AuditRecorder audit(QStringLiteral("sandbox.") + name,
+                                SandboxManager::resolveWorkspaceId(*this), d->id,
+                                name == QLatin1String("execute")
+                                    ? commandAuditFields(command)
+                                    : QJsonObject{{QStringLiteral("path"),
+                                                   arguments.value(QStringLiteral("path"))}});
+            try {
+                ensureSandboxMutationAllowed(*this, name == QLatin1String("execute")
+                                                        ? QStringLiteral("execute commands")
+                                                        : QStringLiteral("write files"));
+            } catch (const SandboxError &e) {
+                audit.fail(e, false);
+                throw;
+            }
+        }
         if (!tool) {
             if (d->blocked.contains(name))
                 throw ToolNotFoundError(

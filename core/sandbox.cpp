@@ -69,7 +69,15 @@ struct Sandbox::Private
     bool started = false;
     std::optional<QString> ownerId;
     BackendPtr backend;
-    QList<AttachedAgent> agents;
+    /// Weak: agents hold their sandbox (AgentConfig::sandbox), so a strong reference back
+    /// would keep both alive forever.
+    struct Binding
+    {
+        std::weak_ptr<Agent> agent;
+        SandboxAttachMode mode;
+        QDateTime attachedAt;
+    };
+    QList<Binding> agents;
 };
 
 std::shared_ptr<Sandbox> Sandbox::create(const QString &workspaceId, const BackendSource &backend,
@@ -258,14 +266,10 @@ std::optional<WorkspaceSeedResult> Sandbox::start(const Progress &progress)
 std::optional<WorkspaceSyncResult> Sandbox::stop(bool sync)
 {
     QMutexLocker lifecycle(&d->lifecycle);
-    QList<AttachedAgent> agents;
-    {
-        QMutexLocker lock(&d->mutex);
-        if (!d->started)
-            return std::nullopt;
-        agents = d->agents;
-    }
-    for (const AttachedAgent &a : std::as_const(agents))
+    if (!isStarted())
+        return std::nullopt;
+    const QList<AttachedAgent> agents = attachedAgents();
+    for (const AttachedAgent &a : agents)
         detach(a.agent);
 
     AuditRecorder audit(QStringLiteral("sandbox.stop"), d->workspaceId, hostActor(),
@@ -443,6 +447,10 @@ QStringList Sandbox::downloadFiles(const QList<QPair<QString, QString>> &files, 
         const BackendPtr b = requireBackend();
         QStringList done;
         for (const auto &[wsPath, hostPath] : files) {
+            if (hostPath.isEmpty())
+                throw ValueError(QStringLiteral("download of '%1': empty host path").arg(wsPath));
+        }
+        for (const auto &[wsPath, hostPath] : files) {
             if (!overwrite && QFileInfo::exists(hostPath))
                 continue;
             writeHostFileAtomic(hostPath, b->readFile(wsPath));
@@ -517,10 +525,17 @@ QString Sandbox::readFile(const QString &path, const QString &actor)
     return QString::fromUtf8(readFileBytes(path, actor));
 }
 
+static std::optional<QString> checkedDest(const std::optional<QString> &dest)
+{
+    if (dest && dest->isEmpty())
+        throw ValueError(QStringLiteral("flush destination is empty; give a host folder"));
+    return dest;
+}
+
 std::optional<WorkspaceSyncResult> Sandbox::flush(const std::optional<QString> &dest,
                                                   const Progress &progress, const QString &actor)
 {
-    const std::optional<QString> target = dest ? dest : effectiveSyncDest();
+    const std::optional<QString> target = checkedDest(dest ? dest : effectiveSyncDest());
     if (!target)
         return std::nullopt;
     AuditRecorder audit(QStringLiteral("sandbox.flush"), d->workspaceId, actor,
@@ -545,7 +560,7 @@ std::optional<WorkspaceSyncResult> Sandbox::flush(const std::optional<QString> &
 
 std::optional<SyncPlan> Sandbox::planFlush(const std::optional<QString> &dest)
 {
-    const std::optional<QString> target = dest ? dest : effectiveSyncDest();
+    const std::optional<QString> target = checkedDest(dest ? dest : effectiveSyncDest());
     if (!target)
         return std::nullopt;
     return requireBackend()->planSync(*target, effectiveSyncPolicy());
@@ -583,8 +598,8 @@ void Sandbox::attach(const AgentPtr &agent, SandboxAttachMode mode)
                                          .arg(agent->id(), QString::fromUtf8(e.what())));
         }
         bool found = false;
-        for (AttachedAgent &a : d->agents) {
-            if (a.agent == agent) {
+        for (Private::Binding &a : d->agents) {
+            if (a.agent.lock() == agent) {
                 audit.setField(QStringLiteral("previous_mode"), toString(a.mode));
                 a.mode = mode;
                 found = true;
@@ -592,6 +607,7 @@ void Sandbox::attach(const AgentPtr &agent, SandboxAttachMode mode)
         }
         if (!found)
             d->agents.append({agent, mode, QDateTime::currentDateTimeUtc()});
+        d->agents.removeIf([](const Private::Binding &b) { return b.agent.expired(); });
         audit.setField(QStringLiteral("tools"),
                        QJsonArray::fromStringList(SandboxPlugin::toolNames(mode, canExecute)));
         lock.unlock();
@@ -610,7 +626,7 @@ void Sandbox::detach(const AgentPtr &agent)
     {
         QMutexLocker lock(&d->mutex);
         const qsizetype removed = d->agents.removeIf(
-            [&](const AttachedAgent &a) { return a.agent == agent; });
+            [&](const Private::Binding &a) { return a.agent.lock() == agent; });
         if (removed == 0)
             return;
     }
@@ -623,7 +639,12 @@ void Sandbox::detach(const AgentPtr &agent)
 QList<AttachedAgent> Sandbox::attachedAgents() const
 {
     QMutexLocker lock(&d->mutex);
-    return d->agents;
+    QList<AttachedAgent> out;
+    for (const Private::Binding &b : d->agents) {
+        if (AgentPtr a = b.agent.lock())
+            out.append({a, b.mode, b.attachedAt});
+    }
+    return out;
 }
 
 SandboxRef Sandbox::ref() const
