@@ -108,9 +108,9 @@ int runHeadless(int argc, char **argv)
             auditSink = std::make_shared<JsonLinesAuditSink>(options.auditLog);
             AuditLog::instance().addSink(auditSink);
         }
-        const SandboxPtr sandbox = options.createSandbox();
+        const SandboxPtr sandbox = options.spec.createSandbox();
         qCInfo(lcHeadless).noquote() << "workspace" << sandbox->workspaceId() << "at"
-                                     << options.workspaceRoot;
+                                     << options.spec.workspaceRoot;
         if (!options.execCommands.isEmpty())
             return runExec(sandbox, options.execCommands);
 
@@ -126,7 +126,7 @@ int runHeadless(int argc, char **argv)
         }
         if (script == QLatin1String("-") && ::isatty(STDIN_FILENO))
             QTextStream(stderr) << "elsai-workbench: headless, workspace '" << sandbox->workspaceId()
-                                << "' in " << options.workspaceRoot
+                                << "' in " << options.spec.workspaceRoot
                                 << "\nType one JSON operation per line, e.g. {\"op\":\"start\"} "
                                    "(Ctrl-D ends; --help lists them).\n";
         QFile out;

@@ -1,12 +1,9 @@
 #include "sessionoptions.h"
 
 #include "errors.h"
-#include "localsandboxbackend.h"
 
 #include <QCommandLineParser>
 #include <QDir>
-#include <QRegularExpression>
-#include <QTemporaryDir>
 
 #include <cmath>
 
@@ -111,41 +108,43 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
     SessionOptions o;
     auto has = [&](const char *name) { return p.isSet(QLatin1String(name)); };
     auto val = [&](const char *name) { return p.value(QLatin1String(name)); };
+    SandboxSpec &spec = o.spec;
     if (has("workspace-id")) {
-        o.workspaceId = val("workspace-id");
-        if (o.workspaceId.isEmpty())
+        spec.workspaceId = val("workspace-id");
+        if (spec.workspaceId.isEmpty())
             throw ValueError(QStringLiteral("--workspace-id must not be empty"));
     }
     if (has("workspace-root"))
-        o.workspaceRoot = val("workspace-root");
+        spec.workspaceRoot = val("workspace-root");
     if (has("seed-from"))
-        o.seedFrom = val("seed-from");
-    o.seedExclude = p.values(QStringLiteral("seed-exclude"));
+        spec.seedFrom = val("seed-from");
+    spec.seedExclude = p.values(QStringLiteral("seed-exclude"));
     if (has("sync-include"))
-        o.syncInclude = p.values(QStringLiteral("sync-include"));
+        spec.syncInclude = p.values(QStringLiteral("sync-include"));
     if (has("sync-dest"))
-        o.syncDest = val("sync-dest");
+        spec.syncDest = val("sync-dest");
     if (has("ttl")) {
         const QString ttl = val("ttl");
-        o.ttlSeconds = ttl == QLatin1String("none") ? std::nullopt
+        spec.ttlSeconds = ttl == QLatin1String("none") ? std::nullopt
                                                     : std::optional(positiveNumber(QStringLiteral("ttl"), ttl));
     }
     if (has("timeout"))
-        o.timeout = positiveNumber(QStringLiteral("timeout"), val("timeout"));
+        spec.local.timeout = positiveNumber(QStringLiteral("timeout"), val("timeout"));
     if (has("max-output-bytes"))
-        o.maxOutputBytes = nonNegativeInt(QStringLiteral("max-output-bytes"), val("max-output-bytes"));
+        spec.local.maxOutputBytes = nonNegativeInt(QStringLiteral("max-output-bytes"), val("max-output-bytes"));
     for (const QString &kv : p.values(QStringLiteral("env"))) {
         const qsizetype eq = kv.indexOf(QLatin1Char('='));
         if (eq <= 0)
             throw ValueError(QStringLiteral("--env needs NAME=VALUE, got '%1'").arg(kv));
-        o.env.insert(kv.left(eq), kv.mid(eq + 1));
+        spec.local.env.insert(kv.left(eq), kv.mid(eq + 1));
     }
-    o.inheritEnv = !has("no-inherit-env");
+    spec.local.inheritEnv = !has("no-inherit-env");
     if (has("backend")) {
-        o.backend = val("backend");
-        if (o.backend != QLatin1String("local"))
-            throw ValueError(
-                QStringLiteral("unknown backend '%1'; available: local").arg(o.backend));
+        spec.backend = val("backend");
+        if (!SandboxSpec::availableBackends().contains(spec.backend))
+            throw ValueError(QStringLiteral("unknown backend '%1'; available: %2")
+                                 .arg(spec.backend,
+                                      SandboxSpec::availableBackends().join(QStringLiteral(", "))));
     }
     if (has("audit-log"))
         o.auditLog = val("audit-log");
@@ -164,39 +163,6 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
         o.offloadPreviewTokens = nonNegativeInt(QStringLiteral("offload-preview-tokens"),
                                                 val("offload-preview-tokens"));
     return o;
-}
-
-SandboxPtr SessionOptions::createSandbox()
-{
-    if (workspaceRoot.isEmpty()) {
-        QString safeId = workspaceId;
-        safeId.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));
-        QTemporaryDir dir(QDir::tempPath() + QStringLiteral("/elsai-") + safeId
-                          + QStringLiteral("-XXXXXX"));
-        if (!dir.isValid())
-            throw OSError(QStringLiteral("cannot create a workspace folder under %1: %2")
-                              .arg(QDir::tempPath(), dir.errorString()));
-        dir.setAutoRemove(false);
-        workspaceRoot = dir.path();
-    }
-    LocalSandboxBackend::Options lo;
-    lo.timeout = timeout;
-    lo.maxOutputBytes = maxOutputBytes;
-    lo.inheritEnv = inheritEnv;
-    lo.env = env;
-    auto backend = std::make_shared<LocalSandboxBackend>(workspaceRoot, lo);
-
-    Sandbox::Options so;
-    so.seedFrom = seedFrom;
-    so.seedExclude = seedExclude;
-    so.syncDest = syncDest;
-    if (syncInclude) {
-        WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
-        policy.excludePatterns += seedExclude;
-        policy.syncIncludePatterns = *syncInclude;
-        so.syncPolicy = policy;
-    }
-    return Sandbox::create(workspaceId, backend, ttlSeconds, so);
 }
 
 std::optional<SandboxOutputOffloadPolicy> SessionOptions::offloadPolicy() const

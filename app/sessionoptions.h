@@ -1,7 +1,7 @@
 #pragma once
 
 #include "offload.h"
-#include "sandbox.h"
+#include "sandboxspec.h"
 
 #include <QMap>
 #include <QString>
@@ -19,18 +19,7 @@ struct SessionOptions
 {
     enum class Mode { Headless, Gui };
 
-    QString workspaceId = QStringLiteral("workbench");
-    QString workspaceRoot; ///< empty: a new folder under the temp folder, kept after exit
-    std::optional<QString> seedFrom;
-    QStringList seedExclude;
-    std::optional<QStringList> syncInclude;
-    std::optional<QString> syncDest;
-    std::optional<double> ttlSeconds = 7200;
-    double timeout = 120;
-    qint64 maxOutputBytes = 100000;
-    bool inheritEnv = true;
-    QMap<QString, QString> env;
-    QString backend = QStringLiteral("local");
+    SandboxSpec spec;
     QString auditLog;
 
     QStringList execCommands;
@@ -46,8 +35,6 @@ struct SessionOptions
     /// Reads the parsed options; ValueError on a bad value (message names the option).
     static SessionOptions fromParser(const QCommandLineParser &parser);
 
-    /// Builds the backend and the sandbox (not started). Fills workspaceRoot when empty.
-    SandboxPtr createSandbox();
     std::optional<SandboxOutputOffloadPolicy> offloadPolicy() const;
 };
 

@@ -1,0 +1,54 @@
+#include "sandboxspec.h"
+
+#include "errors.h"
+
+#include <QDir>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+
+namespace elsai {
+
+QStringList SandboxSpec::availableBackends()
+{
+    return {QStringLiteral("local")};
+}
+
+BackendPtr SandboxSpec::createBackend()
+{
+    if (!availableBackends().contains(backend))
+        throw ValueError(QStringLiteral("unknown backend '%1'; available: %2")
+                             .arg(backend, availableBackends().join(QStringLiteral(", "))));
+    if (workspaceId.isEmpty())
+        throw ValueError(QStringLiteral("the workspace id must not be empty"));
+    if (workspaceRoot.isEmpty()) {
+        QString safeId = workspaceId;
+        safeId.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));
+        QTemporaryDir dir(QDir::tempPath() + QStringLiteral("/elsai-") + safeId
+                          + QStringLiteral("-XXXXXX"));
+        if (!dir.isValid())
+            throw OSError(QStringLiteral("cannot create a workspace folder under %1: %2")
+                              .arg(QDir::tempPath(), dir.errorString()));
+        dir.setAutoRemove(false);
+        workspaceRoot = dir.path();
+    }
+    return std::make_shared<LocalSandboxBackend>(workspaceRoot, local);
+}
+
+SandboxPtr SandboxSpec::createSandbox(std::shared_ptr<SandboxManager> manager)
+{
+    const BackendPtr b = createBackend();
+    Sandbox::Options so;
+    so.manager = std::move(manager);
+    so.seedFrom = seedFrom;
+    so.seedExclude = seedExclude;
+    so.syncDest = syncDest;
+    if (syncInclude) {
+        WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
+        policy.excludePatterns += seedExclude;
+        policy.syncIncludePatterns = *syncInclude;
+        so.syncPolicy = policy;
+    }
+    return Sandbox::create(workspaceId, b, ttlSeconds, so);
+}
+
+} // namespace elsai

@@ -1,0 +1,38 @@
+#pragma once
+
+#include "localsandboxbackend.h"
+#include "sandbox.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace elsai {
+
+/// Everything needed to create one sandbox: the Sandbox parameters and the backend's. Filled
+/// by the command line (SessionOptions) and by the window's New Sandbox dialog.
+struct SandboxSpec
+{
+    QString workspaceId = QStringLiteral("workbench");
+    QString backend = QStringLiteral("local");
+    /// Host folder of a local workspace; empty: a new folder under the temp folder, kept.
+    QString workspaceRoot;
+    std::optional<QString> seedFrom;
+    QStringList seedExclude;              ///< merged with DEFAULT_SANDBOX_SEED_EXCLUDES
+    std::optional<QStringList> syncInclude; ///< none: DEFAULT_SANDBOX_SYNC_INCLUDE
+    std::optional<QString> syncDest;
+    std::optional<double> ttlSeconds = 7200;
+    LocalSandboxBackend::Options local;
+
+    /// Names accepted by `backend`.
+    static QStringList availableBackends();
+
+    /// Builds the backend (ValueError for an unknown backend or bad values). Fills
+    /// workspaceRoot when empty (OSError when no folder can be made).
+    BackendPtr createBackend();
+    /// createBackend() + Sandbox::create() with `manager` (none: the sandbox makes its own).
+    SandboxPtr createSandbox(std::shared_ptr<SandboxManager> manager = {});
+};
+
+} // namespace elsai
