@@ -1,9 +1,11 @@
 #pragma once
 
 #include "process.h"
+#include "treecopy.h"
 #include "types.h"
 
 #include <QByteArray>
+#include <QHash>
 #include <QList>
 #include <QMap>
 #include <QString>
@@ -14,9 +16,6 @@
 #include <optional>
 
 namespace elsai {
-
-struct SeedPlan;
-struct SyncPlan;
 
 /// Minimal backend for file system and workspace operations (spec: ExecutionBackend).
 ///
@@ -49,6 +48,8 @@ public:
     virtual void removeFile(const QString &path, bool recursive = false) = 0;
     /// lstat of one entry; FileNotFoundError when missing.
     virtual FileInfo stat(const QString &path) = 0;
+    /// mkdir -p of a workspace folder.
+    virtual void makeDirs(const QString &path) = 0;
 
     /// Copies `source` (a host folder) into the workspace, skipping `excludes`.
     virtual WorkspaceSeedResult seedWorkspace(const QString &source, const QStringList &excludes,
@@ -60,6 +61,9 @@ public:
         = 0;
     /// What syncArtifacts would do, without doing it (the flush preview).
     virtual SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) = 0;
+    /// Workspace-relative path → stamp of each file as the last seed left it (marks files
+    /// changed since seeding); empty when unknown.
+    virtual QHash<QString, FileStamp> seedBaseline() const { return {}; }
 
     /// Writes each (path, content); one result per file, failures as results.
     virtual QList<FileTransferResult> uploadFiles(const QList<QPair<QString, QByteArray>> &files);

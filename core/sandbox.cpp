@@ -482,6 +482,20 @@ void Sandbox::deleteFiles(const QStringList &paths, const QString &actor)
     }
 }
 
+void Sandbox::makeFolder(const QString &path, const QString &actor)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.make_folder"), d->workspaceId, actor,
+                        {{QStringLiteral("path"), path}});
+    try {
+        requireBackend()->makeDirs(path);
+        d->manager->touch(d->workspaceId);
+        audit.ok();
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
 void Sandbox::moveFile(const QString &src, const QString &dest, const QString &actor)
 {
     AuditRecorder audit(QStringLiteral("sandbox.move_file"), d->workspaceId, actor,

@@ -108,6 +108,8 @@ public:
                               const QString &actor = hostActor());
     /// Deletes workspace paths (folders recursively). Not limited by attach modes.
     void deleteFiles(const QStringList &paths, const QString &actor = hostActor());
+    /// Creates a workspace folder and its parents (the window's "New folder").
+    void makeFolder(const QString &path, const QString &actor = hostActor());
     /// Moves a file: read → write → delete.
     void moveFile(const QString &src, const QString &dest, const QString &actor = hostActor());
     QString readFile(const QString &path, const QString &actor = hostActor());

@@ -258,6 +258,9 @@ private Q_SLOTS:
                                  s->moveFile(QStringLiteral("nope"), QStringLiteral("x")));
         QVERIFY_THROWS_EXCEPTION(IsADirectoryError,
                                  s->moveFile(QStringLiteral("dir"), QStringLiteral("dir2")));
+        s->makeFolder(QStringLiteral("made/deep"));
+        QCOMPARE(s->backend()->stat(QStringLiteral("made/deep")).isDir, true);
+        QVERIFY_THROWS_EXCEPTION(PermissionError, s->makeFolder(QStringLiteral("../out")));
         s->deleteFiles({QStringLiteral("moved/a2.txt"), QStringLiteral("dir")});
         QVERIFY_THROWS_EXCEPTION(FileNotFoundError, s->readFile(QStringLiteral("moved/a2.txt")));
         QVERIFY_THROWS_EXCEPTION(FileNotFoundError, s->readFile(QStringLiteral("dir/x.txt")));
@@ -393,6 +396,7 @@ private Q_SLOTS:
             QList<FileInfo> listDir(const QString &p) override { return m_local.listDir(p); }
             void removeFile(const QString &p, bool r) override { m_local.removeFile(p, r); }
             FileInfo stat(const QString &p) override { return m_local.stat(p); }
+            void makeDirs(const QString &p) override { m_local.makeDirs(p); }
             WorkspaceSeedResult seedWorkspace(const QString &s, const QStringList &e,
                                               const std::function<void(int, int)> &pr) override
             {

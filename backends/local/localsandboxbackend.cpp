@@ -93,6 +93,23 @@ FileInfo LocalSandboxBackend::stat(const QString &path)
     return fs()->stat(path);
 }
 
+void LocalSandboxBackend::makeDirs(const QString &path)
+{
+    fs()->makeDirs(path);
+}
+
+QHash<QString, FileStamp> LocalSandboxBackend::seedBaseline() const
+{
+    QMutexLocker lock(&m_manifestMutex);
+    QHash<QString, FileStamp> out;
+    const auto it = m_manifests.constFind(m_seedRoot);
+    if (it == m_manifests.constEnd())
+        return out;
+    for (auto f = it->files.cbegin(); f != it->files.cend(); ++f)
+        out.insert(f.key(), f->workspace);
+    return out;
+}
+
 WorkspaceSeedResult LocalSandboxBackend::seedWorkspace(const QString &source,
                                                        const QStringList &excludes,
                                                        const std::function<void(int, int)> &progress)
@@ -105,6 +122,7 @@ WorkspaceSeedResult LocalSandboxBackend::seedWorkspace(const QString &source,
     WorkspaceSeedResult r = executeSeed(plan, *ws, &manifest, progress);
     QMutexLocker lock(&m_manifestMutex);
     m_manifests.insert(root, std::move(manifest));
+    m_seedRoot = root;
     return r;
 }
 

@@ -49,12 +49,14 @@ public:
     QList<FileInfo> listDir(const QString &path) override;
     void removeFile(const QString &path, bool recursive = false) override;
     FileInfo stat(const QString &path) override;
+    void makeDirs(const QString &path) override;
 
     WorkspaceSeedResult seedWorkspace(const QString &source, const QStringList &excludes,
                                       const std::function<void(int, int)> &progress = {}) override;
     WorkspaceSyncResult syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
                                       const std::function<void(int, int)> &progress = {}) override;
     SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) override;
+    QHash<QString, FileStamp> seedBaseline() const override;
 
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
@@ -73,7 +75,8 @@ private:
     /// absolute path: the base for conflict detection. Guarded by m_manifestMutex, which also
     /// serializes flushes.
     QHash<QString, SeedManifest> m_manifests;
-    QMutex m_manifestMutex;
+    mutable QMutex m_manifestMutex;
+    QString m_seedRoot; ///< host folder of the last seed (guarded by m_manifestMutex)
 };
 
 } // namespace elsai
