@@ -1,0 +1,156 @@
+#pragma once
+
+#include "agent.h"
+#include "sandbox.h"
+#include "sandboxspec.h"
+#include "sessionsmodel.h"
+
+#include <QFuture>
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+#include <QThreadPool>
+#include <QTimer>
+
+#include <memory>
+#include <optional>
+
+namespace elsai {
+
+class AgentsModel;
+class AuditLogModel;
+class AuditSink;
+struct QueuedRelay;
+class ConsoleHistoryModel;
+class WorkspaceTreeModel;
+struct AuditEvent;
+
+/// Owns the SandboxManager and the open sandboxes of the window, runs every backend call on a
+/// private thread pool, and keeps the item models up to date.
+///
+/// Threading contract: call every method on the GUI thread. Slow work (start, stop, flush, file
+/// transfers, listings, commands) runs on pool(); its QFuture is returned, and the controller
+/// itself reacts on the GUI thread when it finishes: models are refreshed and a failure is also
+/// reported by operationFailed() (so a view that ignores the future still shows the error).
+/// Workspace trees are refreshed from the audit stream (every mutation, whoever made it) and,
+/// for changes made by commands, on a timer. The destructor waits for the pool.
+class SandboxController : public QObject
+{
+    Q_OBJECT
+
+public:
+    /// The agent the console runs commands as, and the actor of the window's own edits.
+    static QString consoleAgent() { return QStringLiteral("console"); }
+    static QString humanActor() { return QStringLiteral("human"); }
+
+    explicit SandboxController(QObject *parent = nullptr);
+    ~SandboxController() override;
+
+    const std::shared_ptr<SandboxManager> &manager() const { return m_manager; }
+    QThreadPool *pool() { return &m_pool; }
+    SessionsModel *sessionsModel() const { return m_sessions; }
+    AgentsModel *agentsModel() const { return m_agents; }
+    AuditLogModel *auditModel() const { return m_audit; }
+    /// Per-sandbox models; nullptr for an unknown id.
+    WorkspaceTreeModel *treeModel(const QString &workspaceId) const;
+    ConsoleHistoryModel *consoleModel(const QString &workspaceId) const;
+
+    /// Creates a sandbox from `spec` (ValueError / OSError for bad input, thrown here) and
+    /// starts it in the background when `start`.
+    SandboxPtr addSandbox(SandboxSpec spec, bool start = true);
+    /// Stops (without sync) and forgets a sandbox; its workspace folder stays on disk.
+    void removeSandbox(const QString &workspaceId);
+    SandboxPtr sandbox(const QString &workspaceId) const;
+    QStringList workspaceIds() const;
+    SessionState state(const QString &workspaceId) const;
+
+    QFuture<std::optional<WorkspaceSeedResult>> startSandbox(const QString &workspaceId);
+    QFuture<std::optional<WorkspaceSyncResult>> stopSandbox(const QString &workspaceId,
+                                                            bool sync = true);
+
+    QFuture<QByteArray> readFile(const QString &workspaceId, const QString &path);
+    /// Saves through the sandbox as humanActor() (atomic write).
+    QFuture<void> writeFile(const QString &workspaceId, const QString &path,
+                            const QByteArray &content);
+    QFuture<QStringList> addFiles(const QString &workspaceId,
+                                  const QList<QPair<QString, FileSource>> &files,
+                                  bool overwrite = true);
+    QFuture<QStringList> downloadFiles(const QString &workspaceId,
+                                       const QList<QPair<QString, QString>> &files,
+                                       bool overwrite = true);
+    QFuture<void> deleteFiles(const QString &workspaceId, const QStringList &paths);
+    QFuture<void> moveFile(const QString &workspaceId, const QString &src, const QString &dest);
+    QFuture<void> makeFolder(const QString &workspaceId, const QString &path);
+    QFuture<std::optional<SyncPlan>> planFlush(const QString &workspaceId,
+                                               const std::optional<QString> &dest = {});
+    QFuture<std::optional<WorkspaceSyncResult>> flush(const QString &workspaceId,
+                                                      const std::optional<QString> &dest = {});
+
+    /// Runs a command as consoleAgent(); output streams into the sandbox's console model.
+    /// Returns the request id (0 when the sandbox is unknown or not running).
+    quint64 execute(const QString &workspaceId, const QString &command,
+                    const QString &cwd = QString());
+    void cancelCommand(quint64 requestId);
+    bool isCommandRunning(quint64 requestId) const;
+
+    /// Attaches (or re-attaches with a new mode) an agent created by the window.
+    QFuture<void> attachAgent(const QString &workspaceId, const QString &name,
+                              SandboxAttachMode mode);
+    QFuture<void> detachAgent(const QString &workspaceId, const QString &name);
+    /// Agents created through attachAgent() plus the console agent, by name.
+    AgentPtr agent(const QString &workspaceId, const QString &name) const;
+
+    /// Intervals of the housekeeping timers (ms): cleanup_expired, tree refresh, panel refresh.
+    void setIntervals(int cleanupMs, int treeRefreshMs, int panelRefreshMs);
+    /// Refreshes the sessions and agents models now (the timer does it periodically).
+    void refreshPanels();
+
+    /// Waits until every background call has finished (tests, shutdown).
+    void waitForIdle();
+
+Q_SIGNALS:
+    void sandboxAdded(const QString &workspaceId);
+    void sandboxRemoved(const QString &workspaceId);
+    void sandboxStarted(const QString &workspaceId);
+    /// `reason`: "stopped", "expired after N s idle", or the failure.
+    void sandboxStopped(const QString &workspaceId, const QString &reason);
+    void seedProgress(const QString &workspaceId, int done, int total);
+    void flushProgress(const QString &workspaceId, int done, int total);
+    void operationFailed(const QString &workspaceId, const QString &operation,
+                         const QString &errorType, const QString &message);
+    void commandFinished(const QString &workspaceId, quint64 requestId,
+                         const elsai::ExecuteResult &result);
+
+private:
+    struct Entry;
+    Entry *entry(const QString &workspaceId) const;
+    Entry &requireEntry(const QString &workspaceId) const;
+    template<typename T>
+    QFuture<T> track(const QString &workspaceId, const QString &operation, QFuture<T> future);
+    void reportFailure(const QString &workspaceId, const QString &operation,
+                       std::exception_ptr error);
+    void onAuditEvent(const AuditEvent &event);
+    void onSessionClosed(const QString &workspaceId, const QString &reason);
+    void setState(const QString &workspaceId, SessionState state, const QString &message = {});
+    void ensureConsoleAgent(Entry &e);
+
+    std::shared_ptr<SandboxManager> m_manager;
+    QThreadPool m_pool;
+    SessionsModel *m_sessions;
+    AgentsModel *m_agents;
+    AuditLogModel *m_audit;
+    QHash<QString, Entry *> m_entries;
+    QStringList m_order;
+    QTimer m_cleanupTimer, m_treeTimer, m_panelTimer;
+    quint64 m_nextRequest = 1;
+    QHash<quint64, std::shared_ptr<CancellationToken>> m_running;
+    int m_closeListener = 0;
+    std::shared_ptr<QueuedRelay> m_auditRelay; ///< posts from worker threads to this object
+    std::shared_ptr<AuditSink> m_auditSink;
+};
+
+/// The spec name and message of an exception stored in a finished future (QtConcurrent wraps
+/// std exceptions in QUnhandledException); none when the future has no exception.
+std::optional<std::pair<QString, QString>> futureError(std::exception_ptr error);
+
+} // namespace elsai
