@@ -1,4 +1,610 @@
+#include "errors.h"
+#include "process.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcessEnvironment>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QThread>
 #include <QtTest>
-class T : public QObject { Q_OBJECT };
-QTEST_GUILESS_MAIN(T)
+
+#include <atomic>
+#include <csignal>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+
+using namespace elsai;
+
+namespace {
+
+// Generous bound that only proves "did not hang"; never a performance threshold.
+constexpr qint64 NoHangMs = 20000;
+
+ProcessSpec shell(const QString &command, int timeoutMs = 60000)
+{
+    ProcessSpec spec;
+    spec.command = command;
+    spec.environment = QProcessEnvironment::systemEnvironment().toStringList();
+    spec.timeoutMs = timeoutMs;
+    return spec;
+}
+
+/// Live processes (other than us) whose command line contains `needle`. Zombies have an
+/// empty cmdline, so they do not count.
+int processesWithArg(const QByteArray &needle)
+{
+    int count = 0;
+    const QString self = QString::number(QCoreApplication::applicationPid());
+    const QStringList pids = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
+    for (const QString &pid : pids) {
+        if (pid == self || pid.isEmpty() || !pid.at(0).isDigit())
+            continue;
+        QFile file(QStringLiteral("/proc/%1/cmdline").arg(pid));
+        if (file.open(QIODevice::ReadOnly) && file.readAll().contains(needle))
+            ++count;
+    }
+    return count;
+}
+
+int openFdCount()
+{
+    return int(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::NoDotAndDotDot | QDir::System
+                                                              | QDir::AllEntries)
+                   .size());
+}
+
+} // namespace
+
+class TestProcess : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void stdoutAndStderrAreSeparate();
+    void exitCodes_data();
+    void exitCodes();
+    void stdinIsAtEof();
+    void noTimeoutWhenZero();
+    void timeoutKillsSleep();
+    void timeoutEscalatesToKill();
+    void backgroundChildDoesNotSurvive();
+    void escapedDescendantsDoNotSurvive_data();
+    void escapedDescendantsDoNotSurvive();
+    void pipeHolderDoesNotKeepCallWaiting();
+    void timeoutKillsWholeTree();
+    void floodWithTimeout();
+    void largeOutputIsDrained();
+    void longLineWithoutNewline();
+    void invalidUtf8IsPreserved();
+    void stderrFlood();
+    void capIsCombined();
+    void onOutputSeesKeptChunksInOrder();
+    void onOutputExceptionCleansUp();
+    void cancelFromAnotherThread();
+    void cancelledBeforeStartRunsNothing();
+    void cwdFdIsHonoured();
+    void badCwdFdThrowsWithoutCommandText();
+    void environmentIsExactlyGiven();
+    void markerIsUniquePerCall();
+    void signalStateIsNotInherited();
+    void concurrentCalls();
+    void noFdLeak();
+};
+
+void TestProcess::stdoutAndStderrAreSeparate()
+{
+    const ProcessOutcome out =
+        runProcess(shell(QStringLiteral("echo out; echo err >&2; echo more")));
+    QCOMPARE(out.exitCode, 0);
+    QCOMPARE(out.stdoutData, QByteArray("out\nmore\n"));
+    QCOMPARE(out.stderrData, QByteArray("err\n"));
+    QVERIFY(!out.truncated);
+    QVERIFY(!out.timedOut);
+    QVERIFY(!out.cancelled);
+    QCOMPARE(out.droppedBytes, 0);
+}
+
+void TestProcess::exitCodes_data()
+{
+    QTest::addColumn<QString>("command");
+    QTest::addColumn<int>("exitCode");
+    QTest::newRow("true") << QStringLiteral("true") << 0;
+    QTest::newRow("false") << QStringLiteral("false") << 1;
+    QTest::newRow("exit 3") << QStringLiteral("exit 3") << 3;
+    QTest::newRow("exit 255") << QStringLiteral("exit 255") << 255;
+    QTest::newRow("SIGKILL") << QStringLiteral("kill -9 $$") << 137;
+    QTest::newRow("SIGTERM") << QStringLiteral("kill -TERM $$") << 143;
+    QTest::newRow("not found") << QStringLiteral("elsai-no-such-command-xyz") << 127;
+}
+
+void TestProcess::exitCodes()
+{
+    QFETCH(QString, command);
+    QFETCH(int, exitCode);
+    const ProcessOutcome out = runProcess(shell(command));
+    QCOMPARE(out.exitCode, exitCode);
+    QVERIFY(!out.timedOut);
+}
+
+void TestProcess::stdinIsAtEof()
+{
+    QElapsedTimer timer;
+    timer.start();
+    const ProcessOutcome out = runProcess(shell(QStringLiteral("cat; echo rc=$?"), 30000));
+    QVERIFY(timer.elapsed() < NoHangMs);
+    QVERIFY(!out.timedOut);
+    QCOMPARE(out.exitCode, 0);
+    QCOMPARE(out.stdoutData, QByteArray("rc=0\n"));
+    QVERIFY(out.stderrData.isEmpty());
+}
+
+void TestProcess::noTimeoutWhenZero()
+{
+    const ProcessOutcome out = runProcess(shell(QStringLiteral("sleep 0.3; echo done"), 0));
+    QCOMPARE(out.exitCode, 0);
+    QCOMPARE(out.stdoutData, QByteArray("done\n"));
+    QVERIFY(out.durationMs >= 250);
+}
+
+// E1
+void TestProcess::timeoutKillsSleep()
+{
+    ProcessSpec spec = shell(QStringLiteral("sleep 100.111"), 2000);
+    QElapsedTimer timer;
+    timer.start();
+    const ProcessOutcome out = runProcess(spec);
+    QVERIFY(timer.elapsed() < NoHangMs);
+    QCOMPARE(out.exitCode, 124);
+    QVERIFY(out.timedOut);
+    QVERIFY(!out.cancelled);
+    QVERIFY(out.durationMs >= 1900);
+    QCOMPARE(processesWithArg("100.111"), 0);
+}
+
+// E2: TERM is ignored by the shell and (inherited) by sleep; only the KILL ends it.
+void TestProcess::timeoutEscalatesToKill()
+{
+    ProcessSpec spec = shell(QStringLiteral("trap '' TERM; sleep 100.222; echo after"), 1000);
+    spec.killGraceMs = 1000;
+    QElapsedTimer timer;
+    timer.start();
+    const ProcessOutcome out = runProcess(spec);
+    QVERIFY(timer.elapsed() < NoHangMs);
+    QCOMPARE(out.exitCode, 124);
+    QVERIFY(out.timedOut);
+    QVERIFY(out.durationMs >= 1900); // timeout + grace
+    QVERIFY(out.stdoutData.isEmpty());
+    QCOMPARE(processesWithArg("100.222"), 0);
+}
+
+// E3
+void TestProcess::backgroundChildDoesNotSurvive()
+{
+    QElapsedTimer timer;
+    timer.start();
+    const ProcessOutcome out = runProcess(shell(QStringLiteral("sleep 100.123 & echo hi")));
+    QVERIFY(timer.elapsed() < NoHangMs);
+    QCOMPARE(out.exitCode, 0);
+    QVERIFY(!out.timedOut);
+    QCOMPARE(out.stdoutData, QByteArray("hi\n"));
+    QCOMPARE(processesWithArg("100.123"), 0);
+}
+
+// Each escapee touches a file once it has left the group; the shell exits only after that, so
+// the escape has really happened before the call starts cleaning up.
+void TestProcess::escapedDescendantsDoNotSurvive_data()
+{
+    QTest::addColumn<QString>("command");
+    QTest::addColumn<QByteArray>("needle");
+    const QString waitReady = QStringLiteral(" while [ ! -e r ]; do sleep 0.01; done; echo ok");
+    QTest::newRow("setsid")
+        << QStringLiteral("setsid sh -c 'touch r; exec sleep 100.456' &") + waitReady
+        << QByteArray("100.456");
+    QTest::newRow("setsid, output elsewhere")
+        << QStringLiteral("setsid sh -c 'touch r; exec sleep 100.457 >/dev/null 2>&1' &")
+               + waitReady
+        << QByteArray("100.457");
+    QTest::newRow("double fork")
+        << QStringLiteral("(setsid sh -c 'touch r; exec sleep 100.458' &);") + waitReady
+        << QByteArray("100.458");
+    // Same session, own process group: out of reach of the group kill.
+    if (!QStandardPaths::findExecutable(QStringLiteral("perl")).isEmpty()) {
+        QTest::newRow("own group")
+            << QStringLiteral("perl -e 'setpgrp(0, 0); open(my $f, \">\", \"r\"); close($f);"
+                              " exec(\"sleep\", \"100.459\")' &")
+                   + waitReady
+            << QByteArray("100.459");
+    }
+    QTest::newRow("nested escapes")
+        << QStringLiteral("setsid sh -c '(setsid sh -c \"touch r; exec sleep 100.461\" &); "
+                          "exec sleep 100.462' &")
+               + waitReady
+        << QByteArray("100.46");
+    QTest::newRow("many")
+        << QStringLiteral("for i in 1 2 3 4 5 6 7 8; do "
+                          "setsid sh -c \"touch r$i; exec sleep 100.47$i\" & done;"
+                          " for i in 1 2 3 4 5 6 7 8; do"
+                          " while [ ! -e r$i ]; do sleep 0.01; done; done; echo ok")
+        << QByteArray("100.47");
+}
+
+void TestProcess::escapedDescendantsDoNotSurvive()
+{
+    QFETCH(QString, command);
+    QFETCH(QByteArray, needle);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const int fd = ::open(QFile::encodeName(dir.path()).constData(),
+                          O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    QVERIFY(fd >= 0);
+    ProcessSpec spec = shell(command);
+    spec.cwdFd = fd;
+    QElapsedTimer timer;
+    timer.start();
+    const ProcessOutcome out = runProcess(spec);
+    ::close(fd);
+    QVERIFY(timer.elapsed() < NoHangMs);
+    QVERIFY(!out.timedOut);
+    QCOMPARE(out.exitCode, 0);
+    QCOMPARE(out.stdoutData, QByteArray("ok\n"));
+    QCOMPARE(processesWithArg(needle), 0);
+}
+
+void TestProcess::pipeHolderDoesNotKeepCallWaiting()
+{
+    QElapsedTimer timer;
+    timer.start();
+    const ProcessOutcome out = runProcess(shell(QStringLiteral("(sleep 100.789 >&1 &); echo x")));
+    QVERIFY(timer.elapsed() < NoHangMs);
+    QVERIFY(!out.timedOut);
+    QCOMPARE(out.exitCode, 0);
+    QCOMPARE(out.stdoutData, QByteArray("x\n"));
+    QCOMPARE(processesWithArg("100.789"), 0);
+}
+
+void TestProcess::timeoutKillsWholeTree()
+{
+    ProcessSpec spec = shell(QStringLiteral("sleep 100.61 & setsid sleep 100.62 & "
+                                            "sh -c 'trap \"\" TERM; sleep 100.63' & wait"),
+                             1000);
+    spec.killGraceMs = 500;
+    QElapsedTimer timer;
+    timer.start();
+    const ProcessOutcome out = runProcess(spec);
+    QVERIFY(timer.elapsed() < NoHangMs);
+    QCOMPARE(out.exitCode, 124);
+    QVERIFY(out.timedOut);
+    QCOMPARE(processesWithArg("100.6"), 0);
+}
+
+// E4
+void TestProcess::floodWithTimeout()
+{
+    ProcessSpec spec = shell(QStringLiteral("yes elsai-flood-7781"), 1500);
+    spec.maxOutputBytes = 100000;
+    QElapsedTimer timer;
+    timer.start();
+    const ProcessOutcome out = runProcess(spec);
+    QVERIFY(timer.elapsed() < NoHangMs);
+    QVERIFY(out.truncated);
+    QVERIFY(out.timedOut);
+    QCOMPARE(out.exitCode, 124);
+    QCOMPARE(out.stdoutData.size(), 100000);
+    QVERIFY(out.droppedBytes > 0);
+    QVERIFY(out.stdoutData.startsWith("elsai-flood-7781\nelsai-flood-7781\n"));
+    QCOMPARE(processesWithArg("elsai-flood-7781"), 0);
+}
+
+void TestProcess::largeOutputIsDrained()
+{
+    ProcessSpec spec = shell(QStringLiteral("head -c 100000000 /dev/zero; echo rc=$? >&2"));
+    spec.maxOutputBytes = 100000;
+    const ProcessOutcome out = runProcess(spec);
+    QVERIFY(!out.timedOut);
+    QCOMPARE(out.exitCode, 0);
+    QVERIFY(out.truncated);
+    QCOMPARE(out.stdoutData.size() + out.stderrData.size(), 100000);
+    QCOMPARE(out.stdoutData, QByteArray(100000, '\0'));
+    QCOMPARE(out.droppedBytes, 100000000 - 100000 + 5); // "rc=0\n" came after the cap
+}
+
+void TestProcess::longLineWithoutNewline()
+{
+    ProcessSpec spec = shell(QStringLiteral("head -c 5000000 /dev/zero | tr '\\0' a"));
+    spec.maxOutputBytes = 100000;
+    const ProcessOutcome out = runProcess(spec);
+    QCOMPARE(out.exitCode, 0);
+    QVERIFY(out.truncated);
+    QCOMPARE(out.stdoutData, QByteArray(100000, 'a'));
+    QCOMPARE(out.droppedBytes, 5000000 - 100000);
+}
+
+void TestProcess::invalidUtf8IsPreserved()
+{
+    const ProcessOutcome out =
+        runProcess(shell(QStringLiteral("printf '\\377\\376\\200abc\\300\\000z'")));
+    QCOMPARE(out.exitCode, 0);
+    QCOMPARE(out.stdoutData, QByteArray("\xff\xfe\x80" "abc" "\xc0\0z", 9));
+}
+
+void TestProcess::stderrFlood()
+{
+    ProcessSpec spec = shell(QStringLiteral("head -c 10000000 /dev/zero >&2; echo end"));
+    spec.maxOutputBytes = 100000;
+    const ProcessOutcome out = runProcess(spec);
+    QCOMPARE(out.exitCode, 0);
+    QVERIFY(out.truncated);
+    QCOMPARE(out.stderrData.size(), 100000);
+    QVERIFY(out.stdoutData.isEmpty()); // the cap was used up before "end" arrived
+    QCOMPARE(out.droppedBytes, 10000000 - 100000 + 4);
+}
+
+void TestProcess::capIsCombined()
+{
+    ProcessSpec spec = shell(QStringLiteral("head -c 70000 /dev/zero | tr '\\0' o; "
+                                            "head -c 70000 /dev/zero | tr '\\0' e >&2"));
+    spec.maxOutputBytes = 100000;
+    const ProcessOutcome out = runProcess(spec);
+    QCOMPARE(out.exitCode, 0);
+    QVERIFY(out.truncated);
+    // Sequential writes: stdout arrives first and is kept whole, stderr gets the rest.
+    QCOMPARE(out.stdoutData, QByteArray(70000, 'o'));
+    QCOMPARE(out.stderrData, QByteArray(30000, 'e'));
+    QCOMPARE(out.droppedBytes, 40000);
+}
+
+void TestProcess::onOutputSeesKeptChunksInOrder()
+{
+    for (const qint64 cap : {qint64(10000000), qint64(100000)}) {
+        ProcessSpec spec = shell(QStringLiteral("seq 1 200000; echo err >&2"));
+        spec.maxOutputBytes = cap;
+        QByteArray seenOut;
+        QByteArray seenErr;
+        qint64 total = 0;
+        int calls = 0;
+        bool emptyChunk = false;
+        bool otherThread = false;
+        QThread *const self = QThread::currentThread();
+        spec.onOutput = [&](OutputChannel channel, const QByteArray &chunk) {
+            ++calls;
+            emptyChunk |= chunk.isEmpty();
+            otherThread |= QThread::currentThread() != self;
+            total += chunk.size();
+            (channel == OutputChannel::Stdout ? seenOut : seenErr).append(chunk);
+        };
+        const ProcessOutcome out = runProcess(spec);
+        QCOMPARE(out.exitCode, 0);
+        QVERIFY(calls > 1);
+        QVERIFY(!emptyChunk);
+        QVERIFY(!otherThread);
+        QCOMPARE(seenOut, out.stdoutData);
+        QCOMPARE(seenErr, out.stderrData);
+        QCOMPARE(total, out.stdoutData.size() + out.stderrData.size());
+        if (cap == 100000) {
+            QVERIFY(out.truncated);
+            QCOMPARE(total, cap);
+        } else {
+            QVERIFY(!out.truncated);
+            QVERIFY(out.stdoutData.startsWith("1\n2\n3\n"));
+            QVERIFY(out.stdoutData.endsWith("199999\n200000\n"));
+            QCOMPARE(out.stderrData, QByteArray("err\n"));
+        }
+    }
+}
+
+void TestProcess::onOutputExceptionCleansUp()
+{
+    ProcessSpec spec = shell(QStringLiteral("setsid sleep 100.91 & sleep 100.92 & echo x; "
+                                            "sleep 100.93"));
+    spec.onOutput = [](OutputChannel, const QByteArray &) {
+        throw std::runtime_error("consumer failed");
+    };
+    QElapsedTimer timer;
+    timer.start();
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, runProcess(spec));
+    QVERIFY(timer.elapsed() < NoHangMs);
+    QCOMPARE(processesWithArg("100.9"), 0);
+}
+
+void TestProcess::cancelFromAnotherThread()
+{
+    ProcessSpec spec = shell(QStringLiteral("sleep 100.333"), 60000);
+    spec.cancel = std::make_shared<CancellationToken>();
+    std::thread canceller([token = spec.cancel] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        token->cancel();
+    });
+    QElapsedTimer timer;
+    timer.start();
+    const ProcessOutcome out = runProcess(spec);
+    canceller.join();
+    QVERIFY(timer.elapsed() < NoHangMs);
+    QCOMPARE(out.exitCode, 130);
+    QVERIFY(out.cancelled);
+    QVERIFY(!out.timedOut);
+    QVERIFY(out.durationMs >= 400);
+    QCOMPARE(processesWithArg("100.333"), 0);
+
+    // The token stays cancelled: a second call with it does not run at all.
+    const ProcessOutcome again = runProcess(spec);
+    QCOMPARE(again.exitCode, 130);
+    QVERIFY(again.cancelled);
+}
+
+void TestProcess::cancelledBeforeStartRunsNothing()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString marker = dir.filePath(QStringLiteral("ran"));
+    ProcessSpec spec = shell(QStringLiteral("touch '%1'").arg(marker));
+    spec.cancel = std::make_shared<CancellationToken>();
+    spec.cancel->cancel();
+    spec.cancel->cancel(); // idempotent
+    const ProcessOutcome out = runProcess(spec);
+    QCOMPARE(out.exitCode, 130);
+    QVERIFY(out.cancelled);
+    QVERIFY(!QFile::exists(marker));
+}
+
+void TestProcess::cwdFdIsHonoured()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString canonical = QDir(dir.path()).canonicalPath();
+    const int fd = ::open(QFile::encodeName(dir.path()).constData(),
+                          O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    QVERIFY(fd >= 0);
+    ProcessSpec spec = shell(QStringLiteral("pwd -P; echo data > here.txt"));
+    spec.cwdFd = fd;
+    const ProcessOutcome out = runProcess(spec);
+    ::close(fd);
+    QCOMPARE(out.exitCode, 0);
+    QCOMPARE(out.stdoutData, QFile::encodeName(canonical) + '\n');
+    QVERIFY(QFile::exists(dir.filePath(QStringLiteral("here.txt"))));
+    // The caller's own working folder is unchanged.
+    QVERIFY(QDir::currentPath() != canonical);
+}
+
+void TestProcess::badCwdFdThrowsWithoutCommandText()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QFile file(dir.filePath(QStringLiteral("f")));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    const int fdBefore = openFdCount();
+
+    ProcessSpec spec = shell(QStringLiteral("echo CANARY-elsai-7f3a"));
+    spec.cwdFd = file.handle(); // not a folder
+    try {
+        runProcess(spec);
+        QFAIL("expected an OSError for a file as cwd");
+    } catch (const OSError &e) {
+        QCOMPARE(e.errnoValue(), ENOTDIR);
+        QVERIFY(!e.message().contains(QStringLiteral("CANARY")));
+        QVERIFY(!e.message().contains(QStringLiteral("echo")));
+    }
+
+    spec.cwdFd = 100000; // not open
+    try {
+        runProcess(spec);
+        QFAIL("expected an OSError for a closed fd as cwd");
+    } catch (const OSError &e) {
+        QCOMPARE(e.errnoValue(), EBADF);
+        QVERIFY(!e.message().contains(QStringLiteral("CANARY")));
+    }
+    QCOMPARE(openFdCount(), fdBefore);
+}
+
+void TestProcess::environmentIsExactlyGiven()
+{
+    ProcessSpec spec = shell(QStringLiteral("/usr/bin/env"));
+    spec.environment = {QStringLiteral("FOO=bar baz"), QStringLiteral("EMPTY="),
+                        QStringLiteral("ELSAI_EXEC_TOKEN=forged")};
+    const ProcessOutcome out = runProcess(spec);
+    QCOMPARE(out.exitCode, 0);
+    QStringList lines = QString::fromUtf8(out.stdoutData).split(u'\n', Qt::SkipEmptyParts);
+    lines.removeIf([](const QString &l) { return l.startsWith(QStringLiteral("PWD=")); }); // dash
+    lines.sort();
+    QCOMPARE(lines.size(), 3);
+    QCOMPARE(lines.at(1), QStringLiteral("EMPTY="));
+    QCOMPARE(lines.at(2), QStringLiteral("FOO=bar baz"));
+    static const QRegularExpression token(QStringLiteral("^ELSAI_EXEC_TOKEN=[0-9a-f]{32}$"));
+    QVERIFY2(token.match(lines.at(0)).hasMatch(), qPrintable(lines.at(0)));
+}
+
+void TestProcess::markerIsUniquePerCall()
+{
+    QSet<QByteArray> seen;
+    for (int i = 0; i < 20; ++i) {
+        const ProcessOutcome out = runProcess(shell(QStringLiteral("echo $ELSAI_EXEC_TOKEN")));
+        QCOMPARE(out.stdoutData.size(), 33);
+        seen.insert(out.stdoutData);
+    }
+    QCOMPARE(seen.size(), 20);
+}
+
+// A host that ignores SIGPIPE or blocks SIGTERM must not hand that to the command.
+void TestProcess::signalStateIsNotInherited()
+{
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    struct sigaction previous = {};
+    QCOMPARE(::sigaction(SIGPIPE, &ignore, &previous), 0);
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigset_t oldMask;
+    QCOMPARE(::pthread_sigmask(SIG_BLOCK, &block, &oldMask), 0);
+
+    const ProcessOutcome pipe = runProcess(shell(QStringLiteral("kill -PIPE $$; echo survived")));
+    const ProcessOutcome term = runProcess(shell(QStringLiteral("kill -TERM $$; echo survived")));
+    const ProcessOutcome yes = runProcess(shell(QStringLiteral("yes | head -c 3")));
+
+    ::pthread_sigmask(SIG_SETMASK, &oldMask, nullptr);
+    ::sigaction(SIGPIPE, &previous, nullptr);
+
+    QCOMPARE(pipe.exitCode, 128 + SIGPIPE);
+    QVERIFY(pipe.stdoutData.isEmpty());
+    QCOMPARE(term.exitCode, 128 + SIGTERM);
+    QVERIFY(term.stdoutData.isEmpty());
+    QCOMPARE(yes.stdoutData, QByteArray("y\ny"));
+    QVERIFY2(yes.stderrData.isEmpty(), yes.stderrData.constData()); // no "Broken pipe"
+}
+
+void TestProcess::concurrentCalls()
+{
+    constexpr int Threads = 8;
+    constexpr int CallsPerThread = 25;
+    std::atomic_int failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < Threads; ++t) {
+        threads.emplace_back([t, &failures] {
+            for (int i = 0; i < CallsPerThread; ++i) {
+                const QString unique = QStringLiteral("thread-%1-call-%2").arg(t).arg(i);
+                const QString command = i % 5 == 0
+                                            ? QStringLiteral("sleep 0.05; echo %1").arg(unique)
+                                            : QStringLiteral("echo %1; echo %1 >&2").arg(unique);
+                const ProcessOutcome out = runProcess(shell(command));
+                const QByteArray expected = unique.toUtf8() + '\n';
+                const bool ok = out.exitCode == 0 && out.stdoutData == expected
+                                && (i % 5 == 0 ? out.stderrData.isEmpty()
+                                               : out.stderrData == expected);
+                if (!ok)
+                    ++failures;
+            }
+        });
+    }
+    for (std::thread &thread : threads)
+        thread.join();
+    QCOMPARE(failures.load(), 0);
+}
+
+void TestProcess::noFdLeak()
+{
+    runProcess(shell(QStringLiteral("true"))); // warm up lazily opened files
+    const int before = openFdCount();
+    for (int i = 0; i < 200; ++i) {
+        const QString command = i % 50 == 0 ? QStringLiteral("setsid sleep 100.77 & echo %1")
+                                            : QStringLiteral("echo %1");
+        const ProcessOutcome out = runProcess(shell(command.arg(i)));
+        QCOMPARE(out.stdoutData, QByteArray::number(i) + '\n');
+    }
+    ProcessSpec timed = shell(QStringLiteral("sleep 100.78"), 200);
+    timed.killGraceMs = 100;
+    timed.cancel = std::make_shared<CancellationToken>();
+    QCOMPARE(runProcess(timed).exitCode, 124);
+    timed.cancel.reset();
+    QCOMPARE(openFdCount(), before);
+    QCOMPARE(processesWithArg("100.77"), 0);
+}
+
+QTEST_GUILESS_MAIN(TestProcess)
 #include "tst_process.moc"
