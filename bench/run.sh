@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs every benchmark and prints ratios against baselines measured in the same run.
+#   bench/run.sh [--build-dir DIR] [--quick]
+# --quick: fewer rounds (a smoke run, e.g. in CI); the figures are then rougher.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR="$ROOT/build"
+RUNS=5
+while [[ $# -gt 0 ]]; do
+    case $1 in
+    --build-dir) BUILD_DIR=$2; shift 2 ;;
+    --quick) RUNS=2; shift ;;
+    -h | --help) sed -n '2,4p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+    esac
+done
+command -v rsync >/dev/null || { echo "bench: rsync is needed (apt-get install rsync)" >&2; exit 2; }
+
+echo "== seeding: 20,000 files in 2,000 folders (half excluded) =="
+bash "$ROOT/bench/seed_bench.sh" --build-dir "$BUILD_DIR" --runs "$RUNS"
+echo
+echo "== execute(\"true\") vs posix_spawn + waitpid of /bin/sh -c true =="
+"$BUILD_DIR/bench/exec_bench"
