@@ -13,6 +13,7 @@ struct AgentCall
     QDateTime at;
     QString tool;
     QString outcome; ///< "ok", "denied", "error" (+ error type)
+    bool operator==(const AgentCall &) const = default;
 };
 
 /// A snapshot of one attached agent, built off the GUI thread by the controller.

@@ -1,4 +1,300 @@
+#include "consolehistorymodel.h"
+#include "modelroles.h"
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
 #include <QtTest>
-class T : public QObject { Q_OBJECT };
-QTEST_GUILESS_MAIN(T)
+
+using namespace elsai;
+
+namespace {
+
+ExecuteResult result(int exitCode, qint64 ms, bool timedOut = false, bool truncated = false,
+                     bool cancelled = false)
+{
+    ExecuteResult r;
+    r.exitCode = exitCode;
+    r.durationMs = ms;
+    r.timedOut = timedOut;
+    r.truncated = truncated;
+    r.cancelled = cancelled;
+    return r;
+}
+
+QStringList commands(const ConsoleHistoryModel &model)
+{
+    QStringList out;
+    for (int row = 0; row < model.rowCount(); ++row)
+        out.append(model.index(row).data(Roles::CommandRole).toString());
+    return out;
+}
+
+} // namespace
+
+class TestConsoleHistoryModel : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void modelTester();
+    void runningEntry();
+    void streamingChunksArrive();
+    void changesAreCoalescedPerRow();
+    void floodKeepsMemoryBounded();
+    void finish_data();
+    void finish();
+    void finishWithoutStreamingUsesResult();
+    void failCommand();
+    void maxEntriesDropsOldest();
+    void unknownIdIsIgnored();
+    void history_data();
+    void history();
+};
+
+void TestConsoleHistoryModel::modelTester()
+{
+    ConsoleHistoryModel model;
+    QAbstractItemModelTester tester(&model,
+                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    model.setMaxEntries(4);
+    for (quint64 id = 1; id <= 6; ++id) {
+        model.beginCommand(id, QStringLiteral("echo %1").arg(id), QStringLiteral("/"));
+        model.appendOutput(id, OutputChannel::Stdout, QByteArray::number(id));
+        model.appendOutput(id, OutputChannel::Stderr, "err");
+        if (id % 2)
+            model.finishCommand(id, result(0, 1));
+        else
+            model.failCommand(id, QStringLiteral("OSError"), QStringLiteral("boom"));
+    }
+    QCoreApplication::processEvents();
+    model.setMaxEntries(2);
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(reset.count(), 0);
+}
+
+void TestConsoleHistoryModel::runningEntry()
+{
+    ConsoleHistoryModel model;
+    QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+    QCOMPARE(model.beginCommand(7, QStringLiteral("make -j4"), QStringLiteral("/ws")), 0);
+    QCOMPARE(model.beginCommand(8, QStringLiteral("ls"), QStringLiteral("/ws")), 1);
+    QCOMPARE(inserted.count(), 2);
+    QCOMPARE(model.rowOf(8), 1);
+    const QModelIndex idx = model.index(0);
+    QCOMPARE(idx.data().toString(), QStringLiteral("$ make -j4 — running…"));
+    QCOMPARE(idx.data(Roles::RunningRole).toBool(), true);
+    QVERIFY(!idx.data(Roles::ExitCodeRole).isValid());
+    QVERIFY(idx.data(Roles::DurationRole).toLongLong() >= 0);
+    QCOMPARE(model.entry(0).cwd, QStringLiteral("/ws"));
+}
+
+void TestConsoleHistoryModel::streamingChunksArrive()
+{
+    ConsoleHistoryModel model;
+    model.beginCommand(1, QStringLiteral("a"), {});
+    model.beginCommand(2, QStringLiteral("b"), {});
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+
+    model.appendOutput(2, OutputChannel::Stdout, "hello ");
+    model.appendOutput(2, OutputChannel::Stderr, "warn\n");
+    model.appendOutput(2, OutputChannel::Stdout, "world\n");
+    QCOMPARE(changed.count(), 0); // coalesced to the next event-loop pass
+    QTRY_COMPARE(changed.count(), 1);
+    QCOMPARE(changed.at(0).at(0).toModelIndex(), model.index(1));
+    QCOMPARE(changed.at(0).at(1).toModelIndex(), model.index(1));
+    QCOMPARE(model.index(1).data(Roles::OutputRole).toString(), QStringLiteral("hello world\n"));
+    QCOMPARE(model.index(1).data(Roles::StderrRole).toString(), QStringLiteral("warn\n"));
+    QVERIFY(model.index(0).data(Roles::OutputRole).toString().isEmpty());
+
+    model.appendOutput(2, OutputChannel::Stdout, "more");
+    QTRY_COMPARE(changed.count(), 2);
+    QCOMPARE(model.entry(1).stdoutData, QByteArray("hello world\nmore"));
+}
+
+void TestConsoleHistoryModel::changesAreCoalescedPerRow()
+{
+    ConsoleHistoryModel model;
+    model.beginCommand(1, QStringLiteral("a"), {});
+    model.beginCommand(2, QStringLiteral("b"), {});
+    model.beginCommand(3, QStringLiteral("c"), {});
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    for (int i = 0; i < 100; ++i) {
+        model.appendOutput(1, OutputChannel::Stdout, "x");
+        model.appendOutput(3, OutputChannel::Stderr, "y");
+    }
+    model.finishCommand(3, result(0, 1));
+    QCoreApplication::processEvents();
+    QCOMPARE(changed.count(), 2); // rows 0 and 2, once each
+    QSet<int> rows;
+    for (const QList<QVariant> &args : std::as_const(changed))
+        rows.insert(args.at(0).toModelIndex().row());
+    QCOMPARE(rows, (QSet<int>{0, 2}));
+    QCOMPARE(model.entry(0).stdoutData.size(), 100);
+    QCOMPARE(model.entry(2).stderrData.size(), 100);
+}
+
+void TestConsoleHistoryModel::floodKeepsMemoryBounded()
+{
+    ConsoleHistoryModel model;
+    const qint64 cap = 1 << 20;
+    model.setOutputCap(cap);
+    model.beginCommand(1, QStringLiteral("yes"), {});
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+
+    const QByteArray chunk(64 * 1024, 'y');
+    const int chunks = 50 * 1024 * 1024 / chunk.size(); // 50 MiB per channel
+    for (int i = 0; i < chunks; ++i) {
+        model.appendOutput(1, OutputChannel::Stdout, chunk);
+        model.appendOutput(1, OutputChannel::Stderr, chunk);
+        if (i % 4 == 0)
+            QCoreApplication::processEvents(); // the GUI keeps running during a flood
+    }
+    QCoreApplication::processEvents();
+
+    const ConsoleHistoryModel::Entry &e = model.entry(0);
+    QCOMPARE(e.stdoutData.size(), cap);
+    QCOMPARE(e.stderrData.size(), cap);
+    QCOMPARE(e.droppedBytes, 2 * (qint64(chunks) * chunk.size() - cap));
+    QVERIFY2(changed.count() * 100 < chunks, qPrintable(QString::number(changed.count())));
+
+    ExecuteResult r = result(0, 900);
+    r.truncated = true;
+    model.finishCommand(1, r);
+    QCOMPARE(model.index(0).data().toString(),
+             QStringLiteral("$ yes — exit 0 in 900 ms, truncated"));
+}
+
+void TestConsoleHistoryModel::finish_data()
+{
+    QTest::addColumn<ExecuteResult>("result");
+    QTest::addColumn<QString>("display");
+
+    QTest::newRow("exit-0") << result(0, 12) << QStringLiteral("$ cmd — exit 0 in 12 ms");
+    QTest::newRow("exit-2") << result(2, 3400) << QStringLiteral("$ cmd — exit 2 in 3400 ms");
+    QTest::newRow("timed-out") << result(124, 2000, true) << QStringLiteral("$ cmd — timed out");
+    QTest::newRow("truncated") << result(0, 5, false, true)
+                               << QStringLiteral("$ cmd — exit 0 in 5 ms, truncated");
+    QTest::newRow("timed-out-and-truncated")
+        << result(124, 5, true, true) << QStringLiteral("$ cmd — timed out, truncated");
+    QTest::newRow("cancelled") << result(130, 5, false, false, true)
+                               << QStringLiteral("$ cmd — cancelled");
+}
+
+void TestConsoleHistoryModel::finish()
+{
+    QFETCH(ExecuteResult, result);
+    QFETCH(QString, display);
+
+    ConsoleHistoryModel model;
+    model.beginCommand(5, QStringLiteral("cmd"), {});
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.finishCommand(5, result);
+    QTRY_COMPARE(changed.count(), 1);
+    const QModelIndex idx = model.index(0);
+    QCOMPARE(idx.data().toString(), display);
+    QCOMPARE(idx.data(Roles::RunningRole).toBool(), false);
+    QCOMPARE(idx.data(Roles::ExitCodeRole).toInt(), result.exitCode);
+    QCOMPARE(idx.data(Roles::DurationRole).toLongLong(), result.durationMs);
+}
+
+void TestConsoleHistoryModel::finishWithoutStreamingUsesResult()
+{
+    ConsoleHistoryModel model;
+    model.setOutputCap(4);
+    model.beginCommand(1, QStringLiteral("streamed"), {});
+    model.beginCommand(2, QStringLiteral("not streamed"), {});
+    model.appendOutput(1, OutputChannel::Stdout, "abc");
+    ExecuteResult r = result(0, 1);
+    r.output = QStringLiteral("abcdef"); // the streamed copy wins
+    model.finishCommand(1, r);
+    r.output = QStringLiteral("123456");
+    r.stderr_ = QStringLiteral("e");
+    model.finishCommand(2, r);
+    QCOMPARE(model.entry(0).stdoutData, QByteArray("abc"));
+    QCOMPARE(model.entry(1).stdoutData, QByteArray("1234"));
+    QCOMPARE(model.entry(1).stderrData, QByteArray("e"));
+    QCOMPARE(model.entry(1).droppedBytes, 2);
+}
+
+void TestConsoleHistoryModel::failCommand()
+{
+    ConsoleHistoryModel model;
+    model.beginCommand(1, QStringLiteral("run"), {});
+    model.appendOutput(1, OutputChannel::Stderr, "partial");
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.failCommand(1, QStringLiteral("SandboxNotStartedError"), QStringLiteral("not started"));
+    QTRY_COMPARE(changed.count(), 1);
+    const QModelIndex idx = model.index(0);
+    QCOMPARE(idx.data().toString(), QStringLiteral("$ run — failed"));
+    QCOMPARE(idx.data(Roles::RunningRole).toBool(), false);
+    QVERIFY(!idx.data(Roles::ExitCodeRole).isValid());
+    QCOMPARE(idx.data(Roles::StderrRole).toString(),
+             QStringLiteral("partial\nSandboxNotStartedError: not started"));
+}
+
+void TestConsoleHistoryModel::maxEntriesDropsOldest()
+{
+    ConsoleHistoryModel model;
+    QAbstractItemModelTester tester(&model,
+                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    for (quint64 id = 1; id <= 5; ++id)
+        model.beginCommand(id, QStringLiteral("c%1").arg(id), {});
+    QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);
+    model.setMaxEntries(3);
+    QCOMPARE(removed.count(), 1);
+    QCOMPARE(commands(model), (QStringList{"c3", "c4", "c5"}));
+
+    QCOMPARE(model.beginCommand(6, QStringLiteral("c6"), {}), 2);
+    QCOMPARE(removed.count(), 2);
+    QCOMPARE(commands(model), (QStringList{"c4", "c5", "c6"}));
+    QCOMPARE(model.rowOf(3), -1);
+
+    // Output for a dropped command changes nothing.
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.appendOutput(3, OutputChannel::Stdout, "late");
+    model.finishCommand(3, result(0, 1));
+    QCoreApplication::processEvents();
+    QCOMPARE(changed.count(), 0);
+}
+
+void TestConsoleHistoryModel::unknownIdIsIgnored()
+{
+    ConsoleHistoryModel model;
+    model.beginCommand(1, QStringLiteral("a"), {});
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.appendOutput(99, OutputChannel::Stdout, "x");
+    model.finishCommand(99, result(0, 1));
+    model.failCommand(99, QStringLiteral("E"), QStringLiteral("m"));
+    QCoreApplication::processEvents();
+    QCOMPARE(changed.count(), 0);
+    QVERIFY(model.entry(0).running);
+}
+
+void TestConsoleHistoryModel::history_data()
+{
+    QTest::addColumn<QStringList>("commands");
+    QTest::addColumn<QStringList>("expected");
+
+    QTest::newRow("empty") << QStringList{} << QStringList{};
+    QTest::newRow("distinct") << QStringList{"ls", "pwd"} << QStringList{"ls", "pwd"};
+    QTest::newRow("consecutive-duplicates-collapse")
+        << QStringList{"ls", "ls", "pwd", "pwd", "pwd"} << QStringList{"ls", "pwd"};
+    QTest::newRow("repeat-after-other-kept")
+        << QStringList{"ls", "pwd", "ls"} << QStringList{"ls", "pwd", "ls"};
+    QTest::newRow("blank-skipped") << QStringList{"ls", "  ", "", "ls"} << QStringList{"ls"};
+}
+
+void TestConsoleHistoryModel::history()
+{
+    QFETCH(QStringList, commands);
+    QFETCH(QStringList, expected);
+    ConsoleHistoryModel model;
+    quint64 id = 0;
+    for (const QString &c : std::as_const(commands))
+        model.beginCommand(++id, c, {});
+    QCOMPARE(model.commandHistory(), expected);
+}
+
+QTEST_GUILESS_MAIN(TestConsoleHistoryModel)
 #include "tst_consolehistorymodel.moc"
