@@ -31,8 +31,10 @@ struct AuditEvent
     static AuditEvent fromJson(const QJsonObject &o);
 };
 
-/// Receives audit events. Called on the thread that produced the event; implementations must
-/// be thread-safe and fast (queue and return).
+/// Receives audit events. Called on the thread that produced the event, outside the log's
+/// lock: calls from different threads may overlap and arrive out of sequence order, and a call
+/// already running may still be in progress when removeSink() returns. Implementations must be
+/// thread-safe and fast (queue and return) and must guard their own target's lifetime.
 class AuditSink
 {
 public:
