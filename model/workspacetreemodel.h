@@ -25,14 +25,16 @@ enum class ChangeMark { None, Added, Modified };
 /// Updates are incremental, never a reset: refreshFolder() re-lists a fetched folder and merges
 /// (insert / remove / dataChanged); pathsChanged() refreshes the folders holding the given
 /// paths; refreshAll() re-lists every fetched folder (the controller calls it on a timer for
-/// changes made by commands). Columns: Name, Size, Modified, Type. Files added or modified
-/// since seeding (setSeedBaseline) carry a ChangeMark. GUI thread only.
+/// changes made by commands). Columns: Name, Size, Modified, Type; rows are folders first, then
+/// by name (case-sensitive). Files added or modified since seeding (setSeedBaseline) carry a
+/// ChangeMark. GUI thread only.
 class WorkspaceTreeModel : public QAbstractItemModel
 {
     Q_OBJECT
 
 public:
     enum Column { NameColumn, SizeColumn, ModifiedColumn, TypeColumn, ColumnCount };
+    /// Lists one folder: a workspace-relative path, "." for the root (WorkspaceFs refuses "").
     using Lister = std::function<QFuture<QList<FileInfo>>(const QString &path)>;
 
     explicit WorkspaceTreeModel(QObject *parent = nullptr);
@@ -67,6 +69,8 @@ public:
 
 Q_SIGNALS:
     void folderLoaded(const QString &path);
+    /// A failed first listing leaves the folder fetched and empty (refreshes retry it); the same
+    /// failure is reported once until a listing of that folder succeeds.
     void listingFailed(const QString &path, const QString &errorType, const QString &message);
     void listingsSettled(); ///< no listing in flight any more
 
