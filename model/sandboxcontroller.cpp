@@ -88,11 +88,11 @@ struct SandboxController::Entry
     QHash<QString, AgentPtr> agents;
     QHash<QString, QList<AgentCall>> recentCalls;
     QList<quint64> commands;
+    int closeListener = 0;
 };
 
 SandboxController::SandboxController(QObject *parent)
     : QObject(parent)
-    , m_manager(std::make_shared<SandboxManager>(std::nullopt))
     , m_sessions(new SessionsModel(this))
     , m_agents(new AgentsModel(this))
     , m_audit(new AuditLogModel(this))
@@ -109,13 +109,11 @@ SandboxController::SandboxController(QObject *parent)
         relay->post([this, e] { onAuditEvent(e); });
     });
     AuditLog::instance().addSink(m_auditSink);
-    m_closeListener = m_manager->addCloseListener(
-        [relay, this](const QString &id, const QString &reason) {
-            relay->post([this, id, reason] { onSessionClosed(id, reason); });
-        });
-
     connect(&m_cleanupTimer, &QTimer::timeout, this, [this] {
-        (void)QtConcurrent::run(&m_pool, [m = m_manager] { m->cleanupExpired(); });
+        for (const Entry *e : std::as_const(m_entries)) {
+            (void)QtConcurrent::run(&m_pool,
+                                    [m = e->sandbox->manager()] { m->cleanupExpired(); });
+        }
     });
     connect(&m_treeTimer, &QTimer::timeout, this, [this] {
         for (Entry *e : std::as_const(m_entries)) {
@@ -136,9 +134,10 @@ SandboxController::~SandboxController()
         token->cancel();
     AuditLog::instance().removeSink(m_auditSink);
     m_auditRelay->clear();
-    m_manager->removeCloseListener(m_closeListener);
-    for (Entry *e : std::as_const(m_entries))
+    for (Entry *e : std::as_const(m_entries)) {
+        e->sandbox->manager()->removeCloseListener(e->closeListener);
         e->consoleRelay->clear();
+    }
     m_pool.waitForDone();
     for (Entry *e : std::as_const(m_entries)) {
         try {
@@ -209,6 +208,7 @@ QFuture<T> SandboxController::track(const QString &workspaceId, const QString &o
         } catch (...) {
             reportFailure(workspaceId, operation, std::current_exception());
         }
+        refreshPanels(); // attach, detach and activity show at once, not at the next tick
         watcher->deleteLater();
     });
     watcher->setFuture(future);
@@ -230,11 +230,15 @@ SandboxPtr SandboxController::addSandbox(SandboxSpec spec, bool start)
                              .arg(spec.workspaceId));
     auto *e = new Entry;
     try {
-        e->sandbox = spec.createSandbox(m_manager);
+        e->sandbox = spec.createSandbox();
     } catch (...) {
         delete e;
         throw;
     }
+    e->closeListener = e->sandbox->manager()->addCloseListener(
+        [relay = m_auditRelay, this](const QString &id, const QString &reason) {
+            relay->post([this, id, reason] { onSessionClosed(id, reason); });
+        });
     e->spec = spec;
     e->tree = new WorkspaceTreeModel(this);
     e->console = new ConsoleHistoryModel(this);
@@ -255,6 +259,7 @@ void SandboxController::removeSandbox(const QString &workspaceId)
     if (!e)
         return;
     m_order.removeAll(workspaceId);
+    e->sandbox->manager()->removeCloseListener(e->closeListener);
     for (quint64 id : std::as_const(e->commands))
         cancelCommand(id);
     e->consoleRelay->clear();
@@ -546,9 +551,8 @@ QFuture<void> SandboxController::attachAgent(const QString &workspaceId, const Q
         e.agents.insert(name, agent);
     }
     const SandboxPtr sb = e.sandbox;
-    auto future = QtConcurrent::run(&m_pool, [sb, agent, mode] { sb->attach(agent, mode); });
-    future = track(workspaceId, QStringLiteral("attach"), future);
-    return future.then(this, [this] { refreshPanels(); });
+    return track(workspaceId, QStringLiteral("attach"),
+                 QtConcurrent::run(&m_pool, [sb, agent, mode] { sb->attach(agent, mode); }));
 }
 
 QFuture<void> SandboxController::detachAgent(const QString &workspaceId, const QString &name)
@@ -556,9 +560,8 @@ QFuture<void> SandboxController::detachAgent(const QString &workspaceId, const Q
     Entry &e = requireEntry(workspaceId);
     const AgentPtr agent = e.agents.value(name);
     const SandboxPtr sb = e.sandbox;
-    auto future = QtConcurrent::run(&m_pool, [sb, agent] { sb->detach(agent); });
-    future = track(workspaceId, QStringLiteral("detach"), future);
-    return future.then(this, [this] { refreshPanels(); });
+    return track(workspaceId, QStringLiteral("detach"),
+                 QtConcurrent::run(&m_pool, [sb, agent] { sb->detach(agent); }));
 }
 
 AgentPtr SandboxController::agent(const QString &workspaceId, const QString &name) const
@@ -618,9 +621,9 @@ void SandboxController::refreshPanels()
 {
     QList<SessionRow> sessions;
     QList<AgentRow> agents;
-    const double now = m_manager->now();
     for (const QString &id : std::as_const(m_order)) {
         const Entry *e = m_entries.value(id);
+        const auto &manager = e->sandbox->manager();
         SessionRow row;
         row.workspaceId = id;
         row.backend = e->sandbox->backendTypeName();
@@ -630,8 +633,8 @@ void SandboxController::refreshPanels()
         row.startedAt = e->state == SessionState::Running ? e->startedAt : QDateTime();
         row.ttlSeconds = e->sandbox->ttlSeconds();
         row.message = e->message;
-        if (const auto s = m_manager->getSession(id))
-            row.idleSeconds = qMax(0.0, now - s->lastUsedAt);
+        if (const auto s = manager->getSession(id))
+            row.idleSeconds = qMax(0.0, manager->now() - s->lastUsedAt);
         sessions.append(row);
 
         for (const AttachedAgent &a : e->sandbox->attachedAgents()) {

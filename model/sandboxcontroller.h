@@ -25,8 +25,10 @@ class ConsoleHistoryModel;
 class WorkspaceTreeModel;
 struct AuditEvent;
 
-/// Owns the SandboxManager and the open sandboxes of the window, runs every backend call on a
-/// private thread pool, and keeps the item models up to date.
+/// Owns the open sandboxes of the window, runs every backend call on a private thread pool,
+/// and keeps the item models up to date. Each sandbox has its own SandboxManager (the spec's
+/// auto-created one), so each keeps its own idle TTL; the controller runs cleanup_expired on
+/// every manager on a timer and shows why a sandbox went away.
 ///
 /// Threading contract: call every method on the GUI thread. Slow work (start, stop, flush, file
 /// transfers, listings, commands) runs on pool(); its QFuture is returned, and the controller
@@ -46,7 +48,6 @@ public:
     explicit SandboxController(QObject *parent = nullptr);
     ~SandboxController() override;
 
-    const std::shared_ptr<SandboxManager> &manager() const { return m_manager; }
     QThreadPool *pool() { return &m_pool; }
     SessionsModel *sessionsModel() const { return m_sessions; }
     AgentsModel *agentsModel() const { return m_agents; }
@@ -134,7 +135,6 @@ private:
     void setState(const QString &workspaceId, SessionState state, const QString &message = {});
     void ensureConsoleAgent(Entry &e);
 
-    std::shared_ptr<SandboxManager> m_manager;
     QThreadPool m_pool;
     SessionsModel *m_sessions;
     AgentsModel *m_agents;
@@ -144,7 +144,6 @@ private:
     QTimer m_cleanupTimer, m_treeTimer, m_panelTimer;
     quint64 m_nextRequest = 1;
     QHash<quint64, std::shared_ptr<CancellationToken>> m_running;
-    int m_closeListener = 0;
     std::shared_ptr<QueuedRelay> m_auditRelay; ///< posts from worker threads to this object
     std::shared_ptr<AuditSink> m_auditSink;
 };

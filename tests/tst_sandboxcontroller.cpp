@@ -238,14 +238,17 @@ private Q_SLOTS:
     {
         SandboxController c;
         double now = 0;
-        c.manager()->setClock([&] { return now; });
         SandboxSpec s = spec(QStringLiteral("expire"), false);
         s.ttlSeconds = 60;
-        c.addSandbox(s);
+        const SandboxPtr sandbox = c.addSandbox(s, false);
+        sandbox->manager()->setClock([&] { return now; });
+        c.startSandbox(QStringLiteral("expire"));
         QVERIFY(waitStarted(c, QStringLiteral("expire")));
         QSignalSpy stopped(&c, &SandboxController::sandboxStopped);
+        c.refreshPanels();
+        QCOMPARE(c.sessionsModel()->session(0).ttlRemaining().value_or(-1), 60.0);
         now += 61;
-        c.manager()->cleanupExpired();
+        sandbox->manager()->cleanupExpired();
         QTRY_VERIFY(c.state(QStringLiteral("expire")) == SessionState::Expired);
         QCOMPARE(stopped.size(), 1);
         QVERIFY(stopped.first().at(1).toString().contains(QStringLiteral("expired")));
