@@ -31,6 +31,9 @@ public:
 
     /// Does the pattern match this workspace-relative path itself (`a/b/c`, no leading `/`)?
     bool matches(QStringView relPath, bool isDir) const;
+    /// True when `relPath` or one of its parent folders matches (parents count as folders).
+    /// One linear pass, not one match per parent.
+    bool matchesPathOrParent(QStringView relPath, bool isDir) const;
 
 private:
     struct Data;

@@ -1,1 +1,1146 @@
-// implemented by its owner
+#include "treecopy.h"
+
+#include "fdutil.h"
+#include "workspacefs.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QRandomGenerator>
+#include <QSet>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace elsai {
+
+namespace detail {
+// Test hook (declared by tst_treecopy): use the openat(O_NOFOLLOW) walk even where openat2 works.
+void setTreeCopyForceFallback(bool force);
+} // namespace detail
+
+namespace {
+
+/// Folder nesting deeper than this is reported as an error instead of entered: the walk keeps
+/// one open folder per level, and no real project comes close.
+constexpr int kMaxDepth = 256;
+/// Files per unit of copying work (one folder's files come in chunks of this size), and per extra
+/// copying thread.
+constexpr int kFilesPerThread = 64;
+constexpr int kMaxThreads = 4;
+
+using Fd = UniqueFd;
+
+QString errnoText(int e)
+{
+    char buf[256];
+    return QString::fromLocal8Bit(strerror_r(e, buf, sizeof buf));
+}
+
+QString cleanAbsolute(const QString &path)
+{
+    return path.isEmpty() ? QString() : QDir::cleanPath(QFileInfo(path).absoluteFilePath());
+}
+
+FileStamp stampOf(const struct stat &st)
+{
+    return {qint64(st.st_size), qint64(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+// "a/b/c" → ("a/b", "c"); "c" → ("", "c")
+std::pair<QByteArray, QByteArray> splitParent(const QByteArray &rel)
+{
+    const qsizetype slash = rel.lastIndexOf('/');
+    if (slash < 0)
+        return {QByteArray(), rel};
+    return {rel.left(slash), rel.mid(slash + 1)};
+}
+
+QString parentOf(const QString &rel)
+{
+    const qsizetype slash = rel.lastIndexOf(u'/');
+    return slash < 0 ? QString() : rel.left(slash);
+}
+
+std::atomic<bool> g_forceFallback{false};
+
+bool openat2Works()
+{
+    // ENOSYS on old kernels, ENOSYS or EPERM where a seccomp filter blocks it: probe once
+    static const bool works = [] {
+        struct open_how how;
+        std::memset(&how, 0, sizeof how);
+        how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
+        const long fd = ::syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof how);
+        if (fd < 0)
+            return errno != ENOSYS && errno != EPERM;
+        ::close(int(fd));
+        return true;
+    }();
+    return works;
+}
+
+// Fallback for kernels without openat2: one component at a time, never following a symlink,
+// refusing `..` and absolute paths outright.
+int openWalk(int dirFd, const QByteArray &rel, int flags, mode_t mode)
+{
+    if (rel.startsWith('/')) {
+        errno = EXDEV;
+        return -1;
+    }
+    const QList<QByteArray> parts = rel.split('/');
+    Fd cur;
+    int at = dirFd;
+    QByteArray last = QByteArrayLiteral(".");
+    qsizetype lastIndex = -1;
+    for (qsizetype i = parts.size() - 1; i >= 0; --i) {
+        if (!parts[i].isEmpty() && parts[i] != ".") {
+            lastIndex = i;
+            last = parts[i];
+            break;
+        }
+    }
+    for (qsizetype i = 0; i < lastIndex; ++i) {
+        const QByteArray &p = parts[i];
+        if (p.isEmpty() || p == ".")
+            continue;
+        if (p == "..") {
+            errno = EXDEV;
+            return -1;
+        }
+        const int fd = ::openat(at, p.constData(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        cur.reset(fd);
+        at = fd;
+    }
+    if (last == "..") {
+        errno = EXDEV;
+        return -1;
+    }
+    return ::openat(at, last.constData(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+}
+
+/// Opens `rel` beneath `dirFd` with no symlink anywhere on the way (the last component
+/// included): openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), or the component walk where the
+/// kernel lacks openat2. Symlinks fail with ELOOP (or ENOTDIR), escapes with EXDEV.
+int openBeneath(int dirFd, const QByteArray &rel, int flags, mode_t mode = 0)
+{
+    if (g_forceFallback.load(std::memory_order_relaxed) || !openat2Works())
+        return openWalk(dirFd, rel, flags, mode);
+    struct open_how how;
+    std::memset(&how, 0, sizeof how);
+    how.flags = quint64(flags | O_CLOEXEC);
+    how.mode = (flags & O_CREAT) ? mode : 0;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const char *path = rel.isEmpty() ? "." : rel.constData();
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+        const long fd = ::syscall(SYS_openat2, dirFd, path, &how, sizeof how);
+        if (fd >= 0)
+            return int(fd);
+        if (errno != EAGAIN && errno != EINTR)
+            return -1;
+        // EAGAIN: a rename raced with the lookup; the kernel asks for a retry
+    }
+    return -1;
+}
+bool writeAll(int fd, const char *data, qint64 len)
+{
+    while (len > 0) {
+        const ssize_t w = ::write(fd, data, size_t(len));
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        data += w;
+        len -= w;
+    }
+    return true;
+}
+
+/// Copies `size` bytes from the current offsets (the size fstat reported, so the copy matches
+/// the stamp taken). copy_file_range first: in-kernel, and a reflink where the file system can.
+bool copyContent(int in, int out, qint64 size, qint64 *copied)
+{
+    *copied = 0;
+    bool fallback = false;
+    while (*copied < size) {
+        const ssize_t r = ::copy_file_range(in, nullptr, out, nullptr, size_t(size - *copied), 0);
+        if (r > 0) {
+            *copied += r;
+            continue;
+        }
+        if (r == 0) {
+            // some file systems report 0 instead of an error; read() decides whether this is EOF
+            fallback = true;
+            break;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP
+            || errno == EBADF || errno == EPERM) {
+            fallback = true;
+            break;
+        }
+        return false;
+    }
+    if (!fallback)
+        return true;
+    std::vector<char> buf(size_t(256) * 1024);
+    while (*copied < size) {
+        const ssize_t r = ::read(in, buf.data(), size_t(std::min<qint64>(qint64(buf.size()),
+                                                                         size - *copied)));
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        if (r == 0)
+            break; // the file shrank
+        if (!writeAll(out, buf.data(), r))
+            return false;
+        *copied += r;
+    }
+    return true;
+}
+
+// ---- Walking a tree -----------------------------------------------------------------------
+
+enum class EntryType { Dir, File, Symlink, Special };
+
+EntryType typeOfMode(mode_t m)
+{
+    if (S_ISDIR(m))
+        return EntryType::Dir;
+    if (S_ISREG(m))
+        return EntryType::File;
+    if (S_ISLNK(m))
+        return EntryType::Symlink;
+    return EntryType::Special;
+}
+
+/// Depth-first walk from the folder `rootFd` (borrowed) that never follows a symlink: folders
+/// are opened with openat(O_NOFOLLOW|O_DIRECTORY) relative to their parent's fd, entries are
+/// examined with fstatat(AT_SYMLINK_NOFOLLOW). Entries come sorted by name, a folder before its
+/// contents. `visit(rel, type, st)` returns whether to enter a folder; `st` is filled for files
+/// and special files. Iterative with an explicit stack bounded by kMaxDepth.
+template<typename Visit>
+void walkTree(int rootFd, QStringList &errors, Visit &&visit)
+{
+    struct Frame
+    {
+        DIR *dir = nullptr;
+        QString rel;
+        std::vector<std::pair<QByteArray, unsigned char>> names;
+        size_t next = 0;
+    };
+    auto openFrame = [&](int fd, const QString &rel, Frame *frame) {
+        DIR *dir = ::fdopendir(fd);
+        if (!dir) {
+            const int e = errno;
+            ::close(fd);
+            errors << QStringLiteral("cannot read folder '%1': %2")
+                          .arg(rel.isEmpty() ? QStringLiteral(".") : rel, errnoText(e));
+            return false;
+        }
+        frame->dir = dir;
+        frame->rel = rel;
+        for (;;) {
+            errno = 0;
+            const dirent *de = ::readdir(dir);
+            if (!de) {
+                if (errno != 0) {
+                    errors << QStringLiteral("cannot read folder '%1': %2")
+                                  .arg(rel.isEmpty() ? QStringLiteral(".") : rel,
+                                       errnoText(errno));
+                }
+                break;
+            }
+            const char *n = de->d_name;
+            if (n[0] == '.' && (n[1] == 0 || (n[1] == '.' && n[2] == 0)))
+                continue;
+            frame->names.emplace_back(QByteArray(n), de->d_type);
+        }
+        std::sort(frame->names.begin(), frame->names.end());
+        return true;
+    };
+
+    std::vector<Frame> stack;
+    stack.reserve(16);
+    const int rootCopy = ::openat(rootFd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootCopy < 0) {
+        errors << QStringLiteral("cannot open folder: %1").arg(errnoText(errno));
+        return;
+    }
+    stack.emplace_back();
+    if (!openFrame(rootCopy, QString(), &stack.back()))
+        return;
+
+    while (!stack.empty()) {
+        Frame &top = stack.back();
+        if (top.next >= top.names.size()) {
+            ::closedir(top.dir);
+            stack.pop_back();
+            continue;
+        }
+        const auto &[name, dtype] = top.names[top.next++];
+        const int dfd = ::dirfd(top.dir);
+        const QString decoded = QFile::decodeName(name);
+        const QString rel = top.rel.isEmpty() ? decoded : top.rel + u'/' + decoded;
+        if (QFile::encodeName(decoded) != name) {
+            // the entry could not be opened again by this name; refuse rather than guess
+            errors << QStringLiteral("'%1': file name is not valid UTF-8; skipped").arg(rel);
+            continue;
+        }
+
+        struct stat st;
+        std::memset(&st, 0, sizeof st);
+        EntryType type;
+        switch (dtype) {
+        case DT_DIR:
+            type = EntryType::Dir; // confirmed by the O_NOFOLLOW|O_DIRECTORY open below
+            break;
+        case DT_LNK:
+            type = EntryType::Symlink;
+            break;
+        case DT_REG:
+        case DT_UNKNOWN:
+        case DT_FIFO:
+        case DT_SOCK:
+        case DT_CHR:
+        case DT_BLK:
+        default:
+            if (::fstatat(dfd, name.constData(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+                if (errno != ENOENT) // vanished meanwhile: nothing to report
+                    errors << QStringLiteral("cannot stat '%1': %2").arg(rel, errnoText(errno));
+                continue;
+            }
+            type = typeOfMode(st.st_mode);
+            break;
+        }
+
+        if (!visit(rel, type, st) || type != EntryType::Dir)
+            continue;
+        if (int(stack.size()) > kMaxDepth) {
+            errors << QStringLiteral("'%1': folders nested deeper than %2 levels; not entered")
+                          .arg(rel)
+                          .arg(kMaxDepth);
+            continue;
+        }
+        const int fd = ::openat(dfd, name.constData(),
+                                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            errors << QStringLiteral("cannot open folder '%1': %2").arg(rel, errnoText(errno));
+            continue;
+        }
+        Frame child;
+        if (openFrame(fd, rel, &child))
+            stack.push_back(std::move(child)); // `top` is invalid from here on
+    }
+}
+
+// ---- Parallel file jobs -------------------------------------------------------------------
+
+/// Runs `job(unit, done)` for each unit in [0, units) on up to kMaxThreads threads, the calling
+/// thread among them; jobs add the files they finish to `done`. Progress (files done of
+/// `totalFiles`) is reported from the calling thread only, so callers need no locking.
+template<typename Job>
+void runParallel(int units, int totalFiles, const TreeProgress &progress, Job &&job)
+{
+    std::atomic<int> nextUnit{0};
+    std::atomic<int> done{0};
+    // not capped by the CPU count: the time goes to the kernel's file creation, which runs in
+    // parallel across folders, and a busy machine shares CPU per thread
+    const int threads = std::min({kMaxThreads, 1 + totalFiles / kFilesPerThread, units});
+    std::mutex mutex;
+    std::condition_variable finished;
+    int running = threads - 1;
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) {
+        pool.emplace_back([&] {
+            for (int u; (u = nextUnit.fetch_add(1, std::memory_order_relaxed)) < units;)
+                job(u, done);
+            std::lock_guard lock(mutex);
+            --running;
+            finished.notify_all();
+        });
+    }
+    int reported = -1;
+    auto report = [&] {
+        const int d = done.load(std::memory_order_relaxed);
+        if (progress && d != reported) {
+            reported = d;
+            progress(d, totalFiles);
+        }
+    };
+    for (int u; (u = nextUnit.fetch_add(1, std::memory_order_relaxed)) < units;) {
+        job(u, done);
+        report();
+    }
+    {
+        std::unique_lock lock(mutex);
+        while (running > 0) {
+            finished.wait_for(lock, std::chrono::milliseconds(100));
+            lock.unlock();
+            report();
+            lock.lock();
+        }
+    }
+    for (std::thread &t : pool)
+        t.join();
+    report();
+}
+
+/// The process umask, read without changing it (umask() would race with other threads).
+mode_t currentUmask()
+{
+    QFile status(QStringLiteral("/proc/self/status"));
+    if (status.open(QIODevice::ReadOnly)) {
+        for (const QByteArray &line : status.readAll().split('\n')) {
+            if (line.startsWith("Umask:"))
+                return mode_t(line.mid(6).trimmed().toUInt(nullptr, 8));
+        }
+    }
+    return 0777; // unknown: always chmod explicitly
+}
+
+} // namespace
+
+// ---- Seeding ------------------------------------------------------------------------------
+
+int SeedPlan::fileCount() const
+{
+    return int(std::count_if(entries.cbegin(), entries.cend(), [](const SeedPlanEntry &e) {
+        return e.action == SeedPlanEntry::Action::Copy && !e.isDir;
+    }));
+}
+
+qint64 SeedPlan::byteCount() const
+{
+    qint64 total = 0;
+    for (const SeedPlanEntry &e : entries) {
+        if (e.action == SeedPlanEntry::Action::Copy && !e.isDir)
+            total += e.size;
+    }
+    return total;
+}
+
+SeedPlan planSeed(const QString &sourceRoot, const GlobSet &excludes)
+{
+    SeedPlan plan;
+    plan.sourceRoot = cleanAbsolute(sourceRoot);
+    // The root itself is the caller's choice and may be reached through a symlink; nothing
+    // below it is.
+    const Fd root(::open(QFile::encodeName(plan.sourceRoot).constData(),
+                         O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root.isValid()) {
+        plan.errors << QStringLiteral("cannot open source folder '%1': %2")
+                           .arg(plan.sourceRoot, errnoText(errno));
+        return plan;
+    }
+    walkTree(root.get(), plan.errors, [&](const QString &rel, EntryType type,
+                                          const struct stat &st) {
+        SeedPlanEntry e;
+        e.path = rel;
+        e.isDir = type == EntryType::Dir;
+        const int excluded = excludes.matchIndex(rel, e.isDir);
+        if (excluded >= 0) {
+            e.action = SeedPlanEntry::Action::Excluded;
+            e.pattern = excludes.patterns().at(excluded).pattern();
+            plan.entries.append(std::move(e));
+            return false;
+        }
+        switch (type) {
+        case EntryType::Dir:
+            break;
+        case EntryType::File:
+            e.size = st.st_size;
+            break;
+        case EntryType::Symlink:
+            e.action = SeedPlanEntry::Action::SkippedSymlink;
+            break;
+        case EntryType::Special:
+            e.action = SeedPlanEntry::Action::SkippedSpecial;
+            break;
+        }
+        plan.entries.append(std::move(e));
+        return type == EntryType::Dir;
+    });
+    return plan;
+}
+
+WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
+                                SeedManifest *manifest, const TreeProgress &progress)
+{
+    WorkspaceSeedResult result;
+    result.errors = plan.errors;
+    for (const SeedPlanEntry &e : plan.entries) {
+        if (e.action != SeedPlanEntry::Action::Copy)
+            result.skippedPaths << e.path;
+    }
+    const Fd src(::open(QFile::encodeName(plan.sourceRoot).constData(),
+                        O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!src.isValid()) {
+        result.errors << QStringLiteral("cannot open source folder '%1': %2")
+                             .arg(plan.sourceRoot, errnoText(errno));
+        return result;
+    }
+    const int wsRoot = ws.rootFd();
+
+    // 1. Folders, in plan order (parents first), on this thread. A stack of open workspace
+    //    folders follows the depth-first order so each mkdirat is relative to its parent's fd.
+    struct DirFrame
+    {
+        QString rel;
+        Fd fd;
+    };
+    struct DirFix
+    {
+        QByteArray rel;
+        mode_t mode;
+        struct timespec times[2];
+    };
+    std::vector<DirFrame> stack;
+    stack.push_back({QString(), Fd(::openat(wsRoot, ".", O_PATH | O_DIRECTORY | O_CLOEXEC))});
+    QSet<QString> okDirs{QString()};
+    std::vector<DirFix> fixes;
+    for (const SeedPlanEntry &e : plan.entries) {
+        if (e.action != SeedPlanEntry::Action::Copy || !e.isDir)
+            continue;
+        const QString parent = parentOf(e.path);
+        if (!okDirs.contains(parent))
+            continue; // inside a refused folder: reported once, at that folder
+        while (stack.size() > 1 && stack.back().rel != parent)
+            stack.pop_back();
+        if (stack.back().rel != parent) {
+            // not in depth-first order (a hand-made plan): resolve the parent afresh
+            Fd pfd(openBeneath(wsRoot, QFile::encodeName(parent), O_PATH | O_DIRECTORY));
+            if (!pfd.isValid()) {
+                result.errors << QStringLiteral("cannot open workspace folder '%1': %2")
+                                     .arg(parent, errnoText(errno));
+                continue;
+            }
+            stack.push_back({parent, std::move(pfd)});
+        }
+        const int parentFd = stack.back().fd.get();
+        const QByteArray rel = QFile::encodeName(e.path);
+        const QByteArray name = splitParent(rel).second;
+        if (::mkdirat(parentFd, name.constData(), 0700) != 0 && errno != EEXIST) {
+            result.errors << QStringLiteral("cannot create workspace folder '%1': %2")
+                                 .arg(e.path, errnoText(errno));
+            continue;
+        }
+        Fd fd(::openat(parentFd, name.constData(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!fd.isValid()) {
+            if (errno == ELOOP || errno == ENOTDIR) {
+                result.errors << QStringLiteral("refusing to seed '%1': the workspace already "
+                                                "has a symlink or a file there")
+                                     .arg(e.path);
+            } else {
+                result.errors << QStringLiteral("cannot open workspace folder '%1': %2")
+                                     .arg(e.path, errnoText(errno));
+            }
+            continue;
+        }
+        okDirs.insert(e.path);
+        stack.push_back({e.path, std::move(fd)});
+        DirFix fix{rel, 0755, {{0, UTIME_OMIT}, {0, UTIME_OMIT}}};
+        const Fd sdir(openBeneath(src.get(), rel, O_PATH | O_DIRECTORY));
+        struct stat st;
+        if (sdir.isValid() && ::fstat(sdir.get(), &st) == 0) {
+            fix.mode = st.st_mode & 0777;
+            fix.times[0] = st.st_atim;
+            fix.times[1] = st.st_mtim;
+        }
+        fixes.push_back(std::move(fix));
+    }
+    stack.clear();
+
+    // 2. Files, on several threads. Work comes in chunks of files from one folder: both parent
+    //    folders are resolved once per chunk and each file is a single-component openat, and
+    //    no two threads create entries in the same folder at once.
+    struct FileJob
+    {
+        QString path;
+        QByteArray name;
+    };
+    struct Chunk
+    {
+        QByteArray parent;
+        std::vector<int> jobs;
+    };
+    struct FileOutcome
+    {
+        bool ok = false;
+        qint64 bytes = 0;
+        FileStamp host;
+        FileStamp workspace;
+        QString error;
+    };
+    std::vector<FileJob> jobs;
+    std::vector<Chunk> chunks;
+    {
+        QHash<QString, std::vector<int>> byParent;
+        QStringList parentOrder;
+        for (const SeedPlanEntry &e : plan.entries) {
+            if (e.action != SeedPlanEntry::Action::Copy || e.isDir)
+                continue;
+            const QString parent = parentOf(e.path);
+            if (!okDirs.contains(parent))
+                continue;
+            auto it = byParent.find(parent);
+            if (it == byParent.end()) {
+                it = byParent.insert(parent, {});
+                parentOrder << parent;
+            }
+            it->push_back(int(jobs.size()));
+            jobs.push_back({e.path, splitParent(QFile::encodeName(e.path)).second});
+        }
+        for (const QString &parent : std::as_const(parentOrder)) {
+            const std::vector<int> &ids = byParent[parent];
+            for (size_t i = 0; i < ids.size(); i += kFilesPerThread) {
+                const auto first = ids.begin() + qsizetype(i);
+                const auto last = ids.begin() + qsizetype(std::min(ids.size(),
+                                                                   i + kFilesPerThread));
+                chunks.push_back({QFile::encodeName(parent), std::vector<int>(first, last)});
+            }
+        }
+    }
+    std::vector<FileOutcome> outcomes(jobs.size());
+    const mode_t umaskBits = currentUmask();
+    const bool wantStamps = manifest != nullptr;
+
+    auto copyOne = [&](int srcDir, int dstDir, const FileJob &job, FileOutcome &out) {
+        auto fail = [&](const QString &what, int e) {
+            out.error = QStringLiteral("%1 '%2': %3").arg(what, job.path, errnoText(e));
+        };
+        const char *name = job.name.constData();
+        const Fd in(::openat(srcDir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        if (!in.isValid())
+            return fail(QStringLiteral("cannot open source file"), errno);
+        struct stat st;
+        if (::fstat(in.get(), &st) != 0)
+            return fail(QStringLiteral("cannot stat source file"), errno);
+        if (!S_ISREG(st.st_mode)) {
+            out.error = QStringLiteral("'%1' is no longer a regular file; not copied")
+                            .arg(job.path);
+            return;
+        }
+        // permission bits without setuid/setgid/sticky, set at creation where the umask allows
+        const mode_t mode = st.st_mode & 0777;
+        // O_EXCL: an entry already there (a symlink, a hard link to something outside) is
+        // unlinked and replaced, never written through.
+        const int createFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+        Fd dst(::openat(dstDir, name, createFlags, mode));
+        if (!dst.isValid() && errno == EEXIST) {
+            if (::unlinkat(dstDir, name, 0) != 0)
+                return fail(QStringLiteral("cannot replace workspace entry"), errno);
+            dst.reset(::openat(dstDir, name, createFlags, mode));
+        }
+        if (!dst.isValid())
+            return fail(QStringLiteral("cannot create workspace file"), errno);
+        if (!copyContent(in.get(), dst.get(), qint64(st.st_size), &out.bytes))
+            return fail(QStringLiteral("cannot copy"), errno);
+        // the mtime too, so stamps stay meaningful
+        const struct timespec times[2] = {st.st_atim, st.st_mtim};
+        if (((mode & umaskBits) != 0 && ::fchmod(dst.get(), mode) != 0)
+            || ::futimens(dst.get(), times) != 0) {
+            return fail(QStringLiteral("cannot set attributes of"), errno);
+        }
+        out.host = stampOf(st);
+        if (wantStamps) {
+            struct stat dstSt;
+            if (::fstat(dst.get(), &dstSt) != 0)
+                return fail(QStringLiteral("cannot stat the copy of"), errno);
+            out.workspace = stampOf(dstSt);
+        }
+        out.ok = true;
+    };
+    auto copyChunk = [&](int index, std::atomic<int> &done) {
+        const Chunk &chunk = chunks[size_t(index)];
+        Fd srcDir, dstDir;
+        if (!chunk.parent.isEmpty()) {
+            srcDir.reset(openBeneath(src.get(), chunk.parent, O_PATH | O_DIRECTORY));
+            const int srcErr = errno;
+            dstDir.reset(openBeneath(wsRoot, chunk.parent, O_PATH | O_DIRECTORY));
+            const int dstErr = errno;
+            if (!srcDir.isValid() || !dstDir.isValid()) {
+                const QString what = srcDir.isValid() ? QStringLiteral("workspace")
+                                                      : QStringLiteral("source");
+                for (int j : chunk.jobs) {
+                    outcomes[size_t(j)].error
+                        = QStringLiteral("cannot open %1 folder of '%2': %3")
+                              .arg(what, jobs[size_t(j)].path,
+                                   errnoText(srcDir.isValid() ? dstErr : srcErr));
+                }
+                done.fetch_add(int(chunk.jobs.size()), std::memory_order_relaxed);
+                return;
+            }
+        }
+        const int sfd = chunk.parent.isEmpty() ? src.get() : srcDir.get();
+        const int dfd = chunk.parent.isEmpty() ? wsRoot : dstDir.get();
+        for (int j : chunk.jobs) {
+            copyOne(sfd, dfd, jobs[size_t(j)], outcomes[size_t(j)]);
+            done.fetch_add(1, std::memory_order_relaxed);
+        }
+    };
+    runParallel(int(chunks.size()), int(jobs.size()), progress, copyChunk);
+
+    // 3. Folder modes and times last: writing files into a folder changes its mtime, and a
+    //    read-only source folder must not block the copy.
+    for (auto it = fixes.rbegin(); it != fixes.rend(); ++it) {
+        const Fd d(openBeneath(wsRoot, it->rel, O_RDONLY | O_DIRECTORY));
+        if (!d.isValid() || ::fchmod(d.get(), it->mode) != 0
+            || ::futimens(d.get(), it->times) != 0) {
+            result.errors << QStringLiteral("cannot set attributes of workspace folder '%1': %2")
+                                 .arg(QFile::decodeName(it->rel), errnoText(errno));
+        }
+    }
+
+    if (manifest && cleanAbsolute(manifest->hostRoot) != plan.sourceRoot) {
+        manifest->files.clear();
+        manifest->hostRoot = plan.sourceRoot;
+    }
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const FileOutcome &out = outcomes[i];
+        if (!out.ok) {
+            result.errors << out.error;
+            continue;
+        }
+        ++result.filesSeeded;
+        result.bytesSeeded += out.bytes;
+        if (manifest)
+            manifest->files.insert(jobs[i].path, {out.host, out.workspace});
+    }
+    return result;
+}
+
+// ---- Sync ---------------------------------------------------------------------------------
+
+namespace {
+
+bool sameContent(int fdA, int fdB)
+{
+    struct stat a, b;
+    if (::fstat(fdA, &a) != 0 || ::fstat(fdB, &b) != 0 || !S_ISREG(a.st_mode)
+        || !S_ISREG(b.st_mode) || a.st_size != b.st_size) {
+        return false;
+    }
+    std::vector<char> bufA(size_t(64) * 1024), bufB(size_t(64) * 1024);
+    qint64 left = a.st_size;
+    auto readFull = [](int fd, char *buf, size_t len) {
+        size_t got = 0;
+        while (got < len) {
+            const ssize_t r = ::read(fd, buf + got, len - got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                return false;
+            got += size_t(r);
+        }
+        return true;
+    };
+    while (left > 0) {
+        const size_t len = size_t(std::min<qint64>(left, qint64(bufA.size())));
+        if (!readFull(fdA, bufA.data(), len) || !readFull(fdB, bufB.data(), len)
+            || std::memcmp(bufA.data(), bufB.data(), len) != 0) {
+            return false;
+        }
+        left -= qint64(len);
+    }
+    return true;
+}
+
+const int kReadFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+
+/// Opens the folder `rel` beneath `rootFd` for writing into it (O_RDONLY, so it can be
+/// fsync'ed), creating missing folders one component at a time, never through a symlink.
+int openOrCreateDir(int rootFd, const QByteArray &rel)
+{
+    const int fd = openBeneath(rootFd, rel, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0 || errno != ENOENT)
+        return fd;
+    Fd cur(::openat(rootFd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!cur.isValid())
+        return -1;
+    for (const QByteArray &part : rel.split('/')) {
+        if (part.isEmpty() || part == ".")
+            continue;
+        if (part == "..") {
+            errno = EXDEV;
+            return -1;
+        }
+        const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+        int next = ::openat(cur.get(), part.constData(), flags);
+        if (next < 0 && errno == ENOENT) {
+            if (::mkdirat(cur.get(), part.constData(), 0777) != 0 && errno != EEXIST)
+                return -1;
+            ::fsync(cur.get()); // best effort: the file's own folder fsync is the one checked
+            next = ::openat(cur.get(), part.constData(), flags);
+        }
+        if (next < 0)
+            return -1;
+        cur.reset(next);
+    }
+    return cur.release();
+}
+
+enum class WriteStatus { Ok, HostChanged, Failed };
+
+struct HostWrite
+{
+    qint64 bytes = 0;
+    FileStamp host;
+    FileStamp workspace;
+    QString error;
+};
+
+/// Atomically writes the workspace file `path` to `<dest>/<parent of path>/<target>`: temp file
+/// (O_CREAT|O_EXCL|O_NOFOLLOW) in the same folder, copy, fsync, rename, fsync the folder.
+/// `noReplace`: an existing host file is not replaced (HostChanged). `expectedHost`: the host
+/// file, if present, must still have this stamp (HostChanged otherwise).
+WriteStatus writeHostFile(int wsRoot, int destFd, const QString &path, const QByteArray &target,
+                          bool noReplace, const FileStamp *expectedHost, HostWrite *out)
+{
+    auto fail = [&](const QString &what, int e) {
+        out->error = QStringLiteral("%1 '%2': %3").arg(what, path, errnoText(e));
+        return WriteStatus::Failed;
+    };
+    const QByteArray rel = QFile::encodeName(path);
+    const Fd in(openBeneath(wsRoot, rel, kReadFlags));
+    if (!in.isValid())
+        return fail(QStringLiteral("cannot open workspace file"), errno);
+    struct stat st;
+    if (::fstat(in.get(), &st) != 0)
+        return fail(QStringLiteral("cannot stat workspace file"), errno);
+    if (!S_ISREG(st.st_mode)) {
+        out->error = QStringLiteral("'%1' is no longer a regular file; not synced").arg(path);
+        return WriteStatus::Failed;
+    }
+    const Fd dir(openOrCreateDir(destFd, splitParent(rel).first));
+    if (!dir.isValid()) {
+        if (errno == ELOOP || errno == ENOTDIR || errno == EXDEV) {
+            out->error = QStringLiteral("'%1': a folder on its host path is a symlink or not a "
+                                        "folder; not synced")
+                             .arg(path);
+            return WriteStatus::Failed;
+        }
+        return fail(QStringLiteral("cannot open host folder of"), errno);
+    }
+    struct stat old;
+    const bool hasOld = ::fstatat(dir.get(), target.constData(), &old, AT_SYMLINK_NOFOLLOW) == 0;
+    if (hasOld && !S_ISREG(old.st_mode)) {
+        out->error = QStringLiteral("'%1': the host path is %2; not replaced")
+                         .arg(QFile::decodeName(target),
+                              S_ISLNK(old.st_mode) ? QStringLiteral("a symlink")
+                                                   : QStringLiteral("not a regular file"));
+        return WriteStatus::Failed;
+    }
+    if (hasOld && (noReplace || (expectedHost && stampOf(old) != *expectedHost)))
+        return WriteStatus::HostChanged;
+
+    QByteArray tmp;
+    Fd tmpFd;
+    for (int attempt = 0; attempt < 16 && !tmpFd.isValid(); ++attempt) {
+        tmp = ".sandbox-tmp-" + QByteArray::number(QRandomGenerator::global()->generate64(), 16);
+        tmpFd.reset(::openat(dir.get(), tmp.constData(),
+                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+        if (!tmpFd.isValid() && errno != EEXIST)
+            break;
+    }
+    if (!tmpFd.isValid())
+        return fail(QStringLiteral("cannot create a temporary file for"), errno);
+    auto discard = [&](const QString &what) {
+        const int e = errno;
+        tmpFd.reset();
+        ::unlinkat(dir.get(), tmp.constData(), 0);
+        return fail(what, e);
+    };
+    if (!copyContent(in.get(), tmpFd.get(), qint64(st.st_size), &out->bytes))
+        return discard(QStringLiteral("cannot write"));
+    // an existing host file keeps its permission bits; a new one gets the workspace's
+    const mode_t mode = (hasOld ? old.st_mode : st.st_mode) & 0777;
+    if (::fchmod(tmpFd.get(), mode) != 0)
+        return discard(QStringLiteral("cannot set the mode of"));
+    if (::fsync(tmpFd.get()) != 0)
+        return discard(QStringLiteral("fsync failed for"));
+    struct stat written;
+    if (::fstat(tmpFd.get(), &written) != 0)
+        return discard(QStringLiteral("cannot stat the copy of"));
+    if (::close(tmpFd.release()) != 0)
+        return discard(QStringLiteral("cannot write"));
+
+    int r;
+    if (noReplace) {
+        r = ::renameat2(dir.get(), tmp.constData(), dir.get(), target.constData(),
+                        RENAME_NOREPLACE);
+        if (r != 0 && (errno == EINVAL || errno == ENOSYS)) {
+            // file systems without RENAME_NOREPLACE: link() refuses an existing target too
+            r = ::linkat(dir.get(), tmp.constData(), dir.get(), target.constData(), 0);
+            if (r == 0)
+                ::unlinkat(dir.get(), tmp.constData(), 0);
+        }
+    } else {
+        r = ::renameat(dir.get(), tmp.constData(), dir.get(), target.constData());
+    }
+    if (r != 0) {
+        const int e = errno;
+        ::unlinkat(dir.get(), tmp.constData(), 0);
+        if (e == EEXIST)
+            return WriteStatus::HostChanged;
+        return fail(QStringLiteral("cannot move into place"), e);
+    }
+    if (::fsync(dir.get()) != 0)
+        return fail(QStringLiteral("fsync of the host folder failed for"), errno);
+    out->host = stampOf(written);
+    out->workspace = stampOf(st);
+    return WriteStatus::Ok;
+}
+
+} // namespace
+
+SyncPlan planSync(const WorkspaceFs &ws, const QString &destRoot, const GlobSet &includes,
+                  const GlobSet &excludes, const SeedManifest *manifest)
+{
+    SyncPlan plan;
+    plan.destRoot = cleanAbsolute(destRoot);
+    const bool useManifest = manifest && cleanAbsolute(manifest->hostRoot) == plan.destRoot;
+    const Fd dest(::open(QFile::encodeName(plan.destRoot).constData(),
+                         O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!dest.isValid() && errno != ENOENT) { // a missing root is created by executeSync
+        plan.errors << QStringLiteral("cannot open destination folder '%1': %2")
+                           .arg(plan.destRoot, errnoText(errno));
+        return plan;
+    }
+
+    // files come grouped by folder, so one cached host folder saves most lookups
+    QByteArray cachedParent;
+    Fd cachedParentFd;
+    int cachedErrno = 0;
+    auto hostParent = [&](const QByteArray &parent, int *err) {
+        if (!cachedParentFd.isValid() || cachedErrno != 0 || cachedParent != parent) {
+            cachedParent = parent;
+            cachedParentFd.reset(openBeneath(dest.get(), parent, O_PATH | O_DIRECTORY));
+            cachedErrno = cachedParentFd.isValid() ? 0 : errno;
+        }
+        *err = cachedErrno;
+        return cachedParentFd.get();
+    };
+
+    auto classify = [&](const QString &rel, const struct stat &wsSt) {
+        SyncPlanEntry e;
+        e.path = rel;
+        e.size = wsSt.st_size;
+        e.action = SyncPlanEntry::Action::Add;
+        if (!dest.isValid()) {
+            plan.entries.append(e);
+            return;
+        }
+        const auto [parent, name] = splitParent(QFile::encodeName(rel));
+        int err = 0;
+        const int pfd = hostParent(parent, &err);
+        if (pfd < 0) {
+            if (err == ENOENT) {
+                plan.entries.append(e);
+            } else if (err == ELOOP || err == ENOTDIR || err == EXDEV) {
+                plan.errors << QStringLiteral("'%1': a folder on its host path is a symlink or "
+                                              "not a folder; not synced")
+                                   .arg(rel);
+            } else {
+                plan.errors << QStringLiteral("cannot open host folder of '%1': %2")
+                                   .arg(rel, errnoText(err));
+            }
+            return;
+        }
+        struct stat hostSt;
+        if (::fstatat(pfd, name.constData(), &hostSt, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT)
+                plan.entries.append(e);
+            else
+                plan.errors << QStringLiteral("cannot stat host file '%1': %2")
+                                   .arg(rel, errnoText(errno));
+            return;
+        }
+        if (!S_ISREG(hostSt.st_mode)) {
+            plan.errors << QStringLiteral("'%1': the host path is %2; not replaced")
+                               .arg(rel, S_ISLNK(hostSt.st_mode)
+                                             ? QStringLiteral("a symlink")
+                                             : QStringLiteral("not a regular file"));
+            return;
+        }
+        auto identical = [&] {
+            const Fd a(openBeneath(ws.rootFd(), QFile::encodeName(rel), kReadFlags));
+            const Fd b(::openat(pfd, name.constData(), kReadFlags | O_CLOEXEC));
+            return a.isValid() && b.isValid() && sameContent(a.get(), b.get());
+        };
+        // no record counts as "both changed": only identical bytes avoid a conflict
+        bool hostChanged = true;
+        bool wsChanged = true;
+        if (useManifest) {
+            const auto rec = manifest->files.constFind(rel);
+            if (rec != manifest->files.cend()) {
+                hostChanged = stampOf(hostSt) != rec->host;
+                wsChanged = stampOf(wsSt) != rec->workspace;
+            }
+        }
+        using A = SyncPlanEntry::Action;
+        if (!hostChanged)
+            e.action = wsChanged ? A::Update : A::Unchanged;
+        else if (!wsChanged)
+            e.action = A::KeepHost;
+        else
+            e.action = identical() ? A::Unchanged : A::Conflict;
+        plan.entries.append(e);
+    };
+
+    const Fd wsDir(::openat(ws.rootFd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!wsDir.isValid()) {
+        plan.errors << QStringLiteral("cannot open the workspace: %1").arg(errnoText(errno));
+        return plan;
+    }
+    walkTree(wsDir.get(), plan.errors, [&](const QString &rel, EntryType type,
+                                           const struct stat &st) {
+        if (type == EntryType::Dir)
+            return excludes.matchIndex(rel, true) < 0;
+        if (!includes.matchesPathOrParent(rel, false) || excludes.matches(rel, false))
+            return false;
+        switch (type) {
+        case EntryType::Symlink:
+            plan.entries.append({rel, SyncPlanEntry::Action::SkippedSymlink, 0});
+            break;
+        case EntryType::Special:
+            plan.entries.append({rel, SyncPlanEntry::Action::SkippedSpecial, 0});
+            break;
+        case EntryType::File:
+            classify(rel, st);
+            break;
+        case EntryType::Dir:
+            break;
+        }
+        return false;
+    });
+    return plan;
+}
+
+WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
+                                SeedManifest *manifest, const TreeProgress &progress)
+{
+    using A = SyncPlanEntry::Action;
+    WorkspaceSyncResult result;
+    result.errors = plan.errors;
+    int total = 0;
+    for (const SyncPlanEntry &e : plan.entries) {
+        if (e.action == A::SkippedSymlink || e.action == A::SkippedSpecial)
+            result.skippedPaths << e.path;
+        else if (e.action == A::Add || e.action == A::Update || e.action == A::Conflict)
+            ++total;
+    }
+    if (total == 0)
+        return result;
+
+    // The destination root is the caller's choice (like the seed source); below it, nothing
+    // is followed.
+    if (!QDir().mkpath(plan.destRoot)) {
+        result.errors << QStringLiteral("cannot create destination folder '%1'")
+                             .arg(plan.destRoot);
+        return result;
+    }
+    const Fd dest(::open(QFile::encodeName(plan.destRoot).constData(),
+                         O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dest.isValid()) {
+        result.errors << QStringLiteral("cannot open destination folder '%1': %2")
+                             .arg(plan.destRoot, errnoText(errno));
+        return result;
+    }
+    // records are only meaningful for the folder they were taken against
+    const bool track = manifest
+                       && (manifest->hostRoot.isEmpty()
+                           || cleanAbsolute(manifest->hostRoot) == plan.destRoot);
+    if (track && manifest->hostRoot.isEmpty())
+        manifest->hostRoot = plan.destRoot;
+
+    int done = 0;
+    for (const SyncPlanEntry &e : plan.entries) {
+        if (e.action != A::Add && e.action != A::Update && e.action != A::Conflict)
+            continue;
+        const QByteArray name = splitParent(QFile::encodeName(e.path)).second;
+        bool conflict = e.action == A::Conflict;
+        if (!conflict) {
+            const FileStamp *expected = nullptr;
+            FileStamp recorded;
+            if (e.action == A::Update && track) {
+                const auto it = manifest->files.constFind(e.path);
+                if (it != manifest->files.cend()) {
+                    recorded = it->host;
+                    expected = &recorded;
+                }
+            }
+            HostWrite w;
+            switch (writeHostFile(ws.rootFd(), dest.get(), e.path, name, e.action == A::Add,
+                                  expected, &w)) {
+            case WriteStatus::Ok:
+                ++result.filesSynced;
+                result.bytesSynced += w.bytes;
+                if (track)
+                    manifest->files.insert(e.path, {w.host, w.workspace});
+                break;
+            case WriteStatus::Failed:
+                result.errors << w.error;
+                break;
+            case WriteStatus::HostChanged: // since planning: keep it, as for a planned conflict
+                conflict = true;
+                break;
+            }
+        }
+        if (conflict) {
+            const QString sidecar = e.path + conflictSuffix();
+            HostWrite w;
+            if (writeHostFile(ws.rootFd(), dest.get(), e.path,
+                              name + QFile::encodeName(conflictSuffix()), false, nullptr, &w)
+                != WriteStatus::Ok) {
+                result.errors << w.error;
+            }
+            result.conflicts << e.path;
+            const bool recorded = track && manifest->files.contains(e.path);
+            result.errors << (recorded ? QStringLiteral("conflict: %1 changed on the host since "
+                                                        "it was seeded; the sandbox version is "
+                                                        "in %2")
+                                       : QStringLiteral("conflict: %1 already exists on the host "
+                                                        "with other content; the sandbox version "
+                                                        "is in %2"))
+                                 .arg(e.path, sidecar);
+        }
+        if (progress)
+            progress(++done, total);
+    }
+    return result;
+}
+
+namespace detail {
+
+void setTreeCopyForceFallback(bool force)
+{
+    g_forceFallback.store(force, std::memory_order_relaxed);
+}
+
+} // namespace detail
+
+} // namespace elsai

@@ -35,8 +35,13 @@ struct SeedManifest
     QHash<QString, Entry> files;
 };
 
-/// Progress: files done so far, total files planned.
+/// Progress: files done so far, total files planned. Always called on the thread that called
+/// executeSeed / executeSync (never from a copying thread), so it needs no locking.
 using TreeProgress = std::function<void(int done, int total)>;
+
+// Nothing here throws for a file or folder that cannot be handled: each problem becomes one line
+// in `errors` (so `success()` is false) and the rest goes on. Folders nested deeper than 256
+// levels are reported and not entered.
 
 // ---- Seeding: host folder → workspace -----------------------------------------------------
 
@@ -62,14 +67,17 @@ struct SeedPlan
 
 /// Walks `sourceRoot` without following any symlink (openat O_NOFOLLOW from the source fd).
 /// Excluded folders are listed once and not entered; symlinks and special files are listed and
-/// skipped.
+/// skipped. `sourceRoot` itself is the caller's choice and may be reached through a symlink.
+/// Names that are not valid UTF-8 are reported as errors (they could not be opened again).
 SeedPlan planSeed(const QString &sourceRoot, const GlobSet &excludes);
 
 /// Copies the plan's files into the workspace: folders created with mkdirat, files created
 /// O_CREAT|O_EXCL|O_NOFOLLOW (an existing workspace entry is unlinked first, never written
 /// through), content by copy_file_range (reflink where the file system can), mode bits (no
 /// setuid/setgid) and mtimes kept. Runs on several threads. Never writes outside the workspace
-/// even if the workspace already holds symlinks. Fills `manifest` when given.
+/// even if the workspace already holds symlinks: a planned folder whose workspace entry is a
+/// symlink or a file is refused with an error, with everything below it. Fills `manifest` when
+/// given (hostRoot = the plan's source; entries of another hostRoot are dropped first).
 WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
                                 SeedManifest *manifest = nullptr,
                                 const TreeProgress &progress = {});
@@ -101,13 +109,18 @@ struct SyncPlan
 
 /// Lists the workspace files selected by `includes` (path or a parent folder matches) and not
 /// by `excludes`, and compares each with the host file under `destRoot` and the manifest.
+/// The manifest counts only when its hostRoot is `destRoot`. A host path whose folder is a
+/// symlink or not a folder, or which is itself a symlink or not a regular file, is an error.
 SyncPlan planSync(const WorkspaceFs &ws, const QString &destRoot, const GlobSet &includes,
                   const GlobSet &excludes, const SeedManifest *manifest);
 
 /// Carries out Add/Update (atomic replace in the destination: parents resolved with
 /// RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, temp + fsync + rename + folder fsync) and Conflict
 /// (the workspace version is written to `<path>.sandbox-conflict`, the host file kept, and the
-/// path listed in `conflicts`). Updates `manifest` for what it wrote.
+/// path listed in `conflicts` and, as a readable line, in `errors`). Re-checks the host file
+/// just before writing: one that appeared or changed since planning is handled as a conflict.
+/// Updates `manifest` for what it wrote (when its hostRoot is empty or `destRoot`).
+/// filesSynced/bytesSynced count Add and Update, not `.sandbox-conflict` files.
 WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
                                 SeedManifest *manifest = nullptr,
                                 const TreeProgress &progress = {});

@@ -1,0 +1,4 @@
+# Seeding benchmark program, driven by bench/seed_bench.sh (include()d from bench/CMakeLists.txt).
+add_executable(seed_bench ${CMAKE_CURRENT_LIST_DIR}/seed_bench.cpp)
+target_link_libraries(seed_bench PRIVATE elsai_platform)
+target_compile_features(seed_bench PRIVATE cxx_std_20)
