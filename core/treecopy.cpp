@@ -499,8 +499,11 @@ WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
     const Fd src(::open(QFile::encodeName(plan.sourceRoot).constData(),
                         O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!src.isValid()) {
-        result.errors << QStringLiteral("cannot open source folder '%1': %2")
-                             .arg(plan.sourceRoot, errnoText(errno));
+        // planSeed already reported an unopenable source; say it once.
+        const QString error = QStringLiteral("cannot open source folder '%1': %2")
+                                  .arg(plan.sourceRoot, errnoText(errno));
+        if (!result.errors.contains(error))
+            result.errors << error;
         return result;
     }
     const int wsRoot = ws.rootFd();
