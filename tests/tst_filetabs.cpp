@@ -1,4 +1,318 @@
+#include "agent.h"
+#include "filetabs.h"
+#include "highlighter.h"
+#include "modelroles.h"
+#include "sandboxcontroller.h"
+#include "testutil.h"
+#include "workspacetreemodel.h"
+
+#include <QApplication>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTimer>
 #include <QtTest>
-class T : public QObject { Q_OBJECT };
-QTEST_MAIN(T)
+
+using namespace elsai;
+using test::readHostFile;
+using test::writeHostFile;
+
+class TestFileTabs : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_tmp;
+    int m_n = 0;
+
+    /// A started sandbox seeded from a small project; returns its workspace root.
+    QString startSandbox(SandboxController &c, const QString &id)
+    {
+        const QString project = m_tmp.filePath(QStringLiteral("project-%1").arg(++m_n));
+        writeHostFile(project + QStringLiteral("/hello.py"), "def hello():\n    return 1\n");
+        writeHostFile(project + QStringLiteral("/notes.txt"), "one\ntwo\nthree\n");
+        writeHostFile(project + QStringLiteral("/blob.bin"), QByteArray("\x7f"
+                                                                        "ELF\0\1\2",
+                                                                        7));
+        SandboxSpec s;
+        s.workspaceId = id;
+        s.workspaceRoot = m_tmp.filePath(QStringLiteral("ws-%1").arg(m_n));
+        s.seedFrom = project;
+        c.addSandbox(s);
+        if (!QTest::qWaitFor([&] { return c.state(id) == SessionState::Running; }, 20000))
+            qFatal("sandbox did not start");
+        return s.workspaceRoot;
+    }
+
+    static bool waitLoaded(FileTabs &tabs, int index)
+    {
+        return QTest::qWaitFor([&] { return tabs.tabKind(index) != FileTabs::TabKind::Loading; },
+                               10000);
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QVERIFY(m_tmp.isValid());
+    }
+
+    void opensTextWithHighlighterAndSaves()
+    {
+        SandboxController c;
+        const QString root = startSandbox(c, QStringLiteral("text"));
+        FileTabs tabs(&c);
+        QSignalSpy opened(&tabs, &FileTabs::fileOpened);
+        tabs.openFile(QStringLiteral("text"), QStringLiteral("hello.py"));
+        const int i = tabs.indexOf(QStringLiteral("text"), QStringLiteral("hello.py"));
+        QCOMPARE(i, 0);
+        QVERIFY(waitLoaded(tabs, i));
+        QCOMPARE(tabs.tabKind(i), FileTabs::TabKind::Text);
+        QCOMPARE(opened.size(), 1);
+        QCOMPARE(tabs.editor(i)->toPlainText(), QStringLiteral("def hello():\n    return 1\n"));
+        if (hasKSyntaxHighlighting())
+            QVERIFY(tabs.highlighterName(i).startsWith(QStringLiteral("ksyntaxhighlighting:")));
+        else
+            QCOMPARE(tabs.highlighterName(i), QStringLiteral("builtin:python"));
+
+        // Opening again focuses the same tab.
+        tabs.openFile(QStringLiteral("text"), QStringLiteral("hello.py"));
+        QCOMPARE(tabs.count(), 1);
+
+        QVERIFY(!tabs.saveCurrent()); // nothing to save yet
+        QPlainTextEdit *ed = tabs.editor(i);
+        QTextCursor cursor = ed->textCursor();
+        cursor.movePosition(QTextCursor::End);
+        cursor.insertText(QStringLiteral("# edited\n"));
+        QVERIFY(tabs.isTabModified(i));
+        QVERIFY(tabs.tabText(i).endsWith(QLatin1Char('*')));
+
+        QSignalSpy saved(&tabs, &FileTabs::fileSaved);
+        QVERIFY(tabs.saveCurrent());
+        QTRY_COMPARE(saved.size(), 1);
+        QCOMPARE(readHostFile(root + QStringLiteral("/hello.py")),
+                 QByteArray("def hello():\n    return 1\n# edited\n"));
+        QVERIFY(!tabs.isTabModified(i));
+        QCOMPARE(tabs.tabText(i), QStringLiteral("hello.py"));
+    }
+
+    void builtinHighlighterLanguages_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("python") << "a.py"
+                                << "builtin:python";
+        QTest::newRow("cpp") << "a.cpp"
+                             << "builtin:cpp";
+        QTest::newRow("c-header") << "a.h"
+                                  << "builtin:cpp";
+        QTest::newRow("js") << "a.js"
+                            << "builtin:javascript";
+        QTest::newRow("ts") << "a.ts"
+                            << "builtin:typescript";
+        QTest::newRow("json") << "a.json"
+                              << "builtin:json";
+        QTest::newRow("shell") << "a.sh"
+                               << "builtin:shell";
+        QTest::newRow("markdown") << "README.md"
+                                  << "builtin:markdown";
+        QTest::newRow("yaml") << "ci.yml"
+                              << "builtin:yaml";
+        QTest::newRow("cmake") << "CMakeLists.txt"
+                               << "builtin:cmake";
+        QTest::newRow("unknown") << "notes.txt"
+                                 << "none";
+    }
+
+    void builtinHighlighterLanguages()
+    {
+        if (hasKSyntaxHighlighting())
+            QSKIP("built with KSyntaxHighlighting");
+        QFETCH(QString, file);
+        QFETCH(QString, expected);
+        QTextDocument doc;
+        QCOMPARE(attachHighlighter(&doc, file, false), expected);
+        // Highlighting a multi-line comment/string must not hang or crash.
+        doc.setPlainText(QStringLiteral("/* a\n b */ x = \"s\" # c\n'''\nq\n'''\n```\nz\n```\n"));
+        QTextDocument dark;
+        QCOMPARE(attachHighlighter(&dark, file, true), expected);
+        dark.setPlainText(doc.toPlainText());
+    }
+
+    void externalChangeReloadsUnmodifiedTab()
+    {
+        SandboxController c;
+        startSandbox(c, QStringLiteral("ext"));
+        FileTabs tabs(&c);
+        tabs.setChangeCheckInterval(200);
+        tabs.openFile(QStringLiteral("ext"), QStringLiteral("notes.txt"));
+        QVERIFY(waitLoaded(tabs, 0));
+        QPlainTextEdit *ed = tabs.editor(0);
+        QTextCursor cursor = ed->textCursor();
+        cursor.setPosition(4); // start of "two"
+        ed->setTextCursor(cursor);
+
+        // An agent writes through its tool.
+        const AgentPtr agent = Agent::create(QStringLiteral("bot"));
+        c.sandbox(QStringLiteral("ext"))->attach(agent);
+        QSignalSpy reloaded(&tabs, &FileTabs::fileReloaded);
+        agent->callTool(QStringLiteral("write_file"),
+                        {{QStringLiteral("path"), QStringLiteral("notes.txt")},
+                         {QStringLiteral("content"), QStringLiteral("one\nTWO\nthree\nfour\n")}});
+        QTRY_COMPARE(reloaded.size(), 1);
+        QCOMPARE(tabs.editor(0), ed); // same editor, reloaded in place
+        QCOMPARE(ed->toPlainText(), QStringLiteral("one\nTWO\nthree\nfour\n"));
+        QCOMPARE(ed->textCursor().position(), 4);
+        QVERIFY(!tabs.isTabModified(0));
+        QVERIFY(!tabs.hasChangePrompt(0));
+    }
+
+    void externalChangeToModifiedTabPrompts()
+    {
+        SandboxController c;
+        const QString root = startSandbox(c, QStringLiteral("mod"));
+        FileTabs tabs(&c);
+        tabs.setChangeCheckInterval(200);
+        tabs.openFile(QStringLiteral("mod"), QStringLiteral("notes.txt"));
+        QVERIFY(waitLoaded(tabs, 0));
+        QPlainTextEdit *ed = tabs.editor(0);
+        ed->setPlainText(QStringLiteral("my edits\n"));
+        ed->document()->setModified(true);
+        QVERIFY(tabs.isTabModified(0));
+
+        const AgentPtr agent = Agent::create(QStringLiteral("bot"));
+        c.sandbox(QStringLiteral("mod"))->attach(agent);
+        QSignalSpy changed(&tabs, &FileTabs::externalChangeDetected);
+        QSignalSpy reloaded(&tabs, &FileTabs::fileReloaded);
+        agent->callTool(QStringLiteral("write_file"),
+                        {{QStringLiteral("path"), QStringLiteral("notes.txt")},
+                         {QStringLiteral("content"), QStringLiteral("agent version\n")}});
+        QTRY_VERIFY(tabs.hasChangePrompt(0));
+        QCOMPARE(changed.size(), 1);
+        QCOMPARE(ed->toPlainText(), QStringLiteral("my edits\n")); // kept
+        QVERIFY(tabs.isTabModified(0));
+        // Later checks do not prompt again for the same content, nor touch the file.
+        QTest::qWait(600);
+        QCOMPARE(changed.size(), 1);
+        QCOMPARE(readHostFile(root + QStringLiteral("/notes.txt")), QByteArray("agent version\n"));
+
+        // "Keep mine" hides the bar and keeps the edits.
+        tabs.keepMine(0);
+        QVERIFY(!tabs.hasChangePrompt(0));
+        QCOMPARE(ed->toPlainText(), QStringLiteral("my edits\n"));
+        QTest::qWait(600);
+        QVERIFY(!tabs.hasChangePrompt(0));
+
+        // A further change prompts again; "Reload" takes the file's content.
+        agent->callTool(QStringLiteral("write_file"),
+                        {{QStringLiteral("path"), QStringLiteral("notes.txt")},
+                         {QStringLiteral("content"), QStringLiteral("agent v2\n")}});
+        QTRY_VERIFY(tabs.hasChangePrompt(0));
+        tabs.reloadFromDisk(0);
+        QCOMPARE(ed->toPlainText(), QStringLiteral("agent v2\n"));
+        QVERIFY(!tabs.isTabModified(0));
+        QVERIFY(!tabs.hasChangePrompt(0));
+        QCOMPARE(reloaded.size(), 1);
+    }
+
+    void binaryFileShowsHex()
+    {
+        SandboxController c;
+        startSandbox(c, QStringLiteral("bin"));
+        FileTabs tabs(&c);
+        tabs.openFile(QStringLiteral("bin"), QStringLiteral("blob.bin"));
+        QVERIFY(waitLoaded(tabs, 0));
+        QCOMPARE(tabs.tabKind(0), FileTabs::TabKind::Hex);
+        QVERIFY(!tabs.editor(0));
+        QVERIFY(tabs.tabMessage(0).startsWith(QStringLiteral("00000000  7f 45 4c 46 00 01 02 ")));
+        QVERIFY(tabs.tabMessage(0).contains(QStringLiteral("|.ELF...|")));
+        QVERIFY(!tabs.saveCurrent());
+    }
+
+    void invalidUtf8IsBinary()
+    {
+        SandboxController c;
+        startSandbox(c, QStringLiteral("latin"));
+        c.writeFile(QStringLiteral("latin"), QStringLiteral("latin1.txt"), "caf\xe9\n");
+        c.waitForIdle();
+        FileTabs tabs(&c);
+        tabs.openFile(QStringLiteral("latin"), QStringLiteral("latin1.txt"));
+        QVERIFY(waitLoaded(tabs, 0));
+        QCOMPARE(tabs.tabKind(0), FileTabs::TabKind::Hex);
+    }
+
+    void largeFileIsRefused()
+    {
+        SandboxController c;
+        const QString root = startSandbox(c, QStringLiteral("big"));
+        {
+            QFile f(root + QStringLiteral("/big.log"));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            QVERIFY(f.resize(qint64(120) * 1024 * 1024)); // sparse
+        }
+        FileTabs tabs(&c);
+        tabs.openFile(QStringLiteral("big"), QStringLiteral("big.log"));
+        QVERIFY(waitLoaded(tabs, 0));
+        QCOMPARE(tabs.tabKind(0), FileTabs::TabKind::Refused);
+        QCOMPARE(tabs.tabMessage(0),
+                 QStringLiteral("big.log is 120.0 MiB; files over 8.0 MiB are not opened here "
+                                "— download it instead"));
+    }
+
+    void missingFileShowsError()
+    {
+        SandboxController c;
+        startSandbox(c, QStringLiteral("missing"));
+        FileTabs tabs(&c);
+        QSignalSpy failed(&tabs, &FileTabs::fileError);
+        tabs.openFile(QStringLiteral("missing"), QStringLiteral("nope.txt"));
+        QVERIFY(waitLoaded(tabs, 0));
+        QCOMPARE(tabs.tabKind(0), FileTabs::TabKind::Error);
+        QCOMPARE(failed.size(), 1);
+        QVERIFY(tabs.tabMessage(0).contains(QStringLiteral("nope.txt")));
+    }
+
+    void closingModifiedTabAsks()
+    {
+        SandboxController c;
+        const QString root = startSandbox(c, QStringLiteral("close"));
+        FileTabs tabs(&c);
+        tabs.openFile(QStringLiteral("close"), QStringLiteral("notes.txt"));
+        QVERIFY(waitLoaded(tabs, 0));
+        tabs.editor(0)->setPlainText(QStringLiteral("changed\n"));
+        tabs.editor(0)->document()->setModified(true);
+
+        auto answer = [](QMessageBox::StandardButton button) {
+            QTimer::singleShot(50, [button] {
+                auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+                if (box)
+                    box->button(button)->click();
+            });
+        };
+        answer(QMessageBox::Cancel);
+        QVERIFY(!tabs.closeTab(0));
+        QCOMPARE(tabs.count(), 1);
+
+        QSignalSpy saved(&tabs, &FileTabs::fileSaved);
+        answer(QMessageBox::Save);
+        QVERIFY(tabs.closeTab(0));
+        QTRY_COMPARE(tabs.count(), 0);
+        QCOMPARE(saved.size(), 1);
+        QCOMPARE(readHostFile(root + QStringLiteral("/notes.txt")), QByteArray("changed\n"));
+
+        tabs.openFile(QStringLiteral("close"), QStringLiteral("notes.txt"));
+        QVERIFY(waitLoaded(tabs, 0));
+        tabs.editor(0)->setPlainText(QStringLiteral("discard me\n"));
+        tabs.editor(0)->document()->setModified(true);
+        answer(QMessageBox::Discard);
+        QVERIFY(tabs.closeTab(0));
+        QCOMPARE(tabs.count(), 0);
+        QCOMPARE(readHostFile(root + QStringLiteral("/notes.txt")), QByteArray("changed\n"));
+    }
+};
+
+QTEST_MAIN(TestFileTabs)
 #include "tst_filetabs.moc"

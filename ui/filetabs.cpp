@@ -1,1 +1,630 @@
-// in progress
+#include "filetabs.h"
+
+#include "errors.h"
+#include "highlighter.h"
+#include "modelroles.h"
+#include "sandboxcontroller.h"
+#include "workspacetreemodel.h"
+
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPointer>
+#include <QPushButton>
+#include <QScrollBar>
+#include <QStringDecoder>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+namespace elsai {
+
+namespace {
+
+/// Calls `fn(future)` on `context`'s thread when the future finishes (never if `context`
+/// is gone first).
+template <typename T, typename Fn> void whenDone(QObject *context, const QFuture<T> &future, Fn fn)
+{
+    auto *watcher = new QFutureWatcher<T>(context);
+    QObject::connect(watcher, &QFutureWatcherBase::finished, context,
+                     [watcher, fn = std::move(fn)] {
+                         watcher->deleteLater();
+                         fn(watcher->future());
+                     });
+    watcher->setFuture(future);
+}
+
+QString errorText(std::exception_ptr error)
+{
+    const auto e = futureError(error);
+    return e ? e->first + QStringLiteral(": ") + e->second : QString();
+}
+
+/// One read of a workspace file, never throwing: the size is checked (stat) before reading.
+struct ReadOutcome
+{
+    QByteArray bytes;
+    qint64 size = -1;
+    bool tooLarge = false;
+    QString error;
+};
+
+/// Reads off the GUI thread straight from the backend: the periodic re-reads must not report
+/// a vanished file through operationFailed every few seconds.
+QFuture<ReadOutcome> quietRead(SandboxController *controller, const QString &workspaceId,
+                               const QString &path)
+{
+    const SandboxPtr sb = controller->sandbox(workspaceId);
+    return QtConcurrent::run(controller->pool(), [sb, path] {
+        ReadOutcome out;
+        try {
+            const BackendPtr b = sb ? sb->backend() : BackendPtr();
+            if (!b) {
+                out.error = QObject::tr("the sandbox is not running");
+                return out;
+            }
+            const FileInfo info = b->stat(path);
+            if (info.isDir) {
+                out.error = QObject::tr("%1 is a folder").arg(path);
+                return out;
+            }
+            out.size = info.size.value_or(-1);
+            if (out.size > FileTabs::largeFileLimit()) {
+                out.tooLarge = true;
+                return out;
+            }
+            out.bytes = b->readFile(path);
+            out.size = out.bytes.size();
+            if (out.size > FileTabs::largeFileLimit()) {
+                out.tooLarge = true;
+                out.bytes.clear();
+            }
+        } catch (const SandboxError &e) {
+            out.error = e.display();
+        } catch (const std::exception &e) {
+            out.error = QString::fromUtf8(e.what());
+        }
+        return out;
+    });
+}
+
+/// The text of `bytes` when it is text: no NUL in the first 8 KiB and valid UTF-8.
+std::optional<QString> decodeText(const QByteArray &bytes)
+{
+    if (bytes.left(8192).contains('\0'))
+        return std::nullopt;
+    QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+    QString text = decoder.decode(bytes);
+    if (decoder.hasError())
+        return std::nullopt;
+    return text;
+}
+
+QString hexDump(const QByteArray &bytes, qint64 limit)
+{
+    const qint64 shown = qMin<qint64>(bytes.size(), limit);
+    QString out;
+    out.reserve(int(shown / 16 + 1) * 78);
+    for (qint64 offset = 0; offset < shown; offset += 16) {
+        QString hex;
+        QString ascii;
+        for (int i = 0; i < 16; ++i) {
+            if (offset + i < shown) {
+                const auto c = uchar(bytes.at(offset + i));
+                hex += QStringLiteral("%1 ").arg(c, 2, 16, QLatin1Char('0'));
+                ascii += (c >= 0x20 && c < 0x7f) ? QChar(c) : QLatin1Char('.');
+            } else {
+                hex += QStringLiteral("   ");
+            }
+            if (i == 7)
+                hex += QLatin1Char(' ');
+        }
+        out += QStringLiteral("%1  %2 |%3|\n")
+                   .arg(offset, 8, 16, QLatin1Char('0'))
+                   .arg(hex, ascii);
+    }
+    return out;
+}
+
+QString sizeText(qint64 bytes)
+{
+    return QLocale::c().formattedDataSize(bytes, bytes < 1024 ? 0 : 1);
+}
+
+} // namespace
+
+/// One tab: an optional "changed on disk" bar, a status line, and the content.
+class FileTab : public QWidget
+{
+public:
+    FileTab(const QString &workspaceId, const QString &path, QWidget *parent)
+        : QWidget(parent), workspaceId(workspaceId), path(path)
+    {
+        auto *layout = new QVBoxLayout(this);
+        layout->setContentsMargins(0, 0, 0, 0);
+        layout->setSpacing(0);
+
+        bar = new QFrame(this);
+        bar->setFrameShape(QFrame::StyledPanel);
+        bar->setAutoFillBackground(true);
+        QPalette pal = bar->palette();
+        pal.setColor(QPalette::Window, pal.color(QPalette::ToolTipBase));
+        pal.setColor(QPalette::WindowText, pal.color(QPalette::ToolTipText));
+        bar->setPalette(pal);
+        auto *barLayout = new QHBoxLayout(bar);
+        barLabel = new QLabel(bar);
+        barLabel->setWordWrap(true);
+        reloadButton = new QPushButton(FileTabs::tr("Reload"), bar);
+        keepButton = new QPushButton(FileTabs::tr("Keep mine"), bar);
+        barLayout->addWidget(barLabel, 1);
+        barLayout->addWidget(reloadButton);
+        barLayout->addWidget(keepButton);
+        bar->hide();
+        layout->addWidget(bar);
+
+        status = new QLabel(this);
+        status->setWordWrap(true);
+        status->setContentsMargins(6, 3, 6, 3);
+        status->hide();
+        layout->addWidget(status);
+
+        message = new QLabel(FileTabs::tr("Loading %1…").arg(path), this);
+        message->setAlignment(Qt::AlignCenter);
+        message->setWordWrap(true);
+        message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        layout->addWidget(message, 1);
+    }
+
+    bool isModified() const
+    {
+        return kind == FileTabs::TabKind::Text && editor && editor->document()->isModified();
+    }
+    QByteArray editorBytes() const
+    {
+        return editor ? editor->toPlainText().toUtf8() : QByteArray();
+    }
+    QString fileName() const { return QFileInfo(path).fileName(); }
+
+    void setContent(QWidget *widget)
+    {
+        if (content)
+            content->deleteLater();
+        content = widget;
+        message->setVisible(widget == nullptr);
+        if (widget)
+            static_cast<QVBoxLayout *>(layout())->addWidget(widget, 1);
+    }
+
+    void showMessage(FileTabs::TabKind newKind, const QString &text)
+    {
+        kind = newKind;
+        editor = nullptr;
+        setContent(nullptr);
+        message->setText(text);
+    }
+
+    const QString workspaceId;
+    const QString path;
+    FileTabs::TabKind kind = FileTabs::TabKind::Loading;
+    QFrame *bar;
+    QLabel *barLabel;
+    QPushButton *reloadButton;
+    QPushButton *keepButton;
+    QLabel *status;
+    QLabel *message;
+    QWidget *content = nullptr;
+    QPlainTextEdit *editor = nullptr; ///< text tabs
+    QString highlighter;
+    QByteArray diskBytes;    ///< the file as last read or saved (what the editor started from)
+    QByteArray pendingBytes; ///< a newer version on disk while the prompt bar is shown
+    int generation = 0;      ///< bumped by saves: re-reads started before are stale
+    bool checking = false;
+    bool saving = false;
+};
+
+FileTabs::FileTabs(SandboxController *controller, QWidget *parent)
+    : QTabWidget(parent), m_controller(controller), m_checkTimer(new QTimer(this)),
+      m_soonTimer(new QTimer(this))
+{
+    setTabsClosable(true);
+    setMovable(true);
+    setDocumentMode(true);
+    connect(this, &QTabWidget::tabCloseRequested, this, [this](int index) { closeTab(index); });
+
+    m_checkTimer->setInterval(2000);
+    connect(m_checkTimer, &QTimer::timeout, this, &FileTabs::checkForChanges);
+    m_checkTimer->start();
+    // Tree updates come from the audit stream: a change there triggers a re-read soon.
+    m_soonTimer->setSingleShot(true);
+    m_soonTimer->setInterval(150);
+    connect(m_soonTimer, &QTimer::timeout, this, &FileTabs::checkForChanges);
+}
+
+FileTabs::~FileTabs() = default;
+
+FileTab *FileTabs::tabAt(int index) const
+{
+    return dynamic_cast<FileTab *>(widget(index));
+}
+
+int FileTabs::indexOf(const QString &workspaceId, const QString &path) const
+{
+    for (int i = 0; i < count(); ++i) {
+        const FileTab *tab = tabAt(i);
+        if (tab && tab->workspaceId == workspaceId && tab->path == path)
+            return i;
+    }
+    return -1;
+}
+
+FileTabs::TabKind FileTabs::tabKind(int index) const
+{
+    const FileTab *tab = tabAt(index);
+    return tab ? tab->kind : TabKind::Error;
+}
+
+bool FileTabs::isTabModified(int index) const
+{
+    const FileTab *tab = tabAt(index);
+    return tab && tab->isModified();
+}
+
+QPlainTextEdit *FileTabs::editor(int index) const
+{
+    const FileTab *tab = tabAt(index);
+    return tab && tab->kind == TabKind::Text ? tab->editor : nullptr;
+}
+
+QString FileTabs::tabMessage(int index) const
+{
+    const FileTab *tab = tabAt(index);
+    if (!tab)
+        return {};
+    if (tab->kind == TabKind::Hex)
+        return tab->content->findChild<QPlainTextEdit *>()->toPlainText();
+    return tab->message->text();
+}
+
+QString FileTabs::highlighterName(int index) const
+{
+    const FileTab *tab = tabAt(index);
+    return tab ? tab->highlighter : QString();
+}
+
+bool FileTabs::hasChangePrompt(int index) const
+{
+    const FileTab *tab = tabAt(index);
+    return tab && !tab->bar->isHidden();
+}
+
+void FileTabs::setChangeCheckInterval(int ms)
+{
+    m_checkTimer->start(ms);
+}
+
+int FileTabs::changeCheckInterval() const
+{
+    return m_checkTimer->interval();
+}
+
+void FileTabs::openFile(const QString &workspaceId, const QString &path)
+{
+    if (const int existing = indexOf(workspaceId, path); existing >= 0) {
+        setCurrentIndex(existing);
+        return;
+    }
+    auto *tab = new FileTab(workspaceId, path, this);
+    connect(tab->reloadButton, &QPushButton::clicked, this,
+            [this, tab] { reloadFromDisk(indexOf(tab)); });
+    connect(tab->keepButton, &QPushButton::clicked, this, [this, tab] { keepMine(indexOf(tab)); });
+    const int index = addTab(tab, tab->fileName());
+    setTabToolTip(index, workspaceId + QLatin1Char(':') + path);
+    setCurrentIndex(index);
+    watchWorkspace(workspaceId);
+    load(tab);
+}
+
+void FileTabs::watchWorkspace(const QString &workspaceId)
+{
+    WorkspaceTreeModel *tree = m_controller->treeModel(workspaceId);
+    if (!tree || tree->property("elsai_fileTabsWatched").toBool())
+        return;
+    tree->setProperty("elsai_fileTabsWatched", true);
+    auto soon = [this] { m_soonTimer->start(); };
+    connect(tree, &QAbstractItemModel::dataChanged, this, soon);
+    connect(tree, &QAbstractItemModel::rowsInserted, this, soon);
+    connect(tree, &QAbstractItemModel::rowsRemoved, this, soon);
+}
+
+void FileTabs::load(FileTab *tab)
+{
+    const QPointer<FileTab> guard(tab);
+    // The tree usually knows the size: refuse a big file without reading a byte of it.
+    qint64 knownSize = -1;
+    if (WorkspaceTreeModel *tree = m_controller->treeModel(tab->workspaceId)) {
+        const QVariant size = tree->indexForPath(tab->path).data(Roles::SizeRole);
+        if (size.isValid())
+            knownSize = size.toLongLong();
+    }
+    if (knownSize > largeFileLimit()) {
+        tab->showMessage(
+            TabKind::Refused,
+            tr("%1 is %2; files over %3 are not opened here — download it instead")
+                .arg(tab->fileName(), sizeText(knownSize), sizeText(largeFileLimit())));
+        Q_EMIT fileOpened(tab->workspaceId, tab->path);
+        return;
+    }
+    auto onLoaded = [this, guard](const ReadOutcome &out) {
+        if (!guard)
+            return;
+        FileTab *tab = guard;
+        if (!out.error.isEmpty()) {
+            tab->showMessage(TabKind::Error, tr("Cannot open %1: %2").arg(tab->path, out.error));
+            Q_EMIT fileError(tab->workspaceId, tab->path, out.error);
+            return;
+        }
+        if (out.tooLarge) {
+            tab->showMessage(
+                TabKind::Refused,
+                tr("%1 is %2; files over %3 are not opened here — download it "
+                   "instead")
+                    .arg(tab->fileName(), sizeText(out.size), sizeText(largeFileLimit())));
+        } else {
+            showContent(tab, out.bytes);
+        }
+        Q_EMIT fileOpened(tab->workspaceId, tab->path);
+    };
+    if (knownSize >= 0) {
+        // Size known and acceptable: the controller's read (failures reach operationFailed).
+        whenDone(this, m_controller->readFile(tab->workspaceId, tab->path),
+                 [onLoaded](const QFuture<QByteArray> &f) {
+                     ReadOutcome out;
+                     try {
+                         out.bytes = f.result();
+                         out.size = out.bytes.size();
+                         out.tooLarge = out.size > largeFileLimit();
+                     } catch (...) {
+                         out.error = errorText(std::current_exception());
+                     }
+                     onLoaded(out);
+                 });
+    } else {
+        whenDone(this, quietRead(m_controller, tab->workspaceId, tab->path),
+                 [onLoaded](const QFuture<ReadOutcome> &f) { onLoaded(f.result()); });
+    }
+}
+
+void FileTabs::showContent(FileTab *tab, const QByteArray &bytes)
+{
+    tab->diskBytes = bytes;
+    tab->pendingBytes.clear();
+    tab->bar->hide();
+    tab->status->hide();
+    const std::optional<QString> text = decodeText(bytes);
+    const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    if (!text) {
+        auto *box = new QWidget(tab);
+        auto *layout = new QVBoxLayout(box);
+        layout->setContentsMargins(0, 0, 0, 0);
+        auto *note = new QLabel(box);
+        note->setContentsMargins(6, 3, 6, 3);
+        note->setText(bytes.size() > hexViewLimit()
+                          ? tr("Binary file, %1; showing the first %2 (read-only).")
+                                .arg(sizeText(bytes.size()), sizeText(hexViewLimit()))
+                          : tr("Binary file, %1 (read-only).").arg(sizeText(bytes.size())));
+        auto *view = new QPlainTextEdit(box);
+        view->setReadOnly(true);
+        view->setFont(mono);
+        view->setLineWrapMode(QPlainTextEdit::NoWrap);
+        view->setPlainText(hexDump(bytes, hexViewLimit()));
+        layout->addWidget(note);
+        layout->addWidget(view, 1);
+        tab->kind = TabKind::Hex;
+        tab->editor = nullptr;
+        tab->highlighter.clear();
+        tab->setContent(box);
+        updateTitle(tab);
+        return;
+    }
+    if (tab->kind == TabKind::Text && tab->editor) {
+        // Reload in place: keep the cursor and the scroll position.
+        QPlainTextEdit *ed = tab->editor;
+        const int pos = ed->textCursor().position();
+        const int vscroll = ed->verticalScrollBar()->value();
+        const int hscroll = ed->horizontalScrollBar()->value();
+        ed->setPlainText(*text);
+        QTextCursor cursor = ed->textCursor();
+        cursor.setPosition(qMin(pos, ed->document()->characterCount() - 1));
+        ed->setTextCursor(cursor);
+        ed->verticalScrollBar()->setValue(vscroll);
+        ed->horizontalScrollBar()->setValue(hscroll);
+        ed->document()->setModified(false);
+        updateTitle(tab);
+        return;
+    }
+    auto *ed = new QPlainTextEdit(tab);
+    ed->setFont(mono);
+    ed->setLineWrapMode(QPlainTextEdit::NoWrap);
+    const bool dark = palette().color(QPalette::Base).lightness() < 128;
+    tab->highlighter = attachHighlighter(ed->document(), tab->fileName(), dark);
+    ed->setPlainText(*text);
+    ed->document()->setModified(false);
+    connect(ed->document(), &QTextDocument::modificationChanged, this,
+            [this, tab] { updateTitle(tab); });
+    tab->kind = TabKind::Text;
+    tab->editor = ed;
+    tab->setContent(ed);
+    updateTitle(tab);
+}
+
+void FileTabs::updateTitle(FileTab *tab)
+{
+    const int index = indexOf(tab);
+    if (index >= 0)
+        setTabText(index, tab->isModified() ? tab->fileName() + QStringLiteral(" *")
+                                            : tab->fileName());
+}
+
+bool FileTabs::saveCurrent()
+{
+    FileTab *tab = tabAt(currentIndex());
+    if (!tab || tab->kind != TabKind::Text || !tab->isModified() || tab->saving)
+        return false;
+    save(tab, false);
+    return true;
+}
+
+void FileTabs::save(FileTab *tab, bool closeAfter)
+{
+    const QByteArray bytes = tab->editorBytes();
+    tab->saving = true;
+    ++tab->generation;
+    const QPointer<FileTab> guard(tab);
+    whenDone(this, m_controller->writeFile(tab->workspaceId, tab->path, bytes),
+             [this, guard, bytes, closeAfter](QFuture<void> f) {
+                 if (!guard)
+                     return;
+                 FileTab *tab = guard;
+                 tab->saving = false;
+                 ++tab->generation;
+                 try {
+                     f.waitForFinished();
+                 } catch (...) {
+                     const QString err = errorText(std::current_exception());
+                     tab->status->setText(tr("Save failed: %1").arg(err));
+                     tab->status->show();
+                     Q_EMIT fileError(tab->workspaceId, tab->path, err);
+                     return;
+                 }
+                 tab->diskBytes = bytes;
+                 tab->pendingBytes.clear();
+                 tab->bar->hide();
+                 tab->status->hide();
+                 if (tab->editorBytes() == bytes)
+                     tab->editor->document()->setModified(false);
+                 Q_EMIT fileSaved(tab->workspaceId, tab->path);
+                 if (closeAfter) {
+                     removeTab(indexOf(tab));
+                     tab->deleteLater();
+                 }
+             });
+}
+
+bool FileTabs::closeTab(int index)
+{
+    FileTab *tab = tabAt(index);
+    if (!tab)
+        return false;
+    if (tab->isModified()) {
+        const auto answer = QMessageBox::question(
+            this, tr("Close %1").arg(tab->fileName()),
+            tr("%1 has unsaved changes.").arg(tab->path),
+            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+        if (answer == QMessageBox::Cancel)
+            return false;
+        if (answer == QMessageBox::Save) {
+            if (!tab->saving)
+                save(tab, true); // closes once written; stays open if the save fails
+            return true;
+        }
+    }
+    removeTab(index);
+    tab->deleteLater();
+    return true;
+}
+
+void FileTabs::checkForChanges()
+{
+    for (int i = 0; i < count(); ++i) {
+        FileTab *tab = tabAt(i);
+        if (!tab || tab->checking || tab->saving ||
+            (tab->kind != TabKind::Text && tab->kind != TabKind::Hex))
+            continue;
+        tab->checking = true;
+        const int generation = tab->generation;
+        const QPointer<FileTab> guard(tab);
+        whenDone(this, quietRead(m_controller, tab->workspaceId, tab->path),
+                 [this, guard, generation](const QFuture<ReadOutcome> &f) {
+                     if (!guard)
+                         return;
+                     guard->checking = false;
+                     if (guard->generation != generation || guard->saving)
+                         return; // a save happened meanwhile: this read may predate it
+                     const ReadOutcome out = f.result();
+                     if (!out.error.isEmpty() || out.tooLarge) {
+                         guard->status->setText(
+                             out.tooLarge ? tr("The file grew beyond %1 on disk; this tab "
+                                               "shows the earlier content.")
+                                                .arg(sizeText(largeFileLimit()))
+                                          : tr("Cannot re-read the file: %1").arg(out.error));
+                         guard->status->show();
+                         return;
+                     }
+                     guard->status->hide();
+                     onRead(guard, out.bytes);
+                 });
+    }
+}
+
+void FileTabs::onRead(FileTab *tab, const QByteArray &bytes)
+{
+    if (bytes == tab->diskBytes) {
+        return;
+    }
+    if (tab->kind == TabKind::Hex || !tab->isModified()) {
+        if (tab->kind == TabKind::Text && tab->editorBytes() == bytes) {
+            tab->diskBytes = bytes;
+            return;
+        }
+        showContent(tab, bytes);
+        Q_EMIT fileReloaded(tab->workspaceId, tab->path);
+        return;
+    }
+    // Modified tab: never overwrite either side silently.
+    if (tab->editorBytes() == bytes) {
+        tab->diskBytes = bytes; // someone wrote exactly our edits
+        tab->pendingBytes.clear();
+        tab->bar->hide();
+        tab->editor->document()->setModified(false);
+        return;
+    }
+    if (!tab->bar->isHidden() && bytes == tab->pendingBytes)
+        return;
+    tab->pendingBytes = bytes;
+    tab->barLabel->setText(tr("%1 changed in the workspace while you were editing it. Reload "
+                              "it (your edits are lost) or keep your version (saving will "
+                              "overwrite the file)?")
+                               .arg(tab->fileName()));
+    tab->bar->show();
+    Q_EMIT externalChangeDetected(tab->workspaceId, tab->path);
+}
+
+void FileTabs::reloadFromDisk(int index)
+{
+    FileTab *tab = tabAt(index);
+    if (!tab || tab->bar->isHidden())
+        return;
+    const QByteArray bytes = tab->pendingBytes;
+    if (tab->editor)
+        tab->editor->document()->setModified(false);
+    showContent(tab, bytes);
+    Q_EMIT fileReloaded(tab->workspaceId, tab->path);
+}
+
+void FileTabs::keepMine(int index)
+{
+    FileTab *tab = tabAt(index);
+    if (!tab || tab->bar->isHidden())
+        return;
+    // The disk version has been seen: only a further change prompts again.
+    tab->diskBytes = tab->pendingBytes;
+    tab->pendingBytes.clear();
+    tab->bar->hide();
+}
+
+} // namespace elsai

@@ -2,9 +2,13 @@
 
 #include <QTabWidget>
 
+class QPlainTextEdit;
+class QTimer;
+
 namespace elsai {
 
 class SandboxController;
+class FileTab;
 
 /// Open workspace files as tabs. Text files get syntax highlighting (KSyntaxHighlighting when
 /// built with it — theme follows the palette — else a small built-in highlighter), binary
@@ -12,27 +16,79 @@ class SandboxController;
 /// Edits are saved through the controller (write as the human actor); a file changed
 /// underneath (by an agent, a command) is noticed: an unmodified tab reloads, a modified one
 /// shows a reload/keep prompt — never a silent loss.
+///
+/// Change detection re-reads the open files off the GUI thread every changeCheckInterval()
+/// ms and shortly after the workspace tree reports a change (audit-driven refresh).
 class FileTabs : public QTabWidget
 {
     Q_OBJECT
 
 public:
+    /// What a tab shows.
+    enum class TabKind { Loading, Text, Hex, Refused, Error };
+
     explicit FileTabs(SandboxController *controller, QWidget *parent = nullptr);
+    ~FileTabs() override;
 
     static qint64 largeFileLimit() { return 8 * 1024 * 1024; }
+    /// Bytes shown by the hex view of a binary file.
+    static qint64 hexViewLimit() { return 64 * 1024; }
 
     /// Opens (or focuses) the tab of a file; loads it off the GUI thread.
     void openFile(const QString &workspaceId, const QString &path);
     /// Saves the current tab; returns false when nothing to save.
     bool saveCurrent();
     int indexOf(const QString &workspaceId, const QString &path) const;
+    using QTabWidget::indexOf;
+
+    // Inspection (tests, the main window's menus).
+    TabKind tabKind(int index) const;
+    bool isTabModified(int index) const;
+    /// The text editor of a text tab (nullptr otherwise).
+    QPlainTextEdit *editor(int index) const;
+    /// The hex view of a binary tab, or the refusal / error text of the others.
+    QString tabMessage(int index) const;
+    /// attachHighlighter()'s answer for a text tab.
+    QString highlighterName(int index) const;
+    /// True while the "changed on disk" bar of a modified tab is shown.
+    bool hasChangePrompt(int index) const;
+
+    void setChangeCheckInterval(int ms);
+    int changeCheckInterval() const;
+
+public Q_SLOTS:
+    /// Re-reads every open file now (off the GUI thread).
+    void checkForChanges();
+    /// Closes a tab, asking first (Save / Discard / Cancel) when it is modified.
+    /// Returns false when the user cancelled.
+    bool closeTab(int index);
+    /// Answers the change prompt of a tab: take the file's new content, or keep the edits.
+    void reloadFromDisk(int index);
+    void keepMine(int index);
 
 Q_SIGNALS:
     void fileOpened(const QString &workspaceId, const QString &path);
     void fileSaved(const QString &workspaceId, const QString &path);
+    /// A file's content changed on disk and its unmodified tab was reloaded.
+    void fileReloaded(const QString &workspaceId, const QString &path);
+    /// A modified tab's file changed on disk: the prompt bar is shown.
+    void externalChangeDetected(const QString &workspaceId, const QString &path);
+    /// A load, save or re-read failed (the tab shows it too).
+    void fileError(const QString &workspaceId, const QString &path, const QString &message);
 
 private:
+    FileTab *tabAt(int index) const;
+    void load(FileTab *tab);
+    void showContent(FileTab *tab, const QByteArray &bytes);
+    void onRead(FileTab *tab, const QByteArray &bytes);
+    void updateTitle(FileTab *tab);
+    void watchWorkspace(const QString &workspaceId);
+    void save(FileTab *tab, bool closeAfter);
+
     SandboxController *m_controller;
+    QTimer *m_checkTimer;
+    QTimer *m_soonTimer;
+    QStringList m_watched;
 };
 
 } // namespace elsai

@@ -1,1 +1,560 @@
-// in progress
+#include "flushpreviewdialog.h"
+
+#include "sandboxcontroller.h"
+#include "treecopy.h"
+
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFile>
+#include <QFontDatabase>
+#include <QFutureWatcher>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QStringDecoder>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include <vector>
+
+namespace elsai {
+
+namespace {
+
+constexpr qint64 kDiffByteLimit = 2 * 1024 * 1024;
+constexpr int kPathRole = Qt::UserRole + 1;
+constexpr int kActionRole = Qt::UserRole + 2;
+
+QStringList splitLines(const QString &text)
+{
+    QStringList lines = text.split(QLatin1Char('\n'));
+    if (!lines.isEmpty() && lines.last().isEmpty())
+        lines.removeLast(); // the final newline ends a line, it does not start one
+    return lines;
+}
+
+QString actionName(SyncPlanEntry::Action action)
+{
+    switch (action) {
+    case SyncPlanEntry::Action::Add:
+        return FlushPreviewDialog::tr("Add");
+    case SyncPlanEntry::Action::Update:
+        return FlushPreviewDialog::tr("Update");
+    case SyncPlanEntry::Action::Unchanged:
+        return FlushPreviewDialog::tr("Unchanged");
+    case SyncPlanEntry::Action::KeepHost:
+        return FlushPreviewDialog::tr("Keep host");
+    case SyncPlanEntry::Action::Conflict:
+        return FlushPreviewDialog::tr("Conflict");
+    case SyncPlanEntry::Action::SkippedSymlink:
+        return FlushPreviewDialog::tr("Skipped symlink");
+    case SyncPlanEntry::Action::SkippedSpecial:
+        return FlushPreviewDialog::tr("Skipped special file");
+    }
+    return {};
+}
+
+QString actionHint(SyncPlanEntry::Action action)
+{
+    switch (action) {
+    case SyncPlanEntry::Action::Add:
+        return FlushPreviewDialog::tr("new on the host");
+    case SyncPlanEntry::Action::Update:
+        return FlushPreviewDialog::tr("the workspace version replaces the host file");
+    case SyncPlanEntry::Action::Unchanged:
+        return FlushPreviewDialog::tr("nothing to do");
+    case SyncPlanEntry::Action::KeepHost:
+        return FlushPreviewDialog::tr("changed on the host only: the host file is kept");
+    case SyncPlanEntry::Action::Conflict:
+        return FlushPreviewDialog::tr("changed on both sides: the host file is kept, the "
+                                      "workspace version is written beside it (%1)")
+            .arg(conflictSuffix());
+    case SyncPlanEntry::Action::SkippedSymlink:
+        return FlushPreviewDialog::tr("symlinks are never created on the host");
+    case SyncPlanEntry::Action::SkippedSpecial:
+        return FlushPreviewDialog::tr("special files are not synced");
+    }
+    return {};
+}
+
+/// Text of a file for the diff, or an explanation when it cannot be diffed as text.
+struct DiffSide
+{
+    QString text;
+    bool present = true;
+    QString problem;
+};
+
+DiffSide decodeSide(const QByteArray &bytes)
+{
+    DiffSide side;
+    if (bytes.size() > kDiffByteLimit) {
+        side.problem = FlushPreviewDialog::tr("too large to diff (%1)")
+                           .arg(QLocale().formattedDataSize(bytes.size()));
+        return side;
+    }
+    QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+    side.text = decoder.decode(bytes);
+    if (bytes.contains('\0') || decoder.hasError())
+        side.problem = FlushPreviewDialog::tr("binary");
+    return side;
+}
+
+DiffSide readHostSide(const QString &root, const QString &path)
+{
+    DiffSide side;
+    const QFileInfo info(path);
+    // Display only, but still never show a file reached through a link out of the root.
+    const QString canonicalRoot = QDir(root).canonicalPath();
+    const QString canonicalDir = info.dir().canonicalPath();
+    if (!canonicalDir.isEmpty() && canonicalDir != canonicalRoot &&
+        !canonicalDir.startsWith(canonicalRoot + QLatin1Char('/'))) {
+        side.problem = FlushPreviewDialog::tr("outside the destination folder");
+        return side;
+    }
+    if (!info.exists() && !info.isSymLink()) {
+        side.present = false;
+        return side;
+    }
+    if (info.isSymLink() || !info.isFile()) {
+        side.problem = FlushPreviewDialog::tr("not a regular file on the host");
+        return side;
+    }
+    if (info.size() > kDiffByteLimit)
+        return decodeSide(QByteArray(kDiffByteLimit + 1, ' '));
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        side.problem = f.errorString();
+        return side;
+    }
+    return decodeSide(f.read(kDiffByteLimit + 1));
+}
+
+QString diffText(const QString &path, const DiffSide &host, const DiffSide &workspace)
+{
+    const QString oldName =
+        host.present ? QStringLiteral("host/") + path : QStringLiteral("/dev/null");
+    const QString newName = QStringLiteral("workspace/") + path;
+    if (!host.problem.isEmpty() || !workspace.problem.isEmpty()) {
+        return FlushPreviewDialog::tr("No text diff: host %1, workspace %2.")
+            .arg(host.problem.isEmpty() ? FlushPreviewDialog::tr("text") : host.problem,
+                 workspace.problem.isEmpty() ? FlushPreviewDialog::tr("text") : workspace.problem);
+    }
+    const QString diff = unifiedDiff(host.text, workspace.text, oldName, newName);
+    return diff.isEmpty() ? FlushPreviewDialog::tr("The host and workspace versions are "
+                                                   "identical.")
+                          : diff;
+}
+
+} // namespace
+
+QString unifiedDiff(const QString &oldText, const QString &newText, const QString &oldName,
+                    const QString &newName, int context, qint64 maxCells)
+{
+    const QStringList a = splitLines(oldText);
+    const QStringList b = splitLines(newText);
+    const qsizetype na = a.size();
+    const qsizetype nb = b.size();
+    qsizetype prefix = 0;
+    while (prefix < na && prefix < nb && a[prefix] == b[prefix])
+        ++prefix;
+    qsizetype suffix = 0;
+    while (suffix < na - prefix && suffix < nb - prefix) {
+        if (a[na - 1 - suffix] != b[nb - 1 - suffix])
+            break;
+        ++suffix;
+    }
+
+    struct Op
+    {
+        char kind; // ' ', '-', '+'
+        QString line;
+    };
+    std::vector<Op> ops;
+    ops.reserve(size_t(na + nb));
+    for (qsizetype i = 0; i < prefix; ++i)
+        ops.push_back({' ', a[i]});
+    const qsizetype n = na - prefix - suffix;
+    const qsizetype m = nb - prefix - suffix;
+    if (n > 0 && m > 0 && n * m <= maxCells) {
+        // lcs[i][j]: LCS length of a[prefix+i..] and b[prefix+j..].
+        const qsizetype width = m + 1;
+        std::vector<int> lcs(size_t((n + 1) * width), 0);
+        for (qsizetype i = n - 1; i >= 0; --i) {
+            for (qsizetype j = m - 1; j >= 0; --j) {
+                lcs[size_t(i * width + j)] =
+                    a[prefix + i] == b[prefix + j]
+                        ? lcs[size_t((i + 1) * width + j + 1)] + 1
+                        : qMax(lcs[size_t((i + 1) * width + j)], lcs[size_t(i * width + j + 1)]);
+            }
+        }
+        qsizetype i = 0;
+        qsizetype j = 0;
+        while (i < n && j < m) {
+            if (a[prefix + i] == b[prefix + j]) {
+                ops.push_back({' ', a[prefix + i]});
+                ++i;
+                ++j;
+            } else if (lcs[size_t((i + 1) * width + j)] >= lcs[size_t(i * width + j + 1)]) {
+                ops.push_back({'-', a[prefix + i++]});
+            } else {
+                ops.push_back({'+', b[prefix + j++]});
+            }
+        }
+        for (; i < n; ++i)
+            ops.push_back({'-', a[prefix + i]});
+        for (; j < m; ++j)
+            ops.push_back({'+', b[prefix + j]});
+    } else {
+        for (qsizetype i = 0; i < n; ++i)
+            ops.push_back({'-', a[prefix + i]});
+        for (qsizetype j = 0; j < m; ++j)
+            ops.push_back({'+', b[prefix + j]});
+    }
+    for (qsizetype i = na - suffix; i < na; ++i)
+        ops.push_back({' ', a[i]});
+
+    QString out;
+    const auto total = qsizetype(ops.size());
+    qsizetype k = 0;
+    qsizetype oldLine = 0; // lines of each side before ops[k]
+    qsizetype newLine = 0;
+    while (k < total) {
+        if (ops[size_t(k)].kind == ' ') {
+            ++oldLine;
+            ++newLine;
+            ++k;
+            continue;
+        }
+        // A change at k: the hunk starts `context` lines earlier and runs until a gap of
+        // more than 2 * context unchanged lines.
+        const qsizetype start = qMax<qsizetype>(0, k - context);
+        qsizetype end = k;
+        qsizetype lastChange = k;
+        while (end < total) {
+            if (ops[size_t(end)].kind != ' ')
+                lastChange = end;
+            else if (end - lastChange > 2 * context)
+                break;
+            ++end;
+        }
+        end = qMin(total, lastChange + context + 1);
+        const qsizetype back = k - start;
+        qsizetype oldStart = oldLine - back;
+        qsizetype newStart = newLine - back;
+        qsizetype oldCount = 0;
+        qsizetype newCount = 0;
+        QString body;
+        for (qsizetype x = start; x < end; ++x) {
+            const Op &op = ops[size_t(x)];
+            if (op.kind != '+')
+                ++oldCount;
+            if (op.kind != '-')
+                ++newCount;
+            body += QLatin1Char(op.kind) + op.line + QLatin1Char('\n');
+        }
+        if (out.isEmpty())
+            out = QStringLiteral("--- %1\n+++ %2\n").arg(oldName, newName);
+        out += QStringLiteral("@@ -%1,%2 +%3,%4 @@\n")
+                   .arg(oldCount ? oldStart + 1 : oldStart)
+                   .arg(oldCount)
+                   .arg(newCount ? newStart + 1 : newStart)
+                   .arg(newCount);
+        out += body;
+        for (qsizetype x = k; x < end; ++x) {
+            if (ops[size_t(x)].kind != '+')
+                ++oldLine;
+            if (ops[size_t(x)].kind != '-')
+                ++newLine;
+        }
+        k = end;
+    }
+    return out;
+}
+
+struct FlushPreviewDialog::Private
+{
+    SandboxController *controller;
+    QString workspaceId;
+    QLabel *summary;
+    QTreeWidget *entries;
+    QPlainTextEdit *diff;
+    QProgressBar *progress;
+    QLabel *result;
+    QPushButton *flushButton;
+    QPushButton *refreshButton;
+    std::optional<SyncPlan> plan;
+    int diffSerial = 0;
+    bool flushing = false;
+};
+
+FlushPreviewDialog::FlushPreviewDialog(SandboxController *controller, const QString &workspaceId,
+                                       QWidget *parent)
+    : QDialog(parent), d(std::make_unique<Private>())
+{
+    d->controller = controller;
+    d->workspaceId = workspaceId;
+    setWindowTitle(tr("Flush Preview — %1").arg(workspaceId));
+
+    d->summary = new QLabel(tr("Planning…"), this);
+    d->summary->setWordWrap(true);
+    auto *splitter = new QSplitter(this);
+    d->entries = new QTreeWidget(splitter);
+    d->entries->setHeaderLabels({tr("Path"), tr("Size")});
+    d->entries->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    d->entries->header()->setStretchLastSection(false);
+    d->diff = new QPlainTextEdit(splitter);
+    d->diff->setReadOnly(true);
+    d->diff->setLineWrapMode(QPlainTextEdit::NoWrap);
+    d->diff->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    d->diff->setPlaceholderText(tr("Select a file to see the host and workspace versions "
+                                   "compared."));
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 2);
+    d->progress = new QProgressBar(this);
+    d->progress->hide();
+    d->result = new QLabel(this);
+    d->result->setWordWrap(true);
+    d->result->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    d->result->hide();
+
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    d->refreshButton = buttons->addButton(tr("&Refresh"), QDialogButtonBox::ActionRole);
+    // ActionRole: flushing keeps the dialog open to show the result.
+    d->flushButton = buttons->addButton(tr("&Flush"), QDialogButtonBox::ActionRole);
+    d->flushButton->setEnabled(false);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(d->refreshButton, &QPushButton::clicked, this, &FlushPreviewDialog::refresh);
+    connect(d->flushButton, &QPushButton::clicked, this, &FlushPreviewDialog::flushNow);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(d->summary);
+    layout->addWidget(splitter, 1);
+    layout->addWidget(d->progress);
+    layout->addWidget(d->result);
+    layout->addWidget(buttons);
+    resize(900, 600);
+
+    connect(d->entries, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem *item) {
+        if (item && !item->data(0, kPathRole).toString().isEmpty())
+            showDiff(item->data(0, kPathRole).toString());
+    });
+    connect(controller, &SandboxController::flushProgress, this,
+            [this](const QString &ws, int done, int total) {
+                if (ws != d->workspaceId)
+                    return;
+                d->progress->setRange(0, qMax(total, 1));
+                d->progress->setValue(done);
+            });
+    refresh();
+}
+
+FlushPreviewDialog::~FlushPreviewDialog() = default;
+
+QTreeWidget *FlushPreviewDialog::entriesView() const
+{
+    return d->entries;
+}
+
+QPlainTextEdit *FlushPreviewDialog::diffView() const
+{
+    return d->diff;
+}
+
+QString FlushPreviewDialog::resultText() const
+{
+    return d->result->isHidden() ? QString() : d->result->text();
+}
+
+void FlushPreviewDialog::refresh()
+{
+    if (!d->controller->sandbox(d->workspaceId)) {
+        d->summary->setText(tr("No sandbox '%1'.").arg(d->workspaceId));
+        return;
+    }
+    d->refreshButton->setEnabled(false);
+    d->flushButton->setEnabled(false);
+    d->summary->setText(tr("Planning…"));
+    auto *watcher = new QFutureWatcher<std::optional<SyncPlan>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        d->refreshButton->setEnabled(true);
+        try {
+            d->plan = watcher->result();
+        } catch (...) {
+            const auto err = futureError(std::current_exception());
+            d->plan.reset();
+            d->summary->setText(
+                tr("Cannot plan the flush: %1")
+                    .arg(err ? err->first + QStringLiteral(": ") + err->second : QString()));
+            return;
+        }
+        const QString current = d->entries->currentItem()
+                                    ? d->entries->currentItem()->data(0, kPathRole).toString()
+                                    : QString();
+        d->entries->clear();
+        if (!d->plan) {
+            d->summary->setText(tr("This sandbox has no sync destination (neither a seed "
+                                   "folder nor a sync destination): nothing to flush."));
+            Q_EMIT planReady();
+            return;
+        }
+        const SyncPlan &plan = *d->plan;
+        QMap<int, QTreeWidgetItem *> groups;
+        QMap<int, int> counts;
+        int toWrite = 0;
+        for (const SyncPlanEntry &e : plan.entries) {
+            const int action = int(e.action);
+            QTreeWidgetItem *&group = groups[action];
+            if (!group) {
+                group = new QTreeWidgetItem;
+                group->setData(0, kActionRole, action);
+                group->setToolTip(0, actionHint(e.action));
+            }
+            ++counts[action];
+            auto *row = new QTreeWidgetItem(group, {e.path, QLocale().formattedDataSize(e.size)});
+            row->setData(0, kPathRole, e.path);
+            row->setData(0, kActionRole, action);
+            row->setToolTip(0, actionHint(e.action));
+            if (e.action == SyncPlanEntry::Action::Add ||
+                e.action == SyncPlanEntry::Action::Update ||
+                e.action == SyncPlanEntry::Action::Conflict)
+                ++toWrite;
+        }
+        // QMap keeps the enum order: Add, Update, Unchanged, KeepHost, Conflict, Skipped….
+        for (auto it = groups.begin(); it != groups.end(); ++it) {
+            const auto action = SyncPlanEntry::Action(it.key());
+            it.value()->setText(0, tr("%1 (%2)").arg(actionName(action)).arg(counts[it.key()]));
+            d->entries->addTopLevelItem(it.value());
+            it.value()->setExpanded(action != SyncPlanEntry::Action::Unchanged);
+        }
+        if (!plan.errors.isEmpty()) {
+            auto *errors =
+                new QTreeWidgetItem(d->entries, {tr("Errors (%1)").arg(plan.errors.size())});
+            for (const QString &e : plan.errors)
+                new QTreeWidgetItem(errors, {e});
+            errors->setExpanded(true);
+        }
+        d->summary->setText(
+            plan.entries.isEmpty()
+                ? tr("Nothing in the workspace matches the sync includes (flush into %1).")
+                      .arg(plan.destRoot)
+                : tr("Flush into %1: %n file(s) to write.", nullptr, toWrite).arg(plan.destRoot));
+        d->flushButton->setEnabled(!d->flushing);
+        if (!current.isEmpty()) {
+            const auto found =
+                d->entries->findItems(current, Qt::MatchExactly | Qt::MatchRecursive);
+            if (!found.isEmpty())
+                d->entries->setCurrentItem(found.first());
+        }
+        Q_EMIT planReady();
+    });
+    watcher->setFuture(d->controller->planFlush(d->workspaceId));
+}
+
+void FlushPreviewDialog::showDiff(const QString &path)
+{
+    if (!d->plan)
+        return;
+    const auto it = std::find_if(d->plan->entries.cbegin(), d->plan->entries.cend(),
+                                 [&](const SyncPlanEntry &e) { return e.path == path; });
+    if (it == d->plan->entries.cend())
+        return;
+    const int serial = ++d->diffSerial;
+    const SyncPlanEntry::Action action = it->action;
+    if (action == SyncPlanEntry::Action::SkippedSymlink ||
+        action == SyncPlanEntry::Action::SkippedSpecial) {
+        d->diff->setPlainText(tr("%1: %2.").arg(path, actionHint(action)));
+        Q_EMIT diffReady(path);
+        return;
+    }
+    d->diff->setPlainText(tr("Reading %1…").arg(path));
+    const QString hostPath = QDir(d->plan->destRoot).filePath(path);
+    auto *reader = new QFutureWatcher<QByteArray>(this);
+    connect(reader, &QFutureWatcherBase::finished, this, [this, reader, serial, path, hostPath] {
+        reader->deleteLater();
+        if (serial != d->diffSerial)
+            return;
+        QByteArray bytes;
+        try {
+            bytes = reader->result();
+        } catch (...) {
+            const auto err = futureError(std::current_exception());
+            d->diff->setPlainText(
+                tr("Cannot read the workspace version: %1").arg(err ? err->second : QString()));
+            Q_EMIT diffReady(path);
+            return;
+        }
+        auto *differ = new QFutureWatcher<QString>(this);
+        connect(differ, &QFutureWatcherBase::finished, this, [this, differ, serial, path] {
+            differ->deleteLater();
+            if (serial != d->diffSerial)
+                return;
+            d->diff->setPlainText(differ->result());
+            Q_EMIT diffReady(path);
+        });
+        const QString root = d->plan ? d->plan->destRoot : QString();
+        differ->setFuture(QtConcurrent::run(d->controller->pool(), [path, root, hostPath, bytes] {
+            return diffText(path, readHostSide(root, hostPath), decodeSide(bytes));
+        }));
+    });
+    reader->setFuture(d->controller->readFile(d->workspaceId, path));
+}
+
+void FlushPreviewDialog::flushNow()
+{
+    if (d->flushing || !d->controller->sandbox(d->workspaceId))
+        return;
+    d->flushing = true;
+    d->flushButton->setEnabled(false);
+    d->progress->setRange(0, 0); // busy until the first progress report
+    d->progress->show();
+    d->result->hide();
+    auto *watcher = new QFutureWatcher<std::optional<WorkspaceSyncResult>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        d->flushing = false;
+        d->progress->hide();
+        bool ok = false;
+        QString text;
+        try {
+            const std::optional<WorkspaceSyncResult> r = watcher->result();
+            if (!r) {
+                text = tr("Nothing flushed: the sandbox has no sync destination.");
+            } else {
+                ok = r->success() && r->conflicts.isEmpty();
+                text = tr("%n file(s) synced (%1).", nullptr, r->filesSynced)
+                           .arg(QLocale().formattedDataSize(r->bytesSynced));
+                if (!r->conflicts.isEmpty())
+                    text += QLatin1Char(' ') +
+                            tr("%n conflict(s) — the host files were kept and the workspace "
+                               "versions written beside them as *%1: %2.",
+                               nullptr, int(r->conflicts.size()))
+                                .arg(conflictSuffix(), r->conflicts.join(QStringLiteral(", ")));
+                if (!r->skippedPaths.isEmpty())
+                    text += QLatin1Char(' ') +
+                            tr("Skipped: %1.").arg(r->skippedPaths.join(QStringLiteral(", ")));
+                const QStringList errors = r->errors;
+                if (!errors.isEmpty())
+                    text += QLatin1Char('\n') + tr("Errors:") + QLatin1Char('\n') +
+                            errors.join(QLatin1Char('\n'));
+            }
+        } catch (...) {
+            const auto err = futureError(std::current_exception());
+            text = tr("The flush failed: %1")
+                       .arg(err ? err->first + QStringLiteral(": ") + err->second : QString());
+        }
+        d->result->setText(text);
+        d->result->show();
+        Q_EMIT flushFinished(ok);
+        refresh();
+    });
+    watcher->setFuture(d->controller->flush(d->workspaceId));
+}
+
+} // namespace elsai

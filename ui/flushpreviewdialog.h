@@ -2,6 +2,11 @@
 
 #include <QDialog>
 
+#include <memory>
+
+class QPlainTextEdit;
+class QTreeWidget;
+
 namespace elsai {
 
 class SandboxController;
@@ -9,6 +14,10 @@ class SandboxController;
 /// Before syncing back: what flush would add / change / keep / report as conflicting on the
 /// host under the sync policy (planFlush off the GUI thread), with a per-file text diff of the
 /// host and workspace versions; then "Flush" runs it with a progress bar.
+///
+/// The plan is taken when the dialog opens (and on Refresh / after a flush); the entries are
+/// grouped by action. Reads and diffs run off the GUI thread; a stale answer (the user picked
+/// another file meanwhile) is dropped.
 class FlushPreviewDialog : public QDialog
 {
     Q_OBJECT
@@ -16,6 +25,34 @@ class FlushPreviewDialog : public QDialog
 public:
     FlushPreviewDialog(SandboxController *controller, const QString &workspaceId,
                        QWidget *parent = nullptr);
+    ~FlushPreviewDialog() override;
+
+    /// Plans again; planReady() once the list is filled.
+    void refresh();
+    /// Shows the diff of one planned path (as selecting it does); diffReady() when shown.
+    void showDiff(const QString &path);
+    /// Runs the flush; flushFinished() with the result shown.
+    void flushNow();
+
+    QTreeWidget *entriesView() const;
+    QPlainTextEdit *diffView() const;
+    /// The summary of the last flush (empty before one).
+    QString resultText() const;
+
+Q_SIGNALS:
+    void planReady();
+    void diffReady(const QString &path);
+    void flushFinished(bool success);
+
+private:
+    struct Private;
+    std::unique_ptr<Private> d;
 };
+
+/// Unified diff (3 lines of context by default) of two texts compared by lines; empty when
+/// they are equal. An LCS over the part between the common prefix and suffix, bounded: when
+/// that part is larger than `maxCells` line pairs it is shown as removed + added instead.
+QString unifiedDiff(const QString &oldText, const QString &newText, const QString &oldName,
+                    const QString &newName, int context = 3, qint64 maxCells = 4'000'000);
 
 } // namespace elsai

@@ -4,22 +4,56 @@
 
 #include <QDialog>
 
+#include <memory>
+
+class QTreeWidget;
+
 namespace elsai {
 
 /// Every Sandbox parameter and the local backend's, with the spec's defaults pre-filled, the
 /// default excludes and includes visible and editable, and a seed preview (planSeed off the
 /// GUI thread): what will be copied, what each exclude skips, symlinks and special files
 /// dropped.
+///
+/// Seed excludes: the sandbox always applies DEFAULT_SANDBOX_SEED_EXCLUDES and merges
+/// SandboxSpec::seedExclude into them, so the defaults are listed but locked (they cannot be
+/// removed — the dialog never pretends to drop one); spec().seedExclude holds only the
+/// extras. Sync includes replace the default list: spec().syncInclude is none while the list
+/// equals DEFAULT_SANDBOX_SYNC_INCLUDE, else exactly the listed globs.
+/// Fields carry object names (workspaceId, backend, seedFrom, seedExcludes, …) for tests.
 class NewSandboxDialog : public QDialog
 {
     Q_OBJECT
 
 public:
     explicit NewSandboxDialog(QWidget *parent = nullptr);
+    ~NewSandboxDialog() override;
 
     void setSpec(const SandboxSpec &spec);
     /// The spec the fields describe (ValueError when a field is invalid).
     SandboxSpec spec() const;
+
+    /// Every exclude listed (defaults first), and the sync includes listed.
+    QStringList seedExcludes() const;
+    QStringList syncIncludes() const;
+    /// Appends an extra exclude / include (as the Add buttons do).
+    void addSeedExclude(const QString &pattern);
+    void addSyncInclude(const QString &pattern);
+
+    /// Plans the seed of the "seed from" folder with the listed excludes, off the GUI
+    /// thread; seedPreviewReady() once the preview list is filled.
+    void runSeedPreview();
+    QTreeWidget *seedPreview() const;
+
+    void accept() override;
+
+Q_SIGNALS:
+    void seedPreviewReady();
+
+private:
+    struct Ui;
+    std::unique_ptr<Ui> m_ui;
+    void updateOk();
 };
 
 } // namespace elsai
