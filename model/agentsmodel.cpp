@@ -2,18 +2,10 @@
 
 #include "modelroles.h"
 
-#include <QSet>
 
 namespace elsai {
 
 namespace {
-
-using AgentKey = std::pair<QString, QString>;
-
-AgentKey keyOf(const AgentRow &row)
-{
-    return {row.workspaceId, row.name};
-}
 
 QString timeText(const QDateTime &t)
 {
@@ -44,64 +36,13 @@ QString recentCallsText(const AgentRow &row)
 } // namespace
 
 AgentsModel::AgentsModel(QObject *parent)
-    : QAbstractTableModel(parent)
+    : MergingTableModel(parent)
 {
 }
 
 void AgentsModel::setAgents(const QList<AgentRow> &rows)
 {
-    QList<AgentRow> next;
-    QSet<AgentKey> nextKeys;
-    for (const AgentRow &row : rows) {
-        if (!nextKeys.contains(keyOf(row))) { // first of a duplicated key wins
-            nextKeys.insert(keyOf(row));
-            next.append(row);
-        }
-    }
-
-    // Gone rows, as contiguous ranges from the back so earlier rows keep their numbers.
-    for (int last = int(m_rows.size()) - 1; last >= 0; --last) {
-        if (nextKeys.contains(keyOf(m_rows.at(last))))
-            continue;
-        int first = last;
-        while (first > 0 && !nextKeys.contains(keyOf(m_rows.at(first - 1))))
-            --first;
-        beginRemoveRows({}, first, last);
-        m_rows.remove(first, last - first + 1);
-        endRemoveRows();
-        last = first;
-    }
-
-    // Walk the new order: update in place, move a known row up, or insert a run of new rows.
-    QSet<AgentKey> known;
-    for (const AgentRow &row : std::as_const(m_rows))
-        known.insert(keyOf(row));
-    for (int i = 0; i < next.size();) {
-        const AgentKey key = keyOf(next.at(i));
-        if (i < m_rows.size() && keyOf(m_rows.at(i)) == key) {
-            if (m_rows.at(i) != next.at(i)) {
-                m_rows[i] = next.at(i);
-                Q_EMIT dataChanged(index(i, 0), index(i, ColumnCount - 1));
-            }
-            ++i;
-        } else if (known.contains(key)) {
-            int from = i + 1;
-            while (keyOf(m_rows.at(from)) != key)
-                ++from;
-            beginMoveRows({}, from, from, {}, i);
-            m_rows.move(from, i);
-            endMoveRows(); // the next pass updates its data
-        } else {
-            int end = i + 1;
-            while (end < next.size() && !known.contains(keyOf(next.at(end))))
-                ++end;
-            beginInsertRows({}, i, end - 1);
-            for (int j = i; j < end; ++j)
-                m_rows.insert(j, next.at(j));
-            endInsertRows();
-            i = end;
-        }
-    }
+    mergeRows(rows);
 }
 
 int AgentsModel::rowOf(const QString &workspaceId, const QString &name) const
@@ -111,11 +52,6 @@ int AgentsModel::rowOf(const QString &workspaceId, const QString &name) const
             return row;
     }
     return -1;
-}
-
-int AgentsModel::rowCount(const QModelIndex &parent) const
-{
-    return parent.isValid() ? 0 : int(m_rows.size());
 }
 
 int AgentsModel::columnCount(const QModelIndex &parent) const

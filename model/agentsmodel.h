@@ -1,6 +1,7 @@
 #pragma once
 
-#include <QAbstractTableModel>
+#include "mergingtablemodel.h"
+
 #include <QDateTime>
 #include <QList>
 #include <QStringList>
@@ -35,7 +36,7 @@ struct AgentRow
 /// Last tool, Last outcome. setAgents() merges row by row (keyed by workspace + name): changed
 /// rows emit dataChanged, new rows are inserted, gone rows removed — never a reset, so the
 /// selection survives refreshes. GUI thread only.
-class AgentsModel : public QAbstractTableModel
+class AgentsModel : public MergingTableModel<AgentRow, std::pair<QString, QString>>
 {
     Q_OBJECT
 
@@ -49,14 +50,16 @@ public:
     const AgentRow &agent(int row) const { return m_rows.at(row); }
     int rowOf(const QString &workspaceId, const QString &name) const;
 
-    int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
 
-private:
-    QList<AgentRow> m_rows;
+protected:
+    std::pair<QString, QString> keyOf(const AgentRow &row) const override
+    {
+        return {row.workspaceId, row.name};
+    }
 };
 
 } // namespace elsai

@@ -2,7 +2,6 @@
 
 #include "modelroles.h"
 
-#include <QSet>
 
 #include <cmath>
 
@@ -48,64 +47,13 @@ QString formatDuration(std::optional<double> seconds)
 }
 
 SessionsModel::SessionsModel(QObject *parent)
-    : QAbstractTableModel(parent)
+    : MergingTableModel(parent)
 {
 }
 
 void SessionsModel::setSessions(const QList<SessionRow> &rows)
 {
-    QList<SessionRow> next;
-    QSet<QString> nextKeys;
-    for (const SessionRow &row : rows) {
-        if (!nextKeys.contains(row.workspaceId)) { // first of a duplicated id wins
-            nextKeys.insert(row.workspaceId);
-            next.append(row);
-        }
-    }
-
-    // Gone rows, as contiguous ranges from the back so earlier rows keep their numbers.
-    for (int last = int(m_rows.size()) - 1; last >= 0; --last) {
-        if (nextKeys.contains(m_rows.at(last).workspaceId))
-            continue;
-        int first = last;
-        while (first > 0 && !nextKeys.contains(m_rows.at(first - 1).workspaceId))
-            --first;
-        beginRemoveRows({}, first, last);
-        m_rows.remove(first, last - first + 1);
-        endRemoveRows();
-        last = first;
-    }
-
-    // Walk the new order: update in place, move a known row up, or insert a run of new rows.
-    QSet<QString> known;
-    for (const SessionRow &row : std::as_const(m_rows))
-        known.insert(row.workspaceId);
-    for (int i = 0; i < next.size();) {
-        const QString &key = next.at(i).workspaceId;
-        if (i < m_rows.size() && m_rows.at(i).workspaceId == key) {
-            if (m_rows.at(i) != next.at(i)) {
-                m_rows[i] = next.at(i);
-                Q_EMIT dataChanged(index(i, 0), index(i, ColumnCount - 1));
-            }
-            ++i;
-        } else if (known.contains(key)) {
-            int from = i + 1;
-            while (m_rows.at(from).workspaceId != key)
-                ++from;
-            beginMoveRows({}, from, from, {}, i);
-            m_rows.move(from, i);
-            endMoveRows(); // the next pass updates its data
-        } else {
-            int end = i + 1;
-            while (end < next.size() && !known.contains(next.at(end).workspaceId))
-                ++end;
-            beginInsertRows({}, i, end - 1);
-            for (int j = i; j < end; ++j)
-                m_rows.insert(j, next.at(j));
-            endInsertRows();
-            i = end;
-        }
-    }
+    mergeRows(rows);
 }
 
 int SessionsModel::rowOf(const QString &workspaceId) const
@@ -115,11 +63,6 @@ int SessionsModel::rowOf(const QString &workspaceId) const
             return row;
     }
     return -1;
-}
-
-int SessionsModel::rowCount(const QModelIndex &parent) const
-{
-    return parent.isValid() ? 0 : int(m_rows.size());
 }
 
 int SessionsModel::columnCount(const QModelIndex &parent) const

@@ -1,6 +1,7 @@
 #pragma once
 
-#include <QAbstractTableModel>
+#include "mergingtablemodel.h"
+
 #include <QDateTime>
 #include <QList>
 #include <optional>
@@ -30,7 +31,7 @@ struct SessionRow
 /// Every sandbox the controller knows. Columns: Workspace, Backend, State, Owner, Started,
 /// Idle, TTL left. setSessions() merges by workspace id (dataChanged / insert / remove; never
 /// a reset). GUI thread only.
-class SessionsModel : public QAbstractTableModel
+class SessionsModel : public MergingTableModel<SessionRow, QString>
 {
     Q_OBJECT
 
@@ -44,14 +45,13 @@ public:
     const SessionRow &session(int row) const { return m_rows.at(row); }
     int rowOf(const QString &workspaceId) const;
 
-    int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
 
-private:
-    QList<SessionRow> m_rows;
+protected:
+    QString keyOf(const SessionRow &row) const override { return row.workspaceId; }
 };
 
 /// "1h 02m", "45s", "—" for display of durations.
