@@ -1,6 +1,7 @@
 #include "process.h"
 
 #include "errors.h"
+#include "fdutil.h"
 
 #include <QRandomGenerator>
 
@@ -72,40 +73,6 @@ constexpr pid_t DirectProbeLimit = 256; // probe /proc/<pid> directly for ranges
 constexpr unsigned long PfKthread = 0x00200000; // PF_KTHREAD in /proc/<pid>/stat flags
 constexpr char MarkerPrefix[] = "ELSAI_EXEC_TOKEN=";
 
-class UniqueFd
-{
-public:
-    UniqueFd() = default;
-    explicit UniqueFd(int fd)
-        : m_fd(fd)
-    {
-    }
-    ~UniqueFd() { reset(); }
-    UniqueFd(const UniqueFd &) = delete;
-    UniqueFd &operator=(const UniqueFd &) = delete;
-    UniqueFd(UniqueFd &&other) noexcept
-        : m_fd(std::exchange(other.m_fd, -1))
-    {
-    }
-    UniqueFd &operator=(UniqueFd &&other) noexcept
-    {
-        if (this != &other)
-            reset(std::exchange(other.m_fd, -1));
-        return *this;
-    }
-
-    int get() const { return m_fd; }
-    bool valid() const { return m_fd >= 0; }
-    void reset(int fd = -1)
-    {
-        if (m_fd >= 0)
-            ::close(m_fd);
-        m_fd = fd;
-    }
-
-private:
-    int m_fd = -1;
-};
 
 int pidfdOpen(pid_t pid)
 {
@@ -152,7 +119,7 @@ int aboveStdio(int fd)
 pid_t lastAllocatedPid()
 {
     UniqueFd fd(::open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC));
-    if (!fd.valid())
+    if (!fd.isValid())
         return -1;
     char buf[24];
     const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
@@ -189,7 +156,7 @@ Environ checkEnviron(int procFd, pid_t pid, const QByteArray &needle)
     char path[32];
     std::snprintf(path, sizeof path, "%d/environ", int(pid));
     UniqueFd fd(::openat(procFd, path, O_RDONLY | O_CLOEXEC));
-    if (!fd.valid()) {
+    if (!fd.isValid()) {
         // Gone, or not ours to read (another uid cannot carry a marker we could act on).
         const int e = errno;
         return e == ENOENT || e == ESRCH || e == EACCES || e == EPERM ? Environ::Unmarked
@@ -236,7 +203,7 @@ bool readStat(int procFd, pid_t pid, ProcStat &st)
     char path[32];
     std::snprintf(path, sizeof path, "%d/stat", int(pid));
     UniqueFd fd(::openat(procFd, path, O_RDONLY | O_CLOEXEC));
-    if (!fd.valid())
+    if (!fd.isValid())
         return false;
     char buf[1024];
     ssize_t n;
@@ -378,7 +345,7 @@ void Runner::spawn()
         throwOsError(errno, QStringLiteral("Cannot create the error pipe for"), shell);
     m_stderr.reset(errPipe[0]);
     UniqueFd errWrite(aboveStdio(errPipe[1]));
-    if (!outWrite.valid() || !errWrite.valid())
+    if (!outWrite.isValid() || !errWrite.isValid())
         throwOsError(errno, QStringLiteral("Cannot create the pipes for"), shell);
     // Non-blocking on our side only: the child's ends stay blocking so writers get back-pressure.
     ::fcntl(m_stdout.get(), F_SETFL, O_NONBLOCK);
@@ -461,7 +428,7 @@ ProcessOutcome Runner::run()
             timeout = msUntil(deadline, now);
         else if (m_phase == Phase::Terminating)
             timeout = msUntil(m_killAt, now);
-        if (!m_pidfd.valid() || (token && cancelFd < 0 && m_phase == Phase::Running))
+        if (!m_pidfd.isValid() || (token && cancelFd < 0 && m_phase == Phase::Running))
             timeout = minTimeout(timeout, FallbackPollMs);
 
         pollfd fds[4];
@@ -469,15 +436,15 @@ ProcessOutcome Runner::run()
         int outIndex = -1;
         int errIndex = -1;
         int pidIndex = -1;
-        if (m_stdout.valid()) {
+        if (m_stdout.isValid()) {
             outIndex = int(count);
             fds[count++] = {m_stdout.get(), POLLIN, 0};
         }
-        if (m_stderr.valid()) {
+        if (m_stderr.isValid()) {
             errIndex = int(count);
             fds[count++] = {m_stderr.get(), POLLIN, 0};
         }
-        if (m_pidfd.valid()) {
+        if (m_pidfd.isValid()) {
             pidIndex = int(count);
             fds[count++] = {m_pidfd.get(), POLLIN, 0};
         }
@@ -567,15 +534,15 @@ void Runner::terminate(Stop reason, Clock::time_point now)
 void Runner::drainPipes()
 {
     const auto deadline = Clock::now() + milliseconds(PostExitDrainMs);
-    while (m_stdout.valid() || m_stderr.valid()) {
+    while (m_stdout.isValid() || m_stderr.isValid()) {
         const auto now = Clock::now();
         if (now >= deadline)
             break;
         pollfd fds[2];
         nfds_t count = 0;
-        if (m_stdout.valid())
+        if (m_stdout.isValid())
             fds[count++] = {m_stdout.get(), POLLIN, 0};
-        if (m_stderr.valid())
+        if (m_stderr.isValid())
             fds[count++] = {m_stderr.get(), POLLIN, 0};
         const int r = ::poll(fds, count, msUntil(deadline, now));
         if (r < 0 && errno != EINTR)
@@ -619,7 +586,7 @@ Runner::Probe Runner::killIfMarked(int procFd, pid_t pid, std::vector<UniqueFd> 
     if (result != Probe::Marked)
         return result;
     UniqueFd pidfd(pidfdOpen(pid));
-    if (!pidfd.valid()) {
+    if (!pidfd.isValid()) {
         if (errno != ENOSYS)
             return Probe::Unmarked; // gone, or a thread id (EINVAL): its leader is visited too
         ::kill(pid, SIGKILL);       // old kernel: accept the small pid-reuse race
@@ -666,9 +633,9 @@ void Runner::sweepMarked()
         const pid_t last = scanAll ? -1 : lastAllocatedPid();
         if (last == m_pid)
             return; // no pid handed out since the shell's, so it has no descendants
-        if (!procFd.valid()) {
+        if (!procFd.isValid()) {
             procFd.reset(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-            if (!procFd.valid())
+            if (!procFd.isValid())
                 return;
         }
 
