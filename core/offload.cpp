@@ -1,6 +1,7 @@
 #include "offload.h"
 
 #include "errors.h"
+#include "hostfiles.h"
 
 #include <QFile>
 #include <QRandomGenerator>
@@ -56,33 +57,7 @@ FileStorage::FileStorage(const QString &directory)
 QString FileStorage::store(const QString &content)
 {
     const QString handle = newHandle();
-    const QString path = m_dir.filePath(handle + QStringLiteral(".txt"));
-    const QString tmp = path + QStringLiteral(".tmp");
-    const QByteArray data = content.toUtf8();
-    const QByteArray tmpName = QFile::encodeName(tmp);
-    const int fd = ::open(tmpName.constData(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                          0600);
-    if (fd < 0)
-        throwOsError(errno, QStringLiteral("cannot create offload file"), tmp);
-    qint64 done = 0;
-    while (done < data.size()) {
-        const ssize_t n = ::write(fd, data.constData() + done, data.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            const int e = errno;
-            ::close(fd);
-            ::unlink(tmpName.constData());
-            throwOsError(e, QStringLiteral("cannot write offload file"), tmp);
-        }
-        done += n;
-    }
-    if (::fsync(fd) != 0 || ::close(fd) != 0
-        || ::rename(tmpName.constData(), QFile::encodeName(path).constData()) != 0) {
-        const int e = errno;
-        ::unlink(tmpName.constData());
-        throwOsError(e, QStringLiteral("cannot store offload file"), path);
-    }
+    writeHostFileAtomic(m_dir.filePath(handle + QStringLiteral(".txt")), content.toUtf8(), 0600);
     return handle;
 }
 
