@@ -1,9 +1,10 @@
+#include "gui.h"
 #include "headless.h"
-
-#include <cstdlib>
 
 int main(int argc, char **argv)
 {
-    // The window arrives with the workbench window issue; until then every run is headless.
-    return elsai::runHeadless(argc, argv);
+    // Decided before any application object exists, so headless runs never touch a display.
+    if (elsai::wantsHeadless(argc, argv) || elsai::noDisplay())
+        return elsai::runHeadless(argc, argv);
+    return elsai::runGui(argc, argv);
 }

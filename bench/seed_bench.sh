@@ -8,8 +8,8 @@
 # The tree: 20,000 files of 200 B - 4 KB in about 2,000 folders; half of the files sit in
 # node_modules/, .git/ and __pycache__/ folders, which seeding and rsync skip. Content and
 # sizes are deterministic. Page caches cannot be dropped here, so every tool gets one warm-up
-# run first; the runs then alternate between the tools, each after a `sync` (not timed) so no
-# run pays for the previous one's writeback. Reported: the median time of each tool and the
+# run first; the runs then alternate between the tools (in a rotating order), each after a
+# `sync` (not timed) so no run pays for the previous one's writeback. Reported: the median time of each tool and the
 # median of the per-round elsai/rsync ratios.
 # Before timing, the script waits --settle seconds (default: vm.dirty_expire_centisecs + 2 s):
 # ext4 without a journal skips, at a cost, every inode freed within that window when it
@@ -119,7 +119,9 @@ declare -A times
 ratios=()
 for ((r = 1; r <= RUNS; r++)); do
     declare -A round=()
-    for t in "${tools[@]}"; do
+    # the order rotates: a disturbance that fades during a round must not always hit one tool
+    for ((k = 0; k < ${#tools[@]}; k++)); do
+        t=${tools[(r + k) % ${#tools[@]}]}
         round[$t]=$(time_one "$t" "$r")
         times[$t]+=" ${round[$t]}"
     done

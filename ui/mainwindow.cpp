@@ -1,1 +1,325 @@
-// in progress
+#include "mainwindow.h"
+
+#include "errors.h"
+#include "filetabs.h"
+#include "flushpreviewdialog.h"
+#include "newsandboxdialog.h"
+#include "panels.h"
+#include "sandboxcontroller.h"
+#include "sessionsmodel.h"
+#include "workspacepanel.h"
+
+#include <QAction>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPointer>
+#include <QProgressBar>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTimer>
+
+namespace elsai {
+
+struct MainWindow::Private
+{
+    FileTabs *tabs = nullptr;
+    SessionsPanel *sessions = nullptr;
+    WorkspacePanel *workspace = nullptr;
+    ConsolePanel *console = nullptr;
+    AgentsPanel *agents = nullptr;
+    AuditPanel *audit = nullptr;
+    QLabel *summary = nullptr;
+    QProgressBar *progress = nullptr;
+    QTimer statusTimer;
+    QAction *start = nullptr, *stop = nullptr, *stopNoSync = nullptr, *flush = nullptr,
+            *remove = nullptr;
+    QPointer<NewSandboxDialog> newDialog;
+};
+
+static QSettings windowSettings()
+{
+    return QSettings(QStringLiteral("elsai"), QStringLiteral("workbench"));
+}
+
+MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
+    : QMainWindow(parent)
+    , m_controller(controller)
+    , d(new Private)
+{
+    setWindowTitle(tr("elsai workbench"));
+    setObjectName(QStringLiteral("mainWindow"));
+    setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
+
+    d->tabs = new FileTabs(controller, this);
+    setCentralWidget(d->tabs);
+    d->sessions = new SessionsPanel(controller, this);
+    d->workspace = new WorkspacePanel(controller, this);
+    d->console = new ConsolePanel(controller, this);
+    d->agents = new AgentsPanel(controller, this);
+    d->audit = new AuditPanel(controller, this);
+
+    auto addDock = [this](QWidget *panel, const QString &title, const QString &name,
+                          Qt::DockWidgetArea area) {
+        auto *dock = new QDockWidget(title, this);
+        dock->setObjectName(name); // saveState() keys docks by object name
+        dock->setWidget(panel);
+        addDockWidget(area, dock);
+        return dock;
+    };
+    QDockWidget *sessionsDock = addDock(d->sessions, tr("Sessions"),
+                                        QStringLiteral("sessionsDock"), Qt::LeftDockWidgetArea);
+    QDockWidget *workspaceDock = addDock(d->workspace, tr("Workspace"),
+                                         QStringLiteral("workspaceDock"), Qt::LeftDockWidgetArea);
+    QDockWidget *consoleDock = addDock(d->console, tr("Console"), QStringLiteral("consoleDock"),
+                                       Qt::BottomDockWidgetArea);
+    QDockWidget *agentsDock = addDock(d->agents, tr("Agents"), QStringLiteral("agentsDock"),
+                                      Qt::RightDockWidgetArea);
+    QDockWidget *auditDock = addDock(d->audit, tr("Audit"), QStringLiteral("auditDock"),
+                                     Qt::BottomDockWidgetArea);
+    splitDockWidget(sessionsDock, workspaceDock, Qt::Vertical);
+    resizeDocks({sessionsDock, workspaceDock}, {160, 400}, Qt::Vertical);
+    resizeDocks({consoleDock}, {260}, Qt::Vertical);
+    resizeDocks({sessionsDock, agentsDock}, {320, 300}, Qt::Horizontal);
+    tabifyDockWidget(consoleDock, auditDock);
+    consoleDock->raise();
+
+    // Menus
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    QAction *newAction = file->addAction(tr("&New Sandbox…"), this, &MainWindow::newSandbox);
+    newAction->setShortcut(QKeySequence::New);
+    QAction *save = file->addAction(tr("&Save"), this, [this] { d->tabs->saveCurrent(); });
+    save->setShortcut(QKeySequence::Save);
+    file->addSeparator();
+    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+    quit->setMenuRole(QAction::QuitRole);
+
+    // Sandbox actions report synchronous errors (unknown id) like the asynchronous ones.
+    auto onCurrent = [this](auto fn) {
+        return [this, fn] {
+            if (m_current.isEmpty())
+                return;
+            try {
+                fn(m_current);
+            } catch (const SandboxError &e) {
+                showError(QStringLiteral("%1: %2").arg(e.specName(), e.message()));
+            }
+        };
+    };
+    QMenu *sandbox = menuBar()->addMenu(tr("&Sandbox"));
+    d->start = sandbox->addAction(tr("S&tart"), this, onCurrent([this](const QString &id) {
+        m_controller->startSandbox(id);
+    }));
+    d->stop = sandbox->addAction(tr("St&op (sync)"), this, onCurrent([this](const QString &id) {
+        m_controller->stopSandbox(id, true);
+    }));
+    d->stopNoSync = sandbox->addAction(tr("Stop &without sync"), this,
+                                       onCurrent([this](const QString &id) {
+                                           m_controller->stopSandbox(id, false);
+                                       }));
+    sandbox->addSeparator();
+    d->flush = sandbox->addAction(tr("&Flush preview…"), this, &MainWindow::flushPreview);
+    d->flush->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
+    sandbox->addSeparator();
+    d->remove = sandbox->addAction(tr("&Remove"), this, onCurrent([this](const QString &id) {
+        m_controller->removeSandbox(id);
+    }));
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget *dock : {sessionsDock, workspaceDock, consoleDock, agentsDock, auditDock})
+        view->addAction(dock->toggleViewAction());
+
+    // Status bar: a summary of the current sandbox, progress, transient errors.
+    d->summary = new QLabel(this);
+    d->progress = new QProgressBar(this);
+    d->progress->setMaximumWidth(180);
+    d->progress->setTextVisible(true);
+    d->progress->hide();
+    statusBar()->addPermanentWidget(d->progress);
+    statusBar()->addPermanentWidget(d->summary);
+
+    connect(d->sessions, &SessionsPanel::currentWorkspaceChanged, this,
+            &MainWindow::setCurrentWorkspace);
+    connect(d->workspace, &WorkspacePanel::fileActivated, d->tabs, &FileTabs::openFile);
+    connect(controller, &SandboxController::sandboxAdded, this, [this](const QString &id) {
+        if (m_current.isEmpty())
+            setCurrentWorkspace(id);
+    });
+    connect(controller, &SandboxController::sandboxRemoved, this, [this](const QString &id) {
+        if (id != m_current)
+            return;
+        const QStringList ids = m_controller->workspaceIds();
+        setCurrentWorkspace(ids.isEmpty() ? QString() : ids.constFirst());
+    });
+    auto progress = [this](const QString &id, int done, int total, const QString &what) {
+        if (done >= total) {
+            d->progress->hide();
+            return;
+        }
+        d->progress->setRange(0, qMax(1, total));
+        d->progress->setValue(done);
+        d->progress->setFormat(QStringLiteral("%1 %2: %v/%m").arg(what, id));
+        d->progress->show();
+    };
+    connect(controller, &SandboxController::seedProgress, this,
+            [progress](const QString &id, int done, int total) {
+                progress(id, done, total, tr("seeding"));
+            });
+    connect(controller, &SandboxController::flushProgress, this,
+            [progress](const QString &id, int done, int total) {
+                progress(id, done, total, tr("flushing"));
+            });
+    connect(controller, &SandboxController::sandboxStarted, d->progress, &QWidget::hide);
+    connect(controller, &SandboxController::sandboxStopped, this,
+            [this](const QString &id, const QString &reason) {
+                d->progress->hide();
+                if (reason != QLatin1String("stopped"))
+                    statusBar()->showMessage(QStringLiteral("%1: %2").arg(id, reason), 15000);
+            });
+    connect(controller, &SandboxController::operationFailed, this,
+            [this](const QString &id, const QString &operation, const QString &type,
+                   const QString &message) {
+                Q_UNUSED(operation)
+                showError(id.isEmpty() ? QStringLiteral("%1: %2").arg(type, message)
+                                       : QStringLiteral("%1: %2 (%3)").arg(type, message, id));
+            });
+    connect(controller->sessionsModel(), &QAbstractItemModel::dataChanged, this,
+            &MainWindow::updateActions);
+    connect(&d->statusTimer, &QTimer::timeout, this, &MainWindow::updateStatus);
+    d->statusTimer.start(1000);
+
+    resize(1280, 800);
+    QSettings settings = windowSettings();
+    restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
+
+    if (const QStringList ids = controller->workspaceIds(); !ids.isEmpty())
+        setCurrentWorkspace(ids.constFirst());
+    else
+        setCurrentWorkspace(QString());
+}
+
+MainWindow::~MainWindow()
+{
+    delete d;
+}
+
+WorkspacePanel *MainWindow::workspacePanel() const { return d->workspace; }
+FileTabs *MainWindow::fileTabs() const { return d->tabs; }
+SessionsPanel *MainWindow::sessionsPanel() const { return d->sessions; }
+ConsolePanel *MainWindow::consolePanel() const { return d->console; }
+AgentsPanel *MainWindow::agentsPanel() const { return d->agents; }
+AuditPanel *MainWindow::auditPanel() const { return d->audit; }
+
+void MainWindow::setCurrentWorkspace(const QString &workspaceId)
+{
+    m_current = workspaceId;
+    d->sessions->selectWorkspace(workspaceId);
+    d->workspace->setWorkspace(workspaceId);
+    d->console->setWorkspace(workspaceId);
+    d->agents->setWorkspace(workspaceId);
+    setWindowTitle(workspaceId.isEmpty() ? tr("elsai workbench")
+                                         : tr("%1 — elsai workbench").arg(workspaceId));
+    updateActions();
+    updateStatus();
+}
+
+void MainWindow::newSandbox()
+{
+    if (d->newDialog) {
+        d->newDialog->raise();
+        d->newDialog->activateWindow();
+        return;
+    }
+    // Window-modal and asynchronous (open(), not exec()): the GUI keeps running underneath.
+    auto *dialog = new NewSandboxDialog(this);
+    d->newDialog = dialog;
+    connect(dialog, &QDialog::finished, this, [this, dialog](int result) {
+        if (result != QDialog::Accepted) {
+            dialog->deleteLater();
+            return;
+        }
+        SandboxSpec spec;
+        try {
+            spec = dialog->spec();
+        } catch (const SandboxError &e) {
+            // Dialog-time validation: say what is wrong and give the fields back.
+            QMessageBox::warning(dialog, tr("New Sandbox"), e.message());
+            dialog->open();
+            return;
+        }
+        dialog->deleteLater();
+        try {
+            m_controller->addSandbox(spec);
+            setCurrentWorkspace(spec.workspaceId);
+        } catch (const SandboxError &e) {
+            showError(QStringLiteral("%1: %2").arg(e.specName(), e.message()));
+        }
+    });
+    dialog->open();
+}
+
+void MainWindow::flushPreview()
+{
+    if (m_current.isEmpty() || !m_controller->sandbox(m_current))
+        return;
+    auto *dialog = new FlushPreviewDialog(m_controller, m_current, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->open();
+}
+
+QString MainWindow::statusSummary() const
+{
+    return d->summary->text();
+}
+
+void MainWindow::updateStatus()
+{
+    const SessionsModel *model = m_controller->sessionsModel();
+    const int row = m_current.isEmpty() ? -1 : model->rowOf(m_current);
+    if (row < 0) {
+        d->summary->setText(tr("no sandbox"));
+        return;
+    }
+    const SessionRow &s = model->session(row);
+    QStringList parts{s.workspaceId, s.backend, toString(s.state)};
+    if (s.ttlSeconds) {
+        const auto left = s.ttlRemaining();
+        parts << (left ? tr("TTL %1").arg(formatDuration(left)) : tr("TTL —"));
+    } else {
+        parts << tr("no TTL");
+    }
+    d->summary->setText(parts.join(QStringLiteral(" · ")));
+    d->summary->setToolTip(s.workspaceRoot);
+}
+
+void MainWindow::updateActions()
+{
+    const bool known = !m_current.isEmpty() && m_controller->sandbox(m_current);
+    const SessionState state = m_controller->state(m_current);
+    const bool running = known && state == SessionState::Running;
+    d->start->setEnabled(known && !running && state != SessionState::Starting
+                         && state != SessionState::Stopping);
+    d->stop->setEnabled(running);
+    d->stopNoSync->setEnabled(running);
+    d->flush->setEnabled(running);
+    d->remove->setEnabled(known);
+}
+
+void MainWindow::showError(const QString &text)
+{
+    statusBar()->showMessage(text, 15000);
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    QSettings settings = windowSettings();
+    settings.setValue(QStringLiteral("geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("windowState"), saveState());
+    QMainWindow::closeEvent(event);
+}
+
+} // namespace elsai

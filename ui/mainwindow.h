@@ -4,9 +4,13 @@
 
 namespace elsai {
 
-class SandboxController;
-class WorkspacePanel;
+class AgentsPanel;
+class AuditPanel;
+class ConsolePanel;
 class FileTabs;
+class SandboxController;
+class SessionsPanel;
+class WorkspacePanel;
 
 /// The workbench window: dockable panels (sessions, workspace tree, console, agents, audit
 /// log) around the file tabs, a status bar (workspace id, backend, TTL countdown), keyboard
@@ -24,6 +28,12 @@ public:
     QString currentWorkspace() const { return m_current; }
     WorkspacePanel *workspacePanel() const;
     FileTabs *fileTabs() const;
+    SessionsPanel *sessionsPanel() const;
+    ConsolePanel *consolePanel() const;
+    AgentsPanel *agentsPanel() const;
+    AuditPanel *auditPanel() const;
+    /// The status bar's sandbox summary ("id · backend · state · TTL left").
+    QString statusSummary() const;
 
 public Q_SLOTS:
     void setCurrentWorkspace(const QString &workspaceId);
@@ -34,6 +44,9 @@ protected:
     void closeEvent(QCloseEvent *event) override;
 
 private:
+    void updateStatus();
+    void updateActions();
+    void showError(const QString &text);
     SandboxController *m_controller;
     QString m_current;
     struct Private;
