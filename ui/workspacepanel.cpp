@@ -292,10 +292,14 @@ void WorkspacePanel::setWorkspace(const QString &workspaceId)
     m_error->hide();
     if (tree && tree->canFetchMore({}))
         tree->fetchMore({});
-    if (m_view->header()->count() > WorkspaceTreeModel::NameColumn) {
-        m_view->header()->setStretchLastSection(false);
-        m_view->header()->setSectionResizeMode(WorkspaceTreeModel::NameColumn,
-                                               QHeaderView::Stretch);
+    if (QHeaderView *header = m_view->header(); header->count() == WorkspaceTreeModel::ColumnCount) {
+        // Names first: in a narrow dock the details scroll, the names stay readable.
+        header->setStretchLastSection(false);
+        header->setSectionResizeMode(WorkspaceTreeModel::NameColumn, QHeaderView::Interactive);
+        header->resizeSection(WorkspaceTreeModel::NameColumn,
+                              qMax(180, m_view->viewport()->width() / 2));
+        for (int c = WorkspaceTreeModel::SizeColumn; c < WorkspaceTreeModel::ColumnCount; ++c)
+            header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     }
     // setModel() is not called again, but the selection model was cleared by the reset.
     updateActions();
