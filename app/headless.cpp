@@ -109,14 +109,14 @@ int runHeadless(int argc, char **argv)
             AuditLog::instance().addSink(auditSink);
         }
         const SandboxPtr sandbox = options.spec.createSandbox();
-        qCInfo(lcHeadless).noquote() << "workspace" << sandbox->workspaceId() << "at"
-                                     << options.spec.workspaceRoot;
+        qCInfo(lcHeadless).noquote()
+            << "workspace" << sandbox->workspaceId() << "at" << options.spec.workspaceRoot;
         if (!options.execCommands.isEmpty())
             return runExec(sandbox, options.execCommands);
 
         QFile in;
-        const QString script = options.scriptPath.isEmpty() ? QStringLiteral("-")
-                                                            : options.scriptPath;
+        const QString script =
+            options.scriptPath.isEmpty() ? QStringLiteral("-") : options.scriptPath;
         const bool ok = script == QLatin1String("-")
                             ? in.open(stdin, QIODevice::ReadOnly)
                             : (in.setFileName(script), in.open(QIODevice::ReadOnly));
@@ -125,8 +125,8 @@ int runHeadless(int argc, char **argv)
             return 2;
         }
         if (script == QLatin1String("-") && ::isatty(STDIN_FILENO))
-            QTextStream(stderr) << "elsai-workbench: headless, workspace '" << sandbox->workspaceId()
-                                << "' in " << options.spec.workspaceRoot
+            QTextStream(stderr) << "elsai-workbench: headless, workspace '"
+                                << sandbox->workspaceId() << "' in " << options.spec.workspaceRoot
                                 << "\nType one JSON operation per line, e.g. {\"op\":\"start\"} "
                                    "(Ctrl-D ends; --help lists them).\n";
         QFile out;

@@ -17,8 +17,7 @@ QJsonObject errorJson(const QString &type, const QString &message)
 }
 
 ScriptRunner::ScriptRunner(SandboxPtr sandbox, std::optional<SandboxOutputOffloadPolicy> offload)
-    : m_sandbox(std::move(sandbox))
-    , m_offload(std::move(offload))
+    : m_sandbox(std::move(sandbox)), m_offload(std::move(offload))
 {
 }
 
@@ -116,7 +115,8 @@ static QStringList stringList(const QJsonObject &o, const char *key)
 {
     const QJsonValue v = o.value(QLatin1String(key));
     if (!v.isArray())
-        throw ValueError(QStringLiteral("\"%1\" must be an array of strings").arg(QLatin1String(key)));
+        throw ValueError(
+            QStringLiteral("\"%1\" must be an array of strings").arg(QLatin1String(key)));
     QStringList out;
     for (const QJsonValue &item : v.toArray()) {
         if (!item.isString())
@@ -232,9 +232,9 @@ QJsonValue ScriptRunner::dispatch(const QString &op, const QJsonObject &o)
     }
     if (op == QLatin1String("attach")) {
         const QString name = str(o, "agent");
-        const SandboxAttachMode mode
-            = o.contains(QStringLiteral("mode")) ? attachModeFromString(str(o, "mode"))
-                                                 : SandboxAttachMode::ReadWrite;
+        const SandboxAttachMode mode = o.contains(QStringLiteral("mode"))
+                                           ? attachModeFromString(str(o, "mode"))
+                                           : SandboxAttachMode::ReadWrite;
         AgentPtr agent = m_agents.value(name);
         if (agent) {
             m_sandbox->attach(agent, mode);
@@ -247,9 +247,10 @@ QJsonValue ScriptRunner::dispatch(const QString &op, const QJsonObject &o)
             agent = Agent::create(name, config);
             m_agents.insert(name, agent);
         }
-        return QJsonObject{{QStringLiteral("agent"), name},
-                           {QStringLiteral("mode"), toString(mode)},
-                           {QStringLiteral("tools"), QJsonArray::fromStringList(agent->tools().names())}};
+        return QJsonObject{
+            {QStringLiteral("agent"), name},
+            {QStringLiteral("mode"), toString(mode)},
+            {QStringLiteral("tools"), QJsonArray::fromStringList(agent->tools().names())}};
     }
     if (op == QLatin1String("detach")) {
         m_sandbox->detach(requireAgent(o));

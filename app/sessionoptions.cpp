@@ -24,15 +24,16 @@ one operation per line, one JSON result line per operation on stdout, in order:
         retrieve_offloaded_content","args":{…}}
   {"op":"tools","agent":"name"}  {"op":"cleanup_expired"}  {"op":"sessions"}
   {"op":"sleep","seconds":N}
-Result: {"op":…,"ok":true,"result":…} or {"op":…,"ok":false,"error":{"type":…,"message":…}}.
+Result: {"op":…,"ok":true,"result":…}
+     or {"op":…,"ok":false,"error":{"type":…,"message":…}}.
 The exit status is 0 when every operation succeeded, 1 otherwise, 2 on usage errors.)";
 
 void SessionOptions::describe(QCommandLineParser &p, Mode mode)
 {
     p.setApplicationDescription(
         QStringLiteral("Workbench for agent sandboxes: a shared workspace that agents use "
-                       "through execute, read_file, write_file and list_dir.")
-        + (mode == Mode::Headless ? QString::fromUtf8(kScriptHelp) : QString()));
+                       "through execute, read_file, write_file and list_dir.") +
+        (mode == Mode::Headless ? QString::fromUtf8(kScriptHelp) : QString()));
     p.addHelpOption();
     p.addVersionOption();
     p.addOptions({
@@ -54,8 +55,8 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("GLOB")},
         {QStringLiteral("sync-dest"), QStringLiteral("Host folder for flush (default: seed-from)."),
          QStringLiteral("DIR")},
-        {QStringLiteral("ttl"),
-         QStringLiteral("Idle TTL in seconds, or 'none' (default: 7200)."), QStringLiteral("SECONDS")},
+        {QStringLiteral("ttl"), QStringLiteral("Idle TTL in seconds, or 'none' (default: 7200)."),
+         QStringLiteral("SECONDS")},
         {QStringLiteral("timeout"), QStringLiteral("Command timeout in seconds (default: 120)."),
          QStringLiteral("SECONDS")},
         {QStringLiteral("max-output-bytes"),
@@ -72,15 +73,16 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
         {QStringLiteral("offload"),
          QStringLiteral("Offload large tool results (in memory) and register "
                         "retrieve_offloaded_content.")},
-        {QStringLiteral("offload-dir"), QStringLiteral("Offload to files in DIR (implies --offload)."),
-         QStringLiteral("DIR")},
+        {QStringLiteral("offload-dir"),
+         QStringLiteral("Offload to files in DIR (implies --offload)."), QStringLiteral("DIR")},
         {QStringLiteral("offload-max-tokens"),
          QStringLiteral("Offload results above N tokens (default: 2500)."), QStringLiteral("N")},
         {QStringLiteral("offload-preview-tokens"),
          QStringLiteral("Tokens kept as preview (default: 1000)."), QStringLiteral("N")},
         {QStringLiteral("exec"), QStringLiteral("Run CMD in the workspace (repeatable)."),
          QStringLiteral("CMD")},
-        {QStringLiteral("script"), QStringLiteral("Run JSON-lines operations from FILE ('-' = stdin)."),
+        {QStringLiteral("script"),
+         QStringLiteral("Run JSON-lines operations from FILE ('-' = stdin)."),
          QStringLiteral("FILE")},
     });
 }
@@ -90,7 +92,8 @@ static double positiveNumber(const QString &option, const QString &value)
     bool ok = false;
     const double v = value.toDouble(&ok);
     if (!ok || !(v > 0) || !std::isfinite(v))
-        throw ValueError(QStringLiteral("--%1 needs a positive number, got '%2'").arg(option, value));
+        throw ValueError(
+            QStringLiteral("--%1 needs a positive number, got '%2'").arg(option, value));
     return v;
 }
 
@@ -99,7 +102,8 @@ static qint64 nonNegativeInt(const QString &option, const QString &value)
     bool ok = false;
     const qint64 v = value.toLongLong(&ok);
     if (!ok || v < 0)
-        throw ValueError(QStringLiteral("--%1 needs a whole number >= 0, got '%2'").arg(option, value));
+        throw ValueError(
+            QStringLiteral("--%1 needs a whole number >= 0, got '%2'").arg(option, value));
     return v;
 }
 
@@ -125,13 +129,15 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
         spec.syncDest = val("sync-dest");
     if (has("ttl")) {
         const QString ttl = val("ttl");
-        spec.ttlSeconds = ttl == QLatin1String("none") ? std::nullopt
-                                                    : std::optional(positiveNumber(QStringLiteral("ttl"), ttl));
+        spec.ttlSeconds = ttl == QLatin1String("none")
+                              ? std::nullopt
+                              : std::optional(positiveNumber(QStringLiteral("ttl"), ttl));
     }
     if (has("timeout"))
         spec.local.timeout = positiveNumber(QStringLiteral("timeout"), val("timeout"));
     if (has("max-output-bytes"))
-        spec.local.maxOutputBytes = nonNegativeInt(QStringLiteral("max-output-bytes"), val("max-output-bytes"));
+        spec.local.maxOutputBytes =
+            nonNegativeInt(QStringLiteral("max-output-bytes"), val("max-output-bytes"));
     for (const QString &kv : p.values(QStringLiteral("env"))) {
         const qsizetype eq = kv.indexOf(QLatin1Char('='));
         if (eq <= 0)
@@ -157,11 +163,11 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
     if (has("offload-dir"))
         o.offloadDir = val("offload-dir");
     if (has("offload-max-tokens"))
-        o.offloadMaxTokens = nonNegativeInt(QStringLiteral("offload-max-tokens"),
-                                            val("offload-max-tokens"));
+        o.offloadMaxTokens =
+            nonNegativeInt(QStringLiteral("offload-max-tokens"), val("offload-max-tokens"));
     if (has("offload-preview-tokens"))
-        o.offloadPreviewTokens = nonNegativeInt(QStringLiteral("offload-preview-tokens"),
-                                                val("offload-preview-tokens"));
+        o.offloadPreviewTokens =
+            nonNegativeInt(QStringLiteral("offload-preview-tokens"), val("offload-preview-tokens"));
     return o;
 }
 

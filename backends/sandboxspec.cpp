@@ -23,8 +23,8 @@ BackendPtr SandboxSpec::createBackend()
     if (workspaceRoot.isEmpty()) {
         QString safeId = workspaceId;
         safeId.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));
-        QTemporaryDir dir(QDir::tempPath() + QStringLiteral("/elsai-") + safeId
-                          + QStringLiteral("-XXXXXX"));
+        QTemporaryDir dir(QDir::tempPath() + QStringLiteral("/elsai-") + safeId +
+                          QStringLiteral("-XXXXXX"));
         if (!dir.isValid())
             throw OSError(QStringLiteral("cannot create a workspace folder under %1: %2")
                               .arg(QDir::tempPath(), dir.errorString()));

@@ -19,7 +19,7 @@ struct SandboxSpec
     /// Host folder of a local workspace; empty: a new folder under the temp folder, kept.
     QString workspaceRoot;
     std::optional<QString> seedFrom;
-    QStringList seedExclude;              ///< merged with DEFAULT_SANDBOX_SEED_EXCLUDES
+    QStringList seedExclude;                ///< merged with DEFAULT_SANDBOX_SEED_EXCLUDES
     std::optional<QStringList> syncInclude; ///< none: DEFAULT_SANDBOX_SYNC_INCLUDE
     std::optional<QString> syncDest;
     std::optional<double> ttlSeconds = 7200;

@@ -9,12 +9,13 @@
 # node_modules/, .git/ and __pycache__/ folders, which seeding and rsync skip. Content and
 # sizes are deterministic. Page caches cannot be dropped here, so every tool gets one warm-up
 # run first; the runs then alternate between the tools (in a rotating order), each after a
-# `sync` (not timed) so no run pays for the previous one's writeback. Reported: the median time of each tool and the
-# median of the per-round elsai/rsync ratios.
-# Before timing, the script waits --settle seconds (default: vm.dirty_expire_centisecs + 2 s):
-# ext4 without a journal skips, at a cost, every inode freed within that window when it
-# allocates one, so files deleted just before (a previous run's cleanup, other jobs) would
-# slow down whichever tool runs first.
+# `sync` (not timed) so no run pays for the previous one's writeback. Reported: the median
+# time of each tool and the median of the per-round elsai/rsync ratios.
+# Where: /dev/shm when it has room, else $TMPDIR (or --work DIR). tmpfs measures the tools' own
+# cost. On disk, file creation time depends on the file system's state: ext4 without a journal
+# re-scans, on every inode it allocates, the inodes freed in the last 60 s (360 s when their
+# table block is dirty), so anyone's recent `rm -rf` slows every tool, unevenly. On disk the
+# script first waits --settle seconds (default 65) after generating the tree.
 # --strict exits with status 2 when elsai is slower than rsync.
 set -euo pipefail
 
@@ -23,7 +24,7 @@ RUNS=5
 WORK=
 KEEP=0
 STRICT=0
-SETTLE=$(($(cat /proc/sys/vm/dirty_expire_centisecs 2>/dev/null || echo 3000) / 100 + 2))
+SETTLE=
 while [[ $# -gt 0 ]]; do
     case $1 in
     --build-dir) BUILD_DIR=$2; shift 2 ;;
@@ -54,7 +55,15 @@ fi
 command -v rsync >/dev/null || { echo "rsync missing (apt-get install -y rsync)" >&2; exit 2; }
 
 if [[ -z $WORK ]]; then
-    WORK=$(mktemp -d "${TMPDIR:-/tmp}/seed-bench.XXXXXX")
+    base=${TMPDIR:-/tmp}
+    shm_free_kb=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
+    if [[ ${shm_free_kb:-0} -gt 3000000 ]]; then base=/dev/shm; fi
+    WORK=$(mktemp -d "$base/seed-bench.XXXXXX")
+fi
+mkdir -p "$WORK"
+FS=$(df -PT "$WORK" | awk 'NR == 2 { print $2 }')
+if [[ -z $SETTLE ]]; then
+    if [[ $FS == tmpfs ]]; then SETTLE=0; else SETTLE=65; fi
 fi
 cleanup() { [[ $KEEP == 1 ]] || rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -151,7 +160,7 @@ for t in "${tools[@]}"; do echo "runs ($t, ms):${times[$t]}"; done
 echo "per-round ratios elsai/rsync: ${ratios[*]}"
 ratio=$(printf '%.2f' "$(median "${ratios[@]}")")
 echo "seed: elsai $e ms, rsync $r ms, cp $c ms; ratio elsai/rsync $ratio (target <= 1.0)" \
-     "[$elsai_files files seeded]"
+     "[$elsai_files files seeded, on $FS]"
 if [[ $STRICT == 1 ]] && awk -v x="$ratio" 'BEGIN { exit !(x > 1.0) }'; then
     exit 2
 fi

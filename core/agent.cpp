@@ -69,8 +69,7 @@ struct Agent::Private
     AgentActivity activity;
 };
 
-Agent::Agent(const QString &id, AgentConfig config)
-    : d(std::make_unique<Private>())
+Agent::Agent(const QString &id, AgentConfig config) : d(std::make_unique<Private>())
 {
     d->id = id;
     d->config = std::move(config);
@@ -92,15 +91,16 @@ std::shared_ptr<Agent> Agent::create(const QString &id, AgentConfig config)
     if (config.sandbox && config.sandboxManager)
         throw ValueError(QStringLiteral("Manager is owned by Sandbox: do not pass "
                                         "sandbox_manager= together with sandbox="));
-    if (config.sandboxMode == SandboxMode::Sandbox && config.executionBackend.isNull()
-        && !config.sandbox)
+    if (config.sandboxMode == SandboxMode::Sandbox && config.executionBackend.isNull() &&
+        !config.sandbox)
         throw ValueError(QStringLiteral("Missing backend: sandbox_mode=sandbox needs "
                                         "execution_backend= or sandbox="));
 
     std::shared_ptr<Agent> agent(new Agent(id, std::move(config)));
     Private &p = *agent->d;
     for (const Tool &t : p.config.tools) {
-        if (p.config.sandboxMode == SandboxMode::Sandbox && HOST_EXECUTION_TOOL_NAMES.contains(t.name))
+        if (p.config.sandboxMode == SandboxMode::Sandbox &&
+            HOST_EXECUTION_TOOL_NAMES.contains(t.name))
             p.blocked.append(t.name);
         else
             p.tools.add(t);
@@ -108,11 +108,11 @@ std::shared_ptr<Agent> Agent::create(const QString &id, AgentConfig config)
     if (p.config.sandboxOutputOffload && p.config.sandboxOutputOffload->includeRetrievalTool)
         p.tools.add(retrieveOffloadedContentTool(*p.config.sandboxOutputOffload));
 
-    const bool perAgent = !p.config.sandbox && p.config.sandboxMode != SandboxMode::Off
-                          && !p.config.executionBackend.isNull();
+    const bool perAgent = !p.config.sandbox && p.config.sandboxMode != SandboxMode::Off &&
+                          !p.config.executionBackend.isNull();
     if (perAgent) {
-        p.manager = p.config.sandboxManager ? p.config.sandboxManager
-                                            : std::make_shared<SandboxManager>();
+        p.manager =
+            p.config.sandboxManager ? p.config.sandboxManager : std::make_shared<SandboxManager>();
         const BackendSource &src = p.config.executionBackend;
         // Whether execute registers depends on the backend, known here for an instance and
         // after the first prepare for a template.
@@ -178,8 +178,8 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
     };
     try {
         const auto tool = d->tools.get(name);
-        if (!tool && (name == QLatin1String("execute") || name == QLatin1String("write_file"))
-            && (attachedSandbox() || isDetached())) {
+        if (!tool && (name == QLatin1String("execute") || name == QLatin1String("write_file")) &&
+            (attachedSandbox() || isDetached())) {
             // Mode enforcement, second layer: the tool is unregistered for read-only and
             // detached agents, and calling it anyway is a denied mutation, audited as such.
             const QString command = arguments.value(QStringLiteral("command")).toString();
@@ -205,8 +205,9 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
                                    "tool); use the sandbox tools execute, read_file, write_file "
                                    "and list_dir instead")
                         .arg(name));
-            throw ToolNotFoundError(QStringLiteral("agent '%1' has no tool '%2'; its tools: %3")
-                                        .arg(d->id, name, d->tools.names().join(QStringLiteral(", "))));
+            throw ToolNotFoundError(
+                QStringLiteral("agent '%1' has no tool '%2'; its tools: %3")
+                    .arg(d->id, name, d->tools.names().join(QStringLiteral(", "))));
         }
         beginInvocation();
         ToolResult result = tool->invoke(*this, arguments);

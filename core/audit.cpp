@@ -27,8 +27,8 @@ QJsonObject AuditEvent::toJson() const
 AuditEvent AuditEvent::fromJson(const QJsonObject &o)
 {
     AuditEvent e;
-    e.timestamp = QDateTime::fromString(o.value(QStringLiteral("timestamp")).toString(),
-                                        Qt::ISODateWithMs);
+    e.timestamp =
+        QDateTime::fromString(o.value(QStringLiteral("timestamp")).toString(), Qt::ISODateWithMs);
     e.event = o.value(QStringLiteral("event")).toString();
     e.workspaceId = o.value(QStringLiteral("workspace_id")).toString();
     e.actor = o.value(QStringLiteral("actor")).toString();
@@ -44,10 +44,10 @@ AuditSink::~AuditSink() = default;
 
 JsonLinesAuditSink::JsonLinesAuditSink(const QString &path)
 {
-    const bool ok = path == QLatin1String("-")
-                        ? m_file.open(stderr, QIODevice::WriteOnly | QIODevice::Unbuffered)
-                        : (m_file.setFileName(path),
-                           m_file.open(QIODevice::WriteOnly | QIODevice::Append));
+    const bool ok =
+        path == QLatin1String("-")
+            ? m_file.open(stderr, QIODevice::WriteOnly | QIODevice::Unbuffered)
+            : (m_file.setFileName(path), m_file.open(QIODevice::WriteOnly | QIODevice::Append));
     if (!ok)
         throw OSError(QStringLiteral("cannot open audit log '%1' for appending: %2")
                           .arg(path, m_file.errorString()));
@@ -146,9 +146,9 @@ QString inferShellOperation(const QString &command)
     static const auto compiled = [] {
         QList<QPair<QString, QRegularExpression>> out;
         for (const Rule &r : rules)
-            out.append({QString::fromLatin1(r.op),
-                        QRegularExpression(prefix + QString::fromLatin1(r.regex)
-                                           + QStringLiteral(")"))});
+            out.append(
+                {QString::fromLatin1(r.op),
+                 QRegularExpression(prefix + QString::fromLatin1(r.regex) + QStringLiteral(")"))});
         return out;
     }();
     // Output redirection into a file is a write even without a write command ("cat a > b",
@@ -197,9 +197,9 @@ void AuditRecorder::fail(const SandboxError &error, bool withMessage)
     setField(QStringLiteral("error_type"), type);
     if (withMessage)
         setField(QStringLiteral("error"), error.message());
-    const bool denied = type == QLatin1String("SandboxMutationDeniedError")
-                        || type == QLatin1String("AgentSandboxDetachedError")
-                        || type == QLatin1String("PermissionError");
+    const bool denied = type == QLatin1String("SandboxMutationDeniedError") ||
+                        type == QLatin1String("AgentSandboxDetachedError") ||
+                        type == QLatin1String("PermissionError");
     finish(denied ? QStringLiteral("denied") : QStringLiteral("error"));
 }
 

@@ -19,13 +19,13 @@ namespace elsai {
 /// prefix only.
 struct AuditEvent
 {
-    QDateTime timestamp;   ///< UTC
-    QString event;         ///< "sandbox.start", "sandbox.execute", "attach", …
+    QDateTime timestamp; ///< UTC
+    QString event;       ///< "sandbox.start", "sandbox.execute", "attach", …
     QString workspaceId;
-    QString actor;         ///< agent id, or "host"
-    QString outcome;       ///< "ok", "error", "denied"
-    QJsonObject fields;    ///< the event's own fields
-    qint64 sequence = 0;   ///< process-wide order
+    QString actor;       ///< agent id, or "host"
+    QString outcome;     ///< "ok", "error", "denied"
+    QJsonObject fields;  ///< the event's own fields
+    qint64 sequence = 0; ///< process-wide order
 
     QJsonObject toJson() const;
     static AuditEvent fromJson(const QJsonObject &o);
@@ -113,7 +113,10 @@ public:
     AuditRecorder(const AuditRecorder &) = delete;
     AuditRecorder &operator=(const AuditRecorder &) = delete;
 
-    void setField(const QString &key, const QJsonValue &value) { m_event.fields.insert(key, value); }
+    void setField(const QString &key, const QJsonValue &value)
+    {
+        m_event.fields.insert(key, value);
+    }
     void setWorkspaceId(const QString &id) { m_event.workspaceId = id; }
     void ok();
     /// outcome "denied" for SandboxMutationDeniedError / AgentSandboxDetachedError /

@@ -7,8 +7,8 @@ namespace elsai {
 ExecutionBackend::~ExecutionBackend() = default;
 BackendTemplate::~BackendTemplate() = default;
 
-QList<FileTransferResult> ExecutionBackend::uploadFiles(
-    const QList<QPair<QString, QByteArray>> &files)
+QList<FileTransferResult>
+ExecutionBackend::uploadFiles(const QList<QPair<QString, QByteArray>> &files)
 {
     QList<FileTransferResult> results;
     for (const auto &[path, content] : files) {

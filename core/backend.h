@@ -52,13 +52,13 @@ public:
     virtual void makeDirs(const QString &path) = 0;
 
     /// Copies `source` (a host folder) into the workspace, skipping `excludes`.
-    virtual WorkspaceSeedResult seedWorkspace(const QString &source, const QStringList &excludes,
-                                              const std::function<void(int, int)> &progress = {})
-        = 0;
+    virtual WorkspaceSeedResult
+    seedWorkspace(const QString &source, const QStringList &excludes,
+                  const std::function<void(int, int)> &progress = {}) = 0;
     /// Copies the artifacts selected by `policy` to the host folder `dest`.
-    virtual WorkspaceSyncResult syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
-                                              const std::function<void(int, int)> &progress = {})
-        = 0;
+    virtual WorkspaceSyncResult
+    syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
+                  const std::function<void(int, int)> &progress = {}) = 0;
     /// What syncArtifacts would do, without doing it (the flush preview).
     virtual SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) = 0;
     /// Workspace-relative path → stamp of each file as the last seed left it (marks files
@@ -88,8 +88,7 @@ public:
     /// Runs `command` with /bin/sh -c in the workspace (or `cwd` beneath it).
     /// `timeoutSeconds` none = the backend's default. Timeout → exit code 124.
     virtual ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
-                                  const QString &cwd = {}, const ExecuteOptions &options = {})
-        = 0;
+                                  const QString &cwd = {}, const ExecuteOptions &options = {}) = 0;
 };
 
 /// True when execute tools should register (the backend implements SandboxBackend).
@@ -108,7 +107,11 @@ public:
     virtual QString typeName() const = 0;
     /// Builds the backend of one workspace id, or nullptr when the template has no per-session
     /// builder.
-    virtual BackendPtr buildForSession(const QString &sessionId) { Q_UNUSED(sessionId); return {}; }
+    virtual BackendPtr buildForSession(const QString &sessionId)
+    {
+        Q_UNUSED(sessionId);
+        return {};
+    }
     /// Builds a backend when there is no per-session builder.
     virtual BackendPtr buildDefault() = 0;
 };
@@ -121,12 +124,16 @@ public:
     BackendSource() = default;
     BackendSource(BackendPtr instance) : m_instance(std::move(instance)) {}
     BackendSource(BackendTemplatePtr tmpl) : m_template(std::move(tmpl)) {}
-    template<typename T>
-        requires std::is_base_of_v<ExecutionBackend, T>
-    BackendSource(std::shared_ptr<T> instance) : m_instance(std::move(instance)) {}
-    template<typename T>
-        requires std::is_base_of_v<BackendTemplate, T>
-    BackendSource(std::shared_ptr<T> tmpl) : m_template(std::move(tmpl)) {}
+    template <typename T>
+    requires std::is_base_of_v<ExecutionBackend, T> BackendSource(std::shared_ptr<T> instance)
+        : m_instance(std::move(instance))
+    {
+    }
+    template <typename T>
+    requires std::is_base_of_v<BackendTemplate, T> BackendSource(std::shared_ptr<T> tmpl)
+        : m_template(std::move(tmpl))
+    {
+    }
 
     bool isNull() const { return !m_instance && !m_template; }
     const BackendPtr &instance() const { return m_instance; }

@@ -29,7 +29,7 @@ private:
     {                                                                                              \
     public:                                                                                        \
         using Base::Base;                                                                          \
-        QString specName() const override { return QStringLiteral(#Name); }                       \
+        QString specName() const override { return QStringLiteral(#Name); }                        \
     };
 
 // The spec's sandbox exceptions.

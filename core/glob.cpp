@@ -1,5 +1,6 @@
 #include "glob.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 

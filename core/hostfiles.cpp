@@ -48,15 +48,15 @@ void writeHostFileAtomic(const QString &path, const QByteArray &data, int mode)
     if (dfd < 0)
         throwOsError(errno, QStringLiteral("cannot open host folder"), dir);
     const QByteArray base = QFile::encodeName(fi.fileName());
-    const QByteArray tmp = "." + base + ".elsai-tmp-"
-                           + QUuid::createUuid().toString(QUuid::Id128).left(12).toLatin1();
+    const QByteArray tmp =
+        "." + base + ".elsai-tmp-" + QUuid::createUuid().toString(QUuid::Id128).left(12).toLatin1();
     auto fail = [&](int e, const QString &what) {
         ::unlinkat(dfd, tmp.constData(), 0);
         ::close(dfd);
         throwOsError(e, what, path);
     };
-    const int fd = ::openat(dfd, tmp.constData(),
-                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    const int fd =
+        ::openat(dfd, tmp.constData(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0) {
         const int e = errno;
         ::close(dfd);

@@ -43,8 +43,9 @@ static ToolResult runOnHost(const QString &command, const std::optional<QString>
     const QString err = QString::fromUtf8(o.stderrData);
     QString text = out;
     if (!err.isEmpty())
-        text += (text.isEmpty() || text.endsWith(QLatin1Char('\n')) ? QString() : QStringLiteral("\n"))
-                + QStringLiteral("[stderr]\n") + err;
+        text += (text.isEmpty() || text.endsWith(QLatin1Char('\n')) ? QString()
+                                                                    : QStringLiteral("\n")) +
+                QStringLiteral("[stderr]\n") + err;
     text += QStringLiteral("%1[exit code: %2]")
                 .arg(text.isEmpty() || text.endsWith(QLatin1Char('\n')) ? QString()
                                                                         : QStringLiteral("\n"))
@@ -102,65 +103,61 @@ QList<Tool> hostExecutionTools()
                                        args::optionalNumber(a, QStringLiteral("timeout"), t));
                   }});
 
-    tools.append({QStringLiteral("file_read"), QStringLiteral("Read a text file of the HOST."),
-                  objectSchema({{QStringLiteral("path"), str("Host path.")}},
-                               {QStringLiteral("path")}),
-                  provider, [](Agent &, const QJsonObject &a) {
-                      const QString path = args::requiredString(a, QStringLiteral("path"),
-                                                                QStringLiteral("file_read"));
-                      QFile f(path);
-                      if (QFileInfo(path).isDir())
-                          throwOsError(EISDIR, QStringLiteral("cannot read"), path);
-                      if (!f.open(QIODevice::ReadOnly))
-                          throwOsError(QFileInfo::exists(path) ? EACCES : ENOENT,
-                                       QStringLiteral("cannot read"), path);
-                      const QString text = QString::fromUtf8(f.readAll());
-                      return ToolResult{text, {{QStringLiteral("content"), text}}, false};
-                  }});
+    tools.append(
+        {QStringLiteral("file_read"), QStringLiteral("Read a text file of the HOST."),
+         objectSchema({{QStringLiteral("path"), str("Host path.")}}, {QStringLiteral("path")}),
+         provider, [](Agent &, const QJsonObject &a) {
+             const QString path =
+                 args::requiredString(a, QStringLiteral("path"), QStringLiteral("file_read"));
+             QFile f(path);
+             if (QFileInfo(path).isDir())
+                 throwOsError(EISDIR, QStringLiteral("cannot read"), path);
+             if (!f.open(QIODevice::ReadOnly))
+                 throwOsError(QFileInfo::exists(path) ? EACCES : ENOENT,
+                              QStringLiteral("cannot read"), path);
+             const QString text = QString::fromUtf8(f.readAll());
+             return ToolResult{text, {{QStringLiteral("content"), text}}, false};
+         }});
 
-    tools.append({QStringLiteral("file_write"),
-                  QStringLiteral("Write a text file of the HOST (atomic replace)."),
-                  objectSchema({{QStringLiteral("path"), str("Host path.")},
-                                {QStringLiteral("content"), str("Text content.")}},
-                               {QStringLiteral("path"), QStringLiteral("content")}),
-                  provider, [](Agent &, const QJsonObject &a) {
-                      const QString t = QStringLiteral("file_write");
-                      const QString path = args::requiredString(a, QStringLiteral("path"), t);
-                      const QByteArray data
-                          = args::requiredString(a, QStringLiteral("content"), t).toUtf8();
-                      // The host is trusted here (this tool exists only outside sandbox mode).
-                      QSaveFile f(path);
-                      if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size()
-                          || !f.commit())
-                          throw OSError(QStringLiteral("cannot write '%1': %2")
-                                            .arg(path, f.errorString()));
-                      return ToolResult{QStringLiteral("Wrote %1 bytes to %2")
-                                            .arg(data.size())
-                                            .arg(path),
-                                        {{QStringLiteral("bytes"), data.size()}},
-                                        false};
-                  }});
+    tools.append(
+        {QStringLiteral("file_write"),
+         QStringLiteral("Write a text file of the HOST (atomic replace)."),
+         objectSchema({{QStringLiteral("path"), str("Host path.")},
+                       {QStringLiteral("content"), str("Text content.")}},
+                      {QStringLiteral("path"), QStringLiteral("content")}),
+         provider, [](Agent &, const QJsonObject &a) {
+             const QString t = QStringLiteral("file_write");
+             const QString path = args::requiredString(a, QStringLiteral("path"), t);
+             const QByteArray data = args::requiredString(a, QStringLiteral("content"), t).toUtf8();
+             // The host is trusted here (this tool exists only outside sandbox mode).
+             QSaveFile f(path);
+             if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size() || !f.commit())
+                 throw OSError(QStringLiteral("cannot write '%1': %2").arg(path, f.errorString()));
+             return ToolResult{QStringLiteral("Wrote %1 bytes to %2").arg(data.size()).arg(path),
+                               {{QStringLiteral("bytes"), data.size()}},
+                               false};
+         }});
 
-    tools.append({QStringLiteral("environment"),
-                  QStringLiteral("Read the HOST environment: one variable by name, or the list "
-                                 "of variable names."),
-                  objectSchema({{QStringLiteral("name"), str("Variable name (optional).")}}, {}),
-                  provider, [](Agent &, const QJsonObject &a) {
-                      const auto env = QProcessEnvironment::systemEnvironment();
-                      if (const auto name = args::optionalString(a, QStringLiteral("name"),
-                                                                 QStringLiteral("environment"))) {
-                          if (!env.contains(*name))
-                              throw ValueError(
-                                  QStringLiteral("environment: no variable '%1'").arg(*name));
-                          const QString v = env.value(*name);
-                          return ToolResult{v, {{QStringLiteral("value"), v}}, false};
-                      }
-                      QStringList keys = env.keys();
-                      keys.sort();
-                      return ToolResult{keys.join(QLatin1Char('\n')),
-                                        {{QStringLiteral("names"), QJsonArray::fromStringList(keys)}},
-                                        false};
-                  }});
+    tools.append(
+        {QStringLiteral("environment"),
+         QStringLiteral("Read the HOST environment: one variable by name, or the list "
+                        "of variable names."),
+         objectSchema({{QStringLiteral("name"), str("Variable name (optional).")}}, {}), provider,
+         [](Agent &, const QJsonObject &a) {
+             const auto env = QProcessEnvironment::systemEnvironment();
+             if (const auto name = args::optionalString(a, QStringLiteral("name"),
+                                                        QStringLiteral("environment"))) {
+                 if (!env.contains(*name))
+                     throw ValueError(QStringLiteral("environment: no variable '%1'").arg(*name));
+                 const QString v = env.value(*name);
+                 return ToolResult{v, {{QStringLiteral("value"), v}}, false};
+             }
+             QStringList keys = env.keys();
+             keys.sort();
+             return ToolResult{keys.join(QLatin1Char('\n')),
+                               {{QStringLiteral("names"), QJsonArray::fromStringList(keys)}},
+                               false};
+         }});
     return tools;
 }
 

@@ -47,8 +47,7 @@ std::optional<QString> InMemoryStorage::retrieve(const QString &handle)
     return *it;
 }
 
-FileStorage::FileStorage(const QString &directory)
-    : m_dir(directory)
+FileStorage::FileStorage(const QString &directory) : m_dir(directory)
 {
     if (!m_dir.mkpath(QStringLiteral(".")))
         throw OSError(QStringLiteral("cannot create offload folder '%1'").arg(directory));

@@ -86,8 +86,8 @@ std::shared_ptr<Sandbox> Sandbox::create(const QString &workspaceId, const Backe
 {
     std::shared_ptr<Sandbox> s(new Sandbox(workspaceId, backend, ttlSeconds, std::move(options)));
     std::weak_ptr<Sandbox> weak = s;
-    s->d->closeListener = s->d->manager->addCloseListener(
-        [weak](const QString &sessionId, const QString &reason) {
+    s->d->closeListener =
+        s->d->manager->addCloseListener([weak](const QString &sessionId, const QString &reason) {
             if (const auto self = weak.lock(); self && sessionId == self->workspaceId())
                 self->onSessionClosed(reason);
         });
@@ -101,16 +101,16 @@ Sandbox::Sandbox(const QString &workspaceId, const BackendSource &backend,
     if (workspaceId.isEmpty())
         throw ValueError(QStringLiteral("Sandbox needs a non-empty workspace_id"));
     if (backend.isNull())
-        throw ValueError(QStringLiteral("Sandbox '%1' needs a backend instance or template")
-                             .arg(workspaceId));
+        throw ValueError(
+            QStringLiteral("Sandbox '%1' needs a backend instance or template").arg(workspaceId));
     if (ttlSeconds && *ttlSeconds < 0)
         throw ValueError(QStringLiteral("ttl_seconds must be >= 0, got %1").arg(*ttlSeconds));
     d->workspaceId = workspaceId;
     d->source = backend;
     d->ttl = ttlSeconds;
     d->options = std::move(options);
-    d->manager = d->options.manager ? d->options.manager
-                                    : std::make_shared<SandboxManager>(ttlSeconds);
+    d->manager =
+        d->options.manager ? d->options.manager : std::make_shared<SandboxManager>(ttlSeconds);
 }
 
 Sandbox::~Sandbox()
@@ -128,7 +128,8 @@ Sandbox::~Sandbox()
         try {
             d->manager->closeSession(d->workspaceId, false);
         } catch (const SandboxError &e) {
-            qCWarning(lcSandbox) << "closing workspace" << d->workspaceId << "failed:" << e.display();
+            qCWarning(lcSandbox) << "closing workspace" << d->workspaceId
+                                 << "failed:" << e.display();
         }
     }
 }
@@ -205,8 +206,8 @@ BackendPtr Sandbox::requireBackend() const
 {
     if (BackendPtr b = backend())
         return b;
-    throw OSError(QStringLiteral("sandbox '%1' is not started; call start() first")
-                      .arg(d->workspaceId));
+    throw OSError(
+        QStringLiteral("sandbox '%1' is not started; call start() first").arg(d->workspaceId));
 }
 
 std::optional<WorkspaceSeedResult> Sandbox::start(const Progress &progress)
@@ -227,8 +228,8 @@ std::optional<WorkspaceSeedResult> Sandbox::start(const Progress &progress)
         ManagedSandboxSession session;
         try {
             session = d->manager->claimSession(
-                d->workspaceId,
-                SandboxManager::backendFactoryForSession(d->source, d->workspaceId), owner);
+                d->workspaceId, SandboxManager::backendFactoryForSession(d->source, d->workspaceId),
+                owner);
         } catch (...) {
             ProcessClaims::instance().release(d->workspaceId, this);
             throw;
@@ -319,9 +320,9 @@ void Sandbox::onSessionClosed(const QString &reason)
 QStringList Sandbox::addFiles(const QList<QPair<QString, FileSource>> &files, bool overwrite,
                               const QString &actor)
 {
-    AuditRecorder audit(QStringLiteral("sandbox.add_files"), d->workspaceId, actor,
-                        {{QStringLiteral("count"), files.size()},
-                         {QStringLiteral("overwrite"), overwrite}});
+    AuditRecorder audit(
+        QStringLiteral("sandbox.add_files"), d->workspaceId, actor,
+        {{QStringLiteral("count"), files.size()}, {QStringLiteral("overwrite"), overwrite}});
     try {
         const BackendPtr b = requireBackend();
         // Resolve every content first, so an unreadable host file fails before any write.
@@ -367,9 +368,9 @@ QStringList Sandbox::addFiles(const QList<QPair<QString, FileSource>> &files, bo
 QStringList Sandbox::downloadFiles(const QList<QPair<QString, QString>> &files, bool overwrite,
                                    const QString &actor)
 {
-    AuditRecorder audit(QStringLiteral("sandbox.download_files"), d->workspaceId, actor,
-                        {{QStringLiteral("count"), files.size()},
-                         {QStringLiteral("overwrite"), overwrite}});
+    AuditRecorder audit(
+        QStringLiteral("sandbox.download_files"), d->workspaceId, actor,
+        {{QStringLiteral("count"), files.size()}, {QStringLiteral("overwrite"), overwrite}});
     try {
         const BackendPtr b = requireBackend();
         QStringList done;
@@ -482,9 +483,8 @@ std::optional<WorkspaceSyncResult> Sandbox::flush(const std::optional<QString> &
     AuditRecorder audit(QStringLiteral("sandbox.flush"), d->workspaceId, actor,
                         {{QStringLiteral("dest"), *target}});
     try {
-        const WorkspaceSyncResult r = requireBackend()->syncArtifacts(*target,
-                                                                      effectiveSyncPolicy(),
-                                                                      progress);
+        const WorkspaceSyncResult r =
+            requireBackend()->syncArtifacts(*target, effectiveSyncPolicy(), progress);
         d->manager->touch(d->workspaceId);
         audit.setField(QStringLiteral("files_synced"), r.filesSynced);
         audit.setField(QStringLiteral("bytes_synced"), r.bytesSynced);
@@ -566,8 +566,8 @@ void Sandbox::detach(const AgentPtr &agent)
         return;
     {
         QMutexLocker lock(&d->mutex);
-        const qsizetype removed = d->agents.removeIf(
-            [&](const Private::Binding &a) { return a.agent.lock() == agent; });
+        const qsizetype removed =
+            d->agents.removeIf([&](const Private::Binding &a) { return a.agent.lock() == agent; });
         if (removed == 0)
             return;
     }
@@ -593,8 +593,7 @@ SandboxRef Sandbox::ref() const
     return {d->workspaceId, backendTypeName(), d->manager->managerId()};
 }
 
-SandboxScope::SandboxScope(SandboxPtr sandbox)
-    : m_sandbox(std::move(sandbox))
+SandboxScope::SandboxScope(SandboxPtr sandbox) : m_sandbox(std::move(sandbox))
 {
     m_seed = m_sandbox->start();
 }

@@ -67,8 +67,7 @@ public:
 
     /// `ttlSeconds` is required (none disables idle expiry for an auto-created manager).
     static std::shared_ptr<Sandbox> create(const QString &workspaceId, const BackendSource &backend,
-                                           std::optional<double> ttlSeconds,
-                                           Options options = {});
+                                           std::optional<double> ttlSeconds, Options options = {});
     ~Sandbox();
 
     const QString &workspaceId() const;

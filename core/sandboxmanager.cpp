@@ -17,9 +17,8 @@ static double steadySeconds()
 }
 
 SandboxManager::SandboxManager(std::optional<double> ttlSeconds)
-    : m_ttl(ttlSeconds)
-    , m_clock(steadySeconds)
-    , m_id(QUuid::createUuid().toString(QUuid::WithoutBraces))
+    : m_ttl(ttlSeconds), m_clock(steadySeconds),
+      m_id(QUuid::createUuid().toString(QUuid::WithoutBraces))
 {
     if (m_ttl && *m_ttl < 0)
         throw ValueError(QStringLiteral("ttl_seconds must be >= 0 or none, got %1").arg(*m_ttl));
@@ -90,7 +89,8 @@ ManagedSandboxSession SandboxManager::getOrCreate(const QString &sessionId,
     BackendPtr backend = factory();
     if (!backend)
         throw WorkspacePrepareError(
-            QStringLiteral("the backend factory of workspace '%1' built no backend").arg(sessionId));
+            QStringLiteral("the backend factory of workspace '%1' built no backend")
+                .arg(sessionId));
     backend->create();
 
     QMutexLocker lock(&m_mutex);
@@ -139,7 +139,8 @@ ManagedSandboxSession SandboxManager::claimSession(const QString &sessionId,
     BackendPtr backend;
     try {
         if (!factory)
-            throw ValueError(QStringLiteral("no backend factory for workspace '%1'").arg(sessionId));
+            throw ValueError(
+                QStringLiteral("no backend factory for workspace '%1'").arg(sessionId));
         backend = factory();
         if (!backend)
             throw SandboxStartError(
@@ -177,18 +178,16 @@ void SandboxManager::touch(const QString &sessionId)
         it->lastUsedAt = m_clock();
 }
 
-std::optional<WorkspaceSyncResult> SandboxManager::closeSession(const QString &sessionId,
-                                                                bool syncArtifacts,
-                                                                const Agent *agent)
+std::optional<WorkspaceSyncResult>
+SandboxManager::closeSession(const QString &sessionId, bool syncArtifacts, const Agent *agent)
 {
     std::optional<WorkspaceSyncResult> result;
     closeEntry(sessionId, QStringLiteral("closed"), syncArtifacts, agent, &result);
     return result;
 }
 
-void SandboxManager::closeEntry(const QString &sessionId, const QString &reason,
-                                bool syncArtifacts, const Agent *agent,
-                                std::optional<WorkspaceSyncResult> *syncResult)
+void SandboxManager::closeEntry(const QString &sessionId, const QString &reason, bool syncArtifacts,
+                                const Agent *agent, std::optional<WorkspaceSyncResult> *syncResult)
 {
     ManagedSandboxSession s;
     {

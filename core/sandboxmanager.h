@@ -66,9 +66,8 @@ public:
     /// Optionally syncs the agent's artifacts (per-agent path: to its workspace_root under its
     /// workspace_sync_policy), closes the backend and forgets the session. Unknown ids are
     /// ignored. Returns the sync result when a sync ran.
-    std::optional<WorkspaceSyncResult> closeSession(const QString &sessionId,
-                                                    bool syncArtifacts = true,
-                                                    const Agent *agent = nullptr);
+    std::optional<WorkspaceSyncResult>
+    closeSession(const QString &sessionId, bool syncArtifacts = true, const Agent *agent = nullptr);
 
     /// Closes every session idle for longer than ttlSeconds (no sync). Returns their ids.
     QStringList cleanupExpired();

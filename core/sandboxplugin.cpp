@@ -244,8 +244,8 @@ static Tool executeTool()
                                         "(default: the root)."))}},
         {QStringLiteral("command")});
     t.invoke = [](Agent &agent, const QJsonObject &a) {
-        const QString command = args::requiredString(a, QStringLiteral("command"),
-                                                     QStringLiteral("execute"));
+        const QString command =
+            args::requiredString(a, QStringLiteral("command"), QStringLiteral("execute"));
         const auto cwd = args::optionalString(a, QStringLiteral("cwd"), QStringLiteral("execute"));
         const ExecuteResult r = executeAs(agent, command, cwd);
         return ToolResult{formatExecuteResult(r), r.toJson(), false};
@@ -280,9 +280,8 @@ static Tool readFileTool()
         const qint64 offset = args::optionalInt(a, QStringLiteral("offset"), tool).value_or(0);
         const auto limit = args::optionalInt(a, QStringLiteral("limit"), tool);
         const QString text = readWorkspaceFile(agent, path, offset, limit);
-        return ToolResult{text,
-                          {{QStringLiteral("path"), path}, {QStringLiteral("content"), text}},
-                          false};
+        return ToolResult{
+            text, {{QStringLiteral("path"), path}, {QStringLiteral("content"), text}}, false};
     };
     return t;
 }
@@ -304,10 +303,10 @@ static Tool writeFileTool()
         const QString path = args::requiredString(a, QStringLiteral("path"), tool);
         const QString content = args::requiredString(a, QStringLiteral("content"), tool);
         const QString text = writeWorkspaceFile(agent, path, content);
-        return ToolResult{text,
-                          {{QStringLiteral("path"), path},
-                           {QStringLiteral("bytes"), content.toUtf8().size()}},
-                          false};
+        return ToolResult{
+            text,
+            {{QStringLiteral("path"), path}, {QStringLiteral("bytes"), content.toUtf8().size()}},
+            false};
     };
     return t;
 }
@@ -325,8 +324,8 @@ static Tool listDirTool()
           prop("string", QStringLiteral("Workspace-relative folder path (\".\" = root)."))}},
         {QStringLiteral("path")});
     t.invoke = [](Agent &agent, const QJsonObject &a) {
-        const QString path = args::requiredString(a, QStringLiteral("path"),
-                                                  QStringLiteral("list_dir"));
+        const QString path =
+            args::requiredString(a, QStringLiteral("path"), QStringLiteral("list_dir"));
         QJsonArray entries;
         QStringList lines;
         for (const FileInfo &fi : listWorkspaceEntries(agent, path)) {
@@ -382,12 +381,10 @@ Tool retrieveOffloadedContentTool(const SandboxOutputOffloadPolicy &policy)
         "[output offloaded …] note; optional offset (first line, 0-based) and limit (lines).");
     t.inputSchema = objectSchema(
         {{QStringLiteral("handle"), prop("string", QStringLiteral("The offload handle."))},
-         {QStringLiteral("offset"),
-          QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
-                      {QStringLiteral("minimum"), 0}}},
-         {QStringLiteral("limit"),
-          QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
-                      {QStringLiteral("minimum"), 0}}}},
+         {QStringLiteral("offset"), QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
+                                                {QStringLiteral("minimum"), 0}}},
+         {QStringLiteral("limit"), QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
+                                               {QStringLiteral("minimum"), 0}}}},
         {QStringLiteral("handle")});
     const OffloadStoragePtr storage = policy.storage;
     t.invoke = [storage](Agent &, const QJsonObject &a) {
@@ -402,9 +399,8 @@ Tool retrieveOffloadedContentTool(const SandboxOutputOffloadPolicy &policy)
             throw FileNotFoundError(
                 QStringLiteral("no offloaded content with handle '%1'").arg(handle), ENOENT);
         const QString text = sliceLines(*content, offset, limit);
-        return ToolResult{text,
-                          {{QStringLiteral("handle"), handle}, {QStringLiteral("content"), text}},
-                          false};
+        return ToolResult{
+            text, {{QStringLiteral("handle"), handle}, {QStringLiteral("content"), text}}, false};
     };
     return t;
 }

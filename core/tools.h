@@ -55,10 +55,10 @@ private:
 /// Argument helpers for tool implementations: throw ValueError naming the tool and argument.
 namespace args {
 QString requiredString(const QJsonObject &a, const QString &key, const QString &tool);
-std::optional<QString> optionalString(const QJsonObject &a, const QString &key, const QString &tool);
+std::optional<QString> optionalString(const QJsonObject &a, const QString &key,
+                                      const QString &tool);
 std::optional<qint64> optionalInt(const QJsonObject &a, const QString &key, const QString &tool);
-std::optional<double> optionalNumber(const QJsonObject &a, const QString &key,
-                                     const QString &tool);
+std::optional<double> optionalNumber(const QJsonObject &a, const QString &key, const QString &tool);
 } // namespace args
 
 /// Lines [offset, offset + limit) of `text`; lines keep their '\n' (the last may have none).

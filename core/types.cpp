@@ -6,14 +6,10 @@ namespace elsai {
 
 QJsonObject ExecuteResult::toJson() const
 {
-    return {{QStringLiteral("output"), output},
-            {QStringLiteral("exit_code"), exitCode},
-            {QStringLiteral("truncated"), truncated},
-            {QStringLiteral("stderr"), stderr_},
-            {QStringLiteral("success"), success()},
-            {QStringLiteral("timed_out"), timedOut},
-            {QStringLiteral("cancelled"), cancelled},
-            {QStringLiteral("duration_ms"), durationMs}};
+    return {{QStringLiteral("output"), output},       {QStringLiteral("exit_code"), exitCode},
+            {QStringLiteral("truncated"), truncated}, {QStringLiteral("stderr"), stderr_},
+            {QStringLiteral("success"), success()},   {QStringLiteral("timed_out"), timedOut},
+            {QStringLiteral("cancelled"), cancelled}, {QStringLiteral("duration_ms"), durationMs}};
 }
 
 static QString typeName(FileInfo::Type t)

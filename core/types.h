@@ -14,13 +14,13 @@ namespace elsai {
 /// Result of one shell command (spec: ExecuteResult).
 struct ExecuteResult
 {
-    QString output;  ///< stdout, decoded as UTF-8 (invalid bytes become U+FFFD)
+    QString output; ///< stdout, decoded as UTF-8 (invalid bytes become U+FFFD)
     int exitCode = 0;
     bool truncated = false;
-    QString stderr_; ///< stderr, captured separately ("stderr" is a macro in <cstdio>)
-    bool timedOut = false;   ///< extension: the timeout fired (exitCode is then 124)
-    bool cancelled = false;  ///< extension: the caller cancelled the call
-    qint64 durationMs = 0;   ///< extension: wall time of the call
+    QString stderr_;        ///< stderr, captured separately ("stderr" is a macro in <cstdio>)
+    bool timedOut = false;  ///< extension: the timeout fired (exitCode is then 124)
+    bool cancelled = false; ///< extension: the caller cancelled the call
+    qint64 durationMs = 0;  ///< extension: wall time of the call
     bool success() const { return exitCode == 0; }
     QJsonObject toJson() const;
 };
@@ -32,8 +32,8 @@ struct FileInfo
     QString path; ///< workspace-relative path
     bool isDir = false;
     std::optional<qint64> size;
-    Type type = Type::File;  ///< extension: entry type, symlinks are not followed
-    qint64 mtimeMs = 0;      ///< extension: modification time, ms since the epoch
+    Type type = Type::File; ///< extension: entry type, symlinks are not followed
+    qint64 mtimeMs = 0;     ///< extension: modification time, ms since the epoch
     QJsonObject toJson() const;
 };
 
@@ -72,7 +72,10 @@ struct WorkspaceSyncResult
 };
 
 /// Suffix of the file a flush writes beside a conflicting host file.
-inline QString conflictSuffix() { return QStringLiteral(".sandbox-conflict"); }
+inline QString conflictSuffix()
+{
+    return QStringLiteral(".sandbox-conflict");
+}
 
 /// Forward-compatible handle (spec: SandboxRef).
 struct SandboxRef
@@ -85,15 +88,20 @@ struct SandboxRef
 /// Include/exclude globs for seeding and artifact sync (spec: WorkspaceSyncPolicy).
 struct WorkspaceSyncPolicy
 {
-    QStringList excludePatterns;                       ///< skipped when seeding (and syncing)
-    std::optional<QStringList> syncIncludePatterns;    ///< copied back on flush; none = default
+    QStringList excludePatterns;                    ///< skipped when seeding (and syncing)
+    std::optional<QStringList> syncIncludePatterns; ///< copied back on flush; none = default
 };
 
 // The spec's constants.
 inline const QStringList DEFAULT_SANDBOX_SEED_EXCLUDES = {
-    QStringLiteral(".git"),      QStringLiteral("node_modules"),     QStringLiteral("__pycache__"),
-    QStringLiteral(".venv"),     QStringLiteral(".env"),             QStringLiteral("*.pem"),
-    QStringLiteral("credentials.json"), QStringLiteral("secrets/"),
+    QStringLiteral(".git"),
+    QStringLiteral("node_modules"),
+    QStringLiteral("__pycache__"),
+    QStringLiteral(".venv"),
+    QStringLiteral(".env"),
+    QStringLiteral("*.pem"),
+    QStringLiteral("credentials.json"),
+    QStringLiteral("secrets/"),
 };
 inline const QStringList DEFAULT_SANDBOX_SYNC_INCLUDE = {
     QStringLiteral("src/**"), QStringLiteral("tests/**"), QStringLiteral("*.md"),
@@ -102,15 +110,19 @@ inline const QStringList DEFAULT_SANDBOX_SYNC_INCLUDE = {
 };
 /// The WorkspaceSyncPolicy field default: `.git, node_modules, __pycache__, .venv`.
 inline const QStringList DEFAULT_WORKSPACE_POLICY_EXCLUDES = {
-    QStringLiteral(".git"), QStringLiteral("node_modules"), QStringLiteral("__pycache__"),
+    QStringLiteral(".git"),
+    QStringLiteral("node_modules"),
+    QStringLiteral("__pycache__"),
     QStringLiteral(".venv"),
 };
 inline const QStringList HOST_EXECUTION_TOOL_NAMES = {
-    QStringLiteral("shell"),     QStringLiteral("python_repl"), QStringLiteral("file_read"),
+    QStringLiteral("shell"),      QStringLiteral("python_repl"), QStringLiteral("file_read"),
     QStringLiteral("file_write"), QStringLiteral("environment"),
 };
 inline const QStringList SANDBOX_OFFLOAD_TOOL_NAMES = {
-    QStringLiteral("execute"), QStringLiteral("read_file"), QStringLiteral("write_file"),
+    QStringLiteral("execute"),
+    QStringLiteral("read_file"),
+    QStringLiteral("write_file"),
     QStringLiteral("list_dir"),
 };
 

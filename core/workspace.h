@@ -26,9 +26,8 @@ std::optional<WorkspaceSyncResult> syncWorkspaceArtifacts(Agent &agent);
 /// Optional sync, then closes the agent's per-agent session.
 std::optional<WorkspaceSyncResult> closeSandboxWorkspace(Agent &agent, bool syncArtifacts = true);
 /// Alias of sandbox.flush(dest).
-std::optional<WorkspaceSyncResult> syncWorkspaceForSandbox(Sandbox &sandbox,
-                                                           const std::optional<QString> &dest
-                                                           = std::nullopt);
+std::optional<WorkspaceSyncResult>
+syncWorkspaceForSandbox(Sandbox &sandbox, const std::optional<QString> &dest = std::nullopt);
 
 /// Hook that prepares the workspace before each agent invocation.
 class WorkspaceOrchestrator : public AgentHook

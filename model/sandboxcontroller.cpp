@@ -23,8 +23,7 @@ struct QueuedRelay
     QMutex mutex;
     QObject *target = nullptr;
 
-    template<typename Fn>
-    void post(Fn &&fn)
+    template <typename Fn> void post(Fn &&fn)
     {
         QMutexLocker lock(&mutex);
         if (target)
@@ -50,9 +49,9 @@ std::function<void(int, int)> throttled(std::function<void(int, int)> emitFn)
     };
 }
 
-const QStringList kToolEvents = {QStringLiteral("sandbox.execute"), QStringLiteral("sandbox.read_file"),
-                                 QStringLiteral("sandbox.write_file"),
-                                 QStringLiteral("sandbox.list_dir")};
+const QStringList kToolEvents = {
+    QStringLiteral("sandbox.execute"), QStringLiteral("sandbox.read_file"),
+    QStringLiteral("sandbox.write_file"), QStringLiteral("sandbox.list_dir")};
 
 } // namespace
 
@@ -92,10 +91,8 @@ struct SandboxController::Entry
 };
 
 SandboxController::SandboxController(QObject *parent)
-    : QObject(parent)
-    , m_sessions(new SessionsModel(this))
-    , m_agents(new AgentsModel(this))
-    , m_audit(new AuditLogModel(this))
+    : QObject(parent), m_sessions(new SessionsModel(this)), m_agents(new AgentsModel(this)),
+      m_audit(new AuditLogModel(this))
 {
     qRegisterMetaType<ExecuteResult>();
     m_pool.setObjectName(QStringLiteral("elsai-sandbox-pool"));
@@ -105,14 +102,12 @@ SandboxController::SandboxController(QObject *parent)
     auto relay = std::make_shared<QueuedRelay>();
     relay->target = this;
     m_auditRelay = relay;
-    m_auditSink = std::make_shared<CallbackAuditSink>([relay, this](const AuditEvent &e) {
-        relay->post([this, e] { onAuditEvent(e); });
-    });
+    m_auditSink = std::make_shared<CallbackAuditSink>(
+        [relay, this](const AuditEvent &e) { relay->post([this, e] { onAuditEvent(e); }); });
     AuditLog::instance().addSink(m_auditSink);
     connect(&m_cleanupTimer, &QTimer::timeout, this, [this] {
         for (const Entry *e : std::as_const(m_entries)) {
-            (void)QtConcurrent::run(&m_pool,
-                                    [m = e->sandbox->manager()] { m->cleanupExpired(); });
+            (void)QtConcurrent::run(&m_pool, [m = e->sandbox->manager()] { m->cleanupExpired(); });
         }
     });
     connect(&m_treeTimer, &QTimer::timeout, this, [this] {
@@ -197,7 +192,7 @@ SessionState SandboxController::state(const QString &workspaceId) const
     return e ? e->state : SessionState::Stopped;
 }
 
-template<typename T>
+template <typename T>
 QFuture<T> SandboxController::track(const QString &workspaceId, const QString &operation,
                                     QFuture<T> future)
 {
@@ -298,16 +293,19 @@ void SandboxController::ensureConsoleAgent(Entry &e)
         e.sandbox->attach(console, SandboxAttachMode::ReadWrite);
 }
 
-QFuture<std::optional<WorkspaceSeedResult>> SandboxController::startSandbox(const QString &workspaceId)
+QFuture<std::optional<WorkspaceSeedResult>>
+SandboxController::startSandbox(const QString &workspaceId)
 {
     Entry &e = requireEntry(workspaceId);
     setState(workspaceId, SessionState::Starting);
     const SandboxPtr sandbox = e.sandbox;
     auto relay = m_auditRelay;
     auto progress = throttled([relay, this, workspaceId](int done, int total) {
-        relay->post([this, workspaceId, done, total] { Q_EMIT seedProgress(workspaceId, done, total); });
+        relay->post(
+            [this, workspaceId, done, total] { Q_EMIT seedProgress(workspaceId, done, total); });
     });
-    auto future = QtConcurrent::run(&m_pool, [sandbox, progress] { return sandbox->start(progress); });
+    auto future =
+        QtConcurrent::run(&m_pool, [sandbox, progress] { return sandbox->start(progress); });
     auto *watcher = new QFutureWatcher<std::optional<WorkspaceSeedResult>>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, workspaceId] {
         watcher->deleteLater();
@@ -327,8 +325,8 @@ QFuture<std::optional<WorkspaceSeedResult>> SandboxController::startSandbox(cons
                 return QtConcurrent::run(pool, [sb, path] {
                     const BackendPtr b = sb->backend();
                     if (!b)
-                        throw OSError(QStringLiteral("sandbox '%1' is not running")
-                                          .arg(sb->workspaceId()));
+                        throw OSError(
+                            QStringLiteral("sandbox '%1' is not running").arg(sb->workspaceId()));
                     return b->listDir(path);
                 });
             });
@@ -345,8 +343,8 @@ QFuture<std::optional<WorkspaceSeedResult>> SandboxController::startSandbox(cons
     return future;
 }
 
-QFuture<std::optional<WorkspaceSyncResult>> SandboxController::stopSandbox(
-    const QString &workspaceId, bool sync)
+QFuture<std::optional<WorkspaceSyncResult>>
+SandboxController::stopSandbox(const QString &workspaceId, bool sync)
 {
     Entry &e = requireEntry(workspaceId);
     for (quint64 id : std::as_const(e.commands))
@@ -363,7 +361,8 @@ QFuture<std::optional<WorkspaceSyncResult>> SandboxController::stopSandbox(
             watcher->future().waitForFinished();
         } catch (...) {
             const auto err = futureError(std::current_exception());
-            reason = QStringLiteral("stopped; the flush failed: %1").arg(err ? err->second : QString());
+            reason =
+                QStringLiteral("stopped; the flush failed: %1").arg(err ? err->second : QString());
             reportFailure(workspaceId, QStringLiteral("stop"), std::current_exception());
         }
         if (!e)
@@ -382,9 +381,9 @@ void SandboxController::onSessionClosed(const QString &workspaceId, const QStrin
     if (!e || reason != QLatin1String("expired") || e->state != SessionState::Running)
         return;
     const auto ttl = e->sandbox->ttlSeconds();
-    const QString message
-        = ttl ? QStringLiteral("expired after %1 idle (TTL)").arg(formatDuration(*ttl))
-              : QStringLiteral("expired");
+    const QString message =
+        ttl ? QStringLiteral("expired after %1 idle (TTL)").arg(formatDuration(*ttl))
+            : QStringLiteral("expired");
     e->tree->setLister({});
     setState(workspaceId, SessionState::Expired, message);
     Q_EMIT sandboxStopped(workspaceId, message);
@@ -393,13 +392,12 @@ void SandboxController::onSessionClosed(const QString &workspaceId, const QStrin
 QFuture<QByteArray> SandboxController::readFile(const QString &workspaceId, const QString &path)
 {
     const SandboxPtr sb = requireEntry(workspaceId).sandbox;
-    return track(workspaceId, QStringLiteral("read_file"),
-                 QtConcurrent::run(&m_pool, [sb, path] {
+    return track(workspaceId, QStringLiteral("read_file"), QtConcurrent::run(&m_pool, [sb, path] {
                      // The window's reads are not agent actions: no audit noise per open.
                      const BackendPtr b = sb->backend();
                      if (!b)
-                         throw OSError(QStringLiteral("sandbox '%1' is not running")
-                                           .arg(sb->workspaceId()));
+                         throw OSError(
+                             QStringLiteral("sandbox '%1' is not running").arg(sb->workspaceId()));
                      return b->readFile(path);
                  }));
 }
@@ -447,8 +445,9 @@ QFuture<void> SandboxController::moveFile(const QString &workspaceId, const QStr
                                           const QString &dest)
 {
     const SandboxPtr sb = requireEntry(workspaceId).sandbox;
-    return track(workspaceId, QStringLiteral("move_file"),
-                 QtConcurrent::run(&m_pool, [sb, src, dest] { sb->moveFile(src, dest, humanActor()); }));
+    return track(
+        workspaceId, QStringLiteral("move_file"),
+        QtConcurrent::run(&m_pool, [sb, src, dest] { sb->moveFile(src, dest, humanActor()); }));
 }
 
 QFuture<void> SandboxController::makeFolder(const QString &workspaceId, const QString &path)
@@ -466,13 +465,14 @@ QFuture<std::optional<SyncPlan>> SandboxController::planFlush(const QString &wor
                  QtConcurrent::run(&m_pool, [sb, dest] { return sb->planFlush(dest); }));
 }
 
-QFuture<std::optional<WorkspaceSyncResult>> SandboxController::flush(
-    const QString &workspaceId, const std::optional<QString> &dest)
+QFuture<std::optional<WorkspaceSyncResult>>
+SandboxController::flush(const QString &workspaceId, const std::optional<QString> &dest)
 {
     const SandboxPtr sb = requireEntry(workspaceId).sandbox;
     auto relay = m_auditRelay;
     auto progress = throttled([relay, this, workspaceId](int done, int total) {
-        relay->post([this, workspaceId, done, total] { Q_EMIT flushProgress(workspaceId, done, total); });
+        relay->post(
+            [this, workspaceId, done, total] { Q_EMIT flushProgress(workspaceId, done, total); });
     });
     return track(workspaceId, QStringLiteral("flush"),
                  QtConcurrent::run(&m_pool, [sb, dest, progress] {
@@ -518,7 +518,8 @@ quint64 SandboxController::execute(const QString &workspaceId, const QString &co
             Q_EMIT commandFinished(workspaceId, id, r);
         } catch (...) {
             const auto err = futureError(std::current_exception());
-            e->console->failCommand(id, err ? err->first : QString(), err ? err->second : QString());
+            e->console->failCommand(id, err ? err->first : QString(),
+                                    err ? err->second : QString());
             reportFailure(workspaceId, QStringLiteral("execute"), std::current_exception());
             ExecuteResult failed;
             failed.exitCode = -1;
@@ -583,8 +584,8 @@ void SandboxController::onAuditEvent(const AuditEvent &event)
     Entry *e = entry(event.workspaceId);
     if (!e)
         return;
-    if (kToolEvents.contains(event.event) && event.actor != QLatin1String("host")
-        && event.actor != humanActor()) {
+    if (kToolEvents.contains(event.event) && event.actor != QLatin1String("host") &&
+        event.actor != humanActor()) {
         QList<AgentCall> &calls = e->recentCalls[event.actor];
         QString outcome = event.outcome;
         if (const QString type = event.fields.value(QStringLiteral("error_type")).toString();
@@ -603,14 +604,15 @@ void SandboxController::onAuditEvent(const AuditEvent &event)
         e->tree->refreshAll();
         return;
     }
-    if (event.event == QLatin1String("sandbox.add_files")
-        || event.event == QLatin1String("sandbox.delete_files")) {
+    if (event.event == QLatin1String("sandbox.add_files") ||
+        event.event == QLatin1String("sandbox.delete_files")) {
         for (const QJsonValue &v : f.value(QStringLiteral("paths")).toArray())
             paths.append(v.toString());
     } else if (event.event == QLatin1String("sandbox.move_file")) {
-        paths = {f.value(QStringLiteral("src")).toString(), f.value(QStringLiteral("dest")).toString()};
-    } else if (event.event == QLatin1String("sandbox.write_file")
-               || event.event == QLatin1String("sandbox.make_folder")) {
+        paths = {f.value(QStringLiteral("src")).toString(),
+                 f.value(QStringLiteral("dest")).toString()};
+    } else if (event.event == QLatin1String("sandbox.write_file") ||
+               event.event == QLatin1String("sandbox.make_folder")) {
         paths = {f.value(QStringLiteral("path")).toString()};
     }
     if (!paths.isEmpty())

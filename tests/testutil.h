@@ -39,9 +39,9 @@ class AuditCapture
 public:
     AuditCapture()
         : m_sink(std::make_shared<CallbackAuditSink>([this](const AuditEvent &e) {
-            QMutexLocker lock(&m_mutex);
-            m_events.append(e);
-        }))
+              QMutexLocker lock(&m_mutex);
+              m_events.append(e);
+          }))
     {
         AuditLog::instance().addSink(m_sink);
     }

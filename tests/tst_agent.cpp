@@ -21,7 +21,10 @@ class TestAgent : public QObject
 
     QTemporaryDir m_tmp;
     int m_n = 0;
-    QString fresh(const char *what) { return m_tmp.filePath(QStringLiteral("%1-%2").arg(QLatin1String(what)).arg(++m_n)); }
+    QString fresh(const char *what)
+    {
+        return m_tmp.filePath(QStringLiteral("%1-%2").arg(QLatin1String(what)).arg(++m_n));
+    }
 
     SandboxPtr startedSandbox()
     {
@@ -59,7 +62,8 @@ private Q_SLOTS:
     {
         QCOMPARE(workspaceIdForRun(QStringLiteral("42")), QStringLiteral("graph-42"));
         QCOMPARE(workspaceIdForContext(QStringLiteral("ctx")), QStringLiteral("ctx"));
-        QCOMPARE(workspaceIdForContext(QStringLiteral("ctx"), true), QStringLiteral("ctx:shared-ws"));
+        QCOMPARE(workspaceIdForContext(QStringLiteral("ctx"), true),
+                 QStringLiteral("ctx:shared-ws"));
     }
 
     void constants()
@@ -89,8 +93,10 @@ private Q_SLOTS:
         QTest::addColumn<int>("combination");
         QTest::addColumn<QString>("messageStart");
         QTest::newRow("sandbox+execution_backend") << 0 << QStringLiteral("Dual config");
-        QTest::newRow("sandbox+workspace_root") << 1 << QStringLiteral("Use Sandbox(seed_from=...)");
-        QTest::newRow("sandbox+sandbox_manager") << 2 << QStringLiteral("Manager is owned by Sandbox");
+        QTest::newRow("sandbox+workspace_root")
+            << 1 << QStringLiteral("Use Sandbox(seed_from=...)");
+        QTest::newRow("sandbox+sandbox_manager")
+            << 2 << QStringLiteral("Manager is owned by Sandbox");
         QTest::newRow("sandbox-mode-without-backend") << 3 << QStringLiteral("Missing backend");
     }
 
@@ -136,7 +142,8 @@ private Q_SLOTS:
         c.sandboxAttachMode = SandboxAttachMode::ReadOnly;
         const AgentPtr a = Agent::create(QStringLiteral("ro"), c);
         QCOMPARE(a->attachedSandbox(), s);
-        QCOMPARE(a->tools().names(), (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")}));
+        QCOMPARE(a->tools().names(),
+                 (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")}));
         QVERIFY(sandboxIsActive(*a));
         QVERIFY(workspaceIsPrepared(*a));
         s->stop(false);
@@ -172,18 +179,21 @@ private Q_SLOTS:
         QCOMPARE(a->blockedTools().size(), blocked ? 5 : 0);
         if (blocked) {
             try {
-                a->callTool(QStringLiteral("shell"), {{QStringLiteral("command"), QStringLiteral("true")}});
+                a->callTool(QStringLiteral("shell"),
+                            {{QStringLiteral("command"), QStringLiteral("true")}});
                 QFAIL("shell ran in sandbox mode");
             } catch (const ToolNotFoundError &e) {
                 QVERIFY(e.message().contains(QStringLiteral("blocked in sandbox mode")));
             }
         } else {
-            const ToolResult r = a->callTool(QStringLiteral("shell"),
-                                             {{QStringLiteral("command"), QStringLiteral("echo host")}});
+            const ToolResult r =
+                a->callTool(QStringLiteral("shell"),
+                            {{QStringLiteral("command"), QStringLiteral("echo host")}});
             QCOMPARE(r.data.value(QStringLiteral("output")).toString(), QStringLiteral("host\n"));
         }
         // The sandbox tools are there whenever a backend is active.
-        QCOMPARE(a->tools().contains(QStringLiteral("read_file")), c.sandboxMode != SandboxMode::Off);
+        QCOMPARE(a->tools().contains(QStringLiteral("read_file")),
+                 c.sandboxMode != SandboxMode::Off);
     }
 
     void hostToolsReallyRun()
@@ -192,28 +202,31 @@ private Q_SLOTS:
         c.tools = hostExecutionTools();
         const AgentPtr a = Agent::create(QStringLiteral("host"), c);
         const QString file = fresh("host-file") + QStringLiteral(".txt");
-        a->callTool(QStringLiteral("file_write"), {{QStringLiteral("path"), file},
-                                                   {QStringLiteral("content"), QStringLiteral("on host")}});
+        a->callTool(QStringLiteral("file_write"),
+                    {{QStringLiteral("path"), file},
+                     {QStringLiteral("content"), QStringLiteral("on host")}});
         QCOMPARE(readHostFile(file), QByteArray("on host"));
         QCOMPARE(a->callTool(QStringLiteral("file_read"), {{QStringLiteral("path"), file}}).text,
                  QStringLiteral("on host"));
-        QVERIFY_THROWS_EXCEPTION(FileNotFoundError,
-                                 a->callTool(QStringLiteral("file_read"),
-                                             {{QStringLiteral("path"), file + QStringLiteral(".no")}}));
+        QVERIFY_THROWS_EXCEPTION(FileNotFoundError, a->callTool(QStringLiteral("file_read"),
+                                                                {{QStringLiteral("path"),
+                                                                  file + QStringLiteral(".no")}}));
         qputenv("ELSAI_AGENT_TEST_VAR", "42");
         QCOMPARE(a->callTool(QStringLiteral("environment"),
-                             {{QStringLiteral("name"), QStringLiteral("ELSAI_AGENT_TEST_VAR")}}).text,
+                             {{QStringLiteral("name"), QStringLiteral("ELSAI_AGENT_TEST_VAR")}})
+                     .text,
                  QStringLiteral("42"));
-        QVERIFY(a->callTool(QStringLiteral("environment"), {}).text.contains(
-            QStringLiteral("ELSAI_AGENT_TEST_VAR")));
-        const ToolResult shell = a->callTool(QStringLiteral("shell"),
-                                             {{QStringLiteral("command"), QStringLiteral("exit 4")}});
+        QVERIFY(a->callTool(QStringLiteral("environment"), {})
+                    .text.contains(QStringLiteral("ELSAI_AGENT_TEST_VAR")));
+        const ToolResult shell = a->callTool(
+            QStringLiteral("shell"), {{QStringLiteral("command"), QStringLiteral("exit 4")}});
         QCOMPARE(shell.data.value(QStringLiteral("exit_code")).toInt(), 4);
         if (!QStandardPaths::findExecutable(QStringLiteral("python3")).isEmpty()) {
-            const ToolResult py = a->callTool(
-                QStringLiteral("python_repl"),
-                {{QStringLiteral("code"), QStringLiteral("print('it''s', 6*7)")}});
-            QCOMPARE(py.data.value(QStringLiteral("output")).toString(), QStringLiteral("its 42\n"));
+            const ToolResult py =
+                a->callTool(QStringLiteral("python_repl"),
+                            {{QStringLiteral("code"), QStringLiteral("print('it''s', 6*7)")}});
+            QCOMPARE(py.data.value(QStringLiteral("output")).toString(),
+                     QStringLiteral("its 42\n"));
         }
     }
 
@@ -224,13 +237,12 @@ private Q_SLOTS:
         s->attach(a);
         QVERIFY_THROWS_EXCEPTION(ToolNotFoundError, a->callTool(QStringLiteral("nope")));
         QVERIFY_THROWS_EXCEPTION(ValueError, a->callTool(QStringLiteral("read_file"), {}));
-        QVERIFY_THROWS_EXCEPTION(ValueError,
-                                 a->callTool(QStringLiteral("read_file"),
-                                             {{QStringLiteral("path"), 3}}));
-        QVERIFY_THROWS_EXCEPTION(ValueError,
-                                 a->callTool(QStringLiteral("read_file"),
-                                             {{QStringLiteral("path"), QStringLiteral("x")},
-                                              {QStringLiteral("offset"), 1.5}}));
+        QVERIFY_THROWS_EXCEPTION(
+            ValueError, a->callTool(QStringLiteral("read_file"), {{QStringLiteral("path"), 3}}));
+        QVERIFY_THROWS_EXCEPTION(
+            ValueError,
+            a->callTool(QStringLiteral("read_file"), {{QStringLiteral("path"), QStringLiteral("x")},
+                                                      {QStringLiteral("offset"), 1.5}}));
         const AgentActivity act = a->activity();
         QCOMPARE(act.toolCalls, 4);
         QCOMPARE(act.lastTool, QStringLiteral("read_file"));
@@ -243,7 +255,8 @@ private Q_SLOTS:
         const QString project = fresh("project");
         writeHostFile(project + QStringLiteral("/src/main.py"), "print(1)\n");
         writeHostFile(project + QStringLiteral("/.venv/lib.py"), "venv\n");
-        writeHostFile(project + QStringLiteral("/keep.env"), "kept: not a default policy exclude\n");
+        writeHostFile(project + QStringLiteral("/keep.env"),
+                      "kept: not a default policy exclude\n");
         const QString ws = fresh("ws");
         AgentConfig c;
         c.sandboxMode = SandboxMode::Sandbox;
@@ -296,9 +309,12 @@ private Q_SLOTS:
         const AgentPtr a = make(QStringLiteral("a"));
         const AgentPtr b = make(QStringLiteral("b"));
         QCOMPARE(a->sandboxManager(), manager);
-        a->callTool(QStringLiteral("write_file"), {{QStringLiteral("path"), QStringLiteral("f")},
-                                                   {QStringLiteral("content"), QStringLiteral("from a")}});
-        QCOMPARE(b->callTool(QStringLiteral("read_file"), {{QStringLiteral("path"), QStringLiteral("f")}}).text,
+        a->callTool(QStringLiteral("write_file"),
+                    {{QStringLiteral("path"), QStringLiteral("f")},
+                     {QStringLiteral("content"), QStringLiteral("from a")}});
+        QCOMPARE(b->callTool(QStringLiteral("read_file"),
+                             {{QStringLiteral("path"), QStringLiteral("f")}})
+                     .text,
                  QStringLiteral("from a"));
         QCOMPARE(manager->sessions().size(), 1);
         QCOMPARE(manager->sessions().first().sessionId, QStringLiteral("conversation-1"));
@@ -354,7 +370,8 @@ private Q_SLOTS:
         writeHostFile(project + QStringLiteral("/a.md"), "a\n");
         Sandbox::Options o;
         o.seedFrom = project;
-        auto s = Sandbox::create(QStringLiteral("alias"), std::make_shared<LocalSandboxBackend>(fresh("ws")), 60, o);
+        auto s = Sandbox::create(QStringLiteral("alias"),
+                                 std::make_shared<LocalSandboxBackend>(fresh("ws")), 60, o);
         s->start();
         s->addFiles({{QStringLiteral("b.md"), FileSource::text(QStringLiteral("b\n"))}});
         const AgentPtr a = Agent::create(QStringLiteral("x"));

@@ -1,6 +1,7 @@
 #include "agentsmodel.h"
 #include "modelroles.h"
 
+#include <QTimeZone>
 #include <QAbstractItemModelTester>
 #include <QItemSelectionModel>
 #include <QSignalSpy>
@@ -191,7 +192,8 @@ void TestAgentsModel::displayAndRoles()
     a.workspaceId = QStringLiteral("ws");
     a.name = QStringLiteral("coder");
     a.mode = QStringLiteral("read_only");
-    a.attachedAt = QDateTime(QDate(2024, 5, 1), QTime(10, 20, 30), Qt::UTC);
+    a.attachedAt
+        = QDateTime(QDate(2024, 5, 1), QTime(10, 20, 30), QTimeZone::utc()).toUTC();
     a.toolCalls = 4;
     a.lastTool = QStringLiteral("write_file");
     a.lastOutcome = QStringLiteral("denied");

@@ -12,6 +12,7 @@
 // drop the .cpp include (it would then define the backend twice).
 #include "localsandboxbackend.h"
 
+#include <QTimeZone>
 #include <QCryptographicHash>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -153,7 +154,8 @@ private Q_SLOTS:
     void eventJsonRoundTrip()
     {
         AuditEvent e;
-        e.timestamp = QDateTime(QDate(2025, 3, 4), QTime(5, 6, 7, 890), Qt::UTC);
+        e.timestamp
+            = QDateTime(QDate(2025, 3, 4), QTime(5, 6, 7, 890), QTimeZone::utc()).toUTC();
         e.event = QStringLiteral("sandbox.execute");
         e.workspaceId = QStringLiteral("ws-1");
         e.actor = QStringLiteral("agent-7");

@@ -1,6 +1,7 @@
 #include "auditlogmodel.h"
 #include "modelroles.h"
 
+#include <QTimeZone>
 #include <QAbstractItemModelTester>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -22,7 +23,8 @@ AuditEvent makeEvent(qint64 seq, const QString &event = QStringLiteral("write_fi
                      const QString &workspace = QStringLiteral("ws"))
 {
     AuditEvent e;
-    e.timestamp = QDateTime(QDate(2024, 5, 1), QTime(12, 0, 0).addMSecs(int(seq)), Qt::UTC);
+    e.timestamp = QDateTime(QDate(2024, 5, 1), QTime(12, 0, 0).addMSecs(int(seq)),
+                            QTimeZone::utc()).toUTC();
     e.event = event;
     e.workspaceId = workspace;
     e.actor = actor;
@@ -579,7 +581,9 @@ void TestAuditLogModel::proxySortsTimeBySequence()
     proxy.setSourceModel(&model);
     // Rows arrive out of sequence order (sinks run outside AuditLog's lock) and several share
     // one displayed millisecond.
-    const QDateTime sameMs = QDateTime(QDate(2024, 5, 1), QTime(23, 59, 59, 999), Qt::UTC);
+    const QDateTime sameMs
+        = QDateTime(QDate(2024, 5, 1), QTime(23, 59, 59, 999), QTimeZone::utc())
+              .toUTC();
     for (qint64 seq : {3, 1, 4, 2, 5}) {
         AuditEvent e = makeEvent(seq);
         e.timestamp = sameMs;

@@ -61,7 +61,8 @@ private Q_SLOTS:
         QCOMPARE(s->ttlSeconds(), std::optional<double>(600));
         QCOMPARE(s->manager()->ttlSeconds(), std::optional<double>(600)); // auto manager
         QCOMPARE(s->effectiveSeedExcludes(), DEFAULT_SANDBOX_SEED_EXCLUDES);
-        QCOMPARE(s->effectiveSyncPolicy().syncIncludePatterns.value(), DEFAULT_SANDBOX_SYNC_INCLUDE);
+        QCOMPARE(s->effectiveSyncPolicy().syncIncludePatterns.value(),
+                 DEFAULT_SANDBOX_SYNC_INCLUDE);
         QCOMPARE(s->effectiveSyncDest(), std::optional<QString>(project));
         QCOMPARE(s->backendTypeName(), QStringLiteral("LocalSandboxBackend"));
 
@@ -70,7 +71,8 @@ private Q_SLOTS:
         o2.seedExclude = {QStringLiteral("*.tmp"), QStringLiteral(".git")};
         o2.syncDest = m_tmp.filePath(QStringLiteral("out"));
         auto s2 = make(QStringLiteral("defaults-2"), o2);
-        QCOMPARE(s2->effectiveSeedExcludes(), DEFAULT_SANDBOX_SEED_EXCLUDES + QStringList{QStringLiteral("*.tmp")});
+        QCOMPARE(s2->effectiveSeedExcludes(),
+                 DEFAULT_SANDBOX_SEED_EXCLUDES + QStringList{QStringLiteral("*.tmp")});
         QCOMPARE(s2->effectiveSyncDest(), o2.syncDest);
     }
 
@@ -100,8 +102,11 @@ private Q_SLOTS:
         QVERIFY(!s->start()); // idempotent
         QCOMPARE(s->ownerId(), owner);
         QCOMPARE(audit.named(QStringLiteral("sandbox.start")).size(), 1);
-        QCOMPARE(audit.named(QStringLiteral("sandbox.start")).first().fields.value(
-                     QStringLiteral("files_seeded")).toInt(), 2);
+        QCOMPARE(audit.named(QStringLiteral("sandbox.start"))
+                     .first()
+                     .fields.value(QStringLiteral("files_seeded"))
+                     .toInt(),
+                 2);
         s->stop(false);
     }
 
@@ -200,10 +205,10 @@ private Q_SLOTS:
         QCOMPARE(s->readFileBytes(QStringLiteral("h.bin")), QByteArray("\x00\x01\x02", 3));
 
         // overwrite=false skips existing paths and reports only what it wrote.
-        const QStringList second = s->addFiles(
-            {{QStringLiteral("t.txt"), FileSource::text(QStringLiteral("new"))},
-             {QStringLiteral("u.txt"), FileSource::text(QStringLiteral("u"))}},
-            false);
+        const QStringList second =
+            s->addFiles({{QStringLiteral("t.txt"), FileSource::text(QStringLiteral("new"))},
+                         {QStringLiteral("u.txt"), FileSource::text(QStringLiteral("u"))}},
+                        false);
         QCOMPARE(second, QStringList{QStringLiteral("u.txt")});
         QCOMPARE(s->readFile(QStringLiteral("t.txt")), QStringLiteral("héllo"));
 
@@ -211,13 +216,13 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(
             FileNotFoundError,
             s->addFiles({{QStringLiteral("first.txt"), FileSource::text(QStringLiteral("1"))},
-                         {QStringLiteral("x"), FileSource::hostPath(m_tmp.filePath(
-                                                   QStringLiteral("missing")))}}));
+                         {QStringLiteral("x"),
+                          FileSource::hostPath(m_tmp.filePath(QStringLiteral("missing")))}}));
         QVERIFY_THROWS_EXCEPTION(FileNotFoundError, s->readFile(QStringLiteral("first.txt")));
         // Escapes are refused.
-        QVERIFY_THROWS_EXCEPTION(PermissionError,
-                                 s->addFiles({{QStringLiteral("../out.txt"),
-                                               FileSource::text(QStringLiteral("x"))}}));
+        QVERIFY_THROWS_EXCEPTION(
+            PermissionError,
+            s->addFiles({{QStringLiteral("../out.txt"), FileSource::text(QStringLiteral("x"))}}));
         s->stop(false);
     }
 
@@ -230,8 +235,8 @@ private Q_SLOTS:
         const QString outA = m_tmp.filePath(QStringLiteral("dl/sub/a.txt"));
         const QString outB = m_tmp.filePath(QStringLiteral("dl/b.txt"));
         writeHostFile(outB, "host-b");
-        QCOMPARE(s->downloadFiles({{QStringLiteral("a.txt"), outA}, {QStringLiteral("b.txt"), outB}},
-                                  false),
+        QCOMPARE(s->downloadFiles(
+                     {{QStringLiteral("a.txt"), outA}, {QStringLiteral("b.txt"), outB}}, false),
                  QStringList{QStringLiteral("a.txt")});
         QCOMPARE(readHostFile(outA), QByteArray("A"));
         QCOMPARE(readHostFile(outB), QByteArray("host-b")); // kept
@@ -276,8 +281,9 @@ private Q_SLOTS:
         s->attach(reader, SandboxAttachMode::ReadOnly);
         s->addFiles({{QStringLiteral("a"), FileSource::text(QStringLiteral("1"))}});
         s->deleteFiles({QStringLiteral("a")});
-        QVERIFY_THROWS_EXCEPTION(SandboxMutationDeniedError,
-                                 writeWorkspaceFile(*reader, QStringLiteral("b"), QStringLiteral("2")));
+        QVERIFY_THROWS_EXCEPTION(
+            SandboxMutationDeniedError,
+            writeWorkspaceFile(*reader, QStringLiteral("b"), QStringLiteral("2")));
         s->stop(false);
     }
 
@@ -285,7 +291,7 @@ private Q_SLOTS:
     {
         auto none = make(QStringLiteral("flush-none"));
         none->start();
-        QVERIFY(!none->flush());     // no destination configured
+        QVERIFY(!none->flush()); // no destination configured
         QVERIFY(!none->planFlush());
         const QString explicitDest = m_tmp.filePath(QStringLiteral("explicit"));
         none->addFiles({{QStringLiteral("src/a.py"), FileSource::text(QStringLiteral("a"))},
@@ -293,7 +299,8 @@ private Q_SLOTS:
         const auto plan = none->planFlush(explicitDest);
         QVERIFY(plan);
         QCOMPARE(plan->entries.size(), 1);
-        QVERIFY(!QFile::exists(explicitDest + QStringLiteral("/src/a.py"))); // a plan writes nothing
+        QVERIFY(
+            !QFile::exists(explicitDest + QStringLiteral("/src/a.py"))); // a plan writes nothing
         const auto r = none->flush(explicitDest);
         QVERIFY(r);
         QCOMPARE(r->filesSynced, 1);
@@ -324,7 +331,8 @@ private Q_SLOTS:
         auto s = make(QStringLiteral("conflict"), o);
         s->start();
         writeHostFile(project + QStringLiteral("/README.md"), "# host edit\n");
-        s->addFiles({{QStringLiteral("README.md"), FileSource::text(QStringLiteral("# ws edit\n"))}});
+        s->addFiles(
+            {{QStringLiteral("README.md"), FileSource::text(QStringLiteral("# ws edit\n"))}});
         const auto r = s->flush();
         QCOMPARE(r->conflicts, QStringList{QStringLiteral("README.md")});
         QVERIFY(!r->success());
@@ -355,8 +363,11 @@ private Q_SLOTS:
                  (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")}));
         QCOMPARE(s->attachedAgents().size(), 1);
         QVERIFY(s->attachedAgents().first().mode == SandboxAttachMode::ReadOnly);
-        QCOMPARE(audit.named(QStringLiteral("attach")).last().fields.value(
-                     QStringLiteral("previous_mode")).toString(), QStringLiteral("read_write"));
+        QCOMPARE(audit.named(QStringLiteral("attach"))
+                     .last()
+                     .fields.value(QStringLiteral("previous_mode"))
+                     .toString(),
+                 QStringLiteral("read_write"));
 
         // Attached elsewhere → refused.
         auto other = make(QStringLiteral("attach-other"));
@@ -392,7 +403,10 @@ private Q_SLOTS:
             void close() override { m_local.close(); }
             bool isCreated() const override { return m_local.isCreated(); }
             QByteArray readFile(const QString &p) override { return m_local.readFile(p); }
-            void writeFile(const QString &p, const QByteArray &c) override { m_local.writeFile(p, c); }
+            void writeFile(const QString &p, const QByteArray &c) override
+            {
+                m_local.writeFile(p, c);
+            }
             QList<FileInfo> listDir(const QString &p) override { return m_local.listDir(p); }
             void removeFile(const QString &p, bool r) override { m_local.removeFile(p, r); }
             FileInfo stat(const QString &p) override { return m_local.stat(p); }
@@ -446,7 +460,8 @@ private Q_SLOTS:
             SandboxScope scope(s);
             QVERIFY(s->isStarted());
             QCOMPARE(scope.seedResult()->filesSeeded, 3); // notes.tmp too: no extra excludes
-            scope->addFiles({{QStringLiteral("src/scoped.py"), FileSource::text(QStringLiteral("s"))}});
+            scope->addFiles(
+                {{QStringLiteral("src/scoped.py"), FileSource::text(QStringLiteral("s"))}});
         }
         QVERIFY(!s->isStarted());
         QCOMPARE(readHostFile(project + QStringLiteral("/src/scoped.py")), QByteArray("s"));
@@ -492,7 +507,8 @@ private Q_SLOTS:
         s->attach(a);
         for (int i = 0; i < 4; ++i) {
             now += 3;
-            a->callTool(QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral(".")}});
+            a->callTool(QStringLiteral("list_dir"),
+                        {{QStringLiteral("path"), QStringLiteral(".")}});
             QVERIFY(manager->cleanupExpired().isEmpty());
         }
         s->stop(false);
@@ -515,9 +531,9 @@ private Q_SLOTS:
                     const QString path = QStringLiteral("t%1/f%2.txt").arg(t).arg(i);
                     const QString content = QStringLiteral("%1-%2").arg(t).arg(i);
                     try {
-                        agents[t]->callTool(QStringLiteral("write_file"),
-                                            {{QStringLiteral("path"), path},
-                                             {QStringLiteral("content"), content}});
+                        agents[t]->callTool(
+                            QStringLiteral("write_file"),
+                            {{QStringLiteral("path"), path}, {QStringLiteral("content"), content}});
                         if (s->readFile(path) != content)
                             ++failures;
                         s->addFiles({{path + QStringLiteral(".host"), FileSource::text(content)}});
@@ -551,12 +567,12 @@ private Q_SLOTS:
         s->flush(m_tmp.filePath(QStringLiteral("audited-dest")));
         s->stop(false);
         QCOMPARE(audit.names(),
-                 (QStringList{QStringLiteral("sandbox.start"), QStringLiteral("sandbox.add_files"),
-                              QStringLiteral("sandbox.read_file"), QStringLiteral("sandbox.move_file"),
-                              QStringLiteral("sandbox.download_files"),
-                              QStringLiteral("sandbox.delete_files"),
-                              QStringLiteral("sandbox.read_file"), QStringLiteral("sandbox.flush"),
-                              QStringLiteral("sandbox.stop")}));
+                 (QStringList{
+                     QStringLiteral("sandbox.start"), QStringLiteral("sandbox.add_files"),
+                     QStringLiteral("sandbox.read_file"), QStringLiteral("sandbox.move_file"),
+                     QStringLiteral("sandbox.download_files"),
+                     QStringLiteral("sandbox.delete_files"), QStringLiteral("sandbox.read_file"),
+                     QStringLiteral("sandbox.flush"), QStringLiteral("sandbox.stop")}));
         for (const AuditEvent &e : audit.events()) {
             QCOMPARE(e.workspaceId, QStringLiteral("audited"));
             QCOMPARE(e.actor, QStringLiteral("host"));

@@ -68,7 +68,8 @@ private Q_SLOTS:
         WorkspaceTreeModel *tree = c.treeModel(QStringLiteral("tree"));
         if (tree->canFetchMore({}))
             tree->fetchMore({});
-        QTRY_COMPARE(rootNames(tree), (QStringList{QStringLiteral("src"), QStringLiteral("README.md")}));
+        QTRY_COMPARE(rootNames(tree),
+                     (QStringList{QStringLiteral("src"), QStringLiteral("README.md")}));
         const SessionRow row = c.sessionsModel()->session(0);
         QVERIFY(row.state == SessionState::Running);
         QVERIFY(!row.ownerId.isEmpty());
@@ -126,15 +127,16 @@ private Q_SLOTS:
         // The window's own write (human actor)...
         c.writeFile(QStringLiteral("mut"), QStringLiteral("notes.txt"), "n\n");
         QTRY_VERIFY(rootNames(tree).contains(QStringLiteral("notes.txt")));
-        QCOMPARE(readHostFile(c.sandbox(QStringLiteral("mut"))->options().seedFrom.value()
-                              + QStringLiteral("/notes.txt")),
+        QCOMPARE(readHostFile(c.sandbox(QStringLiteral("mut"))->options().seedFrom.value() +
+                              QStringLiteral("/notes.txt")),
                  QByteArray("<missing>")); // not flushed
 
         // ...an agent's write through its tool...
         const AgentPtr agent = Agent::create(QStringLiteral("bot"));
         c.sandbox(QStringLiteral("mut"))->attach(agent);
-        agent->callTool(QStringLiteral("write_file"), {{QStringLiteral("path"), QStringLiteral("bot.txt")},
-                                                       {QStringLiteral("content"), QStringLiteral("b")}});
+        agent->callTool(QStringLiteral("write_file"),
+                        {{QStringLiteral("path"), QStringLiteral("bot.txt")},
+                         {QStringLiteral("content"), QStringLiteral("b")}});
         QTRY_VERIFY(rootNames(tree).contains(QStringLiteral("bot.txt")));
 
         // ...a command...
@@ -171,7 +173,8 @@ private Q_SLOTS:
         QCOMPARE(failed.first().at(1).toString(), QStringLiteral("read_file"));
         QCOMPARE(failed.first().at(2).toString(), QStringLiteral("PermissionError"));
         QVERIFY_THROWS_EXCEPTION(ValueError, c.addSandbox(spec(QStringLiteral("fail"))));
-        QVERIFY_THROWS_EXCEPTION(ValueError, c.readFile(QStringLiteral("nope"), QStringLiteral("x")));
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 c.readFile(QStringLiteral("nope"), QStringLiteral("x")));
     }
 
     void attachAndDetachAgents()
@@ -179,20 +182,27 @@ private Q_SLOTS:
         SandboxController c;
         c.addSandbox(spec(QStringLiteral("agents"), false));
         QVERIFY(waitStarted(c, QStringLiteral("agents")));
-        c.attachAgent(QStringLiteral("agents"), QStringLiteral("reviewer"), SandboxAttachMode::ReadOnly)
+        c.attachAgent(QStringLiteral("agents"), QStringLiteral("reviewer"),
+                      SandboxAttachMode::ReadOnly)
             .waitForFinished();
-        QTRY_VERIFY(c.agentsModel()->rowOf(QStringLiteral("agents"), QStringLiteral("reviewer")) >= 0);
-        const int row = c.agentsModel()->rowOf(QStringLiteral("agents"), QStringLiteral("reviewer"));
+        QTRY_VERIFY(c.agentsModel()->rowOf(QStringLiteral("agents"), QStringLiteral("reviewer")) >=
+                    0);
+        const int row =
+            c.agentsModel()->rowOf(QStringLiteral("agents"), QStringLiteral("reviewer"));
         QCOMPARE(c.agentsModel()->agent(row).mode, QStringLiteral("read_only"));
         QCOMPARE(c.agentsModel()->agent(row).tools,
                  (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")}));
-        c.attachAgent(QStringLiteral("agents"), QStringLiteral("reviewer"), SandboxAttachMode::ReadWrite)
+        c.attachAgent(QStringLiteral("agents"), QStringLiteral("reviewer"),
+                      SandboxAttachMode::ReadWrite)
             .waitForFinished();
-        QTRY_COMPARE(c.agentsModel()->agent(c.agentsModel()->rowOf(QStringLiteral("agents"),
-                                                                   QStringLiteral("reviewer"))).mode,
+        QTRY_COMPARE(c.agentsModel()
+                         ->agent(c.agentsModel()->rowOf(QStringLiteral("agents"),
+                                                        QStringLiteral("reviewer")))
+                         .mode,
                      QStringLiteral("read_write"));
         c.detachAgent(QStringLiteral("agents"), QStringLiteral("reviewer")).waitForFinished();
-        QTRY_COMPARE(c.agentsModel()->rowOf(QStringLiteral("agents"), QStringLiteral("reviewer")), -1);
+        QTRY_COMPARE(c.agentsModel()->rowOf(QStringLiteral("agents"), QStringLiteral("reviewer")),
+                     -1);
     }
 
     void auditRowsArrive()
@@ -217,14 +227,16 @@ private Q_SLOTS:
         const QString project = *s.seedFrom;
         c.addSandbox(s);
         QVERIFY(waitStarted(c, QStringLiteral("flush")));
-        c.writeFile(QStringLiteral("flush"), QStringLiteral("src/new.py"), "x = 1\n").waitForFinished();
+        c.writeFile(QStringLiteral("flush"), QStringLiteral("src/new.py"), "x = 1\n")
+            .waitForFinished();
         auto plan = c.planFlush(QStringLiteral("flush"));
         plan.waitForFinished();
         const std::optional<SyncPlan> planned = plan.result();
         QVERIFY(planned.has_value());
         bool sawAdd = false;
         for (const SyncPlanEntry &e : planned->entries)
-            sawAdd |= e.path == QLatin1String("src/new.py") && e.action == SyncPlanEntry::Action::Add;
+            sawAdd |=
+                e.path == QLatin1String("src/new.py") && e.action == SyncPlanEntry::Action::Add;
         QVERIFY(sawAdd);
         QSignalSpy progress(&c, &SandboxController::flushProgress);
         auto result = c.flush(QStringLiteral("flush"));

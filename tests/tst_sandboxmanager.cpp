@@ -116,7 +116,8 @@ private Q_SLOTS:
         QList<BackendPtr> seen(8);
         std::vector<std::thread> threads;
         for (int i = 0; i < 8; ++i)
-            threads.emplace_back([&, i] { seen[i] = m.getOrCreate(QStringLiteral("ws"), factory).backend; });
+            threads.emplace_back(
+                [&, i] { seen[i] = m.getOrCreate(QStringLiteral("ws"), factory).backend; });
         for (auto &t : threads)
             t.join();
         for (const BackendPtr &b : seen)
@@ -134,8 +135,8 @@ private Q_SLOTS:
         // The same owner may claim again; another owner may not.
         QCOMPARE(m.claimSession(QStringLiteral("ws"), factory, QStringLiteral("owner-a")).backend,
                  s.backend);
-        QVERIFY_THROWS_EXCEPTION(SandboxStartError,
-                                 m.claimSession(QStringLiteral("ws"), factory, QStringLiteral("b")));
+        QVERIFY_THROWS_EXCEPTION(
+            SandboxStartError, m.claimSession(QStringLiteral("ws"), factory, QStringLiteral("b")));
         // An unowned session (per-agent path) is adopted.
         m.getOrCreate(QStringLiteral("free"), factory);
         QCOMPARE(m.claimSession(QStringLiteral("free"), factory, QStringLiteral("c")).ownerId,
@@ -145,9 +146,9 @@ private Q_SLOTS:
     void claimFailureLeavesNoReservation()
     {
         SandboxManager m;
-        const BackendFactory failing = [] () -> BackendPtr { return nullptr; };
-        QVERIFY_THROWS_EXCEPTION(SandboxStartError,
-                                 m.claimSession(QStringLiteral("ws"), failing, QStringLiteral("a")));
+        const BackendFactory failing = []() -> BackendPtr { return nullptr; };
+        QVERIFY_THROWS_EXCEPTION(
+            SandboxStartError, m.claimSession(QStringLiteral("ws"), failing, QStringLiteral("a")));
         QVERIFY(!m.getSession(QStringLiteral("ws")));
     }
 
@@ -198,8 +199,8 @@ private Q_SLOTS:
         agent->callTool(QStringLiteral("write_file"),
                         {{QStringLiteral("path"), QStringLiteral("src/b.py")},
                          {QStringLiteral("content"), QStringLiteral("b = 2\n")}});
-        const auto r = agent->sandboxManager()->closeSession(QStringLiteral("solo"), true,
-                                                             agent.get());
+        const auto r =
+            agent->sandboxManager()->closeSession(QStringLiteral("solo"), true, agent.get());
         QVERIFY(r);
         QCOMPARE(r->filesSynced, 1);
         QCOMPARE(test::readHostFile(project.filePath(QStringLiteral("src/b.py"))),
@@ -281,8 +282,8 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         auto perSession = std::make_shared<PerSessionTemplate>(dir.path());
-        const BackendPtr b1 = SandboxManager::backendFactoryForSession(perSession,
-                                                                       QStringLiteral("s1"))();
+        const BackendPtr b1 =
+            SandboxManager::backendFactoryForSession(perSession, QStringLiteral("s1"))();
         QCOMPARE(perSession->built, QStringList{QStringLiteral("s1")});
         QCOMPARE(static_cast<LocalSandboxBackend *>(b1.get())->workspaceRoot(),
                  dir.filePath(QStringLiteral("s1")));

@@ -26,8 +26,8 @@ class TestSandboxPlugin : public QObject
     {
         QCryptographicHash h(QCryptographicHash::Sha256);
         QStringList entries;
-        QDirIterator it(m_tmp.filePath(QStringLiteral("ws")), QDir::AllEntries | QDir::Hidden
-                                                                  | QDir::System | QDir::NoDotAndDotDot,
+        QDirIterator it(m_tmp.filePath(QStringLiteral("ws")),
+                        QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot,
                         QDirIterator::Subdirectories);
         while (it.hasNext())
             entries.append(it.next());
@@ -44,14 +44,16 @@ class TestSandboxPlugin : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
-        m_sandbox = Sandbox::create(QStringLiteral("plugin"),
-                                    std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("ws"))),
-                                    600);
+        m_sandbox = Sandbox::create(
+            QStringLiteral("plugin"),
+            std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("ws"))), 600);
         m_sandbox->start();
-        m_sandbox->addFiles({{QStringLiteral("lines.txt"),
-                              FileSource::text(QStringLiteral("l0\nl1\nl2\nl3\nl4"))},
-                             {QStringLiteral("sub/a.txt"), FileSource::text(QStringLiteral("a"))},
-                             {QStringLiteral("bin.dat"), FileSource::bytes(QByteArray("\x7f" "ELF\0\0", 6))}});
+        m_sandbox->addFiles(
+            {{QStringLiteral("lines.txt"), FileSource::text(QStringLiteral("l0\nl1\nl2\nl3\nl4"))},
+             {QStringLiteral("sub/a.txt"), FileSource::text(QStringLiteral("a"))},
+             {QStringLiteral("bin.dat"), FileSource::bytes(QByteArray("\x7f"
+                                                                      "ELF\0\0",
+                                                                      6))}});
         m_writer = Agent::create(QStringLiteral("writer"));
         m_reader = Agent::create(QStringLiteral("reader"));
         m_sandbox->attach(m_writer);
@@ -92,15 +94,23 @@ private Q_SLOTS:
                 r.append(v.toString());
             return r;
         };
-        QCOMPARE(keys(QStringLiteral("execute")), (QStringList{QStringLiteral("command"), QStringLiteral("cwd")}));
+        QCOMPARE(keys(QStringLiteral("execute")),
+                 (QStringList{QStringLiteral("command"), QStringLiteral("cwd")}));
         QCOMPARE(required(QStringLiteral("execute")), QStringList{QStringLiteral("command")});
         QCOMPARE(keys(QStringLiteral("read_file")),
-                 (QStringList{QStringLiteral("limit"), QStringLiteral("offset"), QStringLiteral("path")}));
+                 (QStringList{QStringLiteral("limit"), QStringLiteral("offset"),
+                              QStringLiteral("path")}));
         QCOMPARE(required(QStringLiteral("read_file")), QStringList{QStringLiteral("path")});
-        QCOMPARE(props(QStringLiteral("read_file")).value(QStringLiteral("properties")).toObject()
-                     .value(QStringLiteral("offset")).toObject().value(QStringLiteral("default")).toInt(-1),
+        QCOMPARE(props(QStringLiteral("read_file"))
+                     .value(QStringLiteral("properties"))
+                     .toObject()
+                     .value(QStringLiteral("offset"))
+                     .toObject()
+                     .value(QStringLiteral("default"))
+                     .toInt(-1),
                  0);
-        QCOMPARE(keys(QStringLiteral("write_file")), (QStringList{QStringLiteral("content"), QStringLiteral("path")}));
+        QCOMPARE(keys(QStringLiteral("write_file")),
+                 (QStringList{QStringLiteral("content"), QStringLiteral("path")}));
         QCOMPARE(required(QStringLiteral("write_file")).size(), 2);
         QCOMPARE(keys(QStringLiteral("list_dir")), QStringList{QStringLiteral("path")});
     }
@@ -136,15 +146,19 @@ private Q_SLOTS:
 
     void readErrors()
     {
-        QVERIFY_THROWS_EXCEPTION(ValueError, readWorkspaceFile(*m_reader, QStringLiteral("lines.txt"), -1));
-        QVERIFY_THROWS_EXCEPTION(ValueError, readWorkspaceFile(*m_reader, QStringLiteral("bin.dat")));
-        QVERIFY_THROWS_EXCEPTION(IsADirectoryError, readWorkspaceFile(*m_reader, QStringLiteral("sub")));
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 readWorkspaceFile(*m_reader, QStringLiteral("lines.txt"), -1));
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 readWorkspaceFile(*m_reader, QStringLiteral("bin.dat")));
+        QVERIFY_THROWS_EXCEPTION(IsADirectoryError,
+                                 readWorkspaceFile(*m_reader, QStringLiteral("sub")));
         // R2: a missing path is an error and creates nothing.
         const QByteArray before = treeHash();
         QVERIFY_THROWS_EXCEPTION(FileNotFoundError,
                                  readWorkspaceFile(*m_reader, QStringLiteral("missing/x.txt")));
         QCOMPARE(treeHash(), before);
-        QVERIFY_THROWS_EXCEPTION(PermissionError, readWorkspaceFile(*m_reader, QStringLiteral("../x")));
+        QVERIFY_THROWS_EXCEPTION(PermissionError,
+                                 readWorkspaceFile(*m_reader, QStringLiteral("../x")));
     }
 
     void readOnlyAgentCannotMutate_data()
@@ -162,8 +176,9 @@ private Q_SLOTS:
         const QByteArray before = treeHash();
         switch (attempt) {
         case 0:
-            QVERIFY_THROWS_EXCEPTION(SandboxMutationDeniedError,
-                                     writeWorkspaceFile(*m_reader, QStringLiteral("x"), QStringLiteral("y")));
+            QVERIFY_THROWS_EXCEPTION(
+                SandboxMutationDeniedError,
+                writeWorkspaceFile(*m_reader, QStringLiteral("x"), QStringLiteral("y")));
             break;
         case 1:
             QVERIFY_THROWS_EXCEPTION(SandboxMutationDeniedError,
@@ -174,20 +189,23 @@ private Q_SLOTS:
                                      executeAs(*m_reader, QStringLiteral("rm -rf sub")));
             break;
         case 3:
-            QVERIFY_THROWS_EXCEPTION(SandboxMutationDeniedError, ensureSandboxMutationAllowed(*m_reader));
+            QVERIFY_THROWS_EXCEPTION(SandboxMutationDeniedError,
+                                     ensureSandboxMutationAllowed(*m_reader));
             break;
         case 4: // not registered, and calling it anyway is a denied mutation
             QVERIFY(!m_reader->tools().contains(QStringLiteral("write_file")));
-            QVERIFY_THROWS_EXCEPTION(SandboxMutationDeniedError,
-                                     m_reader->callTool(QStringLiteral("write_file"),
-                                                        {{QStringLiteral("path"), QStringLiteral("x")},
-                                                         {QStringLiteral("content"), QStringLiteral("y")}}));
+            QVERIFY_THROWS_EXCEPTION(
+                SandboxMutationDeniedError,
+                m_reader->callTool(QStringLiteral("write_file"),
+                                   {{QStringLiteral("path"), QStringLiteral("x")},
+                                    {QStringLiteral("content"), QStringLiteral("y")}}));
             break;
         case 5:
             QVERIFY(!m_reader->tools().contains(QStringLiteral("execute")));
-            QVERIFY_THROWS_EXCEPTION(SandboxMutationDeniedError,
-                                     m_reader->callTool(QStringLiteral("execute"),
-                                                        {{QStringLiteral("command"), QStringLiteral("touch pwned")}}));
+            QVERIFY_THROWS_EXCEPTION(
+                SandboxMutationDeniedError,
+                m_reader->callTool(QStringLiteral("execute"),
+                                   {{QStringLiteral("command"), QStringLiteral("touch pwned")}}));
             break;
         }
         QCOMPARE(treeHash(), before);
@@ -199,38 +217,45 @@ private Q_SLOTS:
 
     void writeAndListTools()
     {
-        const ToolResult w = m_writer->callTool(QStringLiteral("write_file"),
-                                                {{QStringLiteral("path"), QStringLiteral("new/dir/f.txt")},
-                                                 {QStringLiteral("content"), QStringLiteral("héllo")}});
+        const ToolResult w =
+            m_writer->callTool(QStringLiteral("write_file"),
+                               {{QStringLiteral("path"), QStringLiteral("new/dir/f.txt")},
+                                {QStringLiteral("content"), QStringLiteral("héllo")}});
         QCOMPARE(w.text, QStringLiteral("Wrote 6 bytes to new/dir/f.txt"));
         QCOMPARE(w.data.value(QStringLiteral("bytes")).toInt(), 6);
-        const ToolResult l = m_reader->callTool(QStringLiteral("list_dir"),
-                                                {{QStringLiteral("path"), QStringLiteral("new/dir")}});
+        const ToolResult l = m_reader->callTool(
+            QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral("new/dir")}});
         QCOMPARE(l.text, QStringLiteral("new/dir/f.txt (6 bytes)"));
         QCOMPARE(l.data.value(QStringLiteral("entries")).toArray().size(), 1);
         const QString root = listWorkspaceDir(*m_reader, QStringLiteral("."));
         const QStringList lines = root.split(QLatin1Char('\n'));
         QVERIFY(lines.contains(QStringLiteral("sub/")));
         QVERIFY(lines.contains(QStringLiteral("lines.txt (14 bytes)")));
-        QVERIFY_THROWS_EXCEPTION(NotADirectoryError, listWorkspaceDir(*m_reader, QStringLiteral("lines.txt")));
+        QVERIFY_THROWS_EXCEPTION(NotADirectoryError,
+                                 listWorkspaceDir(*m_reader, QStringLiteral("lines.txt")));
         m_sandbox->deleteFiles({QStringLiteral("new")});
     }
 
     void executeTool()
     {
-        const ToolResult r = m_writer->callTool(QStringLiteral("execute"),
-                                                {{QStringLiteral("command"), QStringLiteral("pwd; echo e >&2; exit 2")},
-                                                 {QStringLiteral("cwd"), QStringLiteral("sub")}});
+        const ToolResult r = m_writer->callTool(
+            QStringLiteral("execute"),
+            {{QStringLiteral("command"), QStringLiteral("pwd; echo e >&2; exit 2")},
+             {QStringLiteral("cwd"), QStringLiteral("sub")}});
         QCOMPARE(r.data.value(QStringLiteral("exit_code")).toInt(), 2);
         QCOMPARE(r.data.value(QStringLiteral("success")).toBool(), false);
-        QVERIFY(r.data.value(QStringLiteral("output")).toString().endsWith(QStringLiteral("/ws/sub\n")));
+        QVERIFY(r.data.value(QStringLiteral("output"))
+                    .toString()
+                    .endsWith(QStringLiteral("/ws/sub\n")));
         QCOMPARE(r.data.value(QStringLiteral("stderr")).toString(), QStringLiteral("e\n"));
         QVERIFY(r.text.endsWith(QStringLiteral("[stderr]\ne\n[exit code: 2]")));
-        QVERIFY_THROWS_EXCEPTION(PermissionError,
-                                 m_writer->callTool(QStringLiteral("execute"),
-                                                    {{QStringLiteral("command"), QStringLiteral("true")},
-                                                     {QStringLiteral("cwd"), QStringLiteral("..")}}));
-        QCOMPARE(runCommand(*m_writer, QStringLiteral("echo hi")), QStringLiteral("hi\n[exit code: 0]"));
+        QVERIFY_THROWS_EXCEPTION(
+            PermissionError,
+            m_writer->callTool(QStringLiteral("execute"),
+                               {{QStringLiteral("command"), QStringLiteral("true")},
+                                {QStringLiteral("cwd"), QStringLiteral("..")}}));
+        QCOMPARE(runCommand(*m_writer, QStringLiteral("echo hi")),
+                 QStringLiteral("hi\n[exit code: 0]"));
     }
 
     void formatExecuteResult_data()
@@ -241,15 +266,23 @@ private Q_SLOTS:
         QTest::addColumn<bool>("truncated");
         QTest::addColumn<bool>("timedOut");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("ok") << "a\n" << "" << 0 << false << false << "a\n[exit code: 0]";
-        QTest::newRow("no-newline") << "a" << "" << 1 << false << false << "a\n[exit code: 1]";
-        QTest::newRow("empty") << "" << "" << 0 << false << false << "[exit code: 0]";
-        QTest::newRow("stderr-only") << "" << "boom" << 127 << false << false
-                                     << "[stderr]\nboom\n[exit code: 127]";
-        QTest::newRow("both") << "o" << "e\n" << 3 << false << false << "o\n[stderr]\ne\n[exit code: 3]";
-        QTest::newRow("truncated") << "x" << "" << 0 << true << false
-                                   << "x\n[exit code: 0, output truncated]";
-        QTest::newRow("timeout") << "" << "" << 124 << false << true << "[exit code: 124, timed out]";
+        QTest::newRow("ok") << "a\n"
+                            << "" << 0 << false << false << "a\n[exit code: 0]";
+        QTest::newRow("no-newline") << "a"
+                                    << "" << 1 << false << false << "a\n[exit code: 1]";
+        QTest::newRow("empty") << ""
+                               << "" << 0 << false << false << "[exit code: 0]";
+        QTest::newRow("stderr-only")
+            << ""
+            << "boom" << 127 << false << false << "[stderr]\nboom\n[exit code: 127]";
+        QTest::newRow("both") << "o"
+                              << "e\n"
+                              << 3 << false << false << "o\n[stderr]\ne\n[exit code: 3]";
+        QTest::newRow("truncated")
+            << "x"
+            << "" << 0 << true << false << "x\n[exit code: 0, output truncated]";
+        QTest::newRow("timeout") << ""
+                                 << "" << 124 << false << true << "[exit code: 124, timed out]";
     }
 
     void formatExecuteResult()
@@ -275,9 +308,11 @@ private Q_SLOTS:
         const AgentPtr temp = Agent::create(QStringLiteral("temp"));
         m_sandbox->attach(temp);
         m_sandbox->detach(temp);
+        QVERIFY_THROWS_EXCEPTION(
+            AgentSandboxDetachedError,
+            writeWorkspaceFile(*temp, QStringLiteral("x"), QStringLiteral("y")));
         QVERIFY_THROWS_EXCEPTION(AgentSandboxDetachedError,
-                                 writeWorkspaceFile(*temp, QStringLiteral("x"), QStringLiteral("y")));
-        QVERIFY_THROWS_EXCEPTION(AgentSandboxDetachedError, runCommand(*temp, QStringLiteral("true")));
+                                 runCommand(*temp, QStringLiteral("true")));
         QVERIFY_THROWS_EXCEPTION(AgentSandboxDetachedError, ensureSandboxMutationAllowed(*temp));
         QVERIFY_THROWS_EXCEPTION(AgentSandboxDetachedError,
                                  readWorkspaceFile(*temp, QStringLiteral("lines.txt")));
@@ -289,12 +324,18 @@ private Q_SLOTS:
     void registrationReplacesOnlySandboxTools()
     {
         const AgentPtr a = Agent::create(QStringLiteral("mixed"));
-        a->tools().add({QStringLiteral("custom"), QStringLiteral("mine"), {}, QStringLiteral("user"),
-                        [](Agent &, const QJsonObject &) { return ToolResult{QStringLiteral("c"), {}, false}; }});
+        a->tools().add({QStringLiteral("custom"),
+                        QStringLiteral("mine"),
+                        {},
+                        QStringLiteral("user"),
+                        [](Agent &, const QJsonObject &) {
+                            return ToolResult{QStringLiteral("c"), {}, false};
+                        }});
         SandboxPlugin::registerTools(*a, SandboxAttachMode::ReadWrite, true);
         SandboxPlugin::registerTools(*a, SandboxAttachMode::ReadOnly, true);
         QCOMPARE(a->tools().names(),
-                 (QStringList{QStringLiteral("custom"), QStringLiteral("list_dir"), QStringLiteral("read_file")}));
+                 (QStringList{QStringLiteral("custom"), QStringLiteral("list_dir"),
+                              QStringLiteral("read_file")}));
         QCOMPARE(SandboxPlugin::unregisterTools(*a).size(), 2);
         QCOMPARE(a->tools().names(), QStringList{QStringLiteral("custom")});
     }

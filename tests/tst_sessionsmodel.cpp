@@ -1,6 +1,7 @@
 #include "modelroles.h"
 #include "sessionsmodel.h"
 
+#include <QTimeZone>
 #include <QAbstractItemModelTester>
 #include <QItemSelectionModel>
 #include <QSignalSpy>
@@ -255,7 +256,7 @@ void TestSessionsModel::displayAndRoles()
     s.workspaceRoot = QStringLiteral("/tmp/elsai-graph-42");
     s.state = SessionState::Failed;
     s.ownerId = QStringLiteral("owner-1");
-    s.startedAt = QDateTime(QDate(2024, 5, 1), QTime(8, 0, 0), Qt::UTC);
+    s.startedAt = QDateTime(QDate(2024, 5, 1), QTime(8, 0, 0), QTimeZone::utc()).toUTC();
     s.idleSeconds = 125;
     s.ttlSeconds = 7200;
     s.message = QStringLiteral("OSError: cannot create folder");

@@ -14,8 +14,7 @@
 namespace elsai {
 
 LocalSandboxBackend::LocalSandboxBackend(const QString &workspaceRoot, Options options)
-    : m_root(QDir(workspaceRoot).absolutePath())
-    , m_options(std::move(options))
+    : m_root(QDir(workspaceRoot).absolutePath()), m_options(std::move(options))
 {
     if (workspaceRoot.isEmpty())
         throw ValueError(QStringLiteral("LocalSandboxBackend needs a workspace_root"));
@@ -23,8 +22,8 @@ LocalSandboxBackend::LocalSandboxBackend(const QString &workspaceRoot, Options o
         throw ValueError(QStringLiteral("timeout must be a positive number of seconds, got %1")
                              .arg(m_options.timeout));
     if (m_options.maxOutputBytes < 0)
-        throw ValueError(QStringLiteral("max_output_bytes must be >= 0, got %1")
-                             .arg(m_options.maxOutputBytes));
+        throw ValueError(
+            QStringLiteral("max_output_bytes must be >= 0, got %1").arg(m_options.maxOutputBytes));
 }
 
 LocalSandboxBackend::LocalSandboxBackend(const QString &workspaceRoot)
@@ -110,9 +109,9 @@ QHash<QString, FileStamp> LocalSandboxBackend::seedBaseline() const
     return out;
 }
 
-WorkspaceSeedResult LocalSandboxBackend::seedWorkspace(const QString &source,
-                                                       const QStringList &excludes,
-                                                       const std::function<void(int, int)> &progress)
+WorkspaceSeedResult
+LocalSandboxBackend::seedWorkspace(const QString &source, const QStringList &excludes,
+                                   const std::function<void(int, int)> &progress)
 {
     const auto ws = fs();
     const QString root = QDir(source).absolutePath();
@@ -141,9 +140,9 @@ SyncPlan LocalSandboxBackend::planSync(const QString &dest, const WorkspaceSyncP
                            it == m_manifests.constEnd() ? nullptr : &*it);
 }
 
-WorkspaceSyncResult LocalSandboxBackend::syncArtifacts(const QString &dest,
-                                                       const WorkspaceSyncPolicy &policy,
-                                                       const std::function<void(int, int)> &progress)
+WorkspaceSyncResult
+LocalSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
+                                   const std::function<void(int, int)> &progress)
 {
     const auto ws = fs();
     const QString root = QDir(dest).absolutePath();
@@ -153,16 +152,16 @@ WorkspaceSyncResult LocalSandboxBackend::syncArtifacts(const QString &dest,
     SeedManifest &manifest = m_manifests[root];
     manifest.hostRoot = root;
     // A destination without a record has no base: differing files there are conflicts.
-    const SyncPlan plan = elsai::planSync(*ws, root, includesOf(policy),
-                                          GlobSet(policy.excludePatterns),
-                                          known ? &manifest : nullptr);
+    const SyncPlan plan =
+        elsai::planSync(*ws, root, includesOf(policy), GlobSet(policy.excludePatterns),
+                        known ? &manifest : nullptr);
     return executeSync(plan, *ws, &manifest, progress);
 }
 
 QStringList LocalSandboxBackend::baseEnvironment() const
 {
-    QProcessEnvironment env = m_options.inheritEnv ? QProcessEnvironment::systemEnvironment()
-                                                   : QProcessEnvironment();
+    QProcessEnvironment env =
+        m_options.inheritEnv ? QProcessEnvironment::systemEnvironment() : QProcessEnvironment();
     for (auto it = m_options.env.cbegin(); it != m_options.env.cend(); ++it)
         env.insert(it.key(), it.value());
     if (!env.contains(QStringLiteral("PATH")))
@@ -171,8 +170,8 @@ QStringList LocalSandboxBackend::baseEnvironment() const
 }
 
 ExecuteResult LocalSandboxBackend::execute(const QString &command,
-                                           std::optional<double> timeoutSeconds,
-                                           const QString &cwd, const ExecuteOptions &options)
+                                           std::optional<double> timeoutSeconds, const QString &cwd,
+                                           const ExecuteOptions &options)
 {
     const auto ws = fs();
     const double timeout = timeoutSeconds.value_or(m_options.timeout);

@@ -24,11 +24,11 @@ class LocalSandboxBackend : public SandboxBackend
 public:
     struct Options
     {
-        double timeout = 120;            ///< default command timeout, seconds
-        qint64 maxOutputBytes = 100000;  ///< cap on stdout + stderr kept
+        double timeout = 120;           ///< default command timeout, seconds
+        qint64 maxOutputBytes = 100000; ///< cap on stdout + stderr kept
         bool inheritEnv = true;
-        QMap<QString, QString> env;      ///< extra variables (merged when inheritEnv)
-        int killGraceMs = 1000;          ///< TERM → KILL grace after a timeout
+        QMap<QString, QString> env; ///< extra variables (merged when inheritEnv)
+        int killGraceMs = 1000;     ///< TERM → KILL grace after a timeout
     };
 
     explicit LocalSandboxBackend(const QString &workspaceRoot, Options options);
