@@ -15,6 +15,9 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <QSyntaxHighlighter>
+#include <QTextBlock>
+#include <QTextLayout>
 #include <QtTest>
 
 using namespace elsai;
@@ -97,6 +100,41 @@ private Q_SLOTS:
                  QByteArray("def hello():\n    return 1\n# edited\n"));
         QVERIFY(!tabs.isTabModified(i));
         QCOMPARE(tabs.tabText(i), QStringLiteral("hello.py"));
+    }
+
+    void paletteChangeRehighlights()
+    {
+        SandboxController c;
+        startSandbox(c, QStringLiteral("palette"));
+        FileTabs tabs(&c);
+        QPalette light;
+        light.setColor(QPalette::Base, Qt::white);
+        light.setColor(QPalette::Text, Qt::black);
+        tabs.setPalette(light);
+        tabs.openFile(QStringLiteral("palette"), QStringLiteral("hello.py"));
+        const int i = tabs.indexOf(QStringLiteral("palette"), QStringLiteral("hello.py"));
+        QVERIFY(waitLoaded(tabs, i));
+        QTextDocument *doc = tabs.editor(i)->document();
+        // The colour of "def" under each palette.
+        auto keywordColour = [&] {
+            const QTextBlock block = doc->firstBlock();
+            for (const QTextLayout::FormatRange &r : block.layout()->formats()) {
+                if (r.start == 0)
+                    return r.format.foreground().color();
+            }
+            return QColor();
+        };
+        QTRY_VERIFY(keywordColour().isValid());
+        const QColor onLight = keywordColour();
+        QPalette dark;
+        dark.setColor(QPalette::Base, QColor(0x20, 0x20, 0x20));
+        dark.setColor(QPalette::Text, QColor(0xe0, 0xe0, 0xe0));
+        tabs.setPalette(dark);
+        QTRY_VERIFY(keywordColour().isValid() && keywordColour() != onLight);
+        // One highlighter per document, however often the palette changes.
+        tabs.setPalette(light);
+        QCOMPARE(doc->findChildren<QSyntaxHighlighter *>(Qt::FindDirectChildrenOnly).size(), 1);
+        QTRY_COMPARE(keywordColour(), onLight);
     }
 
     void builtinHighlighterLanguages_data()

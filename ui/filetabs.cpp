@@ -1,5 +1,8 @@
 #include "filetabs.h"
 
+#include <QEvent>
+#include <QSyntaxHighlighter>
+
 #include "errors.h"
 #include "highlighter.h"
 #include "modelroles.h"
@@ -246,6 +249,22 @@ FileTabs::FileTabs(SandboxController *controller, QWidget *parent)
 }
 
 FileTabs::~FileTabs() = default;
+
+void FileTabs::changeEvent(QEvent *event)
+{
+    QTabWidget::changeEvent(event);
+    if (event->type() != QEvent::PaletteChange)
+        return;
+    const bool dark = palette().color(QPalette::Base).lightness() < 128;
+    for (int i = 0; i < count(); ++i) {
+        FileTab *tab = tabAt(i);
+        if (!tab || tab->kind != TabKind::Text || !tab->editor)
+            continue;
+        QTextDocument *doc = tab->editor->document();
+        qDeleteAll(doc->findChildren<QSyntaxHighlighter *>(Qt::FindDirectChildrenOnly));
+        tab->highlighter = attachHighlighter(doc, tab->fileName(), dark);
+    }
+}
 
 FileTab *FileTabs::tabAt(int index) const
 {

@@ -76,6 +76,10 @@ Q_SIGNALS:
     /// A load, save or re-read failed (the tab shows it too).
     void fileError(const QString &workspaceId, const QString &path, const QString &message);
 
+protected:
+    /// Re-highlights open text tabs when the palette turns light or dark.
+    void changeEvent(QEvent *event) override;
+
 private:
     FileTab *tabAt(int index) const;
     void load(FileTab *tab);
