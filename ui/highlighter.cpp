@@ -408,15 +408,22 @@ QString attachHighlighter(QTextDocument *document, const QString &fileName, bool
         const KSyntaxHighlighting::Definition def = repo.definitionForFileName(fileName);
         if (def.isValid()) {
             auto *h = new KSyntaxHighlighting::SyntaxHighlighter(document);
-            h->setTheme(repo.defaultTheme(darkPalette
-                                              ? KSyntaxHighlighting::Repository::DarkTheme
-                                              : KSyntaxHighlighting::Repository::LightTheme));
+            const KSyntaxHighlighting::Theme theme = repo.defaultTheme(
+                darkPalette ? KSyntaxHighlighting::Repository::DarkTheme
+                            : KSyntaxHighlighting::Repository::LightTheme);
+            h->setTheme(theme);
             h->setDefinition(def);
-            return QStringLiteral("ksyntaxhighlighting:") + def.name();
+            return QStringLiteral("ksyntaxhighlighting:%1:%2").arg(def.name(), theme.name());
         }
     }
 #endif
-    const Lang lang = languageFor(fileName);
+    return attachBuiltinHighlighter(document, fileName, darkPalette);
+}
+
+QString attachBuiltinHighlighter(QTextDocument *document, const QString &fileName,
+                                 bool darkPalette)
+{
+    const Lang lang = document ? languageFor(fileName) : Lang::None;
     if (lang == Lang::None)
         return QStringLiteral("none");
     new BuiltinHighlighter(document, lang, darkPalette);
