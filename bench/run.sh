@@ -21,3 +21,14 @@ bash "$ROOT/bench/seed_bench.sh" --build-dir "$BUILD_DIR" --runs "$RUNS"
 echo
 echo "== execute(\"true\") vs posix_spawn + waitpid of /bin/sh -c true =="
 "$BUILD_DIR/bench/exec_bench"
+for b in window_bench audit_bench; do
+    [[ -x $BUILD_DIR/bench/$b ]] && continue
+    echo "bench: $b not built; cmake --build $BUILD_DIR --target window_bench audit_bench" >&2
+    exit 2
+done
+echo
+echo "== window: event-loop stalls under a 50 MB console flood and a 20,000-file seed vs idle =="
+QT_QPA_PLATFORM=offscreen "$BUILD_DIR/bench/window_bench"
+echo
+echo "== audit log: 1,000,000 appends, AuditLogModel vs QStandardItemModel (fresh process each) =="
+"$BUILD_DIR/bench/audit_bench"
