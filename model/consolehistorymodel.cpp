@@ -80,12 +80,15 @@ void ConsoleHistoryModel::finishCommand(quint64 id, const ExecuteResult &result)
         return;
     Entry &e = m_entries[row];
     e.running = false;
-    e.result = result;
     // Callers that did not stream still get the output shown.
     if (e.stdoutData.isEmpty())
         appendBounded(e.stdoutData, e.droppedBytes, result.output.toUtf8(), m_outputCap);
     if (e.stderrData.isEmpty())
         appendBounded(e.stderrData, e.droppedBytes, result.stderr_.toUtf8(), m_outputCap);
+    // Keep the status only: the full output would defeat outputCap (a flood is megabytes).
+    e.result = result;
+    e.result->output.clear();
+    e.result->stderr_.clear();
     scheduleChanged(row);
 }
 

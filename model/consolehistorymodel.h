@@ -30,6 +30,8 @@ public:
         QByteArray stdoutData;
         QByteArray stderrData;
         qint64 droppedBytes = 0; ///< beyond outputCap
+        /// Exit code, flags and duration; its output strings are dropped (the bounded copies
+        /// above are what the model keeps).
         std::optional<ExecuteResult> result;
     };
 

@@ -44,6 +44,7 @@ private Q_SLOTS:
     void finish_data();
     void finish();
     void finishWithoutStreamingUsesResult();
+    void finishedResultKeepsNoUnboundedOutput();
     void failCommand();
     void maxEntriesDropsOldest();
     void unknownIdIsIgnored();
@@ -294,6 +295,24 @@ void TestConsoleHistoryModel::history()
     for (const QString &c : std::as_const(commands))
         model.beginCommand(++id, c, {});
     QCOMPARE(model.commandHistory(), expected);
+}
+
+void TestConsoleHistoryModel::finishedResultKeepsNoUnboundedOutput()
+{
+    ConsoleHistoryModel model;
+    model.setOutputCap(1024);
+    model.beginCommand(7, QStringLiteral("flood"), QString());
+    ExecuteResult r;
+    r.output = QString(200000, QLatin1Char('y'));
+    r.stderr_ = QString(5000, QLatin1Char('e'));
+    model.finishCommand(7, r);
+    const auto &e = model.entry(model.rowOf(7));
+    QVERIFY(e.result.has_value());
+    QCOMPARE(e.result->exitCode, 0);
+    QVERIFY(e.result->output.isEmpty());
+    QVERIFY(e.result->stderr_.isEmpty());
+    QCOMPARE(e.stdoutData.size(), 1024);
+    QCOMPARE(e.stderrData.size(), 1024);
 }
 
 QTEST_GUILESS_MAIN(TestConsoleHistoryModel)

@@ -124,6 +124,7 @@ private Q_SLOTS:
     void consoleRunsCommand();
     void consoleStreamsOutput();
     void consoleFloodIsBounded();
+    void consoleClipsHugeLines();
     void agentsPanelAttaches();
     void auditRowsFilterAndExport();
     void selectingASandboxMakesItCurrent();
@@ -268,6 +269,21 @@ void TestMainWindow::consoleFloodIsBounded()
              qPrintable(console->statusLabel()->text()));
     QVERIFY(console->output()->blockCount() <= ConsolePanel::maxBlockCount());
     QVERIFY(hasLine(console->output(), QStringLiteral("1000")));
+}
+
+void TestMainWindow::consoleClipsHugeLines()
+{
+    ConsolePanel *console = m_window->consolePanel();
+    // 60,000 characters without a newline, streamed in several chunks.
+    console->runCommand(QStringLiteral("head -c 60000 /dev/zero | tr '\\0' y; echo; echo after"));
+    QTRY_VERIFY_WITH_TIMEOUT(hasLine(console->output(), QStringLiteral("after")), 30000);
+    const QStringList lines = console->output()->toPlainText().split(QLatin1Char('\n'));
+    qsizetype longest = 0;
+    for (const QString &line : lines)
+        longest = qMax(longest, line.size());
+    QVERIFY2(longest <= ConsolePanel::maxLineLength() + 2, qPrintable(QString::number(longest)));
+    QVERIFY(lines.contains(QString(ConsolePanel::maxLineLength(), QLatin1Char('y'))
+                           + QStringLiteral(" …")));
 }
 
 void TestMainWindow::agentsPanelAttaches()

@@ -281,6 +281,8 @@ void ConsolePanel::setWorkspace(const QString &workspaceId)
 void ConsolePanel::renderAll()
 {
     m_output->clear();
+    m_lineLength = 0;
+    m_lineClipped = false;
     m_shown.clear();
     if (!m_model)
         return;
@@ -325,10 +327,58 @@ void ConsolePanel::renderRow(int row)
     }
 }
 
-void ConsolePanel::appendText(const QString &text, int kind)
+QString ConsolePanel::clipForView(const QString &text)
 {
-    if (text.isEmpty())
+    // Only the last maxBlockCount() lines can stay in the view anyway: inserting more and
+    // letting the document trim them one by one stalls the GUI thread for seconds.
+    QString out;
+    qsizetype start = 0;
+    const qsizetype lines = text.count(QLatin1Char('\n'));
+    if (lines > maxBlockCount()) {
+        const qsizetype skip = lines - maxBlockCount();
+        qsizetype pos = -1;
+        for (qsizetype n = 0; n < skip; ++n)
+            pos = text.indexOf(QLatin1Char('\n'), pos + 1);
+        start = pos + 1;
+        out += tr("[… %1 lines not shown]\n").arg(skip);
+        m_lineLength = 0;
+        m_lineClipped = false;
+    }
+    for (qsizetype i = start; i < text.size();) {
+        const qsizetype nl = text.indexOf(QLatin1Char('\n'), i);
+        const qsizetype end = nl < 0 ? text.size() : nl;
+        const qsizetype room = qMax<qsizetype>(0, maxLineLength() - m_lineLength);
+        if (end - i <= room) {
+            out += QStringView(text).sliced(i, end - i);
+            m_lineLength += end - i;
+        } else {
+            out += QStringView(text).sliced(i, room);
+            m_lineLength += room;
+            if (!m_lineClipped) {
+                out += QStringLiteral(" …");
+                m_lineClipped = true;
+            }
+        }
+        if (nl < 0)
+            break;
+        out += QLatin1Char('\n');
+        m_lineLength = 0;
+        m_lineClipped = false;
+        i = nl + 1;
+    }
+    return out;
+}
+
+void ConsolePanel::appendText(const QString &rawText, int kind)
+{
+    if (rawText.isEmpty())
         return;
+    const bool output = kind != PromptText && kind != OkText && kind != FailText;
+    const QString text = output ? clipForView(rawText) : rawText;
+    if (!output) {
+        m_lineLength = 0;
+        m_lineClipped = false;
+    }
     QScrollBar *bar = m_output->verticalScrollBar();
     const bool follow = bar->value() >= bar->maximum() - 2;
     QTextDocument *doc = m_output->document();

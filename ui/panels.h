@@ -54,6 +54,9 @@ public:
     explicit ConsolePanel(SandboxController *controller, QWidget *parent = nullptr);
     ~ConsolePanel() override;
     static int maxBlockCount() { return 20000; }
+    /// Longer lines are cut in the view (the console model keeps the bytes): text layout of a
+    /// single huge line costs more than the view can afford per update.
+    static int maxLineLength() { return 4096; }
     QString workspaceId() const { return m_workspaceId; }
     QPlainTextEdit *output() const { return m_output; }
     QLineEdit *input() const { return m_input; }
@@ -71,6 +74,7 @@ private:
     void renderAll();
     void renderRow(int row);
     void appendText(const QString &text, int kind);
+    QString clipForView(const QString &text);
     void browseHistory(int step);
     void updateRunState();
     SandboxController *m_controller;
@@ -86,6 +90,8 @@ private:
     quint64 m_requestId = 0;
     int m_historyPos = -1;
     QString m_draft;
+    qsizetype m_lineLength = 0; ///< characters on the view's last line
+    bool m_lineClipped = false; ///< the last line was cut at maxLineLength()
 };
 
 /// Attached agents of the current sandbox: attach / detach / change mode, each agent's tools
