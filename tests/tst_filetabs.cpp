@@ -206,7 +206,7 @@ private Q_SLOTS:
         // Highlighting a multi-line comment/string must not hang or crash.
         doc.setPlainText(QStringLiteral("/* a\n b */ x = \"s\" # c\n'''\nq\n'''\n```\nz\n```\n"));
         QTextDocument dark;
-        QCOMPARE(attachHighlighter(&dark, file, true), expected);
+        QCOMPARE(attachBuiltinHighlighter(&dark, file, true), expected);
         dark.setPlainText(doc.toPlainText());
     }
 
