@@ -1,5 +1,7 @@
 #include "auditlogmodel.h"
 
+#include <limits>
+
 #include "modelroles.h"
 
 #include <QJsonArray>
@@ -346,6 +348,7 @@ void AuditFilterProxyModel::setTextFilter(const QString &text)
     if (m_text == text)
         return;
     m_text = text;
+    m_localOffset = std::numeric_limits<int>::min(); // DST may have changed since
     invalidateFilter();
 }
 
@@ -361,6 +364,23 @@ bool AuditFilterProxyModel::filterAcceptsRow(int sourceRow, const QModelIndex &s
         return false;
     if (m_text.isEmpty())
         return true;
+    if (const auto *log = qobject_cast<const AuditLogModel *>(source)) {
+        // Straight from the event: building every column's display text (a local-time
+        // conversion per row) made each keystroke cost ~0.4 s on 100,000 rows.
+        const AuditEvent &e = log->event(sourceRow);
+        const auto has = [this](const QString &text) {
+            return text.contains(m_text, Qt::CaseInsensitive);
+        };
+        if (has(e.event) || has(e.workspaceId) || has(e.actor) || has(e.outcome)
+            || has(detailsText(e.fields, QLatin1Char(' '))))
+            return true;
+        // Times match as shown (local hh:mm:ss.zzz), with the offset taken once per filter.
+        if (m_localOffset == std::numeric_limits<int>::min())
+            m_localOffset = QDateTime::currentDateTime().offsetFromUtc();
+        const QString time = e.timestamp.toUTC().addSecs(m_localOffset).time().toString(
+            QStringLiteral("hh:mm:ss.zzz"));
+        return has(time);
+    }
     for (int column = 0; column < source->columnCount(sourceParent); ++column) {
         const QString text = source->index(sourceRow, column, sourceParent).data().toString();
         if (text.contains(m_text, Qt::CaseInsensitive))

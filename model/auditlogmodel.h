@@ -9,6 +9,7 @@
 #include <QTimer>
 
 #include <deque>
+#include <limits>
 
 namespace elsai {
 
@@ -96,6 +97,7 @@ protected:
 
 private:
     QString m_event, m_actor, m_outcome, m_text;
+    mutable int m_localOffset = std::numeric_limits<int>::min(); ///< reset by setTextFilter
 };
 
 } // namespace elsai

@@ -77,6 +77,7 @@ private Q_SLOTS:
     void exportErrors();
     void proxyFilters_data();
     void proxyFilters();
+    void proxyTextMatchesShownTime();
     void proxySortsTimeBySequence();
     void proxySortsOtherColumnsByText();
 };
@@ -571,6 +572,22 @@ void TestAuditLogModel::proxyFilters()
     proxy.setOutcomeFilter({});
     proxy.setTextFilter({});
     QCOMPARE(sequences(proxy), range(1, 5));
+}
+
+void TestAuditLogModel::proxyTextMatchesShownTime()
+{
+    AuditLogModel model;
+    for (qint64 seq = 1; seq <= 3; ++seq)
+        model.append(makeEvent(seq, QStringLiteral("execute"), QStringLiteral("a"),
+                               QStringLiteral("ok"), {}, QStringLiteral("ws")));
+    model.flush();
+    AuditFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    // The time as the Time column shows it (local time) finds exactly that record.
+    const QString shown = model.index(1, AuditLogModel::TimeColumn).data().toString();
+    proxy.setTextFilter(shown);
+    QCOMPARE(proxy.rowCount(), 1);
+    QCOMPARE(proxy.index(0, 0).data(Roles::SequenceRole).toLongLong(), 2);
 }
 
 void TestAuditLogModel::proxySortsTimeBySequence()
