@@ -2,6 +2,7 @@
 
 #include "audit.h"
 #include "consolehistorymodel.h"
+#include "demo.h"
 #include "errors.h"
 #include "mainwindow.h"
 #include "sandboxcontroller.h"
@@ -10,7 +11,6 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
-#include <QDirIterator>
 #include <QFile>
 #include <QIcon>
 #include <QLoggingCategory>
@@ -32,29 +32,6 @@ bool isSetEnv(const char *name)
 {
     const char *value = std::getenv(name);
     return value && *value;
-}
-
-/// Copies the bundled sample project (Qt resource) into `dest`; false when it is missing.
-bool extractSampleProject(const QString &dest)
-{
-    const QString root = QStringLiteral(":/sample-project");
-    if (!QDir(root).exists())
-        return false;
-    QDirIterator it(root, QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot,
-                    QDirIterator::Subdirectories);
-    bool any = false;
-    while (it.hasNext()) {
-        const QString source = it.next();
-        const QString target = QDir(dest).filePath(source.mid(root.size() + 1));
-        QDir().mkpath(QFileInfo(target).absolutePath());
-        if (!QFile::copy(source, target))
-            return false;
-        // Resource files copy read-only; the demo project must be writable (flush target).
-        QFile::setPermissions(target, QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup
-                                          | QFile::ReadOther);
-        any = true;
-    }
-    return any;
 }
 
 } // namespace
@@ -101,20 +78,7 @@ int runGui(int argc, char **argv)
 
     // No project and no folder given: a demo sandbox on the bundled sample project.
     QTemporaryDir sampleDir;
-    const bool demo = !options.spec.seedFrom && options.spec.workspaceRoot.isEmpty();
-    if (demo) {
-        QString source;
-        if (sampleDir.isValid() && extractSampleProject(sampleDir.path()))
-            source = sampleDir.path();
-#ifdef ELSAI_SOURCE_DIR
-        else if (QDir(QStringLiteral(ELSAI_SOURCE_DIR "/resources/sample-project")).exists())
-            source = QStringLiteral(ELSAI_SOURCE_DIR "/resources/sample-project");
-#endif
-        if (!source.isEmpty())
-            options.spec.seedFrom = source;
-        if (!parser.isSet(QStringLiteral("workspace-id")))
-            options.spec.workspaceId = QStringLiteral("demo");
-    }
+    applyDemoDefaults(options, parser.isSet(QStringLiteral("workspace-id")), sampleDir);
 
     int status = 0;
     {

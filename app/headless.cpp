@@ -1,6 +1,7 @@
 #include "headless.h"
 
 #include "audit.h"
+#include "demo.h"
 #include "errors.h"
 #include "localsandboxbackend.h"
 #include "sandbox.h"
@@ -12,6 +13,7 @@
 #include <QCoreApplication>
 #include <QFile>
 #include <QLoggingCategory>
+#include <QTemporaryDir>
 #include <QTextStream>
 
 #include <cstdio>
@@ -108,6 +110,11 @@ int runHeadless(int argc, char **argv)
             auditSink = std::make_shared<JsonLinesAuditSink>(options.auditLog);
             AuditLog::instance().addSink(auditSink);
         }
+        // No arguments at all (the README's start command on a machine without a display):
+        // the same demo sandbox as the window, seeded from the sample project.
+        QTemporaryDir sampleDir;
+        if (argc == 1)
+            applyDemoDefaults(options, false, sampleDir);
         const SandboxPtr sandbox = options.spec.createSandbox();
         qCInfo(lcHeadless).noquote()
             << "workspace" << sandbox->workspaceId() << "at" << options.spec.workspaceRoot;

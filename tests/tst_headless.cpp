@@ -587,6 +587,30 @@ private Q_SLOTS:
         QVERIFY2(problem.isEmpty(), qPrintable(problem));
     }
 
+    void noArgumentsWithoutDisplayIsTheSeededDemo()
+    {
+        // The README's start command on a machine without a display: headless, on the demo
+        // sandbox seeded from the bundled sample project.
+        const RunResult r = runWorkbench({}, "{\"op\":\"start\"}\n{\"op\":\"sessions\"}\n"
+                                             "{\"op\":\"read_file\",\"path\":\"README.md\"}\n");
+        QVERIFY(r.finished);
+        QCOMPARE(r.exitCode, 0);
+        QString problem;
+        const QList<QJsonObject> results = parseLines(r.out, &problem);
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        QCOMPARE(results.size(), 3);
+        const QJsonObject seed = results[0].value(QLatin1String("result")).toObject();
+        QVERIFY(seed.value(QLatin1String("files_seeded")).toInt() >= 5);
+        QVERIFY(seed.value(QLatin1String("skipped_paths"))
+                    .toArray()
+                    .contains(QStringLiteral(".env")));
+        QCOMPARE(results[1].value(QLatin1String("result")).toArray().first().toObject()
+                     .value(QLatin1String("session_id")).toString(),
+                 QStringLiteral("demo"));
+        QVERIFY(results[2].value(QLatin1String("result")).toString().contains(
+            QStringLiteral("sample project")));
+    }
+
     void scriptMalformedLineMidScript()
     {
         const QByteArray script = "{\"op\":\"start\"}\n"
