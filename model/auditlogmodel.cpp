@@ -96,7 +96,9 @@ QString detailsText(const QJsonObject &fields, QChar separator)
     return parts.join(separator);
 }
 
-QString columnText(const AuditEvent &e, int column)
+} // namespace
+
+QString AuditLogModel::columnText(const AuditEvent &e, int column)
 {
     switch (column) {
     case AuditLogModel::TimeColumn:
@@ -114,8 +116,6 @@ QString columnText(const AuditEvent &e, int column)
     }
     return {};
 }
-
-} // namespace
 
 AuditLogModel::AuditLogModel(QObject *parent)
     : QAbstractTableModel(parent)

@@ -49,6 +49,8 @@ public:
     void setBatchIntervalMs(int ms) { m_timer.setInterval(ms); }
 
     const AuditEvent &event(int row) const { return m_rows.at(row); }
+    /// The DisplayRole text of `column` for an event (what data() shows).
+    static QString columnText(const AuditEvent &event, int column);
 
     /// Writes the given rows (all when empty) as JSON lines; returns false with `error` set.
     bool exportJsonLines(const QString &path, const QList<int> &rows = {},
