@@ -23,11 +23,6 @@ namespace elsai {
 
 namespace {
 
-void printError(const QString &text)
-{
-    QTextStream(stderr) << "elsai-workbench: " << text << Qt::endl;
-}
-
 bool isSetEnv(const char *name)
 {
     const char *value = std::getenv(name);
@@ -66,14 +61,11 @@ int runGui(int argc, char **argv)
     }
 
     AuditSinkPtr auditSink;
-    if (!options.auditLog.isEmpty()) {
-        try {
-            auditSink = std::make_shared<JsonLinesAuditSink>(options.auditLog);
-            AuditLog::instance().addSink(auditSink);
-        } catch (const SandboxError &e) {
-            printError(e.display());
-            return 1;
-        }
+    try {
+        auditSink = options.installAuditLog();
+    } catch (const SandboxError &e) {
+        printError(e.display());
+        return 1;
     }
 
     // No project and no folder given: a demo sandbox on the bundled sample project.

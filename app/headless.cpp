@@ -35,11 +35,6 @@ bool wantsHeadless(int argc, char **argv)
     return false;
 }
 
-static void printError(const QString &text)
-{
-    QTextStream(stderr) << "elsai-workbench: " << text << Qt::endl;
-}
-
 static int runExec(const SandboxPtr &sandbox, const QStringList &commands)
 {
     // Commands must not run in a half-seeded workspace (and the final flush must not write
@@ -106,10 +101,7 @@ int runHeadless(int argc, char **argv)
 
     AuditSinkPtr auditSink;
     try {
-        if (!options.auditLog.isEmpty()) {
-            auditSink = std::make_shared<JsonLinesAuditSink>(options.auditLog);
-            AuditLog::instance().addSink(auditSink);
-        }
+        auditSink = options.installAuditLog();
         // No arguments at all (the README's start command on a machine without a display):
         // the same demo sandbox as the window, seeded from the sample project.
         QTemporaryDir sampleDir;

@@ -3,6 +3,7 @@
 #include "errors.h"
 
 #include <QCommandLineParser>
+#include <QTextStream>
 #include <QDir>
 
 #include <cmath>
@@ -183,6 +184,20 @@ std::optional<SandboxOutputOffloadPolicy> SessionOptions::offloadPolicy() const
     p.maxResultTokens = offloadMaxTokens;
     p.previewTokens = offloadPreviewTokens;
     return p;
+}
+
+AuditSinkPtr SessionOptions::installAuditLog() const
+{
+    if (auditLog.isEmpty())
+        return {};
+    auto sink = std::make_shared<JsonLinesAuditSink>(auditLog);
+    AuditLog::instance().addSink(sink);
+    return sink;
+}
+
+void printError(const QString &text)
+{
+    QTextStream(stderr) << "elsai-workbench: " << text << Qt::endl;
 }
 
 } // namespace elsai

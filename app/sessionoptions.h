@@ -1,5 +1,6 @@
 #pragma once
 
+#include "audit.h"
 #include "offload.h"
 #include "sandboxspec.h"
 
@@ -36,6 +37,12 @@ struct SessionOptions
     static SessionOptions fromParser(const QCommandLineParser &parser);
 
     std::optional<SandboxOutputOffloadPolicy> offloadPolicy() const;
+    /// With --audit-log: opens the JSON-lines sink and registers it on AuditLog::instance()
+    /// (OSError when the file cannot be opened). Keep the returned pointer for the run.
+    AuditSinkPtr installAuditLog() const;
 };
+
+/// "elsai-workbench: <text>" on stderr.
+void printError(const QString &text);
 
 } // namespace elsai
