@@ -1,7 +1,9 @@
 #include "hosttools.h"
 
 #include "errors.h"
+#include "fdutil.h"
 #include "process.h"
+#include "sandboxplugin.h"
 
 #include <QDir>
 #include <QFile>
@@ -11,7 +13,6 @@
 #include <QSaveFile>
 
 #include <fcntl.h>
-#include <unistd.h>
 
 namespace elsai {
 
@@ -22,40 +23,16 @@ static ToolResult runOnHost(const QString &command, const std::optional<QString>
     spec.command = command;
     spec.environment = QProcessEnvironment::systemEnvironment().toStringList();
     spec.timeoutMs = static_cast<int>(timeout.value_or(120) * 1000);
-    int fd = -1;
+    UniqueFd cwdFd;
     if (cwd) {
-        fd = ::open(QFile::encodeName(*cwd).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        cwdFd.reset(
+            ::open(QFile::encodeName(*cwd).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!cwdFd.isValid())
             throwOsError(errno, QStringLiteral("cannot use working folder"), *cwd);
     }
-    spec.cwdFd = fd;
-    ProcessOutcome o;
-    try {
-        o = runProcess(spec);
-    } catch (...) {
-        if (fd >= 0)
-            ::close(fd);
-        throw;
-    }
-    if (fd >= 0)
-        ::close(fd);
-    const QString out = QString::fromUtf8(o.stdoutData);
-    const QString err = QString::fromUtf8(o.stderrData);
-    QString text = out;
-    if (!err.isEmpty())
-        text += (text.isEmpty() || text.endsWith(QLatin1Char('\n')) ? QString()
-                                                                    : QStringLiteral("\n")) +
-                QStringLiteral("[stderr]\n") + err;
-    text += QStringLiteral("%1[exit code: %2]")
-                .arg(text.isEmpty() || text.endsWith(QLatin1Char('\n')) ? QString()
-                                                                        : QStringLiteral("\n"))
-                .arg(o.exitCode);
-    return {text,
-            {{QStringLiteral("output"), out},
-             {QStringLiteral("stderr"), err},
-             {QStringLiteral("exit_code"), o.exitCode},
-             {QStringLiteral("truncated"), o.truncated}},
-            false};
+    spec.cwdFd = cwdFd.get();
+    const ExecuteResult r = toExecuteResult(runProcess(spec));
+    return {formatExecuteResult(r), r.toJson(), false};
 }
 
 static QJsonObject str(const char *description)

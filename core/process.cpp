@@ -730,4 +730,17 @@ ProcessOutcome runProcess(const ProcessSpec &spec)
     return outcome;
 }
 
+ExecuteResult toExecuteResult(const ProcessOutcome &o)
+{
+    ExecuteResult r;
+    r.output = QString::fromUtf8(o.stdoutData);
+    r.stderr_ = QString::fromUtf8(o.stderrData);
+    r.exitCode = o.exitCode;
+    r.truncated = o.truncated;
+    r.timedOut = o.timedOut;
+    r.cancelled = o.cancelled;
+    r.durationMs = o.durationMs;
+    return r;
+}
+
 } // namespace elsai

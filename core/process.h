@@ -1,5 +1,7 @@
 #pragma once
 
+#include "types.h"
+
 #include <QByteArray>
 #include <QString>
 #include <QStringList>
@@ -33,11 +35,11 @@ enum class OutputChannel { Stdout, Stderr };
 
 struct ProcessSpec
 {
-    QString command;            ///< run as /bin/sh -c <command>
-    int cwdFd = -1;             ///< working folder as an fd (fchdir in the child); -1 = inherit
-    QStringList environment;    ///< complete environment, "K=V" entries
-    int timeoutMs = 120000;     ///< <= 0: no timeout
-    int killGraceMs = 1000;     ///< TERM → KILL grace after a timeout or a cancel
+    QString command;                ///< run as /bin/sh -c <command>
+    int cwdFd = -1;                 ///< working folder as an fd (fchdir in the child); -1 = inherit
+    QStringList environment;        ///< complete environment, "K=V" entries
+    int timeoutMs = 120000;         ///< <= 0: no timeout
+    int killGraceMs = 1000;         ///< TERM → KILL grace after a timeout or a cancel
     qint64 maxOutputBytes = 100000; ///< cap on stdout + stderr kept together
     /// Called on the calling thread for every chunk kept (after the cap, nothing more).
     std::function<void(OutputChannel, const QByteArray &)> onOutput;
@@ -48,7 +50,7 @@ struct ProcessOutcome
 {
     QByteArray stdoutData;
     QByteArray stderrData;
-    int exitCode = -1;      ///< exit status; 128+N for signal N; 124 on timeout
+    int exitCode = -1; ///< exit status; 128+N for signal N; 124 on timeout
     bool truncated = false;
     bool timedOut = false;
     bool cancelled = false; ///< exit code is then 130
@@ -69,5 +71,8 @@ struct ProcessOutcome
 /// Throws OSError only when the process cannot be started at all.
 /// Thread-safe: many calls may run at once on different threads.
 ProcessOutcome runProcess(const ProcessSpec &spec);
+
+/// The spec's ExecuteResult of an outcome (output decoded as UTF-8).
+ExecuteResult toExecuteResult(const ProcessOutcome &outcome);
 
 } // namespace elsai

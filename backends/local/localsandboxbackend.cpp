@@ -1,6 +1,7 @@
 #include "localsandboxbackend.h"
 
 #include "errors.h"
+#include "fdutil.h"
 #include "glob.h"
 #include "workspacefs.h"
 
@@ -9,7 +10,6 @@
 #include <QProcessEnvironment>
 
 #include <cmath>
-#include <unistd.h>
 
 namespace elsai {
 
@@ -190,26 +190,9 @@ ExecuteResult LocalSandboxBackend::execute(const QString &command,
     for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
         env.append(it.key() + QLatin1Char('=') + it.value());
     spec.environment = env;
-    spec.cwdFd = ws->openDirectory(cwd.isEmpty() ? QStringLiteral(".") : cwd);
-
-    ProcessOutcome o;
-    try {
-        o = runProcess(spec);
-    } catch (...) {
-        ::close(spec.cwdFd);
-        throw;
-    }
-    ::close(spec.cwdFd);
-
-    ExecuteResult r;
-    r.output = QString::fromUtf8(o.stdoutData);
-    r.stderr_ = QString::fromUtf8(o.stderrData);
-    r.exitCode = o.exitCode;
-    r.truncated = o.truncated;
-    r.timedOut = o.timedOut;
-    r.cancelled = o.cancelled;
-    r.durationMs = o.durationMs;
-    return r;
+    const UniqueFd cwdFd(ws->openDirectory(cwd.isEmpty() ? QStringLiteral(".") : cwd));
+    spec.cwdFd = cwdFd.get();
+    return toExecuteResult(runProcess(spec));
 }
 
 } // namespace elsai
