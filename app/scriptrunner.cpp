@@ -2,6 +2,7 @@
 
 #include "errors.h"
 
+#include <QFileDevice>
 #include <QIODevice>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -77,8 +78,8 @@ int ScriptRunner::runAll(QIODevice &in, QIODevice &out)
         if (!result->value(QStringLiteral("ok")).toBool())
             ++failures;
         out.write(QJsonDocument(*result).toJson(QJsonDocument::Compact) + '\n');
-        if (auto *f = qobject_cast<QIODevice *>(&out))
-            f->waitForBytesWritten(-1);
+        if (auto *file = qobject_cast<QFileDevice *>(&out))
+            file->flush(); // one result line reaches a reader per operation, not per buffer
     }
     return failures;
 }
