@@ -101,7 +101,7 @@ SandboxController::SandboxController(QObject *parent)
 
     auto relay = std::make_shared<QueuedRelay>();
     relay->target = this;
-    m_auditRelay = relay;
+    m_selfRelay = relay;
     m_auditSink = std::make_shared<CallbackAuditSink>(
         [relay, this](const AuditEvent &e) { relay->post([this, e] { onAuditEvent(e); }); });
     AuditLog::instance().addSink(m_auditSink);
@@ -128,7 +128,7 @@ SandboxController::~SandboxController()
     for (const auto &token : std::as_const(m_running))
         token->cancel();
     AuditLog::instance().removeSink(m_auditSink);
-    m_auditRelay->clear();
+    m_selfRelay->clear();
     for (Entry *e : std::as_const(m_entries)) {
         e->sandbox->manager()->removeCloseListener(e->closeListener);
         e->consoleRelay->clear();
@@ -231,7 +231,7 @@ SandboxPtr SandboxController::addSandbox(SandboxSpec spec, bool start)
         throw;
     }
     e->closeListener = e->sandbox->manager()->addCloseListener(
-        [relay = m_auditRelay, this](const QString &id, const QString &reason) {
+        [relay = m_selfRelay, this](const QString &id, const QString &reason) {
             relay->post([this, id, reason] { onSessionClosed(id, reason); });
         });
     e->spec = spec;
@@ -299,7 +299,7 @@ SandboxController::startSandbox(const QString &workspaceId)
     Entry &e = requireEntry(workspaceId);
     setState(workspaceId, SessionState::Starting);
     const SandboxPtr sandbox = e.sandbox;
-    auto relay = m_auditRelay;
+    auto relay = m_selfRelay;
     auto progress = throttled([relay, this, workspaceId](int done, int total) {
         relay->post(
             [this, workspaceId, done, total] { Q_EMIT seedProgress(workspaceId, done, total); });
@@ -469,7 +469,7 @@ QFuture<std::optional<WorkspaceSyncResult>>
 SandboxController::flush(const QString &workspaceId, const std::optional<QString> &dest)
 {
     const SandboxPtr sb = requireEntry(workspaceId).sandbox;
-    auto relay = m_auditRelay;
+    auto relay = m_selfRelay;
     auto progress = throttled([relay, this, workspaceId](int done, int total) {
         relay->post(
             [this, workspaceId, done, total] { Q_EMIT flushProgress(workspaceId, done, total); });

@@ -144,7 +144,7 @@ private:
     QTimer m_cleanupTimer, m_treeTimer, m_panelTimer;
     quint64 m_nextRequest = 1;
     QHash<quint64, std::shared_ptr<CancellationToken>> m_running;
-    std::shared_ptr<QueuedRelay> m_auditRelay; ///< posts from worker threads to this object
+    std::shared_ptr<QueuedRelay> m_selfRelay; ///< posts from worker threads to this object
     std::shared_ptr<AuditSink> m_auditSink;
 };
 
