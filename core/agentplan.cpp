@@ -1,0 +1,581 @@
+#include "agentplan.h"
+
+#include "errors.h"
+
+#include <QDeadlineTimer>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonParseError>
+#include <QSet>
+
+#include <cmath>
+#include <utility>
+
+namespace elsai {
+
+namespace {
+
+constexpr qint64 kMaxDelayMs = 600000; // ten minutes: longer is a typo, not a demo
+
+/// Where a parse error is: "plan 'x'", then "step 3 ('run tests')", then a field path.
+class Where
+{
+public:
+    Where(QString plan) : m_text(QStringLiteral("plan '%1'").arg(plan)) {}
+    Where step(int index, const QString &name) const
+    {
+        Where w = *this;
+        w.m_text += name.isEmpty() ? QStringLiteral(", step %1").arg(index + 1)
+                                   : QStringLiteral(", step %1 ('%2')").arg(index + 1).arg(name);
+        return w;
+    }
+    [[noreturn]] void fail(const QString &field, const QString &problem) const
+    {
+        throw ValueError(QStringLiteral("%1: field '%2' %3").arg(m_text, field, problem));
+    }
+    [[noreturn]] void fail(const QString &problem) const
+    {
+        throw ValueError(QStringLiteral("%1: %2").arg(m_text, problem));
+    }
+
+private:
+    QString m_text;
+};
+
+void rejectUnknown(const QJsonObject &o, const QStringList &known, const Where &where,
+                   const QString &prefix = QString())
+{
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        if (!known.contains(it.key()))
+            where.fail(prefix + it.key(),
+                       QStringLiteral("is unknown; valid fields: %1").arg(known.join(u", ")));
+    }
+}
+
+QString requiredString(const QJsonObject &o, const QString &key, const Where &where,
+                       const QString &prefix = QString())
+{
+    const QJsonValue v = o.value(key);
+    if (v.isUndefined())
+        where.fail(prefix + key, QStringLiteral("is required"));
+    if (!v.isString() || v.toString().isEmpty())
+        where.fail(prefix + key, QStringLiteral("must be a non-empty string"));
+    return v.toString();
+}
+
+std::optional<QString> optionalString(const QJsonObject &o, const QString &key,
+                                      const Where &where, const QString &prefix = QString())
+{
+    const QJsonValue v = o.value(key);
+    if (v.isUndefined())
+        return std::nullopt;
+    if (!v.isString())
+        where.fail(prefix + key, QStringLiteral("must be a string"));
+    return v.toString();
+}
+
+qint64 wholeNumber(const QJsonValue &v, qint64 min, qint64 max, const QString &field,
+                   const Where &where)
+{
+    const double d = v.toDouble(std::nan(""));
+    if (!v.isDouble() || d != std::floor(d) || d < double(min) || d > double(max))
+        where.fail(field, QStringLiteral("must be a whole number from %1 to %2").arg(min).arg(max));
+    return qint64(d);
+}
+
+/// A string or an array of strings.
+QStringList stringOrList(const QJsonValue &v, const QString &field, const Where &where)
+{
+    if (v.isString())
+        return {v.toString()};
+    QStringList out;
+    if (v.isArray()) {
+        for (const QJsonValue &item : v.toArray()) {
+            if (!item.isString())
+                where.fail(field, QStringLiteral("must be a string or an array of strings"));
+            out.append(item.toString());
+        }
+        return out;
+    }
+    where.fail(field, QStringLiteral("must be a string or an array of strings"));
+}
+
+/// The string arguments each built-in tool requires (others are checked by the tool).
+QStringList requiredArgs(const QString &tool)
+{
+    if (tool == QLatin1String("execute"))
+        return {QStringLiteral("command")};
+    if (tool == QLatin1String("read_file") || tool == QLatin1String("list_dir"))
+        return {QStringLiteral("path")};
+    if (tool == QLatin1String("write_file"))
+        return {QStringLiteral("path"), QStringLiteral("content")};
+    return {};
+}
+
+PlanExpectation parseExpectation(const QJsonObject &o, const QString &tool, const Where &where)
+{
+    static const QStringList known = {
+        QStringLiteral("error"),           QStringLiteral("error_contains"),
+        QStringLiteral("exit_code"),       QStringLiteral("output_contains"),
+        QStringLiteral("output_not_contains"), QStringLiteral("output_matches"),
+        QStringLiteral("content"),         QStringLiteral("fields")};
+    const QString p = QStringLiteral("expect.");
+    rejectUnknown(o, known, where, p);
+    PlanExpectation e;
+    e.error = optionalString(o, QStringLiteral("error"), where, p);
+    if (e.error && e.error->isEmpty())
+        where.fail(p + QStringLiteral("error"), QStringLiteral("must name an error type"));
+    e.errorContains = optionalString(o, QStringLiteral("error_contains"), where, p);
+    if (e.errorContains && !e.error)
+        where.fail(p + QStringLiteral("error_contains"),
+                   QStringLiteral("needs 'error' (the error type the step must raise)"));
+    if (o.contains(QStringLiteral("exit_code"))) {
+        if (tool != QLatin1String("execute"))
+            where.fail(p + QStringLiteral("exit_code"), QStringLiteral("applies to execute only"));
+        e.exitCode = int(wholeNumber(o.value(QStringLiteral("exit_code")), -255, 255,
+                                     p + QStringLiteral("exit_code"), where));
+    }
+    if (o.contains(QStringLiteral("output_contains")))
+        e.outputContains = stringOrList(o.value(QStringLiteral("output_contains")),
+                                        p + QStringLiteral("output_contains"), where);
+    if (o.contains(QStringLiteral("output_not_contains")))
+        e.outputNotContains = stringOrList(o.value(QStringLiteral("output_not_contains")),
+                                           p + QStringLiteral("output_not_contains"), where);
+    if (const auto pattern = optionalString(o, QStringLiteral("output_matches"), where, p)) {
+        QRegularExpression re(*pattern, QRegularExpression::MultilineOption);
+        if (!re.isValid())
+            where.fail(p + QStringLiteral("output_matches"),
+                       QStringLiteral("is not a valid regular expression: %1 at offset %2")
+                           .arg(re.errorString())
+                           .arg(re.patternErrorOffset()));
+        e.outputMatches = re;
+    }
+    e.content = optionalString(o, QStringLiteral("content"), where, p);
+    if (e.content && tool != QLatin1String("read_file"))
+        where.fail(p + QStringLiteral("content"), QStringLiteral("applies to read_file only"));
+    if (o.contains(QStringLiteral("fields"))) {
+        if (!o.value(QStringLiteral("fields")).isObject())
+            where.fail(p + QStringLiteral("fields"), QStringLiteral("must be an object"));
+        e.fields = o.value(QStringLiteral("fields")).toObject();
+    }
+    const bool checksResult = e.exitCode || !e.outputContains.isEmpty() ||
+                              !e.outputNotContains.isEmpty() || e.outputMatches || e.content ||
+                              !e.fields.isEmpty();
+    if (e.error && checksResult)
+        where.fail(p + QStringLiteral("error"),
+                   QStringLiteral("cannot be combined with result checks (a step that raises "
+                                  "has no result)"));
+    return e;
+}
+
+PlanStep parseStep(const QJsonValue &value, int index, const Where &planWhere,
+                   QSet<QString> &names)
+{
+    if (!value.isObject())
+        planWhere.step(index, QString()).fail(QStringLiteral("must be an object"));
+    const QJsonObject o = value.toObject();
+    const QString rawName = o.value(QStringLiteral("name")).toString();
+    const Where where = planWhere.step(index, rawName);
+    rejectUnknown(o,
+                  {QStringLiteral("name"), QStringLiteral("tool"), QStringLiteral("args"),
+                   QStringLiteral("expect"), QStringLiteral("delay_ms")},
+                  where);
+    PlanStep s;
+    s.name = requiredString(o, QStringLiteral("name"), where);
+    if (names.contains(s.name))
+        where.fail(QStringLiteral("name"), QStringLiteral("is not unique in the plan"));
+    names.insert(s.name);
+    s.tool = requiredString(o, QStringLiteral("tool"), where);
+    if (o.contains(QStringLiteral("args"))) {
+        if (!o.value(QStringLiteral("args")).isObject())
+            where.fail(QStringLiteral("args"), QStringLiteral("must be an object"));
+        s.args = o.value(QStringLiteral("args")).toObject();
+    }
+    for (const QString &arg : requiredArgs(s.tool)) {
+        if (!s.args.value(arg).isString())
+            where.fail(QStringLiteral("args.") + arg,
+                       QStringLiteral("is required by %1 and must be a string").arg(s.tool));
+    }
+    if (o.contains(QStringLiteral("expect"))) {
+        if (!o.value(QStringLiteral("expect")).isObject())
+            where.fail(QStringLiteral("expect"), QStringLiteral("must be an object"));
+        s.expect = parseExpectation(o.value(QStringLiteral("expect")).toObject(), s.tool, where);
+    }
+    if (o.contains(QStringLiteral("delay_ms")))
+        s.delayMs = wholeNumber(o.value(QStringLiteral("delay_ms")), 0, kMaxDelayMs,
+                                QStringLiteral("delay_ms"), where);
+    return s;
+}
+
+QString excerpt(const QString &text)
+{
+    constexpr int kMax = 200;
+    QString t = text.size() > kMax ? text.left(kMax) + QStringLiteral("…") : text;
+    return t.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
+}
+
+QString compact(const QJsonValue &v)
+{
+    if (v.isUndefined())
+        return QStringLiteral("nothing");
+    return QString::fromUtf8(
+        QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact).chopped(1).mid(1));
+}
+
+} // namespace
+
+// ---- AgentPlan --------------------------------------------------------------------------------
+
+AgentPlan AgentPlan::parse(const QByteArray &json, const QString &fallbackName)
+{
+    const QString label = fallbackName.isEmpty() ? QStringLiteral("<unnamed>") : fallbackName;
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &err);
+    if (err.error != QJsonParseError::NoError)
+        Where(label).fail(QStringLiteral("malformed JSON at offset %1: %2")
+                              .arg(err.offset)
+                              .arg(err.errorString()));
+    if (!doc.isObject())
+        Where(label).fail(QStringLiteral("a plan must be a JSON object"));
+    const QJsonObject o = doc.object();
+
+    AgentPlan plan;
+    plan.name = o.value(QStringLiteral("name")).toString(fallbackName);
+    const Where where(plan.name.isEmpty() ? label : plan.name);
+    rejectUnknown(o,
+                  {QStringLiteral("format"), QStringLiteral("version"), QStringLiteral("name"),
+                   QStringLiteral("description"), QStringLiteral("agent"),
+                   QStringLiteral("stop_on_failure"), QStringLiteral("steps")},
+                  where);
+    if (requiredString(o, QStringLiteral("format"), where) != formatName())
+        where.fail(QStringLiteral("format"),
+                   QStringLiteral("must be \"%1\"").arg(formatName()));
+    if (!o.contains(QStringLiteral("version")))
+        where.fail(QStringLiteral("version"), QStringLiteral("is required (this build reads %1)")
+                                                  .arg(kVersion));
+    if (o.value(QStringLiteral("version")).toDouble(-1) != kVersion)
+        where.fail(QStringLiteral("version"),
+                   QStringLiteral("is %1, but this build reads version %2 only")
+                       .arg(compact(o.value(QStringLiteral("version"))))
+                       .arg(kVersion));
+    if (o.contains(QStringLiteral("name")) && !o.value(QStringLiteral("name")).isString())
+        where.fail(QStringLiteral("name"), QStringLiteral("must be a string"));
+    plan.description = optionalString(o, QStringLiteral("description"), where).value_or(QString());
+    if (o.contains(QStringLiteral("agent"))) {
+        const QJsonValue a = o.value(QStringLiteral("agent"));
+        if (!a.isObject())
+            where.fail(QStringLiteral("agent"), QStringLiteral("must be an object"));
+        const QJsonObject agent = a.toObject();
+        rejectUnknown(agent, {QStringLiteral("name"), QStringLiteral("mode")}, where,
+                      QStringLiteral("agent."));
+        if (agent.contains(QStringLiteral("name")))
+            plan.agentName = requiredString(agent, QStringLiteral("name"), where,
+                                            QStringLiteral("agent."));
+        if (const auto mode = optionalString(agent, QStringLiteral("mode"), where,
+                                             QStringLiteral("agent."))) {
+            try {
+                plan.mode = attachModeFromString(*mode);
+            } catch (const ValueError &e) {
+                where.fail(QStringLiteral("agent.mode"), e.message());
+            }
+        }
+    }
+    if (o.contains(QStringLiteral("stop_on_failure"))) {
+        if (!o.value(QStringLiteral("stop_on_failure")).isBool())
+            where.fail(QStringLiteral("stop_on_failure"), QStringLiteral("must be true or false"));
+        plan.stopOnFailure = o.value(QStringLiteral("stop_on_failure")).toBool();
+    }
+    const QJsonValue steps = o.value(QStringLiteral("steps"));
+    if (!steps.isArray() || steps.toArray().isEmpty())
+        where.fail(QStringLiteral("steps"), QStringLiteral("must be a non-empty array of steps"));
+    QSet<QString> names;
+    const QJsonArray array = steps.toArray();
+    for (int i = 0; i < array.size(); ++i)
+        plan.steps.append(parseStep(array.at(i), i, where, names));
+    return plan;
+}
+
+AgentPlan AgentPlan::load(const QString &source)
+{
+    QString path = source;
+    if (source.startsWith(demoPrefix())) {
+        const QString name = source.mid(demoPrefix().size());
+        if (!demoNames().contains(name))
+            throw ValueError(QStringLiteral("no demo plan '%1'; the demos are: %2")
+                                 .arg(name, demoNames().join(u", ")));
+        path = QStringLiteral(":/plans/%1.json").arg(name);
+    }
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        throw OSError(QStringLiteral("cannot read plan '%1': %2; give a plan file or "
+                                     "demo:NAME")
+                          .arg(source, file.errorString()));
+    return parse(file.readAll(), QFileInfo(path).completeBaseName());
+}
+
+QStringList AgentPlan::demoNames()
+{
+    QStringList names;
+    const QStringList files =
+        QDir(QStringLiteral(":/plans")).entryList({QStringLiteral("*.json")}, QDir::Files,
+                                                  QDir::Name);
+    for (const QString &f : files)
+        names.append(QFileInfo(f).completeBaseName());
+    return names;
+}
+
+// ---- results and expectations -----------------------------------------------------------------
+
+QString toString(StepOutcome outcome)
+{
+    switch (outcome) {
+    case StepOutcome::Ok:
+        return QStringLiteral("ok");
+    case StepOutcome::Error:
+        return QStringLiteral("error");
+    case StepOutcome::Skipped:
+        return QStringLiteral("skipped");
+    case StepOutcome::Cancelled:
+        return QStringLiteral("cancelled");
+    }
+    return QString();
+}
+
+QJsonObject StepResult::toJson() const
+{
+    QJsonObject o{{QStringLiteral("step"), index + 1},
+                  {QStringLiteral("name"), name},
+                  {QStringLiteral("tool"), tool},
+                  {QStringLiteral("outcome"), toString(outcome)},
+                  {QStringLiteral("passed"), passed},
+                  {QStringLiteral("duration_ms"), durationMs}};
+    if (!reason.isEmpty())
+        o.insert(QStringLiteral("reason"), reason);
+    if (outcome == StepOutcome::Ok)
+        o.insert(QStringLiteral("result"), data);
+    if (outcome == StepOutcome::Error)
+        o.insert(QStringLiteral("error"), QJsonObject{{QStringLiteral("type"), errorType},
+                                                      {QStringLiteral("message"), errorMessage}});
+    return o;
+}
+
+QStringList errorTypeNames(const SandboxError &e)
+{
+    QStringList names{e.specName()};
+    if (dynamic_cast<const ToolNotFoundError *>(&e))
+        names.append(QStringLiteral("ValueError"));
+    if (dynamic_cast<const OSError *>(&e) && e.specName() != QLatin1String("OSError"))
+        names.append(QStringLiteral("OSError"));
+    names.append(QStringLiteral("Exception"));
+    names.removeDuplicates();
+    return names;
+}
+
+QString checkExpectation(const PlanStep &step, const QStringList &errorTypes, const QString &text,
+                         const QJsonObject &data, const QString &errorMessage)
+{
+    const PlanExpectation &e = step.expect;
+    if (e.error) {
+        if (errorTypes.isEmpty())
+            return QStringLiteral("expected %1, but the call succeeded").arg(*e.error);
+        if (!errorTypes.contains(*e.error))
+            return QStringLiteral("expected %1, got %2: %3")
+                .arg(*e.error, errorTypes.first(), errorMessage);
+        if (e.errorContains && !errorMessage.contains(*e.errorContains))
+            return QStringLiteral("the %1 message does not contain \"%2\": %3")
+                .arg(errorTypes.first(), *e.errorContains, errorMessage);
+        return QString();
+    }
+    if (!errorTypes.isEmpty())
+        return QStringLiteral("the call failed: %1: %2").arg(errorTypes.first(), errorMessage);
+    if (e.exitCode) {
+        const QJsonValue code = data.value(QStringLiteral("exit_code"));
+        if (code.toInt(INT_MIN) != *e.exitCode)
+            return QStringLiteral("expected exit code %1, got %2").arg(*e.exitCode).arg(
+                compact(code));
+    }
+    for (const QString &s : e.outputContains) {
+        if (!text.contains(s))
+            return QStringLiteral("the output does not contain \"%1\": %2").arg(s, excerpt(text));
+    }
+    for (const QString &s : e.outputNotContains) {
+        if (text.contains(s))
+            return QStringLiteral("the output contains \"%1\": %2").arg(s, excerpt(text));
+    }
+    if (e.outputMatches && !e.outputMatches->match(text).hasMatch())
+        return QStringLiteral("the output does not match /%1/: %2")
+            .arg(e.outputMatches->pattern(), excerpt(text));
+    if (e.content) {
+        const QString got = data.value(QStringLiteral("content")).toString();
+        if (got != *e.content)
+            return QStringLiteral("the content differs: expected \"%1\", got \"%2\"")
+                .arg(excerpt(*e.content), excerpt(got));
+    }
+    for (auto it = e.fields.begin(); it != e.fields.end(); ++it) {
+        if (data.value(it.key()) != it.value())
+            return QStringLiteral("field '%1' is %2, expected %3")
+                .arg(it.key(), compact(data.value(it.key())), compact(it.value()));
+    }
+    return QString();
+}
+
+// ---- AgentPlanRunner --------------------------------------------------------------------------
+
+AgentPlanRunner::AgentPlanRunner(AgentPlan plan, SandboxPtr sandbox, Options options)
+    : m_plan(std::move(plan)), m_sandbox(std::move(sandbox)),
+      m_agentName(options.agentName.value_or(m_plan.agentName)),
+      m_mode(options.mode.value_or(m_plan.mode)), m_options(std::move(options))
+{
+    if (!m_sandbox)
+        throw ValueError(QStringLiteral("a plan runner needs a sandbox"));
+    if (m_agentName.isEmpty())
+        throw ValueError(QStringLiteral("the plan's agent name must not be empty"));
+    if (!m_options.clock) {
+        auto timer = std::make_shared<QElapsedTimer>();
+        timer->start();
+        m_options.clock = [timer] { return timer->elapsed(); };
+    }
+}
+
+AgentPlanRunner::~AgentPlanRunner()
+{
+    try {
+        detach();
+    } catch (const std::exception &) {
+        // The sandbox may be gone already; the agent dies with the runner either way.
+    }
+}
+
+AgentPtr AgentPlanRunner::attach()
+{
+    QMutexLocker lock(&m_mutex);
+    if (m_agent && m_agent->attachedSandbox() == m_sandbox)
+        return m_agent;
+    for (const AttachedAgent &a : m_sandbox->attachedAgents()) {
+        if (a.agent && a.agent->id() == m_agentName && a.agent != m_agent)
+            throw SandboxAttachError(
+                QStringLiteral("an agent named '%1' is already attached to sandbox '%2'; run the "
+                               "plan under another name (--agent-name)")
+                    .arg(m_agentName, m_sandbox->workspaceId()));
+    }
+    if (m_agent) {
+        m_sandbox->attach(m_agent, m_mode);
+        return m_agent;
+    }
+    AgentConfig config;
+    config.sandbox = m_sandbox;
+    config.sandboxAttachMode = m_mode;
+    config.sandboxMode = SandboxMode::Sandbox;
+    config.sandboxOutputOffload = m_options.offload;
+    m_agent = Agent::create(m_agentName, config);
+    return m_agent;
+}
+
+AgentPtr AgentPlanRunner::agent() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_agent;
+}
+
+void AgentPlanRunner::detach()
+{
+    const AgentPtr a = agent();
+    if (a && a->attachedSandbox())
+        m_sandbox->detach(a);
+}
+
+void AgentPlanRunner::cancel()
+{
+    QMutexLocker lock(&m_mutex);
+    m_cancelled = true;
+    m_wake.wakeAll();
+}
+
+void AgentPlanRunner::defaultSleep(qint64 ms)
+{
+    QDeadlineTimer deadline(ms);
+    QMutexLocker lock(&m_mutex);
+    while (!m_cancelled && !deadline.hasExpired())
+        m_wake.wait(&m_mutex, deadline);
+}
+
+StepResult AgentPlanRunner::notRun(int index, StepOutcome outcome, const QString &reason) const
+{
+    StepResult r;
+    r.index = index;
+    r.name = m_plan.steps.at(index).name;
+    r.tool = m_plan.steps.at(index).tool;
+    r.outcome = outcome;
+    r.reason = reason;
+    return r;
+}
+
+StepResult AgentPlanRunner::runStep(int index)
+{
+    if (index < 0 || index >= m_plan.steps.size())
+        throw ValueError(QStringLiteral("plan '%1' has no step %2 (it has %3)")
+                             .arg(m_plan.name)
+                             .arg(index + 1)
+                             .arg(m_plan.steps.size()));
+    const PlanStep &step = m_plan.steps.at(index);
+    const QString stopped = QStringLiteral("the run was stopped");
+    if (m_cancelled)
+        return notRun(index, StepOutcome::Cancelled, stopped);
+    const AgentPtr a = attach();
+    if (step.delayMs > 0) {
+        if (m_options.sleeper)
+            m_options.sleeper(step.delayMs);
+        else
+            defaultSleep(step.delayMs);
+        if (m_cancelled)
+            return notRun(index, StepOutcome::Cancelled, stopped + QStringLiteral(" during its delay"));
+    }
+
+    StepResult r = notRun(index, StepOutcome::Ok, QString());
+    QStringList errorTypes;
+    const qint64 started = m_options.clock();
+    try {
+        const ToolResult result = a->callTool(step.tool, step.args);
+        r.text = result.text;
+        r.data = result.data;
+        if (result.offloaded)
+            r.data.insert(QStringLiteral("offloaded"), true);
+    } catch (const SandboxError &e) {
+        r.outcome = StepOutcome::Error;
+        errorTypes = errorTypeNames(e);
+        r.errorType = e.specName();
+        r.errorMessage = e.message();
+    } catch (const std::exception &e) {
+        r.outcome = StepOutcome::Error;
+        errorTypes = {QStringLiteral("RuntimeError"), QStringLiteral("Exception")};
+        r.errorType = errorTypes.first();
+        r.errorMessage = QString::fromUtf8(e.what());
+    }
+    r.durationMs = m_options.clock() - started;
+    r.reason = checkExpectation(step, errorTypes, r.text, r.data, r.errorMessage);
+    r.passed = r.reason.isEmpty();
+    return r;
+}
+
+QList<StepResult> AgentPlanRunner::run(const std::function<void(const StepResult &)> &onStep)
+{
+    QList<StepResult> results;
+    QString skipReason;
+    for (int i = 0; i < m_plan.steps.size(); ++i) {
+        StepResult r = !skipReason.isEmpty() ? notRun(i, StepOutcome::Skipped, skipReason)
+                                             : runStep(i);
+        if (!r.passed && r.outcome != StepOutcome::Skipped && r.outcome != StepOutcome::Cancelled &&
+            m_plan.stopOnFailure)
+            skipReason = QStringLiteral("step %1 ('%2') failed").arg(i + 1).arg(r.name);
+        if (onStep)
+            onStep(r);
+        results.append(std::move(r));
+    }
+    return results;
+}
+
+} // namespace elsai
