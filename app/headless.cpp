@@ -1,9 +1,11 @@
 #include "headless.h"
 
+#include "agentplan.h"
 #include "audit.h"
 #include "demo.h"
 #include "errors.h"
 #include "localsandboxbackend.h"
+#include "runagent.h"
 #include "sandbox.h"
 #include "sandboxplugin.h"
 #include "scriptrunner.h"
@@ -104,9 +106,15 @@ int runHeadless(int argc, char **argv)
         auditSink = options.installAuditLog();
         // No arguments at all (the README's start command on a machine without a display):
         // the same demo sandbox as the window, seeded from the sample project.
+        // So does a demo plan without a project of its own.
         QTemporaryDir sampleDir;
-        if (argc == 1)
-            applyDemoDefaults(options, false, sampleDir);
+        if (argc == 1 || options.runAgent.startsWith(AgentPlan::demoPrefix()))
+            applyDemoDefaults(options, parser.isSet(QStringLiteral("workspace-id")), sampleDir);
+        if (!options.runAgent.isEmpty()) {
+            QFile out;
+            out.open(stdout, QIODevice::WriteOnly | QIODevice::Unbuffered);
+            return runAgentPlan(options, out);
+        }
         const SandboxPtr sandbox = options.spec.createSandbox();
         qCInfo(lcHeadless).noquote()
             << "workspace" << sandbox->workspaceId() << "at" << options.spec.workspaceRoot;

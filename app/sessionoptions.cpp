@@ -27,7 +27,11 @@ one operation per line, one JSON result line per operation on stdout, in order:
   {"op":"sleep","seconds":N}
 Result: {"op":…,"ok":true,"result":…}
      or {"op":…,"ok":false,"error":{"type":…,"message":…}}.
-The exit status is 0 when every operation succeeded, 1 otherwise, 2 on usage errors.)";
+The exit status is 0 when every operation succeeded, 1 otherwise, 2 on usage errors.
+--run-agent PLAN runs a scripted agent (a plan file, or demo:explore-readonly,
+demo:fix-failing-test, demo:readonly-denied) and prints one JSON line per step, then a
+summary line; exit status 0 when every expectation is met, 1 when one is not, 2 on a usage
+error or an invalid plan, 3 when the sandbox cannot start or the agent cannot attach.)";
 
 void SessionOptions::describe(QCommandLineParser &p, Mode mode)
 {
@@ -85,6 +89,16 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
         {QStringLiteral("script"),
          QStringLiteral("Run JSON-lines operations from FILE ('-' = stdin)."),
          QStringLiteral("FILE")},
+        {QStringLiteral("run-agent"),
+         QStringLiteral("Run a scripted agent: a plan file or demo:NAME (headless)."),
+         QStringLiteral("PLAN")},
+        {QStringLiteral("agent-mode"),
+         QStringLiteral("Attach mode of the --run-agent agent: read_write or read_only "
+                        "(default: the plan's)."),
+         QStringLiteral("MODE")},
+        {QStringLiteral("agent-name"),
+         QStringLiteral("Name of the --run-agent agent (default: the plan's)."),
+         QStringLiteral("NAME")},
     });
 }
 
@@ -160,6 +174,28 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
         o.scriptPath = val("script");
     if (!o.execCommands.isEmpty() && !o.scriptPath.isEmpty())
         throw ValueError(QStringLiteral("--exec and --script cannot be combined; pick one action"));
+    if (has("run-agent")) {
+        o.runAgent = val("run-agent");
+        if (o.runAgent.isEmpty())
+            throw ValueError(QStringLiteral("--run-agent needs a plan file or demo:NAME"));
+        if (!o.execCommands.isEmpty() || !o.scriptPath.isEmpty())
+            throw ValueError(QStringLiteral(
+                "--run-agent cannot be combined with --exec or --script; pick one action"));
+    }
+    if ((has("agent-mode") || has("agent-name")) && o.runAgent.isEmpty())
+        throw ValueError(QStringLiteral("--agent-mode and --agent-name need --run-agent"));
+    if (has("agent-mode")) {
+        try {
+            o.agentMode = attachModeFromString(val("agent-mode"));
+        } catch (const ValueError &e) {
+            throw ValueError(QStringLiteral("--agent-mode: ") + e.message());
+        }
+    }
+    if (has("agent-name")) {
+        o.agentName = val("agent-name");
+        if (o.agentName->isEmpty())
+            throw ValueError(QStringLiteral("--agent-name must not be empty"));
+    }
     o.offload = has("offload") || has("offload-dir");
     if (has("offload-dir"))
         o.offloadDir = val("offload-dir");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "agent.h"
 #include "audit.h"
 #include "offload.h"
 #include "sandboxspec.h"
@@ -25,6 +26,10 @@ struct SessionOptions
 
     QStringList execCommands;
     QString scriptPath;
+    /// --run-agent: a plan file or "demo:NAME"; --agent-mode / --agent-name override the plan's.
+    QString runAgent;
+    std::optional<SandboxAttachMode> agentMode;
+    std::optional<QString> agentName;
 
     bool offload = false;
     QString offloadDir;

@@ -1,0 +1,88 @@
+#include "runagent.h"
+
+#include "agentplan.h"
+#include "errors.h"
+#include "sandbox.h"
+#include "sessionoptions.h"
+
+#include <QFileDevice>
+#include <QIODevice>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace elsai {
+
+static void writeLine(QIODevice &out, const QJsonObject &o)
+{
+    out.write(QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n');
+    if (auto *file = qobject_cast<QFileDevice *>(&out))
+        file->flush(); // a watcher sees each step as it ends
+}
+
+int runAgentPlan(SessionOptions &options, QIODevice &out)
+{
+    AgentPlan plan;
+    try {
+        plan = AgentPlan::load(options.runAgent);
+    } catch (const SandboxError &e) {
+        printError(e.display());
+        return RunAgentUsageError;
+    }
+
+    SandboxPtr sandbox;
+    try {
+        sandbox = options.spec.createSandbox();
+        // Steps must not run in a half-seeded workspace: their expectations would fail for
+        // the wrong reason.
+        if (const auto seed = sandbox->start(); seed && !seed->success()) {
+            for (const QString &e : seed->errors)
+                printError(QStringLiteral("seeding: ") + e);
+            sandbox->stop(false);
+            return RunAgentSetupError;
+        }
+    } catch (const SandboxError &e) {
+        printError(e.display());
+        return RunAgentSetupError;
+    }
+
+    AgentPlanRunner::Options runOptions;
+    runOptions.agentName = options.agentName;
+    runOptions.mode = options.agentMode;
+    runOptions.offload = options.offloadPolicy();
+    int status = RunAgentPassed;
+    {
+        AgentPlanRunner runner(plan, sandbox, runOptions);
+        try {
+            runner.attach();
+        } catch (const SandboxError &e) {
+            printError(e.display());
+            sandbox->stop(false);
+            return RunAgentSetupError;
+        }
+        int passed = 0, failed = 0, notRun = 0;
+        runner.run([&](const StepResult &r) {
+            if (r.outcome == StepOutcome::Skipped || r.outcome == StepOutcome::Cancelled)
+                ++notRun;
+            else if (r.passed)
+                ++passed;
+            else
+                ++failed;
+            writeLine(out, r.toJson());
+        });
+        const bool ok = failed == 0 && notRun == 0;
+        writeLine(out, {{QStringLiteral("plan"), plan.name},
+                        {QStringLiteral("agent"), runner.agentName()},
+                        {QStringLiteral("mode"), toString(runner.mode())},
+                        {QStringLiteral("steps"), int(plan.steps.size())},
+                        {QStringLiteral("passed"), passed},
+                        {QStringLiteral("failed"), failed},
+                        {QStringLiteral("not_run"), notRun},
+                        {QStringLiteral("ok"), ok},
+                        {QStringLiteral("workspace_root"), options.spec.workspaceRoot}});
+        status = ok ? RunAgentPassed : RunAgentFailed;
+    }
+    sandbox->stop(false);
+    return status;
+}
+
+} // namespace elsai
