@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "agentplanpanel.h"
 #include "errors.h"
 #include "filetabs.h"
 #include "flushpreviewdialog.h"
@@ -128,8 +129,20 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
         m_controller->removeSandbox(id);
     }));
 
+    // Scripted agents: a dock beside the agents panel, opened from the Sandbox menu.
+    auto *plans = new AgentPlanPanel(controller, this);
+    QDockWidget *plansDock = addDock(plans, tr("Scripted Agent"), QStringLiteral("agentPlanDock"),
+                                     Qt::RightDockWidgetArea);
+    tabifyDockWidget(agentsDock, plansDock);
+    agentsDock->raise();
+    sandbox->addAction(tr("Run a Scripted &Agent…"), plansDock, [plansDock] {
+        plansDock->show();
+        plansDock->raise();
+    });
+
     QMenu *view = menuBar()->addMenu(tr("&View"));
-    for (QDockWidget *dock : {sessionsDock, workspaceDock, consoleDock, agentsDock, auditDock})
+    for (QDockWidget *dock :
+         {sessionsDock, workspaceDock, consoleDock, agentsDock, auditDock, plansDock})
         view->addAction(dock->toggleViewAction());
 
     // Status bar: a summary of the current sandbox, progress, transient errors.
@@ -221,6 +234,8 @@ void MainWindow::setCurrentWorkspace(const QString &workspaceId)
     d->workspace->setWorkspace(workspaceId);
     d->console->setWorkspace(workspaceId);
     d->agents->setWorkspace(workspaceId);
+    if (auto *plans = findChild<AgentPlanPanel *>())
+        plans->setWorkspace(workspaceId);
     setWindowTitle(workspaceId.isEmpty() ? tr("elsai workbench")
                                          : tr("%1 — elsai workbench").arg(workspaceId));
     updateActions();
