@@ -1,5 +1,6 @@
 #include "gui.h"
 
+#include "agentplanpanel.h"
 #include "audit.h"
 #include "consolehistorymodel.h"
 #include "demo.h"
@@ -10,7 +11,9 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QComboBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QIcon>
 #include <QLoggingCategory>
@@ -18,6 +21,7 @@
 #include <QTextStream>
 
 #include <cstdlib>
+#include <memory>
 
 namespace elsai {
 
@@ -27,6 +31,29 @@ bool isSetEnv(const char *name)
 {
     const char *value = std::getenv(name);
     return value && *value;
+}
+
+void startPlanInWindow(AgentPlanPanel &plans, const SessionOptions &options,
+                       SandboxController &controller)
+{
+    if (!plans.loadPlan(options.runAgent))
+        return; // the dock shows why
+    if (options.agentMode)
+        plans.modeBox()->setCurrentIndex(plans.modeBox()->findData(int(*options.agentMode)));
+    plans.runner()->setAgentName(options.agentName);
+    if (auto *dock = qobject_cast<QDockWidget *>(plans.parentWidget())) {
+        dock->show();
+        dock->raise();
+    }
+    const QString id = options.spec.workspaceId;
+    auto played = std::make_shared<bool>(false); // once: a restarted sandbox does not replay
+    QObject::connect(&controller, &SandboxController::sandboxStarted, &plans,
+                     [&plans, id, played](const QString &started) {
+                         if (started != id || *played)
+                             return;
+                         *played = true;
+                         plans.runner()->play();
+                     });
 }
 
 } // namespace
@@ -102,6 +129,11 @@ int runGui(int argc, char **argv)
                              if (ws == id)
                                  runNext();
                          });
+        // --run-agent in the window: the plan waits in the Scripted Agent dock and plays once
+        // the sandbox has started.
+        auto *plans = window.findChild<AgentPlanPanel *>();
+        if (plans && !options.runAgent.isEmpty())
+            startPlanInWindow(*plans, options, controller);
         status = QApplication::exec();
     }
     if (auditSink)

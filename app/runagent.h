@@ -10,10 +10,10 @@ struct SessionOptions;
 
 /// Exit statuses of `--run-agent` (README, "Scripted agents").
 enum RunAgentStatus : int {
-    RunAgentPassed = 0,        ///< every step met its expectation
-    RunAgentFailed = 1,        ///< a step did not (the rest may be skipped)
-    RunAgentUsageError = 2,    ///< bad options, unreadable or invalid plan
-    RunAgentSetupError = 3,    ///< the sandbox did not start cleanly or the agent could not attach
+    RunAgentPassed = 0,     ///< every step met its expectation
+    RunAgentFailed = 1,     ///< a step did not (the rest may be skipped)
+    RunAgentUsageError = 2, ///< bad options, unreadable or invalid plan
+    RunAgentSetupError = 3, ///< the sandbox did not start cleanly or the agent could not attach
 };
 
 /// Loads options.runAgent (before anything is created), creates and starts the sandbox the

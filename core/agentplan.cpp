@@ -67,8 +67,8 @@ QString requiredString(const QJsonObject &o, const QString &key, const Where &wh
     return v.toString();
 }
 
-std::optional<QString> optionalString(const QJsonObject &o, const QString &key,
-                                      const Where &where, const QString &prefix = QString())
+std::optional<QString> optionalString(const QJsonObject &o, const QString &key, const Where &where,
+                                      const QString &prefix = QString())
 {
     const QJsonValue v = o.value(key);
     if (v.isUndefined())
@@ -118,11 +118,14 @@ QStringList requiredArgs(const QString &tool)
 
 PlanExpectation parseExpectation(const QJsonObject &o, const QString &tool, const Where &where)
 {
-    static const QStringList known = {
-        QStringLiteral("error"),           QStringLiteral("error_contains"),
-        QStringLiteral("exit_code"),       QStringLiteral("output_contains"),
-        QStringLiteral("output_not_contains"), QStringLiteral("output_matches"),
-        QStringLiteral("content"),         QStringLiteral("fields")};
+    static const QStringList known = {QStringLiteral("error"),
+                                      QStringLiteral("error_contains"),
+                                      QStringLiteral("exit_code"),
+                                      QStringLiteral("output_contains"),
+                                      QStringLiteral("output_not_contains"),
+                                      QStringLiteral("output_matches"),
+                                      QStringLiteral("content"),
+                                      QStringLiteral("fields")};
     const QString p = QStringLiteral("expect.");
     rejectUnknown(o, known, where, p);
     PlanExpectation e;
@@ -172,8 +175,7 @@ PlanExpectation parseExpectation(const QJsonObject &o, const QString &tool, cons
     return e;
 }
 
-PlanStep parseStep(const QJsonValue &value, int index, const Where &planWhere,
-                   QSet<QString> &names)
+PlanStep parseStep(const QJsonValue &value, int index, const Where &planWhere, QSet<QString> &names)
 {
     if (!value.isObject())
         planWhere.step(index, QString()).fail(QStringLiteral("must be an object"));
@@ -252,11 +254,10 @@ AgentPlan AgentPlan::parse(const QByteArray &json, const QString &fallbackName)
                    QStringLiteral("stop_on_failure"), QStringLiteral("steps")},
                   where);
     if (requiredString(o, QStringLiteral("format"), where) != formatName())
-        where.fail(QStringLiteral("format"),
-                   QStringLiteral("must be \"%1\"").arg(formatName()));
+        where.fail(QStringLiteral("format"), QStringLiteral("must be \"%1\"").arg(formatName()));
     if (!o.contains(QStringLiteral("version")))
-        where.fail(QStringLiteral("version"), QStringLiteral("is required (this build reads %1)")
-                                                  .arg(kVersion));
+        where.fail(QStringLiteral("version"),
+                   QStringLiteral("is required (this build reads %1)").arg(kVersion));
     if (o.value(QStringLiteral("version")).toDouble(-1) != kVersion)
         where.fail(QStringLiteral("version"),
                    QStringLiteral("is %1, but this build reads version %2 only")
@@ -273,10 +274,10 @@ AgentPlan AgentPlan::parse(const QByteArray &json, const QString &fallbackName)
         rejectUnknown(agent, {QStringLiteral("name"), QStringLiteral("mode")}, where,
                       QStringLiteral("agent."));
         if (agent.contains(QStringLiteral("name")))
-            plan.agentName = requiredString(agent, QStringLiteral("name"), where,
-                                            QStringLiteral("agent."));
-        if (const auto mode = optionalString(agent, QStringLiteral("mode"), where,
-                                             QStringLiteral("agent."))) {
+            plan.agentName =
+                requiredString(agent, QStringLiteral("name"), where, QStringLiteral("agent."));
+        if (const auto mode =
+                optionalString(agent, QStringLiteral("mode"), where, QStringLiteral("agent."))) {
             try {
                 plan.mode = attachModeFromString(*mode);
             } catch (const ValueError &e) {
@@ -320,9 +321,8 @@ AgentPlan AgentPlan::load(const QString &source)
 QStringList AgentPlan::demoNames()
 {
     QStringList names;
-    const QStringList files =
-        QDir(QStringLiteral(":/plans")).entryList({QStringLiteral("*.json")}, QDir::Files,
-                                                  QDir::Name);
+    const QStringList files = QDir(QStringLiteral(":/plans"))
+                                  .entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
     for (const QString &f : files)
         names.append(QFileInfo(f).completeBaseName());
     return names;
@@ -347,12 +347,10 @@ QString toString(StepOutcome outcome)
 
 QJsonObject StepResult::toJson() const
 {
-    QJsonObject o{{QStringLiteral("step"), index + 1},
-                  {QStringLiteral("name"), name},
-                  {QStringLiteral("tool"), tool},
-                  {QStringLiteral("outcome"), toString(outcome)},
-                  {QStringLiteral("passed"), passed},
-                  {QStringLiteral("duration_ms"), durationMs}};
+    QJsonObject o{
+        {QStringLiteral("step"), index + 1}, {QStringLiteral("name"), name},
+        {QStringLiteral("tool"), tool},      {QStringLiteral("outcome"), toString(outcome)},
+        {QStringLiteral("passed"), passed},  {QStringLiteral("duration_ms"), durationMs}};
     if (!reason.isEmpty())
         o.insert(QStringLiteral("reason"), reason);
     if (outcome == StepOutcome::Ok)
@@ -395,8 +393,9 @@ QString checkExpectation(const PlanStep &step, const QStringList &errorTypes, co
     if (e.exitCode) {
         const QJsonValue code = data.value(QStringLiteral("exit_code"));
         if (code.toInt(INT_MIN) != *e.exitCode)
-            return QStringLiteral("expected exit code %1, got %2").arg(*e.exitCode).arg(
-                compact(code));
+            return QStringLiteral("expected exit code %1, got %2")
+                .arg(*e.exitCode)
+                .arg(compact(code));
     }
     for (const QString &s : e.outputContains) {
         if (!text.contains(s))
@@ -532,7 +531,8 @@ StepResult AgentPlanRunner::runStep(int index)
         else
             defaultSleep(step.delayMs);
         if (m_cancelled)
-            return notRun(index, StepOutcome::Cancelled, stopped + QStringLiteral(" during its delay"));
+            return notRun(index, StepOutcome::Cancelled,
+                          stopped + QStringLiteral(" during its delay"));
     }
 
     StepResult r = notRun(index, StepOutcome::Ok, QString());
@@ -566,8 +566,8 @@ QList<StepResult> AgentPlanRunner::run(const std::function<void(const StepResult
     QList<StepResult> results;
     QString skipReason;
     for (int i = 0; i < m_plan.steps.size(); ++i) {
-        StepResult r = !skipReason.isEmpty() ? notRun(i, StepOutcome::Skipped, skipReason)
-                                             : runStep(i);
+        StepResult r =
+            !skipReason.isEmpty() ? notRun(i, StepOutcome::Skipped, skipReason) : runStep(i);
         if (!r.passed && r.outcome != StepOutcome::Skipped && r.outcome != StepOutcome::Cancelled &&
             m_plan.stopOnFailure)
             skipReason = QStringLiteral("step %1 ('%2') failed").arg(i + 1).arg(r.name);

@@ -27,12 +27,12 @@ struct PlanExpectation
 {
     std::optional<QString> error;
     std::optional<QString> errorContains;
-    std::optional<int> exitCode;       ///< execute only
-    QStringList outputContains;        ///< substrings of the text the agent sees
+    std::optional<int> exitCode; ///< execute only
+    QStringList outputContains;  ///< substrings of the text the agent sees
     QStringList outputNotContains;
     std::optional<QRegularExpression> outputMatches;
-    std::optional<QString> content;    ///< read_file only: the exact content returned
-    QJsonObject fields;                ///< fields of the structured result, compared as JSON
+    std::optional<QString> content; ///< read_file only: the exact content returned
+    QJsonObject fields;             ///< fields of the structured result, compared as JSON
 };
 
 struct PlanStep
@@ -101,9 +101,8 @@ struct StepResult
 
 /// Checks a finished call against a step's expectation; empty when it is met, else why not.
 /// `errorTypes` lists the raised error's spec name and those of its bases (empty on success).
-QString checkExpectation(const PlanStep &step, const QStringList &errorTypes,
-                         const QString &text, const QJsonObject &data,
-                         const QString &errorMessage);
+QString checkExpectation(const PlanStep &step, const QStringList &errorTypes, const QString &text,
+                         const QJsonObject &data, const QString &errorMessage);
 
 /// The spec names an error answers to: its own, then its bases' ("FileNotFoundError",
 /// "OSError", "Exception").
@@ -118,13 +117,13 @@ QStringList errorTypeNames(const SandboxError &error);
 class AgentPlanRunner
 {
 public:
-    using Clock = std::function<qint64()>;              ///< monotonic milliseconds
-    using Sleeper = std::function<void(qint64 ms)>;     ///< waits before a step
+    using Clock = std::function<qint64()>;          ///< monotonic milliseconds
+    using Sleeper = std::function<void(qint64 ms)>; ///< waits before a step
 
     struct Options
     {
-        std::optional<QString> agentName;          ///< overrides the plan's
-        std::optional<SandboxAttachMode> mode;     ///< overrides the plan's
+        std::optional<QString> agentName;      ///< overrides the plan's
+        std::optional<SandboxAttachMode> mode; ///< overrides the plan's
         std::optional<SandboxOutputOffloadPolicy> offload;
         Clock clock;     ///< default: a QElapsedTimer
         Sleeper sleeper; ///< default: a wait that cancel() interrupts

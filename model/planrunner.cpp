@@ -2,6 +2,7 @@
 
 #include "errors.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -101,13 +102,43 @@ int PlanStepsModel::columnCount(const QModelIndex &parent) const
     return parent.isValid() ? 0 : ColumnCount;
 }
 
-/// The detail column: why a step failed, else what it returned, in one line.
+/// The last non-blank line of a text (a test runner's verdict, a command's last word).
+static QString lastLine(const QString &text)
+{
+    const QStringList lines = text.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    for (auto it = lines.crbegin(); it != lines.crend(); ++it) {
+        if (!it->trimmed().isEmpty())
+            return it->trimmed();
+    }
+    return QString();
+}
+
+/// The detail column: why a step failed, else a one-line summary of what it returned.
 static QString detailText(const StepResult &r)
 {
     if (!r.reason.isEmpty())
         return r.reason;
     if (r.outcome == StepOutcome::Error)
         return r.errorType + QStringLiteral(" (expected): ") + r.errorMessage;
+    if (r.tool == QLatin1String("execute")) {
+        const QString last = lastLine(r.data.value(QStringLiteral("stderr")).toString() +
+                                      QLatin1Char('\n') +
+                                      r.data.value(QStringLiteral("output")).toString());
+        const QString code = PlanStepsModel::tr("exit code %1")
+                                 .arg(r.data.value(QStringLiteral("exit_code")).toInt());
+        return last.isEmpty() ? code : code + QStringLiteral(" · ") + last;
+    }
+    if (r.tool == QLatin1String("read_file")) {
+        const QString content = r.data.value(QStringLiteral("content")).toString();
+        const qsizetype lines = content.count(u'\n') + (content.endsWith(u'\n') ? 0 : 1);
+        return (content.isEmpty() ? PlanStepsModel::tr("empty: %1")
+                : lines == 1      ? PlanStepsModel::tr("1 line of %1")
+                                  : PlanStepsModel::tr("%1 lines of %2").arg(lines))
+            .arg(r.data.value(QStringLiteral("path")).toString());
+    }
+    if (r.tool == QLatin1String("list_dir"))
+        return PlanStepsModel::tr("%1 entries")
+            .arg(r.data.value(QStringLiteral("entries")).toArray().size());
     QString text = r.text.simplified();
     if (text.size() > 160)
         text = text.left(160) + QStringLiteral("…");

@@ -37,8 +37,15 @@ class PlanStepsModel : public QAbstractTableModel
     Q_OBJECT
 
 public:
-    enum Column { IndexColumn, NameColumn, ToolColumn, StatusColumn, DurationColumn,
-                  DetailColumn, ColumnCount };
+    enum Column {
+        IndexColumn,
+        NameColumn,
+        ToolColumn,
+        StatusColumn,
+        DurationColumn,
+        DetailColumn,
+        ColumnCount
+    };
     enum class Status { Pending, Running, Passed, Failed, Skipped, Cancelled };
     Q_ENUM(Status)
 

@@ -8,8 +8,8 @@
 #include "sandbox.h"
 #include "testutil.h"
 
-#include <QJsonArray>
 #include <QDirIterator>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -73,7 +73,8 @@ class TestAgentPlan : public QObject
     {
         QStringList out;
         for (const StepResult &r : results)
-            out.append(toString(r.outcome) + (r.passed ? QStringLiteral("+") : QStringLiteral("-")));
+            out.append(toString(r.outcome) +
+                       (r.passed ? QStringLiteral("+") : QStringLiteral("-")));
         return out;
     }
 
@@ -100,23 +101,20 @@ private Q_SLOTS:
         QTest::newRow("not an object") << QByteArray("[1]") << QStringList{"JSON object"};
         QTest::newRow("no format")
             << QByteArray(R"({"version":1,"steps":[]})") << QStringList{"'format'", "required"};
-        QTest::newRow("wrong format")
-            << QByteArray(R"({"format":"x","version":1,"steps":[]})")
-            << QStringList{"'format'", "elsai-agent-plan"};
-        QTest::newRow("no version")
-            << QByteArray(R"({"format":"elsai-agent-plan","steps":[]})")
-            << QStringList{"'version'", "required"};
+        QTest::newRow("wrong format") << QByteArray(R"({"format":"x","version":1,"steps":[]})")
+                                      << QStringList{"'format'", "elsai-agent-plan"};
+        QTest::newRow("no version") << QByteArray(R"({"format":"elsai-agent-plan","steps":[]})")
+                                    << QStringList{"'version'", "required"};
         QTest::newRow("future version")
             << QByteArray(R"({"format":"elsai-agent-plan","version":2,"steps":[]})")
             << QStringList{"'version'", "is 2", "version 1"};
-        QTest::newRow("unknown top field")
-            << planJson({ok}, {{QStringLiteral("stpes"), 1}})
-            << QStringList{"'stpes'", "unknown", "steps"};
+        QTest::newRow("unknown top field") << planJson({ok}, {{QStringLiteral("stpes"), 1}})
+                                           << QStringList{"'stpes'", "unknown", "steps"};
         QTest::newRow("empty steps") << planJson({}) << QStringList{"'steps'", "non-empty"};
-        QTest::newRow("bad mode")
-            << planJson({ok}, {{QStringLiteral("agent"),
-                                QJsonObject{{QStringLiteral("mode"), "write"}}}})
-            << QStringList{"'agent.mode'", "read_only"};
+        QTest::newRow("bad mode") << planJson({ok},
+                                              {{QStringLiteral("agent"),
+                                                QJsonObject{{QStringLiteral("mode"), "write"}}}})
+                                  << QStringList{"'agent.mode'", "read_only"};
         QTest::newRow("bad stop_on_failure")
             << planJson({ok}, {{QStringLiteral("stop_on_failure"), "yes"}})
             << QStringList{"'stop_on_failure'", "true or false"};
@@ -148,12 +146,10 @@ private Q_SLOTS:
             << expecting({{"exit", 0}}) << QStringList{"'expect.exit'", "exit_code"};
         QTest::newRow("exit_code on read_file")
             << expecting({{"exit_code", 0}}) << QStringList{"'expect.exit_code'", "execute only"};
-        QTest::newRow("content on execute")
-            << expecting({{"content", "x"}}, "execute")
-            << QStringList{"'expect.content'", "read_file only"};
-        QTest::newRow("bad regex")
-            << expecting({{"output_matches", "(["}})
-            << QStringList{"'expect.output_matches'", "regular expression"};
+        QTest::newRow("content on execute") << expecting({{"content", "x"}}, "execute")
+                                            << QStringList{"'expect.content'", "read_file only"};
+        QTest::newRow("bad regex") << expecting({{"output_matches", "(["}})
+                                   << QStringList{"'expect.output_matches'", "regular expression"};
         QTest::newRow("contains not strings")
             << expecting({{"output_contains", QJsonArray{1}}})
             << QStringList{"'expect.output_contains'", "array of strings"};
@@ -207,8 +203,8 @@ private Q_SLOTS:
 
     void demoPlans()
     {
-        QCOMPARE(AgentPlan::demoNames(), (QStringList{"explore-readonly", "fix-failing-test",
-                                                      "readonly-denied"}));
+        QCOMPARE(AgentPlan::demoNames(),
+                 (QStringList{"explore-readonly", "fix-failing-test", "readonly-denied"}));
         const AgentPlan explore = AgentPlan::load(QStringLiteral("demo:explore-readonly"));
         QVERIFY(explore.mode == SandboxAttachMode::ReadOnly);
         for (const PlanStep &s : explore.steps)
@@ -253,34 +249,30 @@ private Q_SLOTS:
             << QJsonObject{} << denied << "" << QJsonObject{} << "the call failed";
         QTest::newRow("exit code met")
             << QJsonObject{{"exit_code", 0}} << none << "" << exit0 << "";
-        QTest::newRow("exit code missed")
-            << QJsonObject{{"exit_code", 1}} << none << "" << exit0 << "expected exit code 1, got 0";
-        QTest::newRow("contains met")
-            << QJsonObject{{"output_contains", QJsonArray{"he", "llo"}}} << none << "hello"
-            << exit0 << "";
+        QTest::newRow("exit code missed") << QJsonObject{{"exit_code", 1}} << none << "" << exit0
+                                          << "expected exit code 1, got 0";
+        QTest::newRow("contains met") << QJsonObject{{"output_contains", QJsonArray{"he", "llo"}}}
+                                      << none << "hello" << exit0 << "";
         QTest::newRow("contains missed")
-            << QJsonObject{{"output_contains", QJsonArray{"he", "bye"}}} << none << "hello"
-            << exit0 << "does not contain \"bye\"";
-        QTest::newRow("not contains missed")
-            << QJsonObject{{"output_not_contains", "ell"}} << none << "hello" << exit0
-            << "contains \"ell\"";
+            << QJsonObject{{"output_contains", QJsonArray{"he", "bye"}}} << none << "hello" << exit0
+            << "does not contain \"bye\"";
+        QTest::newRow("not contains missed") << QJsonObject{{"output_not_contains", "ell"}} << none
+                                             << "hello" << exit0 << "contains \"ell\"";
         QTest::newRow("matches met (multiline)")
             << QJsonObject{{"output_matches", "^Ran \\d+ tests"}} << none << "x\nRan 3 tests\n"
             << exit0 << "";
-        QTest::newRow("matches missed")
-            << QJsonObject{{"output_matches", "^OK$"}} << none << "FAILED" << exit0
-            << "does not match /^OK$/";
-        QTest::newRow("content met") << QJsonObject{{"content", "hello\n"}} << none << ""
-                                     << exit0 << "";
-        QTest::newRow("content missed") << QJsonObject{{"content", "hello"}} << none << ""
-                                        << exit0 << "the content differs";
-        QTest::newRow("fields met") << QJsonObject{{"fields", QJsonObject{{"exit_code", 0}}}}
-                                    << none << "" << exit0 << "";
-        QTest::newRow("fields missed")
-            << QJsonObject{{"fields", QJsonObject{{"bytes", 3}}}} << none << "" << exit0
-            << "field 'bytes' is nothing, expected 3";
-        QTest::newRow("error met") << QJsonObject{{"error", "SandboxMutationDeniedError"}}
-                                   << denied << "" << QJsonObject{} << "";
+        QTest::newRow("matches missed") << QJsonObject{{"output_matches", "^OK$"}} << none
+                                        << "FAILED" << exit0 << "does not match /^OK$/";
+        QTest::newRow("content met")
+            << QJsonObject{{"content", "hello\n"}} << none << "" << exit0 << "";
+        QTest::newRow("content missed")
+            << QJsonObject{{"content", "hello"}} << none << "" << exit0 << "the content differs";
+        QTest::newRow("fields met")
+            << QJsonObject{{"fields", QJsonObject{{"exit_code", 0}}}} << none << "" << exit0 << "";
+        QTest::newRow("fields missed") << QJsonObject{{"fields", QJsonObject{{"bytes", 3}}}} << none
+                                       << "" << exit0 << "field 'bytes' is nothing, expected 3";
+        QTest::newRow("error met") << QJsonObject{{"error", "SandboxMutationDeniedError"}} << denied
+                                   << "" << QJsonObject{} << "";
         QTest::newRow("error met by base")
             << QJsonObject{{"error", "OSError"}} << notFound << "" << QJsonObject{} << "";
         QTest::newRow("error of another type")
@@ -332,8 +324,7 @@ private Q_SLOTS:
         QCOMPARE(outcomes(results), (QStringList{"ok+", "ok+", "ok+", "ok+"}));
         QCOMPARE(results[3].data.value("exit_code").toInt(), 3);
         QVERIFY(results[3].text.contains("[exit code: 3]"));
-        QCOMPARE(readHostFile(m_root + "/notes/a.txt"),
-                 QByteArray("one\ntwo\n"));
+        QCOMPARE(readHostFile(m_root + "/notes/a.txt"), QByteArray("one\ntwo\n"));
 
         const QJsonObject line = results[3].toJson();
         QCOMPARE(line.value("step").toInt(), 4);
@@ -347,8 +338,8 @@ private Q_SLOTS:
                 calls.append(e.event);
             }
         }
-        QCOMPARE(calls, (QStringList{"sandbox.write_file", "sandbox.read_file",
-                                     "sandbox.list_dir", "sandbox.execute"}));
+        QCOMPARE(calls, (QStringList{"sandbox.write_file", "sandbox.read_file", "sandbox.list_dir",
+                                     "sandbox.execute"}));
         QVERIFY(!audit.named("attach").isEmpty());
         QCOMPARE(audit.named("attach").first().actor, QStringLiteral("scripted"));
         runner.detach();
@@ -368,13 +359,11 @@ private Q_SLOTS:
         QFETCH(bool, stopOnFailure);
         QFETCH(QStringList, expected);
         const SandboxPtr sandbox = startedSandbox();
-        const AgentPlan plan = AgentPlan::parse(
-            planJson({step("ok", "execute", {{"command", "true"}}, {{"exit_code", 0}}),
-                      step("wrong", "execute", {{"command", "echo hi"}},
-                           {{"output_contains", "bye"}}),
-                      readStep("missing", "nope.txt"),
-                      step("last", "list_dir", {{"path", "."}})},
-                     {{"stop_on_failure", stopOnFailure}}));
+        const AgentPlan plan = AgentPlan::parse(planJson(
+            {step("ok", "execute", {{"command", "true"}}, {{"exit_code", 0}}),
+             step("wrong", "execute", {{"command", "echo hi"}}, {{"output_contains", "bye"}}),
+             readStep("missing", "nope.txt"), step("last", "list_dir", {{"path", "."}})},
+            {{"stop_on_failure", stopOnFailure}}));
         AgentPlanRunner runner(plan, sandbox);
         const QList<StepResult> results = runner.run();
         QCOMPARE(outcomes(results), expected);
@@ -393,18 +382,17 @@ private Q_SLOTS:
         const SandboxPtr sandbox = startedSandbox();
         sandbox->addFiles({{QStringLiteral("a.txt"), FileSource::text("original\n")}});
         test::AuditCapture audit;
-        const AgentPlan plan = AgentPlan::parse(planJson(
-            {step("write", "write_file", {{"path", "a.txt"}, {"content", "changed"}},
-                  {{"error", "SandboxMutationDeniedError"}}),
-             step("run", "execute", {{"command", "echo changed > a.txt"}},
-                  {{"error", "SandboxMutationDeniedError"}}),
-             readStep("unchanged", "a.txt", {{"content", "original\n"}})},
-            {{"agent", QJsonObject{{"name", "ro"}, {"mode", "read_only"}}}}));
+        const AgentPlan plan = AgentPlan::parse(
+            planJson({step("write", "write_file", {{"path", "a.txt"}, {"content", "changed"}},
+                           {{"error", "SandboxMutationDeniedError"}}),
+                      step("run", "execute", {{"command", "echo changed > a.txt"}},
+                           {{"error", "SandboxMutationDeniedError"}}),
+                      readStep("unchanged", "a.txt", {{"content", "original\n"}})},
+                     {{"agent", QJsonObject{{"name", "ro"}, {"mode", "read_only"}}}}));
         AgentPlanRunner runner(plan, sandbox);
         QVERIFY(runner.mode() == SandboxAttachMode::ReadOnly);
         QCOMPARE(outcomes(runner.run()), (QStringList{"error+", "error+", "ok+"}));
-        QCOMPARE(readHostFile(m_root + "/a.txt"),
-                 QByteArray("original\n"));
+        QCOMPARE(readHostFile(m_root + "/a.txt"), QByteArray("original\n"));
         const QList<AuditEvent> writes = audit.named("sandbox.write_file");
         QCOMPARE(writes.size(), 1);
         QCOMPARE(writes[0].actor, QStringLiteral("ro"));
@@ -440,10 +428,9 @@ private Q_SLOTS:
         first.detach();
         second.attach(); // the name is free again
 
-        auto stopped = Sandbox::create(QStringLiteral("plan-stopped"),
-                                       std::make_shared<LocalSandboxBackend>(
-                                           m_tmp.filePath(QStringLiteral("stopped"))),
-                                       600);
+        auto stopped = Sandbox::create(
+            QStringLiteral("plan-stopped"),
+            std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("stopped"))), 600);
         AgentPlanRunner third(plan, stopped);
         QVERIFY_THROWS_EXCEPTION(SandboxAttachError, third.runStep(0));
     }
@@ -455,8 +442,8 @@ private Q_SLOTS:
         slow.insert("delay_ms", 1500);
         QJsonObject slower = step("slower", "list_dir", {{"path", "."}});
         slower.insert("delay_ms", 600000);
-        const AgentPlan plan = AgentPlan::parse(
-            planJson({step("now", "list_dir", {{"path", "."}}), slow, slower}));
+        const AgentPlan plan =
+            AgentPlan::parse(planJson({step("now", "list_dir", {{"path", "."}}), slow, slower}));
         QList<qint64> slept;
         qint64 fakeNow = 1000;
         AgentPlanRunner::Options options;
@@ -478,9 +465,9 @@ private Q_SLOTS:
         const SandboxPtr sandbox = startedSandbox();
         QJsonObject waits = step("waits", "list_dir", {{"path", "."}});
         waits.insert("delay_ms", 600000);
-        const AgentPlan plan = AgentPlan::parse(
-            planJson({step("first", "list_dir", {{"path", "."}}), waits,
-                      step("after", "list_dir", {{"path", "."}})}));
+        const AgentPlan plan =
+            AgentPlan::parse(planJson({step("first", "list_dir", {{"path", "."}}), waits,
+                                       step("after", "list_dir", {{"path", "."}})}));
         AgentPlanRunner *self = nullptr;
         AgentPlanRunner::Options options;
         options.sleeper = [&](qint64) { self->cancel(); }; // "stop" pressed during the wait
@@ -530,9 +517,10 @@ private Q_SLOTS:
         options.sleeper = [](qint64) {}; // the demos' delays are for watching, not for tests
         AgentPlanRunner runner(AgentPlan::load(AgentPlan::demoPrefix() + demo), sandbox, options);
         for (const StepResult &r : runner.run())
-            QVERIFY2(r.passed, qPrintable(QStringLiteral("step %1 '%2': %3")
-                                              .arg(r.index + 1)
-                                              .arg(r.name, r.reason)));
+            QVERIFY2(
+                r.passed,
+                qPrintable(
+                    QStringLiteral("step %1 '%2': %3").arg(r.index + 1).arg(r.name, r.reason)));
     }
 };
 

@@ -120,13 +120,24 @@ private Q_SLOTS:
         const QAbstractItemModel *m = panel.view()->model();
         QCOMPARE(m->index(5, PlanStepsModel::StatusColumn).data().toString(),
                  QStringLiteral("passed"));
-        QVERIFY(m->index(5, PlanStepsModel::DetailColumn).data().toString().contains("OK"));
+        QCOMPARE(m->index(5, PlanStepsModel::DetailColumn).data().toString(),
+                 QStringLiteral("exit code 0 · OK"));
+        QCOMPARE(m->index(0, PlanStepsModel::DetailColumn).data().toString(),
+                 QStringLiteral("exit code 1 · FAILED (failures=1)"));
+        QCOMPARE(m->index(1, PlanStepsModel::DetailColumn).data().toString(),
+                 QStringLiteral("24 lines of tests/test_ops.py"));
         // The fix is in the workspace (and nowhere else: nothing was flushed).
         QVERIFY(test::readHostFile(m_root + "/src/calc/ops.py").contains("100.0 * part / whole"));
 
         panel.view()->selectRow(0);
         QVERIFY(panel.details()->toPlainText().contains("unittest discover"));
         QVERIFY(panel.details()->toPlainText().contains("\"exit_code\": 1"));
+
+        // The README's screenshot of the panel (written next to the test binary).
+        panel.resize(980, 560);
+        QCoreApplication::processEvents();
+        QVERIFY(panel.grab().save(QCoreApplication::applicationDirPath() +
+                                  QStringLiteral("/agentplan-panel.png")));
     }
 
     void steps_highlight_and_show_the_agent()
@@ -139,9 +150,8 @@ private Q_SLOTS:
 
         QTest::mouseClick(panel.stepButton(), Qt::LeftButton);
         QTRY_COMPARE(panel.runner()->state(), State::Paused);
-        QCOMPARE(statuses(panel),
-                 (QList<Status>{Status::Passed, Status::Pending, Status::Pending,
-                                Status::Pending}));
+        QCOMPARE(statuses(panel), (QList<Status>{Status::Passed, Status::Pending, Status::Pending,
+                                                 Status::Pending}));
         QVERIFY(m->index(1, 0).data(PlanRoles::IsCurrentRole).toBool());
         QVERIFY(!m->index(0, 0).data(PlanRoles::IsCurrentRole).toBool());
         QVERIFY(panel.statusLabel()->text().startsWith("Paused before step 2 of 4"));
@@ -173,9 +183,9 @@ private Q_SLOTS:
         QTest::mouseClick(panel.playButton(), Qt::LeftButton);
         QTRY_COMPARE(panel.runner()->state(), State::Finished);
         // Read-only, the first step (a command) is denied and the rest are skipped.
-        QCOMPARE(statuses(panel), (QList<Status>{Status::Failed, Status::Skipped, Status::Skipped,
-                                                 Status::Skipped, Status::Skipped,
-                                                 Status::Skipped}));
+        QCOMPARE(statuses(panel),
+                 (QList<Status>{Status::Failed, Status::Skipped, Status::Skipped, Status::Skipped,
+                                Status::Skipped, Status::Skipped}));
         QVERIFY(panel.statusLabel()->text().contains("5 not run"));
 
         // Stop during a delay: step 3 of the demo waits before it reads; the wait here lasts
@@ -192,9 +202,9 @@ private Q_SLOTS:
         QTest::mouseClick(panel.stopButton(), Qt::LeftButton);
         release = true;
         QTRY_COMPARE(panel.runner()->state(), State::Finished);
-        QCOMPARE(statuses(panel), (QList<Status>{Status::Passed, Status::Passed,
-                                                 Status::Cancelled, Status::Cancelled,
-                                                 Status::Cancelled, Status::Cancelled}));
+        QCOMPARE(statuses(panel),
+                 (QList<Status>{Status::Passed, Status::Passed, Status::Cancelled,
+                                Status::Cancelled, Status::Cancelled, Status::Cancelled}));
         QVERIFY(panel.statusLabel()->text().contains("4 not run"));
     }
 

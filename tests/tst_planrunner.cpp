@@ -88,10 +88,10 @@ private Q_SLOTS:
     void init()
     {
         ++m_n;
-        m_sandbox = Sandbox::create(QStringLiteral("planrunner-%1").arg(m_n),
-                                    std::make_shared<LocalSandboxBackend>(
-                                        m_tmp.filePath(QStringLiteral("ws-%1").arg(m_n))),
-                                    600);
+        m_sandbox = Sandbox::create(
+            QStringLiteral("planrunner-%1").arg(m_n),
+            std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("ws-%1").arg(m_n))),
+            600);
         m_sandbox->start();
         m_runner = std::make_unique<PlanRunner>();
         m_tester = std::make_unique<QAbstractItemModelTester>(
@@ -132,7 +132,10 @@ private Q_SLOTS:
         const PlanStepsModel *m = m_runner->stepsModel();
         QCOMPARE(m->index(2, PlanStepsModel::StatusColumn).data().toString(),
                  QStringLiteral("passed"));
-        QVERIFY(m->index(2, PlanStepsModel::DetailColumn).data().toString().contains("hi"));
+        QCOMPARE(m->index(2, PlanStepsModel::DetailColumn).data().toString(),
+                 QStringLiteral("exit code 0 · hi"));
+        QCOMPARE(m->index(1, PlanStepsModel::DetailColumn).data().toString(),
+                 QStringLiteral("1 line of a.txt"));
         QVERIFY(m->index(2, 0).data(PlanRoles::StepDurationRole).isValid());
         const QJsonObject json = m->index(2, 0).data(PlanRoles::StepResultRole).toJsonObject();
         QCOMPARE(json.value("result").toObject().value("exit_code").toInt(), 0);
@@ -193,8 +196,7 @@ private Q_SLOTS:
         QTRY_COMPARE(m_sandbox->attachedAgents().size(), 1);
         m_runner->stop();
         QTRY_COMPARE(m_runner->state(), State::Finished);
-        QCOMPARE(statuses(),
-                 (QList<Status>{Status::Passed, Status::Cancelled, Status::Cancelled}));
+        QCOMPARE(statuses(), (QList<Status>{Status::Passed, Status::Cancelled, Status::Cancelled}));
         QVERIFY(m_runner->stepsModel()
                     ->index(2, PlanStepsModel::DetailColumn)
                     .data()

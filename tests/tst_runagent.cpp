@@ -128,9 +128,12 @@ private Q_SLOTS:
         QTest::addColumn<int>("steps");
         QTest::addColumn<QString>("agent");
         QTest::addColumn<QString>("mode");
-        QTest::newRow("explore-readonly") << "explore-readonly" << 8 << "explorer" << "read_only";
-        QTest::newRow("fix-failing-test") << "fix-failing-test" << 6 << "fixer" << "read_write";
-        QTest::newRow("readonly-denied") << "readonly-denied" << 4 << "reviewer" << "read_only";
+        QTest::newRow("explore-readonly") << "explore-readonly" << 8 << "explorer"
+                                          << "read_only";
+        QTest::newRow("fix-failing-test") << "fix-failing-test" << 6 << "fixer"
+                                          << "read_write";
+        QTest::newRow("readonly-denied") << "readonly-denied" << 4 << "reviewer"
+                                         << "read_only";
     }
 
     void demoPlansPass()
@@ -141,8 +144,8 @@ private Q_SLOTS:
         QFETCH(QString, mode);
         QString project, workspace;
         const QByteArray originalOps = readAll(sampleCopy() + "/src/calc/ops.py");
-        const RunResult r = run(onSample(&project, &workspace) + QStringList{"--run-agent",
-                                                                             "demo:" + demo});
+        const RunResult r =
+            run(onSample(&project, &workspace) + QStringList{"--run-agent", "demo:" + demo});
         QVERIFY(r.finished);
         QVERIFY2(r.exitCode == 0, r.out + r.err);
         QVERIFY2(r.problem.isEmpty(), qPrintable(r.problem));
@@ -228,9 +231,9 @@ private Q_SLOTS:
     void agentNameIsAuditedWithoutCommandText()
     {
         const QString audit = fresh("audit-") + ".jsonl";
-        const RunResult r = run(onSample() + QStringList{"--run-agent", "demo:fix-failing-test",
-                                                         "--agent-name", "bot-7", "--audit-log",
-                                                         audit});
+        const RunResult r =
+            run(onSample() + QStringList{"--run-agent", "demo:fix-failing-test", "--agent-name",
+                                         "bot-7", "--audit-log", audit});
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(r.summary.value("agent").toString(), QStringLiteral("bot-7"));
         const QByteArray log = readAll(audit);
@@ -268,15 +271,15 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<int>("status");
         QTest::addColumn<QString>("stderrMentions");
-        QTest::newRow("missing file") << QStringList{"--run-agent", "/nonexistent/plan.json"} << 2
-                                      << "cannot read plan";
-        QTest::newRow("unknown demo") << QStringList{"--run-agent", "demo:nope"} << 2
-                                      << "fix-failing-test";
-        QTest::newRow("bad mode")
-            << QStringList{"--run-agent", "demo:explore-readonly", "--agent-mode", "admin"} << 2
-            << "--agent-mode";
-        QTest::newRow("mode without plan") << QStringList{"--agent-mode", "read_only"} << 2
-                                           << "need --run-agent";
+        QTest::newRow("missing file")
+            << QStringList{"--run-agent", "/nonexistent/plan.json"} << 2 << "cannot read plan";
+        QTest::newRow("unknown demo")
+            << QStringList{"--run-agent", "demo:nope"} << 2 << "fix-failing-test";
+        QTest::newRow("bad mode") << QStringList{"--run-agent", "demo:explore-readonly",
+                                                 "--agent-mode", "admin"}
+                                  << 2 << "--agent-mode";
+        QTest::newRow("mode without plan")
+            << QStringList{"--agent-mode", "read_only"} << 2 << "need --run-agent";
         QTest::newRow("with --exec")
             << QStringList{"--run-agent", "demo:explore-readonly", "--exec", "true"} << 2
             << "cannot be combined";
@@ -296,8 +299,8 @@ private Q_SLOTS:
     {
         const QString notAFolder = fresh("file-");
         QVERIFY(writeFile(notAFolder, "x"));
-        const RunResult r = run({"--workspace-root", notAFolder, "--run-agent",
-                                 "demo:explore-readonly"});
+        const RunResult r =
+            run({"--workspace-root", notAFolder, "--run-agent", "demo:explore-readonly"});
         QCOMPARE(r.exitCode, 3);
         QVERIFY(r.out.isEmpty());
         QVERIFY2(r.err.contains("NotADirectoryError"), r.err);

@@ -57,8 +57,7 @@ protected:
         case Status::Running:
             return;
         }
-        option->palette.setColor(QPalette::Text, text);
-        option->palette.setColor(QPalette::HighlightedText, text);
+        option->palette.setColor(QPalette::Text, text); // a selected row keeps its contrast
     }
 };
 
@@ -143,9 +142,8 @@ AgentPlanPanel::AgentPlanPanel(SandboxController *controller, QWidget *parent)
     connect(m_open, &QPushButton::clicked, this, &AgentPlanPanel::openPlanFile);
     connect(m_mode, &QComboBox::currentIndexChanged, this, [this] {
         const QVariant mode = m_mode->currentData();
-        m_runner->setAgentMode(mode.isValid()
-                                   ? std::optional(SandboxAttachMode(mode.toInt()))
-                                   : std::nullopt);
+        m_runner->setAgentMode(mode.isValid() ? std::optional(SandboxAttachMode(mode.toInt()))
+                                              : std::nullopt);
     });
     connect(m_play, &QPushButton::clicked, this, [this] {
         m_error.clear();
@@ -184,9 +182,8 @@ AgentPlanPanel::AgentPlanPanel(SandboxController *controller, QWidget *parent)
 void AgentPlanPanel::setWorkspace(const QString &workspaceId)
 {
     m_workspaceId = workspaceId;
-    m_runner->setSandbox(m_controller && !workspaceId.isEmpty()
-                             ? m_controller->sandbox(workspaceId)
-                             : SandboxPtr());
+    m_runner->setSandbox(m_controller && !workspaceId.isEmpty() ? m_controller->sandbox(workspaceId)
+                                                                : SandboxPtr());
     updateControls();
 }
 
@@ -231,6 +228,8 @@ void AgentPlanPanel::onPlanChosen(int index)
         showError(e.display());
     }
     m_details->clear();
+    for (int c = PlanStepsModel::IndexColumn; c < PlanStepsModel::DetailColumn; ++c)
+        m_view->resizeColumnToContents(c);
     updateControls();
 }
 
@@ -262,8 +261,8 @@ void AgentPlanPanel::updateStatus()
         return;
     }
     const int total = int(plan->steps.size());
-    const QString counts = tr("%1 passed, %2 failed").arg(m_runner->passedCount()).arg(
-        m_runner->failedCount());
+    const QString counts =
+        tr("%1 passed, %2 failed").arg(m_runner->passedCount()).arg(m_runner->failedCount());
     using S = PlanRunner::State;
     switch (m_runner->state()) {
     case S::Empty:
@@ -288,9 +287,8 @@ void AgentPlanPanel::updateStatus()
         return;
     case S::Finished: {
         const int notRun = total - m_runner->passedCount() - m_runner->failedCount();
-        m_status->setText(
-            notRun > 0 ? tr("Finished · %1, %2 not run").arg(counts).arg(notRun)
-                       : tr("Finished · %1").arg(counts));
+        m_status->setText(notRun > 0 ? tr("Finished · %1, %2 not run").arg(counts).arg(notRun)
+                                     : tr("Finished · %1").arg(counts));
         return;
     }
     }
@@ -308,7 +306,8 @@ void AgentPlanPanel::updateDetails()
     const QVariant result = row.data(PlanRoles::StepResultRole);
     if (result.isValid())
         shown.insert(QStringLiteral("outcome"), result.toJsonObject());
-    m_details->setPlainText(QString::fromUtf8(QJsonDocument(shown).toJson(QJsonDocument::Indented)));
+    m_details->setPlainText(
+        QString::fromUtf8(QJsonDocument(shown).toJson(QJsonDocument::Indented)));
 }
 
 void AgentPlanPanel::showError(const QString &text)
