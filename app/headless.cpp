@@ -4,6 +4,7 @@
 #include "demo.h"
 #include "errors.h"
 #include "localsandboxbackend.h"
+#include "mcprunner.h"
 #include "sandbox.h"
 #include "sandboxplugin.h"
 #include "scriptrunner.h"
@@ -112,6 +113,8 @@ int runHeadless(int argc, char **argv)
             << "workspace" << sandbox->workspaceId() << "at" << options.spec.workspaceRoot;
         if (!options.execCommands.isEmpty())
             return runExec(sandbox, options.execCommands);
+        if (options.wantsMcp())
+            return runMcp(options, sandbox);
 
         QFile in;
         const QString script =
