@@ -190,17 +190,28 @@ void McpHttpServer::endSession(const QString &id, const QString &reason)
     Q_EMIT sessionEnded(id, session->agentSpec().name, reason);
 }
 
-bool McpHttpServer::originAllowed(const QByteArray &origin) const
+bool McpHttpServer::hostAllowed(const QString &host) const
 {
-    if (origin.isEmpty())
-        return true; // not a browser: DNS rebinding needs one
-    const QUrl url(QString::fromUtf8(origin));
-    const QString host = url.host().toLower();
-    if (!url.isValid() || host.isEmpty())
-        return false; // "null" and garbage
-    if (host == QLatin1String("localhost") || QHostAddress(host).isLoopback())
+    const QString h = host.toLower();
+    if (h == QLatin1String("localhost") || QHostAddress(h).isLoopback())
         return true;
-    return m_allowRemote && QHostAddress(host) == m_address;
+    return m_allowRemote && !h.isEmpty() && QHostAddress(h) == m_address;
+}
+
+bool McpHttpServer::originAllowed(const QByteArray &origin, const QByteArray &hostHeader) const
+{
+    // A rebound name reaches this server with the attacker's name in Host (and Origin).
+    if (!hostHeader.isEmpty()) {
+        const QUrl host(QStringLiteral("http://") + QString::fromLatin1(hostHeader));
+        if (!host.isValid() || !hostAllowed(host.host()))
+            return false;
+    }
+    if (origin.isEmpty())
+        return true; // not a browser
+    const QUrl url(QString::fromUtf8(origin));
+    if (!url.isValid() || url.host().isEmpty())
+        return false; // "null" and garbage
+    return hostAllowed(url.host());
 }
 
 void McpHttpServer::serve(const QHttpServerRequest &request, QHttpServerResponder &responder)
@@ -216,10 +227,10 @@ void McpHttpServer::serve(const QHttpServerRequest &request, QHttpServerResponde
                                          "for your agent"),
                           {{"WWW-Authenticate", "Bearer realm=\"elsai-mcp\""}});
     }
-    if (!originAllowed(httpcompat::header(request, "Origin")))
+    if (!originAllowed(httpcompat::header(request, "Origin"), httpcompat::header(request, "Host")))
         return replyError(responder, Status::Forbidden,
-                          QStringLiteral("foreign Origin refused (DNS rebinding protection); "
-                                         "connect from a local client"));
+                          QStringLiteral("foreign Origin or Host refused (DNS rebinding "
+                                         "protection); connect to 127.0.0.1 from a local client"));
     const QByteArray sessionId = httpcompat::header(request, "Mcp-Session-Id");
     switch (request.method()) {
     case QHttpServerRequest::Method::Post:

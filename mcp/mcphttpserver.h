@@ -36,8 +36,9 @@ struct McpSessionInfo
 ///
 /// Endpoint `/mcp`: POST carries one JSON-RPC message and gets a JSON response (202 for
 /// notifications), GET answers 405 (no server-initiated stream), DELETE ends a session.
-/// Every request is checked in this order: bearer token (401), Origin (403), method (405),
-/// Mcp-Session-Id (400 missing / 404 unknown or another agent's), MCP-Protocol-Version (400).
+/// Every request is checked in this order: bearer token (401), Origin and Host (403), method
+/// (405), Mcp-Session-Id (400 missing / 404 unknown or another agent's), MCP-Protocol-Version
+/// (400).
 /// tools/call runs on a worker pool so a long command in one session never blocks another.
 /// Lives on the thread that created it (its event loop serves the sockets).
 class McpHttpServer : public QObject
@@ -77,7 +78,10 @@ Q_SIGNALS:
 private:
     struct Pending;
     void serve(const QHttpServerRequest &request, QHttpServerResponder &responder);
-    bool originAllowed(const QByteArray &origin) const;
+    bool hostAllowed(const QString &host) const;
+    /// Origin (when sent) and Host must name this server: loopback, or its own address with
+    /// --mcp-allow-remote.
+    bool originAllowed(const QByteArray &origin, const QByteArray &hostHeader) const;
     void servePost(const QHttpServerRequest &request, QHttpServerResponder &responder,
                    const McpAgentSpec &agent);
     void endSession(const QString &id, const QString &reason);

@@ -144,6 +144,9 @@ describe('Streamable HTTP with the SDK client', () => {
         assert.equal(foreign.status, 403);
         const local = await rawPost({ Authorization: `Bearer ${token}`, Origin: 'http://localhost:3000' }, initBody);
         assert.equal(local.status, 200);
+        // DNS rebinding without an Origin: the attacker's name arrives in Host.
+        const rebound = await rawPost({ Authorization: `Bearer ${token}`, Host: 'evil.example:80' }, initBody);
+        assert.equal(rebound.status, 403);
     });
 
     test('cancelling a running execute kills its process tree', async () => {
