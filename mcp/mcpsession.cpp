@@ -31,6 +31,22 @@ struct CancelScope
     CancelScope &operator=(const CancelScope &) = delete;
 };
 
+// list_dir: the MCP result carries the listing as text and drops the structured entries (they
+// would repeat it), so they are not built at all: a JSON object per entry was most of the cost
+// of listing a large folder.
+void installTextListDir(Agent &agent)
+{
+    std::optional<Tool> listDir = agent.tools().get(QStringLiteral("list_dir"));
+    if (!listDir)
+        return;
+    listDir->invoke = [](Agent &a, const QJsonObject &args) {
+        const QString path =
+            args::requiredString(args, QStringLiteral("path"), QStringLiteral("list_dir"));
+        return ToolResult{listWorkspaceDir(a, path), {{QStringLiteral("path"), path}}, false};
+    };
+    agent.tools().add(*listDir);
+}
+
 void installCancellableExecute(Agent &agent)
 {
     std::optional<Tool> execute = agent.tools().get(QStringLiteral("execute"));
@@ -211,6 +227,7 @@ QJsonObject McpSession::initialize(const QJsonObject &params)
         config.sandboxOutputOffload = m_offload;
         agent = Agent::create(m_spec.name, config); // attaches; audited as "attach"
         installCancellableExecute(*agent);
+        installTextListDir(*agent);
     }
     bool closedMeanwhile = false;
     {
