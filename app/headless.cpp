@@ -5,6 +5,7 @@
 #include "demo.h"
 #include "errors.h"
 #include "localsandboxbackend.h"
+#include "mcprunner.h"
 #include "runagent.h"
 #include "sandbox.h"
 #include "sandboxplugin.h"
@@ -120,6 +121,8 @@ int runHeadless(int argc, char **argv)
             << "workspace" << sandbox->workspaceId() << "at" << options.spec.workspaceRoot;
         if (!options.execCommands.isEmpty())
             return runExec(sandbox, options.execCommands);
+        if (options.wantsMcp())
+            return runMcp(options, sandbox);
 
         QFile in;
         const QString script =

@@ -99,6 +99,18 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
         {QStringLiteral("agent-name"),
          QStringLiteral("Name of the --run-agent agent (default: the plan's)."),
          QStringLiteral("NAME")},
+        {QStringLiteral("mcp-http"),
+         QStringLiteral("Serve the sandbox over MCP Streamable HTTP at http://HOST:PORT/mcp "
+                        "(host default 127.0.0.1; port 0 = any free one)."),
+         QStringLiteral("[HOST:]PORT")},
+        {QStringLiteral("mcp-stdio"),
+         QStringLiteral("Serve the sandbox over MCP on stdin/stdout to one agent (headless).")},
+        {QStringLiteral("mcp-agent"),
+         QStringLiteral("MCP agent and its bearer token (repeatable; random token when "
+                        "omitted)."),
+         QStringLiteral("NAME=read_write|read_only[:TOKEN]")},
+        {QStringLiteral("mcp-allow-remote"),
+         QStringLiteral("Allow --mcp-http on a non-loopback address.")},
     });
 }
 
@@ -205,6 +217,21 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
     if (has("offload-preview-tokens"))
         o.offloadPreviewTokens =
             nonNegativeInt(QStringLiteral("offload-preview-tokens"), val("offload-preview-tokens"));
+    if (has("mcp-http")) {
+        o.mcpHttp = val("mcp-http");
+        if (o.mcpHttp.isEmpty())
+            throw ValueError(QStringLiteral("--mcp-http needs [HOST:]PORT"));
+    }
+    o.mcpStdio = has("mcp-stdio");
+    o.mcpAllowRemote = has("mcp-allow-remote");
+    o.mcpAgents = p.values(QStringLiteral("mcp-agent"));
+    if (o.wantsMcp()
+        && (!o.execCommands.isEmpty() || !o.scriptPath.isEmpty() || !o.runAgent.isEmpty()))
+        throw ValueError(QStringLiteral("--mcp-http/--mcp-stdio serve agents until stopped; they "
+                                        "cannot be combined with --exec, --script or "
+                                        "--run-agent"));
+    if (!o.mcpAgents.isEmpty() && !o.wantsMcp())
+        throw ValueError(QStringLiteral("--mcp-agent needs --mcp-http or --mcp-stdio"));
     return o;
 }
 

@@ -36,6 +36,13 @@ struct SessionOptions
     qint64 offloadMaxTokens = 2500;
     qint64 offloadPreviewTokens = 1000;
 
+    // MCP server (mcp/): --mcp-http [HOST:]PORT, --mcp-stdio, --mcp-agent (repeatable).
+    QString mcpHttp;             ///< as given; parsed by mcpHttpAddress()
+    bool mcpStdio = false;
+    bool mcpAllowRemote = false;
+    QStringList mcpAgents;       ///< NAME=read_write|read_only[:TOKEN]
+    bool wantsMcp() const { return !mcpHttp.isEmpty() || mcpStdio; }
+
     /// Adds every option (and --help, --version) to the parser.
     static void describe(QCommandLineParser &parser, Mode mode);
     /// Reads the parsed options; ValueError on a bad value (message names the option).

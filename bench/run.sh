@@ -32,3 +32,8 @@ QT_QPA_PLATFORM=offscreen "$BUILD_DIR/bench/window_bench"
 echo
 echo "== audit log: 1,000,000 appends, AuditLogModel vs QStandardItemModel (fresh process each) =="
 "$BUILD_DIR/bench/audit_bench"
+if command -v node >/dev/null; then
+    echo
+    echo "== MCP over stdio: read_file 4 KiB and list_dir 1,000 entries vs server-filesystem =="
+    bash "$ROOT/bench/mcp_bench.sh" --build-dir "$BUILD_DIR" --calls $((RUNS * 80))
+fi

@@ -1,0 +1,144 @@
+#include "mcprunner.h"
+
+#include "errors.h"
+#include "mcphttpserver.h"
+#include "mcpstdioserver.h"
+#include "sessionoptions.h"
+
+#include <QCoreApplication>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSocketNotifier>
+
+#include <csignal>
+#include <cstdio>
+#include <unistd.h>
+
+namespace elsai {
+
+std::pair<QHostAddress, quint16> parseMcpHttpAddress(const QString &value)
+{
+    QString host = QStringLiteral("127.0.0.1");
+    QString port = value;
+    const qsizetype colon = value.lastIndexOf(QLatin1Char(':'));
+    if (colon >= 0) {
+        host = value.left(colon);
+        port = value.mid(colon + 1);
+        if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']')))
+            host = host.mid(1, host.size() - 2);
+        if (host == QLatin1String("localhost"))
+            host = QStringLiteral("127.0.0.1");
+    }
+    bool ok = false;
+    const uint p = port.toUInt(&ok);
+    if (!ok || p > 65535)
+        throw ValueError(
+            QStringLiteral("--mcp-http needs [HOST:]PORT with a port 0-65535, got '%1'").arg(value));
+    const QHostAddress address(host);
+    if (address.isNull())
+        throw ValueError(QStringLiteral("--mcp-http: '%1' is not an IP address (use 127.0.0.1, "
+                                        "::1 or the address of an interface)")
+                             .arg(host));
+    return {address, quint16(p)};
+}
+
+namespace {
+
+int g_signalPipe[2] = {-1, -1};
+
+void onSignal(int)
+{
+    const char c = 1;
+    [[maybe_unused]] const ssize_t n = ::write(g_signalPipe[1], &c, 1);
+}
+
+/// Quits the event loop on SIGINT / SIGTERM (through a pipe: nothing else is safe in a handler).
+void quitOnSignals()
+{
+    if (::pipe(g_signalPipe) != 0)
+        return;
+    auto *notifier = new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read,
+                                         QCoreApplication::instance());
+    QObject::connect(notifier, &QSocketNotifier::activated, QCoreApplication::instance(),
+                     &QCoreApplication::quit);
+    struct sigaction sa = {};
+    sa.sa_handler = onSignal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+QList<McpAgentSpec> parseAgents(const SessionOptions &options)
+{
+    QList<McpAgentSpec> agents;
+    for (const QString &value : options.mcpAgents)
+        agents.append(McpAgentSpec::parse(value));
+    if (agents.isEmpty())
+        throw ValueError(QStringLiteral("declare the MCP agent(s) with --mcp-agent "
+                                        "NAME=read_write|read_only[:TOKEN]"));
+    if (options.mcpStdio && agents.size() != 1)
+        throw ValueError(QStringLiteral("--mcp-stdio serves exactly one agent; give one "
+                                        "--mcp-agent"));
+    return agents;
+}
+
+} // namespace
+
+int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
+{
+    if (options.mcpStdio && !options.mcpHttp.isEmpty()) {
+        printError(QStringLiteral("--mcp-stdio and --mcp-http cannot be combined; pick one"));
+        return 2;
+    }
+    QList<McpAgentSpec> agents;
+    std::pair<QHostAddress, quint16> address;
+    try {
+        agents = parseAgents(options);
+        if (!options.mcpHttp.isEmpty())
+            address = parseMcpHttpAddress(options.mcpHttp);
+    } catch (const SandboxError &e) {
+        printError(e.display());
+        return 2;
+    }
+    // A client that hangs up must not kill the server with SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
+
+    if (const auto seed = sandbox->start(); seed && !seed->success()) {
+        for (const QString &e : seed->errors)
+            printError(QStringLiteral("seeding: ") + e);
+    }
+    int status = 0;
+    if (options.mcpStdio) {
+        McpStdioServer server(sandbox, agents.first(), options.offloadPolicy());
+        QObject::connect(&server, &McpStdioServer::finished, QCoreApplication::instance(),
+                         &QCoreApplication::quit);
+        quitOnSignals();
+        server.start();
+        status = QCoreApplication::exec();
+    } else {
+        McpHttpServer server(sandbox, agents, options.offloadPolicy());
+        try {
+            server.listen(address.first, address.second, options.mcpAllowRemote);
+        } catch (const SandboxError &e) {
+            printError(e.display());
+            sandbox->stop(false);
+            return 2;
+        }
+        for (const McpAgentSpec &a : std::as_const(agents)) {
+            const QJsonObject line{{QStringLiteral("agent"), a.name},
+                                   {QStringLiteral("mode"), toString(a.mode)},
+                                   {QStringLiteral("url"), server.url().toString()},
+                                   {QStringLiteral("token"), a.token}};
+            std::fputs(QJsonDocument(line).toJson(QJsonDocument::Compact).append('\n').constData(),
+                       stdout);
+        }
+        std::fflush(stdout);
+        quitOnSignals();
+        status = QCoreApplication::exec();
+        server.close();
+    }
+    sandbox->stop(false);
+    return status;
+}
+
+} // namespace elsai

@@ -1,0 +1,24 @@
+#pragma once
+
+#include "sandbox.h"
+
+#include <QHostAddress>
+#include <QString>
+
+#include <utility>
+
+namespace elsai {
+
+struct SessionOptions;
+
+/// Parses the --mcp-http value `[HOST:]PORT` (`[::1]:PORT` for IPv6); the host defaults to
+/// 127.0.0.1. ValueError naming the option otherwise.
+std::pair<QHostAddress, quint16> parseMcpHttpAddress(const QString &value);
+
+/// Serves `sandbox` over MCP as the options ask (--mcp-http or --mcp-stdio) until SIGINT or
+/// SIGTERM (HTTP) or the end of standard input (stdio). Starts the sandbox first and stops it
+/// without sync at the end. For HTTP, prints one JSON line per agent on stdout:
+/// {"agent","mode","url","token"}. Returns the exit status.
+int runMcp(const SessionOptions &options, const SandboxPtr &sandbox);
+
+} // namespace elsai

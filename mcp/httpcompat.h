@@ -1,0 +1,54 @@
+#pragma once
+
+// The few QtHttpServer calls whose signatures changed between Qt 6.4 (Debian 12) and 6.8:
+// the responder parameter of a route, header lookup, and writing a response with headers.
+
+#include <QHttpServerRequest>
+#include <QHttpServerResponder>
+#include <QList>
+#include <QPair>
+#include <QtGlobal>
+
+#if QT_VERSION >= QT_VERSION_CHECK(6, 8, 0)
+#include <QHttpHeaders>
+#endif
+
+namespace elsai::httpcompat {
+
+#if QT_VERSION >= QT_VERSION_CHECK(6, 8, 0)
+using RouteResponder = QHttpServerResponder &;
+#else
+using RouteResponder = QHttpServerResponder &&;
+#endif
+
+using HeaderPairs = QList<QPair<QByteArray, QByteArray>>;
+
+/// A request header's value (case-insensitive name), empty when absent.
+inline QByteArray header(const QHttpServerRequest &request, const char *name)
+{
+#if QT_VERSION >= QT_VERSION_CHECK(6, 8, 0)
+    return request.headers().value(QAnyStringView(name)).toByteArray();
+#else
+    return request.value(name);
+#endif
+}
+
+/// Writes one complete response.
+inline void write(QHttpServerResponder &responder, QHttpServerResponder::StatusCode status,
+                  const HeaderPairs &headers, const QByteArray &body)
+{
+#if QT_VERSION >= QT_VERSION_CHECK(6, 8, 0)
+    QHttpHeaders h;
+    for (const auto &[name, value] : headers)
+        h.append(name, value);
+    responder.write(body, h, status);
+#else
+    responder.writeStatusLine(status);
+    for (const auto &[name, value] : headers)
+        responder.writeHeader(name, value);
+    responder.writeHeader("Content-Length", QByteArray::number(body.size()));
+    responder.writeBody(body);
+#endif
+}
+
+} // namespace elsai::httpcompat

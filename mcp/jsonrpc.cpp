@@ -1,0 +1,143 @@
+#include "jsonrpc.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonParseError>
+
+#include <cmath>
+
+namespace elsai::jsonrpc {
+
+static bool isValidId(const QJsonValue &id)
+{
+    if (id.isString())
+        return true;
+    // JSON-RPC allows numbers; MCP says integers. A fractional id cannot round-trip reliably.
+    if (id.isDouble()) {
+        const double v = id.toDouble();
+        return std::isfinite(v) && std::floor(v) == v;
+    }
+    return false;
+}
+
+ParseResult parse(const QByteArray &payload)
+{
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(payload, &error);
+    if (error.error != QJsonParseError::NoError)
+        return Fault{ParseError,
+                     QStringLiteral("invalid JSON at offset %1: %2; send one JSON-RPC 2.0 object")
+                         .arg(error.offset)
+                         .arg(error.errorString())};
+    if (doc.isArray())
+        return parse(QJsonValue(doc.array()));
+    return parse(QJsonValue(doc.object()));
+}
+
+ParseResult parse(const QJsonValue &value)
+{
+    if (value.isArray())
+        return Fault{InvalidRequest,
+                     QStringLiteral("JSON-RPC batches are not supported (MCP 2025-06-18 removed "
+                                    "them); send one message per request")};
+    if (!value.isObject())
+        return Fault{InvalidRequest, QStringLiteral("a JSON-RPC message must be a JSON object")};
+    const QJsonObject o = value.toObject();
+    const QJsonValue id = o.value(QLatin1String("id"));
+    const bool hasId = o.contains(QLatin1String("id"));
+    const QJsonValue answerId = hasId && isValidId(id) ? id : QJsonValue(QJsonValue::Null);
+    if (o.value(QLatin1String("jsonrpc")).toString() != QLatin1String("2.0"))
+        return Fault{InvalidRequest, QStringLiteral("\"jsonrpc\" must be \"2.0\""), answerId};
+    if (hasId && !isValidId(id))
+        return Fault{InvalidRequest,
+                     QStringLiteral("\"id\" must be a string or an integer (null is not allowed)")};
+
+    Message m;
+    m.id = hasId ? id : QJsonValue(QJsonValue::Null);
+    if (o.contains(QLatin1String("method"))) {
+        const QJsonValue method = o.value(QLatin1String("method"));
+        if (!method.isString() || method.toString().isEmpty())
+            return Fault{InvalidRequest, QStringLiteral("\"method\" must be a non-empty string"),
+                         answerId};
+        m.method = method.toString();
+        if (o.contains(QLatin1String("params"))) {
+            // MCP params are always objects (by-name); positional arrays are not used.
+            const QJsonValue params = o.value(QLatin1String("params"));
+            if (!params.isObject())
+                return Fault{InvalidRequest, QStringLiteral("\"params\" must be an object"),
+                             answerId};
+            m.params = params.toObject();
+        }
+        m.kind = hasId ? Message::Kind::Request : Message::Kind::Notification;
+        return m;
+    }
+    if (!hasId)
+        return Fault{InvalidRequest,
+                     QStringLiteral("a message needs \"method\" (request or notification) or "
+                                    "\"id\" with \"result\" or \"error\" (response)")};
+    const bool hasResult = o.contains(QLatin1String("result"));
+    const bool hasError = o.contains(QLatin1String("error"));
+    if (hasResult == hasError)
+        return Fault{InvalidRequest,
+                     QStringLiteral("a response needs exactly one of \"result\" and \"error\""),
+                     answerId};
+    if (hasError) {
+        const QJsonValue err = o.value(QLatin1String("error"));
+        if (!err.isObject() || !err.toObject().value(QLatin1String("code")).isDouble())
+            return Fault{InvalidRequest,
+                         QStringLiteral("\"error\" must be an object with a numeric \"code\""),
+                         answerId};
+        m.kind = Message::Kind::ErrorResponse;
+        m.error = err.toObject();
+    } else {
+        m.kind = Message::Kind::Response;
+        m.result = o.value(QLatin1String("result"));
+    }
+    return m;
+}
+
+QJsonObject resultResponse(const QJsonValue &id, const QJsonValue &result)
+{
+    return {{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
+            {QStringLiteral("id"), id},
+            {QStringLiteral("result"), result}};
+}
+
+QJsonObject errorResponse(const QJsonValue &id, int code, const QString &message,
+                          const QJsonValue &data)
+{
+    QJsonObject error{{QStringLiteral("code"), code}, {QStringLiteral("message"), message}};
+    if (!data.isUndefined())
+        error.insert(QStringLiteral("data"), data);
+    return {{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
+            {QStringLiteral("id"), id},
+            {QStringLiteral("error"), error}};
+}
+
+QJsonObject errorResponse(const Fault &fault)
+{
+    return errorResponse(fault.id, fault.code, fault.message);
+}
+
+QJsonObject notification(const QString &method, const QJsonObject &params)
+{
+    QJsonObject o{{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
+                  {QStringLiteral("method"), method}};
+    if (!params.isEmpty())
+        o.insert(QStringLiteral("params"), params);
+    return o;
+}
+
+QByteArray serialize(const QJsonObject &message)
+{
+    return QJsonDocument(message).toJson(QJsonDocument::Compact);
+}
+
+QString idKey(const QJsonValue &id)
+{
+    if (id.isString())
+        return QStringLiteral("s:") + id.toString();
+    return QStringLiteral("n:") + QString::number(id.toInteger());
+}
+
+} // namespace elsai::jsonrpc

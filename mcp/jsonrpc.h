@@ -1,0 +1,68 @@
+#pragma once
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QString>
+
+#include <optional>
+#include <variant>
+
+namespace elsai::jsonrpc {
+
+/// Error codes of JSON-RPC 2.0 (and the one MCP adds for unknown resources).
+enum ErrorCode {
+    ParseError = -32700,
+    InvalidRequest = -32600,
+    MethodNotFound = -32601,
+    InvalidParams = -32602,
+    InternalError = -32603,
+};
+
+/// One well-formed JSON-RPC 2.0 message.
+struct Message
+{
+    enum class Kind { Request, Notification, Response, ErrorResponse };
+    Kind kind = Kind::Request;
+    QJsonValue id;        ///< string or integer; Null for notifications
+    QString method;       ///< requests and notifications
+    QJsonObject params;   ///< requests and notifications (absent → empty)
+    QJsonValue result;    ///< responses
+    QJsonObject error;    ///< error responses
+
+    bool isRequest() const { return kind == Kind::Request; }
+    bool isNotification() const { return kind == Kind::Notification; }
+};
+
+/// Why a payload is not a message, and the id to answer with (Null when unknown).
+struct Fault
+{
+    int code = InvalidRequest;
+    QString message;
+    QJsonValue id = QJsonValue::Null;
+};
+
+using ParseResult = std::variant<Message, Fault>;
+
+/// Parses one JSON-RPC 2.0 message from its serialized form. Batches (JSON arrays) are not
+/// part of MCP 2025-06-18 and are refused as InvalidRequest.
+ParseResult parse(const QByteArray &payload);
+/// Validates an already decoded JSON value as a message.
+ParseResult parse(const QJsonValue &value);
+
+/// {"jsonrpc":"2.0","id":…,"result":…}
+QJsonObject resultResponse(const QJsonValue &id, const QJsonValue &result);
+/// {"jsonrpc":"2.0","id":…,"error":{"code","message"[,"data"]}}
+QJsonObject errorResponse(const QJsonValue &id, int code, const QString &message,
+                          const QJsonValue &data = QJsonValue::Undefined);
+QJsonObject errorResponse(const Fault &fault);
+/// {"jsonrpc":"2.0","method":…,"params":…}
+QJsonObject notification(const QString &method, const QJsonObject &params = {});
+
+/// Compact serialization, without a trailing newline.
+QByteArray serialize(const QJsonObject &message);
+
+/// A stable key for a request id (ids may be strings or numbers: "s:abc" / "n:42").
+QString idKey(const QJsonValue &id);
+
+} // namespace elsai::jsonrpc

@@ -1,0 +1,340 @@
+#include "mcpsession.h"
+
+#include "errors.h"
+#include "process.h"
+#include "sandboxplugin.h"
+
+#include <QJsonArray>
+#include <QLoggingCategory>
+#include <QRegularExpression>
+
+Q_LOGGING_CATEGORY(lcMcpSession, "elsai.mcp.session", QtInfoMsg)
+
+namespace elsai {
+
+namespace {
+
+// The execute tool registered by SandboxPlugin takes no cancellation token; the MCP session
+// replaces it by the same tool (name, description, schema, provider) whose invoke passes the
+// token of the request running on this thread, so notifications/cancelled kills the process
+// group through the core's CancellationToken.
+thread_local std::shared_ptr<CancellationToken> t_currentCancel;
+
+struct CancelScope
+{
+    explicit CancelScope(std::shared_ptr<CancellationToken> token)
+    {
+        t_currentCancel = std::move(token);
+    }
+    ~CancelScope() { t_currentCancel.reset(); }
+    CancelScope(const CancelScope &) = delete;
+    CancelScope &operator=(const CancelScope &) = delete;
+};
+
+// list_dir: the MCP result carries the listing as text and drops the structured entries (they
+// would repeat it), so they are not built at all: a JSON object per entry was most of the cost
+// of listing a large folder.
+void installTextListDir(Agent &agent)
+{
+    std::optional<Tool> listDir = agent.tools().get(QStringLiteral("list_dir"));
+    if (!listDir)
+        return;
+    listDir->invoke = [](Agent &a, const QJsonObject &args) {
+        const QString path =
+            args::requiredString(args, QStringLiteral("path"), QStringLiteral("list_dir"));
+        return ToolResult{listWorkspaceDir(a, path), {{QStringLiteral("path"), path}}, false};
+    };
+    agent.tools().add(*listDir);
+}
+
+void installCancellableExecute(Agent &agent)
+{
+    std::optional<Tool> execute = agent.tools().get(QStringLiteral("execute"));
+    if (!execute)
+        return;
+    execute->invoke = [](Agent &a, const QJsonObject &args) {
+        const QString tool = QStringLiteral("execute");
+        const QString command = args::requiredString(args, QStringLiteral("command"), tool);
+        const auto cwd = args::optionalString(args, QStringLiteral("cwd"), tool);
+        ExecuteOptions options;
+        options.cancel = t_currentCancel;
+        const ExecuteResult r = executeAs(a, command, cwd, options);
+        return ToolResult{formatExecuteResult(r), r.toJson(), false};
+    };
+    agent.tools().add(*execute);
+}
+
+const QString kLatestVersion = QStringLiteral("2025-06-18");
+
+QJsonObject textContent(const QString &text)
+{
+    return {{QStringLiteral("type"), QStringLiteral("text")}, {QStringLiteral("text"), text}};
+}
+
+} // namespace
+
+QJsonObject mcpToolDescription(const Tool &tool)
+{
+    static const QStringList readOnly{QStringLiteral("read_file"), QStringLiteral("list_dir"),
+                                      QStringLiteral("retrieve_offloaded_content")};
+    const bool ro = readOnly.contains(tool.name);
+    QJsonObject annotations{{QStringLiteral("readOnlyHint"), ro},
+                            {QStringLiteral("openWorldHint"), false}};
+    if (!ro) {
+        annotations.insert(QStringLiteral("destructiveHint"), true);
+        annotations.insert(QStringLiteral("idempotentHint"),
+                           tool.name == QLatin1String("write_file"));
+    }
+    return {{QStringLiteral("name"), tool.name},
+            {QStringLiteral("description"), tool.description},
+            {QStringLiteral("inputSchema"), tool.inputSchema},
+            {QStringLiteral("annotations"), annotations}};
+}
+
+McpSession::McpSession(QString id, McpAgentSpec agent, SandboxPtr sandbox,
+                       std::optional<SandboxOutputOffloadPolicy> offload)
+    : m_id(std::move(id)),
+      m_spec(std::move(agent)),
+      m_sandbox(std::move(sandbox)),
+      m_offload(std::move(offload))
+{
+}
+
+McpSession::~McpSession()
+{
+    close();
+}
+
+QStringList McpSession::supportedProtocolVersions()
+{
+    return {QStringLiteral("2024-11-05"), QStringLiteral("2025-03-26"), kLatestVersion};
+}
+
+bool McpSession::isAcceptableProtocolVersion(const QString &version)
+{
+    static const QRegularExpression date(QStringLiteral("^\\d{4}-\\d{2}-\\d{2}$"));
+    return supportedProtocolVersions().contains(version) ||
+           (date.match(version).hasMatch() && version > kLatestVersion);
+}
+
+bool McpSession::isInitialized() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_agent != nullptr;
+}
+
+bool McpSession::isClosed() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_closed;
+}
+
+QString McpSession::protocolVersion() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_protocolVersion;
+}
+
+QJsonObject McpSession::clientInfo() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_clientInfo;
+}
+
+AgentPtr McpSession::agent() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_agent;
+}
+
+int McpSession::runningCalls() const
+{
+    QMutexLocker lock(&m_mutex);
+    return int(m_running.size());
+}
+
+void McpSession::close()
+{
+    AgentPtr agent;
+    {
+        QMutexLocker lock(&m_mutex);
+        if (m_closed)
+            return;
+        m_closed = true;
+        for (const auto &token : std::as_const(m_running))
+            token->cancel();
+        agent = m_agent;
+    }
+    if (agent && m_sandbox)
+        m_sandbox->detach(agent);
+    qCDebug(lcMcpSession) << "session" << m_id << "of" << m_spec.name << "closed";
+}
+
+McpSession::Reply McpSession::handle(const jsonrpc::Message &m)
+{
+    using namespace jsonrpc;
+    if (m.kind == Message::Kind::Response || m.kind == Message::Kind::ErrorResponse)
+        return {}; // this server sends no requests, so a response answers nothing
+    if (m.isNotification()) {
+        if (m.method == QLatin1String("notifications/cancelled"))
+            cancelRequest(m.params.value(QLatin1String("requestId")));
+        // notifications/initialized and unknown notifications need no action.
+        return {};
+    }
+
+    auto fault = [&](int code, const QString &message) {
+        return Reply{errorResponse(m.id, code, message), false};
+    };
+    if (isClosed())
+        return fault(InvalidRequest,
+                     QStringLiteral("the MCP session has ended; initialize a new one"));
+    if (m.method == QLatin1String("ping"))
+        return {resultResponse(m.id, QJsonObject{}), false};
+    if (m.method == QLatin1String("initialize")) {
+        try {
+            return {resultResponse(m.id, initialize(m.params)), false};
+        } catch (const SandboxError &e) {
+            return fault(InternalError, e.display());
+        }
+    }
+    if (!isInitialized())
+        return fault(InvalidRequest,
+                     QStringLiteral("'%1' before initialize: send initialize first").arg(m.method));
+    if (m.method == QLatin1String("tools/list"))
+        return {resultResponse(m.id, listTools()), false};
+    if (m.method == QLatin1String("tools/call")) {
+        bool cancelled = false;
+        auto result = callTool(m.id, m.params, &cancelled);
+        if (const auto *f = std::get_if<Fault>(&result))
+            return {errorResponse(m.id, f->code, f->message), cancelled};
+        return {resultResponse(m.id, std::get<QJsonObject>(result)), cancelled};
+    }
+    return fault(MethodNotFound, QStringLiteral("method '%1' is not supported; this server "
+                                                "offers ping, tools/list and tools/call")
+                                     .arg(m.method));
+}
+
+QJsonObject McpSession::initialize(const QJsonObject &params)
+{
+    const QString requested = params.value(QLatin1String("protocolVersion")).toString();
+    const QString version = isAcceptableProtocolVersion(requested) ? requested : kLatestVersion;
+    AgentPtr agent = this->agent();
+    if (!agent) {
+        AgentConfig config;
+        config.sandbox = m_sandbox;
+        config.sandboxMode = SandboxMode::Sandbox;
+        config.sandboxAttachMode = m_spec.mode;
+        config.sandboxOutputOffload = m_offload;
+        agent = Agent::create(m_spec.name, config); // attaches; audited as "attach"
+        installCancellableExecute(*agent);
+        installTextListDir(*agent);
+    }
+    bool closedMeanwhile = false;
+    {
+        QMutexLocker lock(&m_mutex);
+        m_agent = agent;
+        m_protocolVersion = version;
+        m_clientInfo = params.value(QLatin1String("clientInfo")).toObject();
+        closedMeanwhile = m_closed;
+    }
+    if (closedMeanwhile)
+        m_sandbox->detach(agent);
+    qCInfo(lcMcpSession).noquote()
+        << "session" << m_id << "agent" << m_spec.name << toString(m_spec.mode) << "client"
+        << m_clientInfo.value(QLatin1String("name")).toString() << "protocol" << version;
+    return {{QStringLiteral("protocolVersion"), version},
+            {QStringLiteral("capabilities"),
+             QJsonObject{{QStringLiteral("tools"),
+                          QJsonObject{{QStringLiteral("listChanged"), false}}}}},
+            {QStringLiteral("serverInfo"),
+             QJsonObject{{QStringLiteral("name"), QStringLiteral("elsai-workbench")},
+                         {QStringLiteral("title"), QStringLiteral("elsai sandbox workbench")},
+                         {QStringLiteral("version"), QStringLiteral(ELSAI_VERSION)}}},
+            {QStringLiteral("instructions"),
+             QStringLiteral("Tools act on the shared sandbox workspace '%1' as agent '%2' (%3). "
+                            "Paths are relative to the workspace root.")
+                 .arg(m_sandbox->workspaceId(), m_spec.name, toString(m_spec.mode))}};
+}
+
+QJsonObject McpSession::listTools() const
+{
+    QJsonArray tools;
+    for (const Tool &t : agent()->tools().tools())
+        tools.append(mcpToolDescription(t));
+    return {{QStringLiteral("tools"), tools}};
+}
+
+std::variant<QJsonObject, jsonrpc::Fault>
+McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *cancelled)
+{
+    using jsonrpc::Fault;
+    const QJsonValue nameValue = params.value(QLatin1String("name"));
+    if (!nameValue.isString())
+        return Fault{jsonrpc::InvalidParams,
+                     QStringLiteral("tools/call needs \"name\", the tool to call")};
+    const QJsonValue argsValue = params.value(QLatin1String("arguments"));
+    if (!argsValue.isUndefined() && !argsValue.isNull() && !argsValue.isObject())
+        return Fault{jsonrpc::InvalidParams,
+                     QStringLiteral("tools/call \"arguments\" must be an object")};
+    const QString name = nameValue.toString();
+    const AgentPtr a = agent();
+
+    auto token = std::make_shared<CancellationToken>();
+    const QString key = jsonrpc::idKey(id);
+    {
+        QMutexLocker lock(&m_mutex);
+        if (m_running.contains(key))
+            return Fault{jsonrpc::InvalidRequest,
+                         QStringLiteral("request id %1 is already running; use a new id")
+                             .arg(key.mid(2))};
+        m_running.insert(key, token);
+    }
+    QJsonObject result;
+    std::optional<Fault> fault;
+    try {
+        CancelScope scope(token);
+        const ToolResult r = a->callTool(name, argsValue.toObject());
+        QJsonObject structured = r.data;
+        // The text already carries these; repeating them would double large results.
+        for (const char *big : {"output", "stderr", "content", "entries"})
+            structured.remove(QLatin1String(big));
+        result = {{QStringLiteral("content"), QJsonArray{textContent(r.text)}},
+                  {QStringLiteral("structuredContent"), structured},
+                  {QStringLiteral("isError"), false}};
+    } catch (const ToolNotFoundError &e) {
+        fault = Fault{jsonrpc::InvalidParams, e.display()};
+    } catch (const SandboxError &e) {
+        result = {{QStringLiteral("content"), QJsonArray{textContent(e.display())}},
+                  {QStringLiteral("structuredContent"),
+                   QJsonObject{{QStringLiteral("error"),
+                                QJsonObject{{QStringLiteral("type"), e.specName()},
+                                            {QStringLiteral("message"), e.message()}}}}},
+                  {QStringLiteral("isError"), true}};
+    } catch (const std::exception &e) {
+        qCWarning(lcMcpSession) << "tool" << name << "failed unexpectedly:" << e.what();
+        fault = Fault{jsonrpc::InternalError,
+                      QStringLiteral("tool '%1' failed: %2").arg(name, QString::fromUtf8(e.what()))};
+    }
+    {
+        QMutexLocker lock(&m_mutex);
+        m_running.remove(key);
+    }
+    *cancelled = token->isCancelled();
+    if (fault)
+        return *fault;
+    return result;
+}
+
+void McpSession::cancelRequest(const QJsonValue &requestId)
+{
+    if (!requestId.isString() && !requestId.isDouble())
+        return;
+    QMutexLocker lock(&m_mutex);
+    if (const auto token = m_running.value(jsonrpc::idKey(requestId))) {
+        token->cancel();
+        qCInfo(lcMcpSession).noquote()
+            << "session" << m_id << "cancelled request" << jsonrpc::idKey(requestId).mid(2);
+    }
+}
+
+} // namespace elsai

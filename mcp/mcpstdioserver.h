@@ -1,0 +1,55 @@
+#pragma once
+
+#include "mcpagentspec.h"
+#include "mcpsession.h"
+#include "offload.h"
+#include "sandbox.h"
+
+#include <QMutex>
+#include <QObject>
+#include <QThreadPool>
+
+#include <memory>
+#include <optional>
+
+class QThread;
+
+namespace elsai {
+
+/// The MCP stdio transport: one session for one agent, newline-delimited JSON-RPC on two file
+/// descriptors (stdin/stdout by default). Nothing else may write to the output fd; logs go to
+/// stderr. tools/call runs on a worker pool, so ping and notifications/cancelled are served
+/// while a command runs; a cancelled request gets no response (as the protocol asks).
+class McpStdioServer : public QObject
+{
+    Q_OBJECT
+
+public:
+    McpStdioServer(SandboxPtr sandbox, McpAgentSpec agent,
+                   std::optional<SandboxOutputOffloadPolicy> offload = std::nullopt,
+                   int inputFd = 0, int outputFd = 1, QObject *parent = nullptr);
+    ~McpStdioServer() override;
+
+    /// Starts reading on a thread of its own. finished() follows end of input.
+    void start();
+    const McpSession &session() const { return *m_session; }
+
+Q_SIGNALS:
+    /// Input ended (the client closed stdin) and every running call returned.
+    void finished();
+
+private:
+    void readLoop();
+    void dispatch(const QByteArray &line);
+    void send(const QJsonObject &message);
+
+    McpSessionPtr m_session;
+    const int m_inFd;
+    const int m_outFd;
+    QMutex m_writeMutex;
+    QThreadPool m_pool;
+    QThread *m_reader = nullptr;
+    int m_wakePipe[2] = {-1, -1};
+};
+
+} // namespace elsai

@@ -1,0 +1,186 @@
+// The official TypeScript SDK against elsai-workbench over Streamable HTTP.
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { alive, auditRecords, makeProject, startHttpServer, treeHash, until } from './lib/server.mjs';
+
+let p;
+let server;
+
+async function connect(token, name = 'sdk-test') {
+    const client = new Client({ name, version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(server.url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    });
+    await client.connect(transport);
+    return { client, transport };
+}
+
+function text(result) {
+    return result.content.map((c) => c.text).join('');
+}
+
+/** A raw POST, to see status codes the SDK turns into exceptions. */
+function rawPost(headers, body) {
+    return new Promise((resolve, reject) => {
+        const req = request(server.url, { method: 'POST', headers: {
+            'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+            ...headers } }, (res) => {
+            let data = '';
+            res.on('data', (d) => { data += d; });
+            res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
+        });
+        req.on('error', reject);
+        req.end(body);
+    });
+}
+
+const initBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {
+    protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+
+describe('Streamable HTTP with the SDK client', () => {
+    before(async () => {
+        p = makeProject({ 'README.md': '# demo\n', 'src/app.py': 'print("hi")\n',
+                          'docs/notes.txt': 'one\ntwo\nthree\n' });
+        server = await startHttpServer(p, ['coder=read_write', 'reviewer=read_only']);
+    });
+    after(async () => {
+        assert.equal(await server.stop(), 0);
+    });
+
+    test('start-up lines name each agent with its mode, url and a random token', () => {
+        const { coder, reviewer } = server.agents;
+        assert.equal(coder.mode, 'read_write');
+        assert.equal(reviewer.mode, 'read_only');
+        assert.match(coder.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+        assert.ok(Buffer.from(coder.token, 'base64url').length * 8 >= 128);
+        assert.notEqual(coder.token, reviewer.token);
+    });
+
+    test('a read-only token sees only read_file and list_dir and cannot change the workspace', async () => {
+        const { client } = await connect(server.agents.reviewer.token, 'reviewer-client');
+        const tools = (await client.listTools()).tools.map((t) => t.name).sort();
+        assert.deepEqual(tools, ['list_dir', 'read_file']);
+        for (const t of (await client.listTools()).tools) {
+            assert.equal(t.inputSchema.type, 'object');
+            assert.ok(t.description.length > 20);
+        }
+        const before = treeHash(p.workspace);
+        const attempts = [
+            ['write_file', { path: 'README.md', content: 'pwned' }],
+            ['write_file', { path: 'new.txt', content: 'x' }],
+            ['execute', { command: 'echo pwned > README.md; touch evil' }],
+            ['read_file', { path: '../outside.txt' }],
+            ['list_dir', { path: '/etc' }],
+            ['retrieve_offloaded_content', { handle: 'x' }],
+        ];
+        for (const [name, args] of attempts) {
+            let failed = false;
+            try {
+                const r = await client.callTool({ name, arguments: args });
+                failed = r.isError === true;
+                if (failed) assert.match(text(r), /^[A-Za-z]+Error: /);
+            } catch {
+                failed = true; // a protocol error (unknown tool)
+            }
+            assert.ok(failed, `${name} must fail for a read-only agent`);
+        }
+        const ok = await client.callTool({ name: 'read_file', arguments: { path: 'docs/notes.txt', offset: 1, limit: 1 } });
+        assert.equal(ok.isError, false);
+        assert.equal(text(ok), 'two\n');
+        const listing = await client.callTool({ name: 'list_dir', arguments: { path: '.' } });
+        assert.match(text(listing), /README\.md/);
+        assert.equal(treeHash(p.workspace), before, 'the workspace changed');
+        await client.close();
+
+        const mine = auditRecords(p.auditLog).filter((r) => r.actor === 'reviewer');
+        const events = mine.map((r) => `${r.event}/${r.outcome}`);
+        assert.ok(events.includes('attach/ok'), events.join(' '));
+        assert.ok(events.includes('sandbox.write_file/denied'), events.join(' '));
+        assert.ok(events.includes('sandbox.execute/denied'), events.join(' '));
+        assert.ok(events.includes('sandbox.read_file/ok'), events.join(' '));
+        assert.ok(events.includes('sandbox.list_dir/ok'), events.join(' '));
+        assert.ok(!JSON.stringify(mine).includes('pwned'), 'the audit log holds command text');
+    });
+
+    test('a read-write token can execute and write', async () => {
+        const { client, transport } = await connect(server.agents.coder.token);
+        const tools = (await client.listTools()).tools.map((t) => t.name).sort();
+        assert.deepEqual(tools, ['execute', 'list_dir', 'read_file', 'write_file']);
+        const w = await client.callTool({ name: 'write_file', arguments: { path: 'out/hello.txt', content: 'hello\n' } });
+        assert.equal(w.isError, false, text(w));
+        assert.equal(readFileSync(join(p.workspace, 'out/hello.txt'), 'utf8'), 'hello\n');
+        const x = await client.callTool({ name: 'execute', arguments: { command: 'cat out/hello.txt; echo err >&2; exit 4' } });
+        assert.equal(x.isError, false);
+        assert.match(text(x), /^hello\n\[stderr\]\nerr\n\[exit code: 4\]$/);
+        assert.equal(x.structuredContent.exit_code, 4);
+        assert.ok(transport.sessionId, 'the server gave a session id');
+        await transport.terminateSession(); // DELETE
+        await client.close();
+        const coder = auditRecords(p.auditLog).filter((r) => r.actor === 'coder').map((r) => r.event);
+        assert.ok(coder.includes('sandbox.execute') && coder.includes('sandbox.write_file'));
+        assert.ok(coder.includes('detach'), 'DELETE detaches the session agent');
+    });
+
+    test('a wrong or missing token gets 401 before anything else', async () => {
+        await assert.rejects(connect('wrong-token-0123456789abcdef'));
+        const missing = await rawPost({}, initBody);
+        assert.equal(missing.status, 401);
+        assert.match(missing.headers['www-authenticate'], /^Bearer/);
+        const wrongAndForeign = await rawPost({ Authorization: 'Bearer nope-0123456789abcdef',
+                                                Origin: 'http://evil.example' }, 'not json');
+        assert.equal(wrongAndForeign.status, 401);
+    });
+
+    test('a foreign Origin gets 403', async () => {
+        const token = server.agents.coder.token;
+        const foreign = await rawPost({ Authorization: `Bearer ${token}`, Origin: 'http://evil.example' }, initBody);
+        assert.equal(foreign.status, 403);
+        const local = await rawPost({ Authorization: `Bearer ${token}`, Origin: 'http://localhost:3000' }, initBody);
+        assert.equal(local.status, 200);
+        // DNS rebinding without an Origin: the attacker's name arrives in Host.
+        const rebound = await rawPost({ Authorization: `Bearer ${token}`, Host: 'evil.example:80' }, initBody);
+        assert.equal(rebound.status, 403);
+    });
+
+    test('cancelling a running execute kills its process tree', async () => {
+        const { client } = await connect(server.agents.coder.token);
+        const controller = new AbortController();
+        const call = client.callTool({ name: 'execute', arguments: {
+            command: 'sleep 300 & echo $! > sleeper.pid; wait' } }, undefined, { signal: controller.signal });
+        const pidFile = join(p.workspace, 'sleeper.pid');
+        let pid = 0;
+        await until(() => {
+            try { pid = Number(readFileSync(pidFile, 'utf8').trim()); } catch { pid = 0; }
+            return pid > 0;
+        }, 'the sleep to start');
+        assert.ok(alive(pid));
+        controller.abort('test cancels');
+        await assert.rejects(call);
+        await until(() => !alive(pid), 'the sleep to be killed');
+        // The server is still fine for this client.
+        const r = await client.callTool({ name: 'execute', arguments: { command: 'echo still here' } });
+        assert.match(text(r), /^still here/);
+        await client.close();
+    });
+
+    test('many sessions at once do not block each other', async () => {
+        const clients = await Promise.all(Array.from({ length: 6 }, (_, i) =>
+            connect(server.agents.coder.token, `parallel-${i}`)));
+        // The first waits for a file that only the last creates.
+        const waiting = clients[0].client.callTool({ name: 'execute', arguments: {
+            command: 'while [ ! -f go ]; do sleep 0.02; done; echo went' } });
+        const middle = await Promise.all(clients.slice(1, 5).map(({ client }, i) =>
+            client.callTool({ name: 'execute', arguments: { command: `echo ${i}` } })));
+        middle.forEach((r, i) => assert.match(text(r), new RegExp(`^${i}\n`)));
+        await clients[5].client.callTool({ name: 'write_file', arguments: { path: 'go', content: '' } });
+        assert.match(text(await waiting), /^went/);
+        await Promise.all(clients.map(({ client }) => client.close()));
+    });
+});

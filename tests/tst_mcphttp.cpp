@@ -1,0 +1,351 @@
+#include "errors.h"
+#include "localsandboxbackend.h"
+#include "mcphttpserver.h"
+#include "testutil.h"
+
+#include <QEventLoop>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace elsai;
+
+namespace {
+const QString kWriter = QStringLiteral("writer-token-0123456789");
+const QString kReader = QStringLiteral("reader-token-0123456789");
+} // namespace
+
+/// The Streamable HTTP transport over loopback with QNetworkAccessManager: the order of the
+/// checks (token, Origin, method, session, version), sessions, concurrency, revocation.
+class TestMcpHttp : public QObject
+{
+    Q_OBJECT
+
+    struct Reply
+    {
+        int status = 0;
+        QByteArray body;
+        QJsonObject json;
+        QHash<QByteArray, QByteArray> headers; // lower-case names
+    };
+
+    QTemporaryDir m_tmp;
+    SandboxPtr m_sandbox;
+    std::unique_ptr<McpHttpServer> m_server;
+    QNetworkAccessManager m_nam;
+    int m_nextId = 1;
+
+    QNetworkRequest makeRequest(const QString &token, const QByteArray &session = {},
+                                const QByteArray &origin = {})
+    {
+        QNetworkRequest r(m_server->url());
+        r.setHeader(QNetworkRequest::ContentTypeHeader, QByteArray("application/json"));
+        r.setRawHeader("Accept", "application/json, text/event-stream");
+        if (!token.isEmpty())
+            r.setRawHeader("Authorization", "Bearer " + token.toUtf8());
+        if (!session.isEmpty())
+            r.setRawHeader("Mcp-Session-Id", session);
+        if (!origin.isEmpty())
+            r.setRawHeader("Origin", origin);
+        return r;
+    }
+    static Reply wait(QNetworkReply *reply)
+    {
+        if (!reply->isFinished()) {
+            QEventLoop loop;
+            QObject::connect(reply, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+            loop.exec();
+        }
+        Reply r;
+        r.status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+        r.body = reply->readAll();
+        r.json = QJsonDocument::fromJson(r.body).object();
+        for (const auto &[name, value] : reply->rawHeaderPairs())
+            r.headers.insert(name.toLower(), value);
+        reply->deleteLater();
+        return r;
+    }
+    Reply send(const QNetworkRequest &request, const QByteArray &verb, const QByteArray &body = {})
+    {
+        return wait(m_nam.sendCustomRequest(request, verb, body));
+    }
+    QByteArray rpc(const QString &method, const QJsonObject &params = {}, int id = 0)
+    {
+        QJsonObject o{{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
+                      {QStringLiteral("id"), id ? id : m_nextId++},
+                      {QStringLiteral("method"), method}};
+        if (!params.isEmpty())
+            o.insert(QStringLiteral("params"), params);
+        return QJsonDocument(o).toJson(QJsonDocument::Compact);
+    }
+    QByteArray initialize(const QString &token)
+    {
+        const Reply r = send(makeRequest(token), "POST",
+                             rpc(QStringLiteral("initialize"),
+                                 {{QStringLiteral("protocolVersion"), QStringLiteral("2025-06-18")},
+                                  {QStringLiteral("capabilities"), QJsonObject{}},
+                                  {QStringLiteral("clientInfo"),
+                                   QJsonObject{{QStringLiteral("name"), QStringLiteral("qnam")},
+                                               {QStringLiteral("version"), QStringLiteral("1")}}}}));
+        [&] { QCOMPARE(r.status, 200); }();
+        return r.headers.value("mcp-session-id");
+    }
+    QByteArray callTool(const QString &name, const QJsonObject &args, int id = 0)
+    {
+        return rpc(QStringLiteral("tools/call"),
+                   {{QStringLiteral("name"), name}, {QStringLiteral("arguments"), args}}, id);
+    }
+    int runningCalls() const
+    {
+        int n = 0;
+        for (const McpSessionInfo &s : m_server->sessions())
+            n += s.runningCalls;
+        return n;
+    }
+    static QString resultText(const Reply &r)
+    {
+        return r.json.value(QLatin1String("result")).toObject().value(QLatin1String("content"))
+            .toArray().first().toObject().value(QLatin1String("text")).toString();
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_sandbox = Sandbox::create(
+            QStringLiteral("mcphttp"),
+            std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("ws"))), 600);
+        m_sandbox->start();
+        m_sandbox->addFiles({{QStringLiteral("a.txt"), FileSource::text(QStringLiteral("hello"))}});
+        m_server = std::make_unique<McpHttpServer>(
+            m_sandbox, QList<McpAgentSpec>{{QStringLiteral("writer"), SandboxAttachMode::ReadWrite, kWriter},
+                                           {QStringLiteral("reader"), SandboxAttachMode::ReadOnly, kReader}});
+        m_server->listen(QHostAddress::LocalHost, 0);
+        QVERIFY(m_server->port() > 0);
+        QCOMPARE(m_server->url().path(), QStringLiteral("/mcp"));
+    }
+    void cleanupTestCase()
+    {
+        m_server.reset();
+        m_sandbox->stop(false);
+    }
+
+    void refusesNonLoopbackWithoutOptIn()
+    {
+        McpHttpServer other(m_sandbox, {});
+        QVERIFY_THROWS_EXCEPTION(ValueError, other.listen(QHostAddress::AnyIPv4, 0));
+        QVERIFY(!other.isListening());
+    }
+
+    void tokenIsCheckedBeforeAnythingElse_data()
+    {
+        QTest::addColumn<QString>("token");
+        QTest::addColumn<QByteArray>("verb");
+        QTest::addColumn<QByteArray>("origin");
+        QTest::addColumn<QByteArray>("body");
+        QTest::newRow("none, POST") << QString() << QByteArray("POST") << QByteArray()
+                                    << rpc(QStringLiteral("ping"));
+        QTest::newRow("wrong, POST") << QStringLiteral("nope-0123456789abcdef")
+                                     << QByteArray("POST") << QByteArray() << rpc(QStringLiteral("ping"));
+        QTest::newRow("prefix of a real one") << kWriter.left(kWriter.size() - 1)
+                                              << QByteArray("POST") << QByteArray()
+                                              << rpc(QStringLiteral("ping"));
+        QTest::newRow("none, foreign origin") << QString() << QByteArray("POST")
+                                              << QByteArray("http://evil.example")
+                                              << rpc(QStringLiteral("ping"));
+        QTest::newRow("none, GET") << QString() << QByteArray("GET") << QByteArray() << QByteArray();
+        QTest::newRow("none, DELETE") << QString() << QByteArray("DELETE") << QByteArray()
+                                      << QByteArray();
+        QTest::newRow("none, broken JSON") << QString() << QByteArray("POST") << QByteArray()
+                                           << QByteArray("{broken");
+    }
+    void tokenIsCheckedBeforeAnythingElse()
+    {
+        QFETCH(QString, token);
+        QFETCH(QByteArray, verb);
+        QFETCH(QByteArray, origin);
+        QFETCH(QByteArray, body);
+        const Reply r = send(makeRequest(token, {}, origin), verb, body);
+        QCOMPARE(r.status, 401);
+        QVERIFY(r.headers.value("www-authenticate").startsWith("Bearer"));
+        QVERIFY(m_server->sessions().isEmpty()); // nothing happened
+    }
+
+    void originIsValidated_data()
+    {
+        QTest::addColumn<QByteArray>("origin");
+        QTest::addColumn<int>("status");
+        QTest::newRow("foreign") << QByteArray("http://evil.example") << 403;
+        QTest::newRow("rebinding name") << QByteArray("http://127.0.0.1.evil.example:8080") << 403;
+        QTest::newRow("null") << QByteArray("null") << 403;
+        QTest::newRow("localhost") << QByteArray("http://localhost:5173") << 200;
+        QTest::newRow("127.0.0.1") << QByteArray("http://127.0.0.1") << 200;
+        QTest::newRow("[::1]") << QByteArray("https://[::1]:8443") << 200;
+    }
+    void originIsValidated()
+    {
+        QFETCH(QByteArray, origin);
+        QFETCH(int, status);
+        const Reply r = send(makeRequest(kReader, {}, origin), "POST",
+                             rpc(QStringLiteral("initialize"),
+                                 {{QStringLiteral("protocolVersion"), QStringLiteral("2025-06-18")}}));
+        QCOMPARE(r.status, status);
+        if (status == 200)
+            send(makeRequest(kReader, r.headers.value("mcp-session-id")), "DELETE");
+    }
+
+    void getIsNotAllowed()
+    {
+        const Reply r = send(makeRequest(kReader), "GET");
+        QCOMPARE(r.status, 405);
+        QVERIFY(r.headers.value("allow").contains("POST"));
+    }
+
+    void sessionLifecycle()
+    {
+        const QByteArray session = initialize(kReader);
+        QVERIFY(session.size() >= 32);
+        QCOMPARE(m_server->sessions().size(), 1);
+        QCOMPARE(m_server->sessions().first().agent, QStringLiteral("reader"));
+        QCOMPARE(m_server->sessions().first().clientName, QStringLiteral("qnam"));
+
+        // A notification is accepted without a body.
+        const Reply n = send(makeRequest(kReader, session), "POST",
+                             R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+        QCOMPARE(n.status, 202);
+        QVERIFY(n.body.isEmpty());
+
+        QCOMPARE(send(makeRequest(kReader), "POST", rpc(QStringLiteral("ping"))).status, 400);
+        QCOMPARE(send(makeRequest(kReader, "0123456789abcdef0123456789abcdef"), "POST",
+                      rpc(QStringLiteral("ping"))).status,
+                 404);
+        // Another agent's token cannot use the session.
+        QCOMPARE(send(makeRequest(kWriter, session), "POST", rpc(QStringLiteral("ping"))).status, 404);
+
+        QNetworkRequest bad = makeRequest(kReader, session);
+        bad.setRawHeader("MCP-Protocol-Version", "1999-01-01");
+        QCOMPARE(send(bad, "POST", rpc(QStringLiteral("ping"))).status, 400);
+        QNetworkRequest good = makeRequest(kReader, session);
+        good.setRawHeader("MCP-Protocol-Version", "2025-06-18");
+        const Reply ping = send(good, "POST", rpc(QStringLiteral("ping"), {}, 77));
+        QCOMPARE(ping.status, 200);
+        QCOMPARE(ping.json.value(QLatin1String("id")).toInt(), 77);
+        QVERIFY(ping.json.value(QLatin1String("result")).isObject());
+
+        // Malformed JSON is a JSON-RPC parse error with HTTP 400.
+        const Reply broken = send(makeRequest(kReader, session), "POST", "{nope");
+        QCOMPARE(broken.status, 400);
+        QCOMPARE(broken.json.value(QLatin1String("error")).toObject().value(QLatin1String("code")).toInt(),
+                 int(jsonrpc::ParseError));
+
+        QCOMPARE(send(makeRequest(kReader, session), "DELETE").status, 200);
+        QVERIFY(m_server->sessions().isEmpty());
+        QCOMPARE(send(makeRequest(kReader, session), "POST", rpc(QStringLiteral("ping"))).status, 404);
+        QCOMPARE(send(makeRequest(kReader, session), "DELETE").status, 404);
+    }
+
+    void modesAreEnforced()
+    {
+        const QByteArray ro = initialize(kReader);
+        const QByteArray rw = initialize(kWriter);
+        const Reply list = send(makeRequest(kReader, ro), "POST", rpc(QStringLiteral("tools/list")));
+        QStringList names;
+        for (const QJsonValue &t : list.json.value(QLatin1String("result")).toObject()
+                                       .value(QLatin1String("tools")).toArray())
+            names.append(t.toObject().value(QLatin1String("name")).toString());
+        names.sort();
+        QCOMPARE(names, QStringList({"list_dir", "read_file"}));
+
+        const Reply denied = send(makeRequest(kReader, ro), "POST",
+                                  callTool(QStringLiteral("write_file"),
+                                           {{QStringLiteral("path"), QStringLiteral("a.txt")},
+                                            {QStringLiteral("content"), QStringLiteral("x")}}));
+        QCOMPARE(denied.status, 200);
+        QVERIFY(denied.json.value(QLatin1String("result")).toObject().value(QLatin1String("isError")).toBool());
+        QVERIFY(resultText(denied).startsWith(QStringLiteral("SandboxMutationDeniedError")));
+        QCOMPARE(m_sandbox->readFile(QStringLiteral("a.txt")), QStringLiteral("hello"));
+
+        const Reply written = send(makeRequest(kWriter, rw), "POST",
+                                   callTool(QStringLiteral("write_file"),
+                                            {{QStringLiteral("path"), QStringLiteral("b.txt")},
+                                             {QStringLiteral("content"), QStringLiteral("by writer")}}));
+        QVERIFY(!written.json.value(QLatin1String("result")).toObject().value(QLatin1String("isError")).toBool());
+        QCOMPARE(m_sandbox->readFile(QStringLiteral("b.txt")), QStringLiteral("by writer"));
+        send(makeRequest(kReader, ro), "DELETE");
+        send(makeRequest(kWriter, rw), "DELETE");
+    }
+
+    void aLongCallBlocksNoOtherSession()
+    {
+        // Session A waits for a file that only session B can create: if the server served one
+        // request at a time, neither would ever finish.
+        const QByteArray a = initialize(kWriter);
+        const QByteArray b = initialize(kWriter);
+        QNetworkReply *waiting = m_nam.sendCustomRequest(
+            makeRequest(kWriter, a), "POST",
+            callTool(QStringLiteral("execute"),
+                     {{QStringLiteral("command"),
+                       QStringLiteral("while [ ! -f release ]; do sleep 0.02; done; echo released")}}));
+        QTRY_COMPARE_WITH_TIMEOUT(runningCalls(), 1, 20000);
+        QCOMPARE(send(makeRequest(kWriter, b), "POST", rpc(QStringLiteral("ping"))).status, 200);
+        const Reply release = send(makeRequest(kWriter, b), "POST",
+                                   callTool(QStringLiteral("write_file"),
+                                            {{QStringLiteral("path"), QStringLiteral("release")},
+                                             {QStringLiteral("content"), QString()}}));
+        QCOMPARE(release.status, 200);
+        const Reply done = wait(waiting);
+        QCOMPARE(done.status, 200);
+        QVERIFY(resultText(done).startsWith(QStringLiteral("released")));
+        send(makeRequest(kWriter, a), "DELETE");
+        send(makeRequest(kWriter, b), "DELETE");
+    }
+
+    void cancelledNotificationKillsTheCommand()
+    {
+        const QByteArray s = initialize(kWriter);
+        QNetworkReply *running = m_nam.sendCustomRequest(
+            makeRequest(kWriter, s), "POST",
+            callTool(QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("sleep 300")}},
+                     9001));
+        QTRY_COMPARE_WITH_TIMEOUT(runningCalls(), 1, 20000);
+        const Reply cancel = send(makeRequest(kWriter, s), "POST",
+                                  R"({"jsonrpc":"2.0","method":"notifications/cancelled",)"
+                                  R"("params":{"requestId":9001,"reason":"test"}})");
+        QCOMPARE(cancel.status, 202);
+        const Reply done = wait(running);
+        QCOMPARE(done.status, 200);
+        QVERIFY(resultText(done).contains(QStringLiteral("cancelled")));
+        send(makeRequest(kWriter, s), "DELETE");
+    }
+
+    void revokingATokenEndsItsSessions()
+    {
+        McpHttpServer server(m_sandbox, {{QStringLiteral("temp"), SandboxAttachMode::ReadOnly,
+                                          QStringLiteral("temp-token-0123456789")}});
+        server.listen(QHostAddress::LocalHost, 0);
+        QSignalSpy ended(&server, &McpHttpServer::sessionEnded);
+        QNetworkRequest r(server.url());
+        r.setHeader(QNetworkRequest::ContentTypeHeader, QByteArray("application/json"));
+        r.setRawHeader("Authorization", "Bearer temp-token-0123456789");
+        const Reply init = send(r, "POST", rpc(QStringLiteral("initialize"),
+                                              {{QStringLiteral("protocolVersion"), QStringLiteral("2025-06-18")}}));
+        QCOMPARE(init.status, 200);
+        AgentPtr agent;
+        for (const AttachedAgent &a : m_sandbox->attachedAgents()) {
+            if (a.agent->id() == QLatin1String("temp"))
+                agent = a.agent;
+        }
+        QVERIFY(agent);
+        QCOMPARE(server.revokeAgent(QStringLiteral("temp")), 1);
+        QCOMPARE(ended.size(), 1);
+        QVERIFY(agent->isDetached());
+        r.setRawHeader("Mcp-Session-Id", init.headers.value("mcp-session-id"));
+        QCOMPARE(send(r, "POST", rpc(QStringLiteral("ping"))).status, 401);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMcpHttp)
+#include "tst_mcphttp.moc"

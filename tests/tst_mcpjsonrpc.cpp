@@ -1,0 +1,229 @@
+#include "jsonrpc.h"
+#include "mcpagentspec.h"
+#include "errors.h"
+
+#include <QJsonDocument>
+#include <QSet>
+#include <QtTest>
+
+using namespace elsai;
+using Kind = jsonrpc::Message::Kind;
+
+/// The JSON-RPC 2.0 parser and the --mcp-agent / token rules.
+class TestMcpJsonRpc : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void parsesMessages_data()
+    {
+        QTest::addColumn<QByteArray>("payload");
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<QString>("idKey");
+
+        QTest::newRow("request, integer id")
+            << QByteArray(R"({"jsonrpc":"2.0","id":7,"method":"ping"})") << int(Kind::Request)
+            << "ping" << "n:7";
+        QTest::newRow("request, string id, params")
+            << QByteArray(R"({"jsonrpc":"2.0","id":"a-1","method":"tools/call",)"
+                          R"("params":{"name":"x"}})")
+            << int(Kind::Request) << "tools/call" << "s:a-1";
+        QTest::newRow("request, id 0") << QByteArray(R"({"jsonrpc":"2.0","id":0,"method":"p"})")
+                                       << int(Kind::Request) << "p" << "n:0";
+        QTest::newRow("notification")
+            << QByteArray(R"({"jsonrpc":"2.0","method":"notifications/initialized"})")
+            << int(Kind::Notification) << "notifications/initialized" << "n:0";
+        QTest::newRow("response") << QByteArray(R"({"jsonrpc":"2.0","id":3,"result":{}})")
+                                  << int(Kind::Response) << "" << "n:3";
+        QTest::newRow("error response")
+            << QByteArray(R"({"jsonrpc":"2.0","id":"q","error":{"code":-1,"message":"m"}})")
+            << int(Kind::ErrorResponse) << "" << "s:q";
+        QTest::newRow("whitespace around")
+            << QByteArray(" \n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n")
+            << int(Kind::Request) << "ping" << "n:1";
+    }
+    void parsesMessages()
+    {
+        QFETCH(QByteArray, payload);
+        QFETCH(int, kind);
+        QFETCH(QString, method);
+        QFETCH(QString, idKey);
+        const jsonrpc::ParseResult r = jsonrpc::parse(payload);
+        if (const auto *f = std::get_if<jsonrpc::Fault>(&r))
+            QFAIL(qPrintable(f->message));
+        const auto &m = std::get<jsonrpc::Message>(r);
+        QCOMPARE(int(m.kind), kind);
+        QCOMPARE(m.method, method);
+        if (m.kind != Kind::Notification)
+            QCOMPARE(jsonrpc::idKey(m.id), idKey);
+    }
+
+    void refusesFaults_data()
+    {
+        QTest::addColumn<QByteArray>("payload");
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QJsonValue>("answerId");
+
+        const QJsonValue null(QJsonValue::Null);
+        QTest::newRow("not JSON") << QByteArray("{nope") << int(jsonrpc::ParseError) << null;
+        QTest::newRow("empty") << QByteArray("") << int(jsonrpc::ParseError) << null;
+        QTest::newRow("batch (removed in 2025-06-18)")
+            << QByteArray(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])")
+            << int(jsonrpc::InvalidRequest) << null;
+        QTest::newRow("scalar") << QByteArray("42") << int(jsonrpc::ParseError) << null;
+        QTest::newRow("wrong version")
+            << QByteArray(R"({"jsonrpc":"1.0","id":5,"method":"ping"})")
+            << int(jsonrpc::InvalidRequest) << QJsonValue(5);
+        QTest::newRow("no version") << QByteArray(R"({"id":5,"method":"ping"})")
+                                    << int(jsonrpc::InvalidRequest) << QJsonValue(5);
+        QTest::newRow("null id") << QByteArray(R"({"jsonrpc":"2.0","id":null,"method":"ping"})")
+                                 << int(jsonrpc::InvalidRequest) << null;
+        QTest::newRow("fractional id")
+            << QByteArray(R"({"jsonrpc":"2.0","id":1.5,"method":"ping"})")
+            << int(jsonrpc::InvalidRequest) << null;
+        QTest::newRow("object id") << QByteArray(R"({"jsonrpc":"2.0","id":{},"method":"ping"})")
+                                   << int(jsonrpc::InvalidRequest) << null;
+        QTest::newRow("method not a string")
+            << QByteArray(R"({"jsonrpc":"2.0","id":"x","method":3})")
+            << int(jsonrpc::InvalidRequest) << QJsonValue(QStringLiteral("x"));
+        QTest::newRow("empty method") << QByteArray(R"({"jsonrpc":"2.0","id":2,"method":""})")
+                                      << int(jsonrpc::InvalidRequest) << QJsonValue(2);
+        QTest::newRow("positional params")
+            << QByteArray(R"({"jsonrpc":"2.0","id":2,"method":"m","params":[1]})")
+            << int(jsonrpc::InvalidRequest) << QJsonValue(2);
+        QTest::newRow("neither method nor id") << QByteArray(R"({"jsonrpc":"2.0"})")
+                                               << int(jsonrpc::InvalidRequest) << null;
+        QTest::newRow("response with result and error")
+            << QByteArray(R"({"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1}})")
+            << int(jsonrpc::InvalidRequest) << QJsonValue(1);
+        QTest::newRow("response with neither") << QByteArray(R"({"jsonrpc":"2.0","id":1})")
+                                               << int(jsonrpc::InvalidRequest) << QJsonValue(1);
+        QTest::newRow("error without code")
+            << QByteArray(R"({"jsonrpc":"2.0","id":1,"error":{"message":"m"}})")
+            << int(jsonrpc::InvalidRequest) << QJsonValue(1);
+    }
+    void refusesFaults()
+    {
+        QFETCH(QByteArray, payload);
+        QFETCH(int, code);
+        QFETCH(QJsonValue, answerId);
+        const jsonrpc::ParseResult r = jsonrpc::parse(payload);
+        QVERIFY(std::holds_alternative<jsonrpc::Fault>(r));
+        const auto &f = std::get<jsonrpc::Fault>(r);
+        QCOMPARE(f.code, code);
+        QCOMPARE(f.id, answerId);
+        QVERIFY(!f.message.isEmpty());
+        // The error response built from a fault is itself a valid error response.
+        const auto echoed = jsonrpc::parse(jsonrpc::serialize(jsonrpc::errorResponse(f)));
+        if (!f.id.isNull()) {
+            QVERIFY(std::holds_alternative<jsonrpc::Message>(echoed));
+            QCOMPARE(int(std::get<jsonrpc::Message>(echoed).kind), int(Kind::ErrorResponse));
+        }
+    }
+
+    void buildsResponses()
+    {
+        const QJsonObject r = jsonrpc::resultResponse(QJsonValue(QStringLiteral("id9")),
+                                                      QJsonObject{{QStringLiteral("a"), 1}});
+        QCOMPARE(r.value(QLatin1String("jsonrpc")).toString(), QStringLiteral("2.0"));
+        QCOMPARE(r.value(QLatin1String("id")).toString(), QStringLiteral("id9"));
+        QVERIFY(!r.contains(QLatin1String("error")));
+        const QJsonObject e = jsonrpc::errorResponse(3, jsonrpc::MethodNotFound,
+                                                     QStringLiteral("no"), QJsonValue(1));
+        QCOMPARE(e.value(QLatin1String("error")).toObject().value(QLatin1String("code")).toInt(),
+                 -32601);
+        QCOMPARE(e.value(QLatin1String("error")).toObject().value(QLatin1String("data")).toInt(),
+                 1);
+        QVERIFY(!jsonrpc::serialize(r).contains('\n')); // one line on stdio
+        const QJsonObject n = jsonrpc::notification(QStringLiteral("x/y"));
+        QVERIFY(!n.contains(QLatin1String("id")));
+        QVERIFY(!n.contains(QLatin1String("params")));
+    }
+
+    void idKeysTellTypesApart()
+    {
+        QVERIFY(jsonrpc::idKey(QJsonValue(1)) != jsonrpc::idKey(QJsonValue(QStringLiteral("1"))));
+        QCOMPARE(jsonrpc::idKey(QJsonValue(1)), jsonrpc::idKey(QJsonValue(1.0)));
+    }
+
+    void parsesAgentSpecs_data()
+    {
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("mode");
+        QTest::addColumn<QString>("token"); // empty: generated
+
+        QTest::newRow("read_write, random token") << "coder=read_write" << "coder"
+                                                  << "read_write" << "";
+        QTest::newRow("read_only with token") << "rev=read_only:0123456789abcdefXYZ" << "rev"
+                                              << "read_only" << "0123456789abcdefXYZ";
+        QTest::newRow("token with colons") << "a.b-c_d=read_only:x:y:0123456789abcdef"
+                                           << "a.b-c_d" << "read_only"
+                                           << "x:y:0123456789abcdef";
+    }
+    void parsesAgentSpecs()
+    {
+        QFETCH(QString, value);
+        QFETCH(QString, name);
+        QFETCH(QString, mode);
+        QFETCH(QString, token);
+        const McpAgentSpec spec = McpAgentSpec::parse(value);
+        QCOMPARE(spec.name, name);
+        QCOMPARE(toString(spec.mode), mode);
+        if (token.isEmpty())
+            QVERIFY(spec.token.size() >= 43); // 256 bits, base64url
+        else
+            QCOMPARE(spec.token, token);
+    }
+
+    void refusesBadAgentSpecs_data()
+    {
+        QTest::addColumn<QString>("value");
+        QTest::newRow("no mode") << "coder";
+        QTest::newRow("empty name") << "=read_write";
+        QTest::newRow("unknown mode") << "coder=admin";
+        QTest::newRow("short token") << "coder=read_write:short";
+        QTest::newRow("token with space") << "coder=read_write:0123456789 abcdefgh";
+        QTest::newRow("name with slash") << "a/b=read_only";
+    }
+    void refusesBadAgentSpecs()
+    {
+        QFETCH(QString, value);
+        QVERIFY_THROWS_EXCEPTION(ValueError, McpAgentSpec::parse(value));
+    }
+
+    void randomTokensDiffer()
+    {
+        QSet<QString> seen;
+        for (int i = 0; i < 200; ++i)
+            seen.insert(generateMcpToken());
+        QCOMPARE(seen.size(), 200);
+        const QByteArray raw = QByteArray::fromBase64(generateMcpToken().toLatin1(),
+                                                      QByteArray::Base64UrlEncoding);
+        QVERIFY(raw.size() * 8 >= 128);
+    }
+
+    void tokenTableAuthorizes()
+    {
+        const McpTokenTable table({McpAgentSpec::parse("a=read_write:aaaaaaaaaaaaaaaaaaaa"),
+                                   McpAgentSpec::parse("b=read_only:bbbbbbbbbbbbbbbbbbbb")});
+        QCOMPARE(table.authorize("Bearer aaaaaaaaaaaaaaaaaaaa")->name, QStringLiteral("a"));
+        QCOMPARE(table.authorize("bearer   bbbbbbbbbbbbbbbbbbbb ")->name, QStringLiteral("b"));
+        QVERIFY(!table.authorize("Bearer aaaaaaaaaaaaaaaaaaa"));   // prefix
+        QVERIFY(!table.authorize("Bearer aaaaaaaaaaaaaaaaaaaaa")); // longer
+        QVERIFY(!table.authorize("Basic aaaaaaaaaaaaaaaaaaaa"));
+        QVERIFY(!table.authorize("aaaaaaaaaaaaaaaaaaaa"));
+        QVERIFY(!table.authorize("Bearer "));
+        QVERIFY(!table.authorize(""));
+        QVERIFY_THROWS_EXCEPTION(
+            ValueError, McpTokenTable({McpAgentSpec::parse("a=read_write:aaaaaaaaaaaaaaaaaaaa"),
+                                       McpAgentSpec::parse("b=read_only:aaaaaaaaaaaaaaaaaaaa")}));
+        QVERIFY_THROWS_EXCEPTION(
+            ValueError, McpTokenTable({McpAgentSpec::parse("a=read_write"),
+                                       McpAgentSpec::parse("a=read_only")}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMcpJsonRpc)
+#include "tst_mcpjsonrpc.moc"

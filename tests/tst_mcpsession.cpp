@@ -1,0 +1,370 @@
+#include "audit.h"
+#include "errors.h"
+#include "localsandboxbackend.h"
+#include "mcpsession.h"
+#include "testutil.h"
+
+#include <QJsonArray>
+#include <QMutex>
+#include <QTemporaryDir>
+#include <QtConcurrent>
+#include <QtTest>
+
+#include <signal.h>
+
+using namespace elsai;
+using elsai::test::readHostFile;
+
+/// McpSession without a transport: handshake, versions, tools per mode, results and errors,
+/// cancellation, offload, and the audit trail under the agent's name.
+class TestMcpSession : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_tmp;
+    SandboxPtr m_sandbox;
+    int m_nextId = 1;
+
+    static jsonrpc::Message request(const QString &method, const QJsonObject &params, int id)
+    {
+        jsonrpc::Message m;
+        m.kind = jsonrpc::Message::Kind::Request;
+        m.id = id;
+        m.method = method;
+        m.params = params;
+        return m;
+    }
+    QJsonObject call(McpSession &s, const QString &method, const QJsonObject &params = {})
+    {
+        const auto reply = s.handle(request(method, params, m_nextId++));
+        return reply.response.value_or(QJsonObject{});
+    }
+    QJsonObject init(McpSession &s, const QString &version = QStringLiteral("2025-06-18"))
+    {
+        return call(s, QStringLiteral("initialize"),
+                    {{QStringLiteral("protocolVersion"), version},
+                     {QStringLiteral("capabilities"), QJsonObject{}},
+                     {QStringLiteral("clientInfo"),
+                      QJsonObject{{QStringLiteral("name"), QStringLiteral("tst")},
+                                  {QStringLiteral("version"), QStringLiteral("1")}}}});
+    }
+    QJsonObject tool(McpSession &s, const QString &name, const QJsonObject &args)
+    {
+        return call(s, QStringLiteral("tools/call"),
+                    {{QStringLiteral("name"), name}, {QStringLiteral("arguments"), args}})
+            .value(QLatin1String("result"))
+            .toObject();
+    }
+    static QString text(const QJsonObject &result)
+    {
+        return result.value(QLatin1String("content"))
+            .toArray()
+            .first()
+            .toObject()
+            .value(QLatin1String("text"))
+            .toString();
+    }
+    static QStringList toolNames(const QJsonObject &listResponse)
+    {
+        QStringList names;
+        const QJsonArray tools = listResponse.value(QLatin1String("result"))
+                                     .toObject()
+                                     .value(QLatin1String("tools"))
+                                     .toArray();
+        for (const QJsonValue &t : tools)
+            names.append(t.toObject().value(QLatin1String("name")).toString());
+        names.sort();
+        return names;
+    }
+    McpAgentSpec spec(const QString &name, SandboxAttachMode mode)
+    {
+        return {name, mode, generateMcpToken()};
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_sandbox = Sandbox::create(
+            QStringLiteral("mcpsession"),
+            std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("ws"))), 600);
+        m_sandbox->start();
+        m_sandbox->addFiles({{QStringLiteral("a.txt"), FileSource::text(QStringLiteral("a\nb\n"))}});
+    }
+    void cleanupTestCase() { m_sandbox->stop(false); }
+
+    void handshakeAttachesTheAgent()
+    {
+        McpSession s(QStringLiteral("s1"), spec(QStringLiteral("hand"), SandboxAttachMode::ReadWrite),
+                     m_sandbox);
+        QVERIFY(!s.isInitialized());
+        // Before initialize only ping is served.
+        QCOMPARE(call(s, QStringLiteral("tools/list"))
+                     .value(QLatin1String("error")).toObject().value(QLatin1String("code")).toInt(),
+                 int(jsonrpc::InvalidRequest));
+        QVERIFY(call(s, QStringLiteral("ping")).value(QLatin1String("result")).isObject());
+        const QJsonObject r = init(s).value(QLatin1String("result")).toObject();
+        QCOMPARE(r.value(QLatin1String("protocolVersion")).toString(), QStringLiteral("2025-06-18"));
+        QVERIFY(r.value(QLatin1String("capabilities")).toObject().contains(QLatin1String("tools")));
+        QCOMPARE(r.value(QLatin1String("serverInfo")).toObject().value(QLatin1String("name")),
+                 QJsonValue(QStringLiteral("elsai-workbench")));
+        QVERIFY(s.isInitialized());
+        bool attached = false;
+        for (const AttachedAgent &a : m_sandbox->attachedAgents())
+            attached = attached || a.agent == s.agent();
+        QVERIFY(attached);
+        QCOMPARE(s.agent()->id(), QStringLiteral("hand"));
+        // Notifications get no answer.
+        jsonrpc::Message n;
+        n.kind = jsonrpc::Message::Kind::Notification;
+        n.method = QStringLiteral("notifications/initialized");
+        QVERIFY(!s.handle(n).response);
+        s.close();
+        for (const AttachedAgent &a : m_sandbox->attachedAgents())
+            QVERIFY(a.agent.get() != s.agent().get());
+        QCOMPARE(call(s, QStringLiteral("ping")).value(QLatin1String("error")).toObject()
+                     .value(QLatin1String("code")).toInt(),
+                 int(jsonrpc::InvalidRequest));
+    }
+
+    void negotiatesVersions_data()
+    {
+        QTest::addColumn<QString>("offered");
+        QTest::addColumn<QString>("answered");
+        QTest::newRow("current") << "2025-06-18" << "2025-06-18";
+        QTest::newRow("older supported") << "2025-03-26" << "2025-03-26";
+        QTest::newRow("oldest supported") << "2024-11-05" << "2024-11-05";
+        QTest::newRow("later revision is accepted") << "2025-11-25" << "2025-11-25";
+        QTest::newRow("unknown old") << "2023-01-01" << "2025-06-18";
+        QTest::newRow("garbage") << "latest" << "2025-06-18";
+        QTest::newRow("missing") << "" << "2025-06-18";
+    }
+    void negotiatesVersions()
+    {
+        QFETCH(QString, offered);
+        QFETCH(QString, answered);
+        McpSession s(QStringLiteral("v"), spec(QStringLiteral("ver"), SandboxAttachMode::ReadOnly),
+                     m_sandbox);
+        QCOMPARE(init(s, offered).value(QLatin1String("result")).toObject()
+                     .value(QLatin1String("protocolVersion")).toString(),
+                 answered);
+        QCOMPARE(s.protocolVersion(), answered);
+    }
+
+    void toolsFollowTheMode()
+    {
+        McpSession rw(QStringLiteral("rw"), spec(QStringLiteral("w"), SandboxAttachMode::ReadWrite),
+                      m_sandbox);
+        McpSession ro(QStringLiteral("ro"), spec(QStringLiteral("r"), SandboxAttachMode::ReadOnly),
+                      m_sandbox);
+        init(rw);
+        init(ro);
+        QCOMPARE(toolNames(call(rw, QStringLiteral("tools/list"))),
+                 QStringList({"execute", "list_dir", "read_file", "write_file"}));
+        const QJsonObject list = call(ro, QStringLiteral("tools/list"));
+        QCOMPARE(toolNames(list), QStringList({"list_dir", "read_file"}));
+        // Each tool carries the core's schema and description, and hints for clients.
+        for (const QJsonValue &t : list.value(QLatin1String("result")).toObject()
+                                       .value(QLatin1String("tools")).toArray()) {
+            const QJsonObject o = t.toObject();
+            QCOMPARE(o.value(QLatin1String("inputSchema")).toObject()
+                         .value(QLatin1String("type")).toString(),
+                     QStringLiteral("object"));
+            QVERIFY(o.value(QLatin1String("description")).toString().size() > 20);
+            QVERIFY(o.value(QLatin1String("annotations")).toObject()
+                        .value(QLatin1String("readOnlyHint")).toBool());
+        }
+    }
+
+    void readOnlyCannotChangeTheWorkspace()
+    {
+        QList<AuditEvent> events;
+        QMutex mutex;
+        auto sink = std::make_shared<CallbackAuditSink>([&](const AuditEvent &e) {
+            QMutexLocker lock(&mutex);
+            events.append(e);
+        });
+        AuditLog::instance().addSink(sink);
+        McpSession ro(QStringLiteral("ro2"),
+                      spec(QStringLiteral("reviewer"), SandboxAttachMode::ReadOnly), m_sandbox);
+        init(ro);
+        const QJsonObject w = tool(ro, QStringLiteral("write_file"),
+                                   {{QStringLiteral("path"), QStringLiteral("new.txt")},
+                                    {QStringLiteral("content"), QStringLiteral("x")}});
+        QVERIFY(w.value(QLatin1String("isError")).toBool());
+        QVERIFY(text(w).startsWith(QStringLiteral("SandboxMutationDeniedError: ")));
+        QCOMPARE(w.value(QLatin1String("structuredContent")).toObject()
+                     .value(QLatin1String("error")).toObject().value(QLatin1String("type")),
+                 QJsonValue(QStringLiteral("SandboxMutationDeniedError")));
+        const QJsonObject x = tool(ro, QStringLiteral("execute"),
+                                   {{QStringLiteral("command"), QStringLiteral("touch evil")}});
+        QVERIFY(x.value(QLatin1String("isError")).toBool());
+        QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("ws/new.txt"))));
+        QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("ws/evil"))));
+        const QJsonObject r = tool(ro, QStringLiteral("read_file"),
+                                   {{QStringLiteral("path"), QStringLiteral("a.txt")}});
+        QVERIFY(!r.value(QLatin1String("isError")).toBool());
+        QCOMPARE(text(r), QStringLiteral("a\nb\n"));
+        AuditLog::instance().removeSink(sink);
+        QMutexLocker lock(&mutex);
+        QStringList seen;
+        for (const AuditEvent &e : std::as_const(events)) {
+            if (e.actor == QLatin1String("reviewer"))
+                seen.append(e.event + QLatin1Char('/') + e.outcome);
+        }
+        QVERIFY2(seen.contains(QStringLiteral("sandbox.write_file/denied")), qPrintable(seen.join(' ')));
+        QVERIFY(seen.contains(QStringLiteral("sandbox.execute/denied")));
+        QVERIFY(seen.contains(QStringLiteral("sandbox.read_file/ok")));
+        QVERIFY(seen.contains(QStringLiteral("attach/ok")));
+    }
+
+    void toolFailuresAreResultsProtocolFaultsAreErrors()
+    {
+        McpSession rw(QStringLiteral("e"), spec(QStringLiteral("err"), SandboxAttachMode::ReadWrite),
+                      m_sandbox);
+        init(rw);
+        const QJsonObject escape = tool(rw, QStringLiteral("read_file"),
+                                        {{QStringLiteral("path"), QStringLiteral("../../etc/passwd")}});
+        QVERIFY(escape.value(QLatin1String("isError")).toBool());
+        QVERIFY(text(escape).startsWith(QStringLiteral("PermissionError: ")));
+        const QJsonObject missing = tool(rw, QStringLiteral("read_file"),
+                                         {{QStringLiteral("path"), QStringLiteral("nope.txt")}});
+        QVERIFY(text(missing).startsWith(QStringLiteral("FileNotFoundError: ")));
+        const QJsonObject badArgs = tool(rw, QStringLiteral("read_file"), {});
+        QVERIFY(text(badArgs).startsWith(QStringLiteral("ValueError: ")));
+
+        auto errorCode = [](const QJsonObject &response) {
+            return response.value(QLatin1String("error")).toObject().value(QLatin1String("code")).toInt();
+        };
+        QCOMPARE(errorCode(call(rw, QStringLiteral("tools/call"),
+                                {{QStringLiteral("name"), QStringLiteral("no_such_tool")}})),
+                 int(jsonrpc::InvalidParams));
+        QCOMPARE(errorCode(call(rw, QStringLiteral("tools/call"), {})), int(jsonrpc::InvalidParams));
+        QCOMPARE(errorCode(call(rw, QStringLiteral("tools/call"),
+                                {{QStringLiteral("name"), QStringLiteral("read_file")},
+                                 {QStringLiteral("arguments"), QJsonArray{1}}})),
+                 int(jsonrpc::InvalidParams));
+        QCOMPARE(errorCode(call(rw, QStringLiteral("resources/read"))), int(jsonrpc::MethodNotFound));
+    }
+
+    void readWriteExecutesAndWrites()
+    {
+        McpSession rw(QStringLiteral("x"), spec(QStringLiteral("coder"), SandboxAttachMode::ReadWrite),
+                      m_sandbox);
+        init(rw);
+        const QJsonObject w = tool(rw, QStringLiteral("write_file"),
+                                   {{QStringLiteral("path"), QStringLiteral("out/w.txt")},
+                                    {QStringLiteral("content"), QStringLiteral("written")}});
+        QVERIFY2(!w.value(QLatin1String("isError")).toBool(), qPrintable(text(w)));
+        QCOMPARE(readHostFile(m_tmp.filePath(QStringLiteral("ws/out/w.txt"))), QByteArray("written"));
+        const QJsonObject x = tool(rw, QStringLiteral("execute"),
+                                   {{QStringLiteral("command"), QStringLiteral("cat out/w.txt; exit 3")}});
+        QVERIFY(!x.value(QLatin1String("isError")).toBool()); // a failing command is a result
+        QVERIFY(text(x).startsWith(QStringLiteral("written")));
+        QVERIFY(text(x).contains(QStringLiteral("[exit code: 3]")));
+        const QJsonObject sc = x.value(QLatin1String("structuredContent")).toObject();
+        QCOMPARE(sc.value(QLatin1String("exit_code")).toInt(), 3);
+        QVERIFY(!sc.contains(QLatin1String("output"))); // not repeated: it is in the text
+    }
+
+    void cancellationKillsTheProcessGroup()
+    {
+        McpSession rw(QStringLiteral("c"), spec(QStringLiteral("canceller"), SandboxAttachMode::ReadWrite),
+                      m_sandbox);
+        init(rw);
+        const QString pidFile = m_tmp.filePath(QStringLiteral("ws/child.pid"));
+        // A background child in the same group: cancelling must kill it too.
+        auto future = QtConcurrent::run([&] {
+            return rw.handle(request(QStringLiteral("tools/call"),
+                                     {{QStringLiteral("name"), QStringLiteral("execute")},
+                                      {QStringLiteral("arguments"),
+                                       QJsonObject{{QStringLiteral("command"),
+                                                    QStringLiteral("sleep 300 & echo $! > child.pid; wait")}}}},
+                                     4242));
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(rw.runningCalls() == 1 && QFile::exists(pidFile) &&
+                                     !readHostFile(pidFile).trimmed().isEmpty(),
+                                 20000);
+        const pid_t child = readHostFile(pidFile).trimmed().toInt();
+        QVERIFY(child > 0);
+        jsonrpc::Message cancel;
+        cancel.kind = jsonrpc::Message::Kind::Notification;
+        cancel.method = QStringLiteral("notifications/cancelled");
+        cancel.params = {{QStringLiteral("requestId"), 4242},
+                         {QStringLiteral("reason"), QStringLiteral("user")}};
+        rw.handle(cancel);
+        future.waitForFinished();
+        const McpSession::Reply reply = future.result();
+        QVERIFY(reply.cancelled);
+        const QJsonObject result = reply.response->value(QLatin1String("result")).toObject();
+        QVERIFY(text(result).contains(QStringLiteral("cancelled")));
+        QVERIFY(result.value(QLatin1String("structuredContent")).toObject()
+                    .value(QLatin1String("cancelled")).toBool());
+        QTRY_VERIFY_WITH_TIMEOUT(::kill(child, 0) != 0, 10000);
+        QCOMPARE(rw.runningCalls(), 0);
+    }
+
+    void unknownCancellationIsIgnored()
+    {
+        McpSession rw(QStringLiteral("u"), spec(QStringLiteral("u"), SandboxAttachMode::ReadWrite),
+                      m_sandbox);
+        init(rw);
+        jsonrpc::Message cancel;
+        cancel.kind = jsonrpc::Message::Kind::Notification;
+        cancel.method = QStringLiteral("notifications/cancelled");
+        cancel.params = {{QStringLiteral("requestId"), 99999}};
+        QVERIFY(!rw.handle(cancel).response);
+        QVERIFY(call(rw, QStringLiteral("ping")).contains(QLatin1String("result")));
+    }
+
+    void offloadAppliesToResults()
+    {
+        SandboxOutputOffloadPolicy policy;
+        policy.storage = std::make_shared<InMemoryStorage>();
+        policy.maxResultTokens = 50;
+        policy.previewTokens = 10;
+        m_sandbox->addFiles({{QStringLiteral("big.txt"),
+                              FileSource::text(QString(2000, QLatin1Char('z')))}});
+        McpSession s(QStringLiteral("o"), spec(QStringLiteral("off"), SandboxAttachMode::ReadOnly),
+                     m_sandbox, policy);
+        init(s);
+        QVERIFY(toolNames(call(s, QStringLiteral("tools/list")))
+                    .contains(QStringLiteral("retrieve_offloaded_content")));
+        const QJsonObject r = tool(s, QStringLiteral("read_file"),
+                                   {{QStringLiteral("path"), QStringLiteral("big.txt")}});
+        QVERIFY(text(r).size() < 1000);
+        const QString handle = r.value(QLatin1String("structuredContent")).toObject()
+                                   .value(QLatin1String("offloaded")).toObject()
+                                   .value(QLatin1String("handle")).toString();
+        QVERIFY(!handle.isEmpty());
+        const QJsonObject back = tool(s, QStringLiteral("retrieve_offloaded_content"),
+                                      {{QStringLiteral("handle"), handle}});
+        QCOMPARE(text(back), QString(2000, QLatin1Char('z')));
+    }
+
+    void concurrentCallsInOneSession()
+    {
+        McpSession rw(QStringLiteral("p"), spec(QStringLiteral("par"), SandboxAttachMode::ReadWrite),
+                      m_sandbox);
+        init(rw);
+        QList<QFuture<McpSession::Reply>> futures;
+        for (int i = 0; i < 8; ++i) {
+            futures.append(QtConcurrent::run([&rw, i] {
+                return rw.handle(request(QStringLiteral("tools/call"),
+                                         {{QStringLiteral("name"), QStringLiteral("execute")},
+                                          {QStringLiteral("arguments"),
+                                           QJsonObject{{QStringLiteral("command"),
+                                                        QStringLiteral("echo %1").arg(i)}}}},
+                                         1000 + i));
+            }));
+        }
+        for (int i = 0; i < 8; ++i) {
+            futures[i].waitForFinished();
+            const QJsonObject r = futures[i].result().response->value(QLatin1String("result")).toObject();
+            QVERIFY(text(r).startsWith(QString::number(i) + QLatin1Char('\n')));
+            QCOMPARE(futures[i].result().response->value(QLatin1String("id")).toInt(), 1000 + i);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMcpSession)
+#include "tst_mcpsession.moc"
