@@ -14,7 +14,11 @@ static const char kHelper[] = R"SH(R=$1; op=$2; shift 2
 die() { printf '\001elsai:%s:%s\n' "$1" "$2" >&2; exit 253; }
 inside() { case $1 in "$R"|"$R"/*) return 0;; esac; return 1; }
 resolve() {
-  r=$(realpath -e -- "$1" 2>/dev/null) || die ENOENT "'$2': no such file or folder"
+  if ! r=$(realpath -e -- "$1" 2>/dev/null); then
+    r=$(realpath -m -- "$1" 2>/dev/null) && ! inside "$r" &&
+      die EACCES "'$2' leaves the workspace through a (dangling) symlink"
+    die ENOENT "'$2': no such file or folder"
+  fi
   inside "$r" || die EACCES "'$2' leaves the workspace through a symlink"
 }
 parent() {
@@ -41,7 +45,8 @@ mkdirs() {
 }
 sweep() {
   for i in 1 2 3; do
-    l=$(grep -las -F -- "ELSAI_SSH_CALL=$1" /proc/[0-9]*/environ) || break
+    l=$(grep -las -F -- "ELSAI_SSH_CALL=$1" /proc/[0-9]*/environ)
+    [ -n "$l" ] || break # (grep exits 2 for processes that vanished meanwhile)
     for f in $l; do f=${f#/proc/}; kill -9 "${f%/environ}" 2>/dev/null; done
   done
 }
