@@ -2,9 +2,12 @@
 // is this machine, so the tests look at the remote folder and /proc directly.
 
 #include "errors.h"
+#include "sandboxspec.h"
+#include "sessionoptions.h"
 #include "sshfixture.h"
 #include "testutil.h"
 
+#include <QCommandLineParser>
 #include <QDirIterator>
 #include <QRandomGenerator>
 #include <QtConcurrent/QtConcurrentRun>
@@ -535,6 +538,85 @@ private Q_SLOTS:
         b->seedWorkspace(project.path(), DEFAULT_SANDBOX_SEED_EXCLUDES);
         QVERIFY(!QFileInfo::exists(outside + QStringLiteral("/app.py")));
         b->close();
+    }
+
+    void sandboxSpecBuildsAnSshSandbox()
+    {
+        QTemporaryDir project;
+        writeHostFile(project.path() + QStringLiteral("/src/main.py"), "print(1)\n");
+        SandboxSpec spec;
+        spec.backend = QStringLiteral("ssh");
+        spec.workspaceId = QStringLiteral("spec id/1");
+        spec.ssh = m_sshd.target();
+        spec.sshRemoteRoot = m_sshd.remoteRoot();
+        spec.seedFrom = project.path();
+        spec.ttlSeconds = std::nullopt;
+        const SandboxPtr sandbox = spec.createSandbox();
+        QVERIFY(spec.workspaceRoot.startsWith(QStringLiteral("ssh:")));
+        QCOMPARE(sandbox->backendTypeName(), QStringLiteral("SshSandboxBackend"));
+        const auto seeded = sandbox->start();
+        QVERIFY(seeded && seeded->success());
+        QCOMPARE(seeded->filesSeeded, 1);
+        QVERIFY(QFileInfo::exists(m_sshd.remoteRoot() + QStringLiteral("/spec_id_1/src/main.py")));
+        QCOMPARE(sandbox->readFile(QStringLiteral("src/main.py")), QStringLiteral("print(1)\n"));
+        sandbox->backend()->writeFile(QStringLiteral("src/out.py"), "x = 2\n");
+        const auto synced = sandbox->stop(true);
+        QVERIFY(synced && synced->success());
+        QCOMPARE(readHostFile(project.path() + QStringLiteral("/src/out.py")), QByteArray("x = 2\n"));
+    }
+
+    void sessionOptionsReadTheSshOptions()
+    {
+        auto parse = [](QStringList args) {
+            QCommandLineParser parser;
+            SessionOptions::describe(parser, SessionOptions::Mode::Headless);
+            args.prepend(QStringLiteral("elsai-workbench"));
+            if (!parser.parse(args))
+                throw ValueError(parser.errorText());
+            return SessionOptions::fromParser(parser);
+        };
+        const SessionOptions o = parse(
+            {QStringLiteral("--backend"), QStringLiteral("ssh"), QStringLiteral("--ssh-host"),
+             QStringLiteral("build.example"), QStringLiteral("--ssh-port"), QStringLiteral("2222"),
+             QStringLiteral("--ssh-user"), QStringLiteral("ci"), QStringLiteral("--ssh-identity"),
+             QStringLiteral("/k"), QStringLiteral("--ssh-known-hosts"), QStringLiteral("/kh"),
+             QStringLiteral("--ssh-remote-root"), QStringLiteral("/srv/ws")});
+        QCOMPARE(o.spec.backend, QStringLiteral("ssh"));
+        QCOMPARE(o.spec.ssh.host, QStringLiteral("build.example"));
+        QCOMPARE(o.spec.ssh.port, 2222);
+        QCOMPARE(o.spec.ssh.user, QStringLiteral("ci"));
+        QCOMPARE(o.spec.ssh.identityFile, QStringLiteral("/k"));
+        QCOMPARE(o.spec.ssh.knownHostsFile, QStringLiteral("/kh"));
+        QCOMPARE(o.spec.sshRemoteRoot, QStringLiteral("/srv/ws"));
+        QVERIFY(SandboxSpec::availableBackends().contains(QStringLiteral("ssh")));
+        QVERIFY_THROWS_EXCEPTION(ValueError, parse({QStringLiteral("--backend"),
+                                                    QStringLiteral("ssh")}));
+        QVERIFY_THROWS_EXCEPTION(ValueError, parse({QStringLiteral("--ssh-host"),
+                                                    QStringLiteral("h")}));
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 parse({QStringLiteral("--backend"), QStringLiteral("ssh"),
+                                        QStringLiteral("--ssh-host"), QStringLiteral("h"),
+                                        QStringLiteral("--ssh-port"), QStringLiteral("70000")}));
+    }
+
+    void headlessExecOverSsh()
+    {
+        QProcess p;
+        p.setStandardInputFile(QProcess::nullDevice());
+        p.start(QStringLiteral(ELSAI_WORKBENCH_BIN),
+                {QStringLiteral("--headless"), QStringLiteral("--backend"), QStringLiteral("ssh"),
+                 QStringLiteral("--ssh-host"), QStringLiteral("127.0.0.1"),
+                 QStringLiteral("--ssh-port"), QString::number(m_sshd.port()),
+                 QStringLiteral("--ssh-user"), m_sshd.user(), QStringLiteral("--ssh-identity"),
+                 m_sshd.userKey(), QStringLiteral("--ssh-known-hosts"), m_sshd.knownHosts(),
+                 QStringLiteral("--ssh-remote-root"), m_sshd.remoteRoot(),
+                 QStringLiteral("--workspace-id"), QStringLiteral("headless"),
+                 QStringLiteral("--exec"), QStringLiteral("echo hi from $(pwd -P); exit 3")});
+        QVERIFY(p.waitForFinished(120000));
+        const QByteArray err = p.readAllStandardError();
+        QVERIFY2(p.exitCode() == 3, err.constData());
+        QCOMPARE(p.readAllStandardOutput(),
+                 "hi from " + QFile::encodeName(m_sshd.remoteRoot()) + "/headless\n");
     }
 
     void closedBackendRefusesCalls()
