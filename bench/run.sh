@@ -32,3 +32,11 @@ QT_QPA_PLATFORM=offscreen "$BUILD_DIR/bench/window_bench"
 echo
 echo "== audit log: 1,000,000 appends, AuditLogModel vs QStandardItemModel (fresh process each) =="
 "$BUILD_DIR/bench/audit_bench"
+echo
+echo "== execute(\"true\") over ssh vs a bare ssh on the same ControlMaster (throwaway sshd) =="
+if [[ -x $BUILD_DIR/bench/ssh_bench ]]; then
+    "$BUILD_DIR/bench/ssh_bench" $([[ $RUNS -lt 5 ]] && echo 60)
+else
+    echo "bench: ssh_bench not built; cmake --build $BUILD_DIR --target ssh_bench" >&2
+    exit 2
+fi

@@ -268,6 +268,8 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 137);
         r = m_backend->execute(QStringLiteral("read x; echo \"[$x]\""));
         QCOMPARE(r.output, QStringLiteral("[]\n")); // stdin at EOF
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 m_backend->execute(QStringLiteral("#").repeated(200000)));
     }
 
     void executeEnvironment()

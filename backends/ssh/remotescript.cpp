@@ -87,7 +87,7 @@ mkdirs)
 listall)
   exec find "$R" -mindepth 1 -printf '%y\t%s\t%T@\t%P\0';;
 seed)
-  tar -x -f - -C "$R" --no-same-owner; rc=$?
+  tar -x -f - -C "$R" --no-same-owner --no-same-permissions; rc=$?
   find "$R" -mindepth 1 -type f -printf '%y\t%s\t%T@\t%P\0'
   exit $rc;;
 pack)

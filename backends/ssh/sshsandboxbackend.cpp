@@ -379,6 +379,14 @@ ExecuteResult SshSandboxBackend::execute(const QString &command,
     const double timeout = timeoutSeconds.value_or(m_options.timeout);
     if (!(timeout > 0) || !std::isfinite(timeout))
         throw ValueError(QStringLiteral("timeout must be a positive number of seconds"));
+    // The remote command travels as one argv string (ssh locally, the login shell remotely),
+    // which Linux limits to 128 KiB; leave room for the helper.
+    constexpr qsizetype MaxCommandBytes = 100000;
+    if (command.toUtf8().size() > MaxCommandBytes)
+        throw ValueError(QStringLiteral("the command is %1 bytes; the SSH backend takes at most "
+                                        "%2 (write a script with write_file and run that)")
+                             .arg(command.toUtf8().size())
+                             .arg(MaxCommandBytes));
     const QString rel = normalized(cwd);
     QMap<QString, QString> env = m_options.env;
     static const QRegularExpression envRe(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
@@ -491,7 +499,9 @@ SshSandboxBackend::seedWorkspace(const QString &source, const QStringList &exclu
             throw OSError(QStringLiteral("cannot stage the seed of %1 locally").arg(root));
         result.errors += runLocalTar({QStringLiteral("-c"), QStringLiteral("-f"), tarFile,
                                       QStringLiteral("--format=posix"), QStringLiteral("--null"),
-                                      QStringLiteral("--no-recursion"), QStringLiteral("-C"),
+                                      QStringLiteral("--no-recursion"),
+                                      // like local seeding: no setuid/setgid bits
+                                      QStringLiteral("--mode=ug-s"), QStringLiteral("-C"),
                                       root, QStringLiteral("-T"), listFile});
         const ProcessOutcome o = op(s, QStringLiteral("seed"), {}, tarFile, stampsFile);
         if (o.exitCode != 0) {
@@ -609,6 +619,7 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
         // delays symlinks, and the folder is ours alone.
         errors += runLocalTar({QStringLiteral("-x"), QStringLiteral("-f"), tarFile,
                                QStringLiteral("-C"), files, QStringLiteral("--no-same-owner"),
+                               QStringLiteral("--no-same-permissions"),
                                QStringLiteral("--null"), QStringLiteral("-T"), listFile});
     }
     st->fs = std::make_unique<WorkspaceFs>(files);
