@@ -13,7 +13,6 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <QtTest>
 
-#include <thread>
 
 using namespace elsai;
 using namespace elsai::test;
@@ -335,13 +334,13 @@ private Q_SLOTS:
     {
         ExecuteOptions opts;
         opts.cancel = std::make_shared<CancellationToken>();
-        std::thread canceller([token = opts.cancel] {
-            QThread::msleep(1500);
-            token->cancel();
-        });
-        const ExecuteResult r =
-            m_backend->execute(QStringLiteral("setsid sleep 4444.1 & sleep 4444.2"), 60, {}, opts);
-        canceller.join();
+        // cancel once the remote tree surely runs (its first output arrived)
+        opts.onOutput = [token = opts.cancel](OutputChannel, const QByteArray &chunk) {
+            if (chunk.contains("started"))
+                token->cancel();
+        };
+        const ExecuteResult r = m_backend->execute(
+            QStringLiteral("setsid sleep 4444.1 & echo started; sleep 4444.2"), 60, {}, opts);
         QVERIFY(r.cancelled);
         QVERIFY(!r.timedOut);
         QVERIFY2(goneSoon("sleep 4444."), "a remote process outlived the cancel");
