@@ -52,6 +52,13 @@ bool goneSoon(const QByteArray &needle)
     return false;
 }
 
+bool goneSoonPath(const QString &path)
+{
+    for (int i = 0; i < 100 && QFileInfo::exists(path); ++i)
+        QThread::msleep(100);
+    return !QFileInfo::exists(path);
+}
+
 } // namespace
 
 class TestSshBackend : public QObject
@@ -618,6 +625,22 @@ private Q_SLOTS:
         QVERIFY2(p.exitCode() == 3, err.constData());
         QCOMPARE(p.readAllStandardOutput(),
                  "hi from " + QFile::encodeName(m_sshd.remoteRoot()) + "/headless\n");
+    }
+
+    void aLostMasterIsStartedAgain()
+    {
+        auto b = m_sshd.makeBackend(QStringLiteral("remaster"));
+        b->create();
+        const auto conn = b->connection();
+        QVERIFY(conn->masterAlive());
+        QProcess::execute(QStringLiteral("ssh"), {QStringLiteral("-F"), conn->configPath(),
+                                                  QStringLiteral("-O"), QStringLiteral("exit"),
+                                                  conn->alias()});
+        QVERIFY(goneSoonPath(conn->controlSocket()));
+        QCOMPARE(b->execute(QStringLiteral("echo back")).output, QStringLiteral("back\n"));
+        QVERIFY(conn->masterAlive());
+        b->close();
+        QVERIFY(!conn->masterAlive());
     }
 
     void closedBackendRefusesCalls()

@@ -91,7 +91,7 @@ SshConnection::SshConnection(SshTarget target)
         QStringLiteral("  ConnectTimeout %1").arg(m_target.connectTimeoutSeconds),
         QStringLiteral("  ServerAliveInterval 15"),
         QStringLiteral("  ServerAliveCountMax 3"),
-        QStringLiteral("  ControlPath ") + quoted(m_dir.path() + QStringLiteral("/cm")),
+        QStringLiteral("  ControlPath ") + quoted(controlSocket()),
         QStringLiteral("  ControlMaster no"),
         // A master left behind by a crash goes away after four idle hours.
         QStringLiteral("  ControlPersist 4h"),
@@ -142,6 +142,11 @@ void SshConnection::start()
     QMutexLocker lock(&m_mutex);
     if (m_started && masterAlive())
         return;
+    startLocked();
+}
+
+void SshConnection::startLocked()
+{
     // The master backgrounds itself after login (-f) and outlives this QProcess; its stderr
     // goes to a file so no pipe is left open behind it.
     const QString log = m_dir.path() + QStringLiteral("/master.log");
@@ -203,8 +208,16 @@ bool SshConnection::masterAlive() const
     return p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
 }
 
-ProcessOutcome SshConnection::run(const Call &call) const
+ProcessOutcome SshConnection::run(const Call &call)
 {
+    if (!QFileInfo::exists(controlSocket())) {
+        QMutexLocker lock(&m_mutex);
+        if (m_started && !QFileInfo::exists(controlSocket())) {
+            qCInfo(lcSsh) << "master connection to" << m_target.display()
+                          << "went away; starting it again";
+            startLocked(); // throws when the host cannot be reached any more
+        }
+    }
     QByteArray line = "exec";
     line += ' ' + shellQuote(m_ssh);
     for (const QString &a : clientArguments(call.remoteCommand))

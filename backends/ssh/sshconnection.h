@@ -43,6 +43,7 @@ public:
     /// The private folder (mode 0700) holding the config, the control socket and temp files.
     QString localDir() const { return m_dir.path(); }
     QString configPath() const;
+    QString controlSocket() const { return m_dir.path() + QStringLiteral("/cm"); }
     static QString alias() { return QStringLiteral("elsai-remote"); }
 
     /// Starts the master (idempotent). Throws PermissionError for an unknown or changed host
@@ -64,8 +65,9 @@ public:
         std::shared_ptr<CancellationToken> cancel;
     };
     /// Runs one ssh client over the master and waits for it. The exit code is the remote
-    /// command's, or 255 when ssh itself failed.
-    ProcessOutcome run(const Call &call) const;
+    /// command's, or 255 when ssh itself failed. A master that went away (its socket is gone)
+    /// is started again first, so calls never fall back to a full login each.
+    ProcessOutcome run(const Call &call);
 
     /// The argv of an ssh client over the master (for benchmarks and diagnostics).
     QStringList clientArguments(const QByteArray &remoteCommand) const;
@@ -75,6 +77,8 @@ public:
                                            const QString &what) const;
 
 private:
+    void startLocked();
+
     SshTarget m_target;
     QTemporaryDir m_dir;
     QString m_ssh; ///< absolute path of the ssh client
