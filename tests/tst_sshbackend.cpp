@@ -239,6 +239,16 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(outside + QStringLiteral("/outside.txt/d")));
     }
 
+    void specialFilesAreRefusedAtOnce()
+    {
+        QDir().mkpath(ws() + QStringLiteral("/special"));
+        QVERIFY(::mkfifo(QFile::encodeName(ws() + QStringLiteral("/special/fifo")).constData(),
+                         0600) == 0);
+        // a FIFO would block `cat` forever: refused before it is opened
+        QVERIFY_THROWS_EXCEPTION(OSError, m_backend->readFile(QStringLiteral("special/fifo")));
+        QCOMPARE(m_backend->stat(QStringLiteral("special/fifo")).type, FileInfo::Type::Other);
+    }
+
     void symlinksInsideAreFollowedForReads()
     {
         m_backend->writeFile(QStringLiteral("in/target.txt"), "inside");
@@ -276,6 +286,8 @@ private Q_SLOTS:
         QCOMPARE(r.output, QStringLiteral("[]\n")); // stdin at EOF
         QVERIFY_THROWS_EXCEPTION(ValueError,
                                  m_backend->execute(QStringLiteral("#").repeated(200000)));
+        // a command that starts with '-' is a command, not an option of sh
+        QCOMPARE(m_backend->execute(QStringLiteral("-v")).exitCode, 127);
     }
 
     void executeEnvironment()
@@ -476,7 +488,8 @@ private Q_SLOTS:
         QThread::msleep(20); // a distinct mtime on coarse clocks
         QCOMPARE(b->execute(QStringLiteral("echo \"print('v2')\" > src/app.py && "
                                            "echo 'readme sandbox' > README.md && "
-                                           "echo new > src/new.py && ln -s /etc/passwd src/pw"))
+                                           "echo new > src/new.py && ln -s /etc/passwd src/pw && "
+                                           "mkdir node_modules && echo {} > node_modules/p.json"))
                      .exitCode,
                  0);
         writeHostFile(p + QStringLiteral("/README.md"), "readme host\n");
@@ -493,6 +506,7 @@ private Q_SLOTS:
         QCOMPARE(actions.value(QStringLiteral("README.md")), A::Conflict);
         QCOMPARE(actions.value(QStringLiteral("notes.md")), A::KeepHost);
         QCOMPARE(actions.value(QStringLiteral("src/pw")), A::SkippedSymlink);
+        QVERIFY(!actions.contains(QStringLiteral("node_modules/p.json"))); // excluded
 
         const WorkspaceSyncResult synced = b->syncArtifacts(p, policy);
         QCOMPARE(synced.filesSynced, 2);

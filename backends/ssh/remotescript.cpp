@@ -101,9 +101,9 @@ exec)
   cd -- "$r" || die EIO "cannot enter '$1'"
   to=$2 grace=$3 tok=$4 cmd=$5; shift 5
   if [ $# -gt 0 ]; then
-    ELSAI_SSH_CALL=$tok timeout -k "$grace" "$to" env -- "$@" sh -c "$cmd" </dev/null & p=$!
+    ELSAI_SSH_CALL=$tok timeout -k "$grace" "$to" env -- "$@" sh -c -- "$cmd" </dev/null & p=$!
   else
-    ELSAI_SSH_CALL=$tok timeout -k "$grace" "$to" sh -c "$cmd" </dev/null & p=$!
+    ELSAI_SSH_CALL=$tok timeout -k "$grace" "$to" sh -c -- "$cmd" </dev/null & p=$!
   fi
   wait "$p"; rc=$?
   kill -9 -- "-$p" 2>/dev/null
