@@ -6,6 +6,7 @@
 #include <QTextStream>
 #include <QDir>
 
+#include <algorithm>
 #include <cmath>
 
 namespace elsai {
@@ -70,8 +71,24 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("NAME=VALUE")},
         {QStringLiteral("no-inherit-env"),
          QStringLiteral("Commands get only --env variables (and a default PATH).")},
-        {QStringLiteral("backend"), QStringLiteral("Backend: local (default)."),
+        {QStringLiteral("backend"), QStringLiteral("Backend: local (default) or ssh."),
          QStringLiteral("NAME")},
+        {QStringLiteral("ssh-host"), QStringLiteral("ssh: remote host (required)."),
+         QStringLiteral("HOST")},
+        {QStringLiteral("ssh-port"), QStringLiteral("ssh: port (default: 22)."),
+         QStringLiteral("PORT")},
+        {QStringLiteral("ssh-user"), QStringLiteral("ssh: remote user (default: yours)."),
+         QStringLiteral("USER")},
+        {QStringLiteral("ssh-identity"),
+         QStringLiteral("ssh: private key file (default: ssh's own and the agent)."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("ssh-known-hosts"),
+         QStringLiteral("ssh: known_hosts file checked strictly (default: ~/.ssh/known_hosts)."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("ssh-remote-root"),
+         QStringLiteral("ssh: remote folder of the workspaces (default: .elsai/workspaces in "
+                        "the remote home)."),
+         QStringLiteral("DIR")},
         {QStringLiteral("audit-log"),
          QStringLiteral("Append audit records as JSON lines to FILE ('-' = stderr)."),
          QStringLiteral("FILE")},
@@ -134,6 +151,35 @@ static qint64 nonNegativeInt(const QString &option, const QString &value)
     return v;
 }
 
+static void readSshOptions(const QCommandLineParser &p, SandboxSpec &spec)
+{
+    const QStringList names{QStringLiteral("ssh-host"),     QStringLiteral("ssh-port"),
+                            QStringLiteral("ssh-user"),     QStringLiteral("ssh-identity"),
+                            QStringLiteral("ssh-known-hosts"), QStringLiteral("ssh-remote-root")};
+    const bool any = std::any_of(names.cbegin(), names.cend(),
+                                 [&](const QString &n) { return p.isSet(n); });
+    if (spec.backend != QLatin1String("ssh")) {
+        if (any)
+            throw ValueError(QStringLiteral("the --ssh-* options need --backend ssh"));
+        return;
+    }
+    spec.ssh.host = p.value(names[0]);
+    if (spec.ssh.host.isEmpty())
+        throw ValueError(QStringLiteral("--backend ssh needs --ssh-host HOST"));
+    if (p.isSet(names[1])) {
+        bool ok = false;
+        spec.ssh.port = p.value(names[1]).toInt(&ok);
+        if (!ok || spec.ssh.port < 1 || spec.ssh.port > 65535)
+            throw ValueError(QStringLiteral("--ssh-port needs a port 1-65535, got '%1'")
+                                 .arg(p.value(names[1])));
+    }
+    spec.ssh.user = p.value(names[2]);
+    spec.ssh.identityFile = p.value(names[3]);
+    spec.ssh.knownHostsFile = p.value(names[4]);
+    if (p.isSet(names[5]))
+        spec.sshRemoteRoot = p.value(names[5]);
+}
+
 SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
 {
     SessionOptions o;
@@ -179,6 +225,7 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
                                  .arg(spec.backend,
                                       SandboxSpec::availableBackends().join(QStringLiteral(", "))));
     }
+    readSshOptions(p, spec);
     if (has("audit-log"))
         o.auditLog = val("audit-log");
     o.execCommands = p.values(QStringLiteral("exec"));

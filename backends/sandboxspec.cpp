@@ -1,6 +1,7 @@
 #include "sandboxspec.h"
 
 #include "errors.h"
+#include "sshsandboxbackend.h"
 
 #include <QDir>
 #include <QRegularExpression>
@@ -10,7 +11,7 @@ namespace elsai {
 
 QStringList SandboxSpec::availableBackends()
 {
-    return {QStringLiteral("local")};
+    return {QStringLiteral("local"), QStringLiteral("ssh")};
 }
 
 BackendPtr SandboxSpec::createBackend()
@@ -20,9 +21,24 @@ BackendPtr SandboxSpec::createBackend()
                              .arg(backend, availableBackends().join(QStringLiteral(", "))));
     if (workspaceId.isEmpty())
         throw ValueError(QStringLiteral("the workspace id must not be empty"));
+    QString safeId = workspaceId;
+    safeId.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));
+    if (backend == QLatin1String("ssh")) {
+        SshSandboxBackend::Options o;
+        o.target = ssh;
+        o.remoteRoot = sshRemoteRoot;
+        // "." and ".." are valid ids but not folder names
+        o.workspaceName = safeId.startsWith(QLatin1Char('.')) ? QLatin1Char('_') + safeId : safeId;
+        o.timeout = local.timeout;
+        o.maxOutputBytes = local.maxOutputBytes;
+        o.env = local.env;
+        o.killGraceSeconds = local.killGraceMs / 1000.0;
+        auto b = std::make_shared<SshSandboxBackend>(o);
+        if (workspaceRoot.isEmpty())
+            workspaceRoot = b->id();
+        return b;
+    }
     if (workspaceRoot.isEmpty()) {
-        QString safeId = workspaceId;
-        safeId.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));
         QTemporaryDir dir(QDir::tempPath() + QStringLiteral("/elsai-") + safeId +
                           QStringLiteral("-XXXXXX"));
         if (!dir.isValid())

@@ -2,6 +2,7 @@
 
 #include "localsandboxbackend.h"
 #include "sandbox.h"
+#include "sshconnection.h"
 
 #include <QString>
 #include <QStringList>
@@ -17,13 +18,21 @@ struct SandboxSpec
     QString workspaceId = QStringLiteral("workbench");
     QString backend = QStringLiteral("local");
     /// Host folder of a local workspace; empty: a new folder under the temp folder, kept.
+    /// For `ssh` it is not a location: createBackend() fills it with the backend id
+    /// ("ssh:user@host:port/<remote root>/<workspace>") for display.
     QString workspaceRoot;
     std::optional<QString> seedFrom;
     QStringList seedExclude;                ///< merged with DEFAULT_SANDBOX_SEED_EXCLUDES
     std::optional<QStringList> syncInclude; ///< none: DEFAULT_SANDBOX_SYNC_INCLUDE
     std::optional<QString> syncDest;
     std::optional<double> ttlSeconds = 7200;
+    /// Command options shared by every backend (timeout, output cap, env; inheritEnv is local
+    /// only: remote commands get the remote login environment plus `env`).
     LocalSandboxBackend::Options local;
+    /// `ssh`: where to log in (host required) and the remote folder holding the workspaces
+    /// (relative: to the remote home); the workspace is <sshRemoteRoot>/<sanitized id>.
+    ssh::SshTarget ssh;
+    QString sshRemoteRoot = QStringLiteral(".elsai/workspaces");
 
     /// Names accepted by `backend`.
     static QStringList availableBackends();

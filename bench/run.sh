@@ -37,3 +37,11 @@ if command -v node >/dev/null; then
     echo "== MCP over stdio: read_file 4 KiB and list_dir 1,000 entries vs server-filesystem =="
     bash "$ROOT/bench/mcp_bench.sh" --build-dir "$BUILD_DIR" --calls $((RUNS * 80))
 fi
+echo
+echo "== execute(\"true\") over ssh vs a bare ssh on the same ControlMaster (throwaway sshd) =="
+if [[ -x $BUILD_DIR/bench/ssh_bench ]]; then
+    "$BUILD_DIR/bench/ssh_bench" $([[ $RUNS -lt 5 ]] && echo 60)
+else
+    echo "bench: ssh_bench not built; cmake --build $BUILD_DIR --target ssh_bench" >&2
+    exit 2
+fi

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+namespace elsai::ssh {
+
+/// The POSIX sh helper every remote operation runs in the login shell of the remote user
+/// (`set -- ROOT OP ARGS…; <helper>`), so no extra process starts for it. It needs GNU
+/// coreutils (realpath, timeout, mktemp, sync), findutils and tar on the remote.
+///
+/// Operations (ROOT = the canonical workspace folder; paths are workspace-relative and already
+/// normalized by the client):
+///   read P | write P (content on stdin) | list P | stat P | remove P 0|1 | mkdirs P |
+///   listall | seed (tar on stdin) | pack (NUL-separated list on stdin, tar on stdout) |
+///   exec CWD TIMEOUT GRACE TOKEN COMMAND [NAME=VALUE…] | sweep TOKEN
+///
+/// A refusal or failure of the helper itself exits with kHelperExit and one stderr line
+/// "\x01elsai:<kind>:<message>" (kind: ENOENT EEXIST EISDIR ENOTDIR EACCES EIO).
+QByteArray helperScript();
+
+inline constexpr int kHelperExit = 253;
+
+/// `'text'`, each `'` written as `'\''`: one word for any POSIX shell.
+QByteArray shellQuote(const QByteArray &text);
+QByteArray shellQuote(const QString &text);
+
+/// The remote command line: `set -- ROOT OP ARGS…; <helper>`.
+QByteArray helperCommand(const QString &root, const QString &op, const QStringList &args);
+
+struct HelperError
+{
+    QString kind; ///< ENOENT, EACCES, … (empty: the output is not a helper refusal)
+    QString message;
+};
+
+/// Parses a helper refusal from an exit code and stderr.
+HelperError parseHelperError(int exitCode, const QByteArray &stderrData);
+
+/// Throws the error class of errors.h that matches `error.kind`.
+[[noreturn]] void throwHelperError(const HelperError &error);
+
+} // namespace elsai::ssh

@@ -1,0 +1,665 @@
+#include "sshsandboxbackend.h"
+
+#include "errors.h"
+#include "glob.h"
+#include "remotescript.h"
+#include "workspacefs.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcessEnvironment>
+#include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QTemporaryFile>
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cmath>
+
+namespace elsai {
+
+using ssh::HelperError;
+using ssh::SshConnection;
+
+namespace {
+
+/// Stamp value no real file has: forces the core planner to treat a staged copy as changed.
+constexpr FileStamp kChangedStamp{-2, -2};
+
+/// "1732881234.1234567890" (find's %T@) → nanoseconds.
+qint64 parseMtimeNs(const QByteArray &text)
+{
+    const qsizetype dot = text.indexOf('.');
+    const QByteArray secs = dot < 0 ? text : text.left(dot);
+    QByteArray frac = dot < 0 ? QByteArray() : text.mid(dot + 1);
+    frac = frac.left(9).leftJustified(9, '0');
+    return secs.toLongLong() * 1000000000LL + frac.toLongLong();
+}
+
+struct Record
+{
+    char type = 'f';
+    qint64 size = 0;
+    qint64 mtimeNs = 0;
+    QString name;
+};
+
+/// Parses find's "%y\t%s\t%T@\t<name>\0" records.
+QList<Record> parseRecords(const QByteArray &data)
+{
+    QList<Record> out;
+    for (const QByteArray &rec : data.split('\0')) {
+        const QList<QByteArray> f = rec.split('\t');
+        if (f.size() < 4 || f[0].isEmpty())
+            continue;
+        Record r;
+        r.type = f[0].at(0);
+        r.size = f[1].toLongLong();
+        r.mtimeNs = parseMtimeNs(f[2]);
+        // a name may itself hold tabs: everything after the third field
+        r.name = QString::fromUtf8(rec.mid(f[0].size() + f[1].size() + f[2].size() + 3));
+        out.append(r);
+    }
+    return out;
+}
+
+FileInfo toInfo(const QString &path, const Record &r)
+{
+    FileInfo info;
+    info.path = path;
+    info.isDir = r.type == 'd';
+    switch (r.type) {
+    case 'f':
+        info.type = FileInfo::Type::File;
+        info.size = r.size;
+        break;
+    case 'd':
+        info.type = FileInfo::Type::Directory;
+        break;
+    case 'l':
+        info.type = FileInfo::Type::Symlink;
+        break;
+    default:
+        info.type = FileInfo::Type::Other;
+    }
+    info.mtimeMs = r.mtimeNs / 1000000;
+    return info;
+}
+
+QString joinPath(const QString &dir, const QString &name)
+{
+    return dir.isEmpty() ? name : dir + QLatin1Char('/') + name;
+}
+
+/// Client-side confinement: `..`, absolute paths and NUL bytes are refused before anything is
+/// sent; "" is the workspace root.
+QString normalized(const QString &path)
+{
+    if (path.isEmpty() || path == QLatin1String("."))
+        return {};
+    return WorkspaceFs::normalize(path);
+}
+
+bool writeLocal(const QString &path, const QByteArray &data)
+{
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
+}
+
+std::optional<FileStamp> hostStamp(const QString &path)
+{
+    struct stat st;
+    if (::lstat(QFile::encodeName(path).constData(), &st) != 0 || !S_ISREG(st.st_mode))
+        return std::nullopt;
+    return FileStamp{st.st_size, qint64(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec};
+}
+
+/// Runs a local tar (never over ssh); returns its error lines.
+QStringList runLocalTar(const QStringList &args)
+{
+    QByteArray line = "exec tar";
+    for (const QString &a : args)
+        line += ' ' + ssh::shellQuote(a);
+    ProcessSpec spec;
+    spec.command = QString::fromUtf8(line);
+    spec.environment = QProcessEnvironment::systemEnvironment().toStringList();
+    spec.timeoutMs = 0;
+    spec.maxOutputBytes = 1 << 20;
+    const ProcessOutcome o = runProcess(spec);
+    QStringList errors;
+    if (o.exitCode != 0) {
+        for (const QByteArray &l : o.stderrData.split('\n')) {
+            if (!l.trimmed().isEmpty())
+                errors << QStringLiteral("local tar: ") + QString::fromUtf8(l);
+        }
+        if (errors.isEmpty())
+            errors << QStringLiteral("local tar failed with exit code %1").arg(o.exitCode);
+    }
+    return errors;
+}
+
+QString randomToken()
+{
+    quint64 v[2];
+    QRandomGenerator::system()->fillRange(v);
+    return QString::number(v[0], 16).rightJustified(16, u'0') +
+           QString::number(v[1], 16).rightJustified(16, u'0');
+}
+
+} // namespace
+
+SshSandboxBackend::SshSandboxBackend(Options options) : m_options(std::move(options))
+{
+    if (!(m_options.timeout > 0) || !std::isfinite(m_options.timeout))
+        throw ValueError(QStringLiteral("timeout must be a positive number of seconds, got %1")
+                             .arg(m_options.timeout));
+    if (m_options.maxOutputBytes < 0)
+        throw ValueError(
+            QStringLiteral("max_output_bytes must be >= 0, got %1").arg(m_options.maxOutputBytes));
+    if (!(m_options.killGraceSeconds > 0) || !std::isfinite(m_options.killGraceSeconds))
+        throw ValueError(QStringLiteral("the kill grace must be a positive number of seconds"));
+    static const QRegularExpression nameRe(QStringLiteral("^[A-Za-z0-9._-]+$"));
+    if (!nameRe.match(m_options.workspaceName).hasMatch() ||
+        m_options.workspaceName == QLatin1String(".") ||
+        m_options.workspaceName == QLatin1String(".."))
+        throw ValueError(QStringLiteral("remote workspace name '%1' must be one folder name of "
+                                        "letters, digits, '.', '_' and '-'")
+                             .arg(m_options.workspaceName));
+    if (m_options.remoteRoot.isEmpty() || m_options.remoteRoot.contains(QChar(u'\0')))
+        throw ValueError(QStringLiteral("the remote root folder must not be empty"));
+    static const QRegularExpression envRe(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+    for (auto it = m_options.env.cbegin(); it != m_options.env.cend(); ++it) {
+        if (!envRe.match(it.key()).hasMatch())
+            throw ValueError(
+                QStringLiteral("environment variable name '%1' is not valid").arg(it.key()));
+    }
+}
+
+SshSandboxBackend::~SshSandboxBackend() = default;
+
+QString SshSandboxBackend::id() const
+{
+    return QStringLiteral("ssh:") + m_options.target.display() + QLatin1Char('/') +
+           m_options.remoteRoot + QLatin1Char('/') + m_options.workspaceName;
+}
+
+QString SshSandboxBackend::remoteWorkspace() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_root;
+}
+
+std::shared_ptr<ssh::SshConnection> SshSandboxBackend::connection() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_conn;
+}
+
+void SshSandboxBackend::create()
+{
+    QMutexLocker lock(&m_mutex);
+    if (m_conn)
+        return;
+    auto conn = std::make_shared<SshConnection>(m_options.target);
+    conn->start();
+    // mkdir -p of the remote root is the user's choice of place; the workspace beneath it is
+    // ours. pwd -P gives the canonical path every later check compares against.
+    const QByteArray dir =
+        ssh::shellQuote(m_options.remoteRoot + QLatin1Char('/') + m_options.workspaceName);
+    SshConnection::Call call;
+    call.remoteCommand = "mkdir -p -- " + dir + " && cd -- " + dir + " && pwd -P";
+    call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
+    call.maxOutputBytes = 1 << 20;
+    const ProcessOutcome o = conn->run(call);
+    if (o.exitCode == 255)
+        conn->throwConnectionError(o.stderrData, QStringLiteral("cannot create the workspace"));
+    const QString root = QString::fromUtf8(o.stdoutData).trimmed();
+    if (o.exitCode != 0 || !root.startsWith(QLatin1Char('/'))) {
+        throw OSError(QStringLiteral("cannot create the remote workspace %1/%2 on %3: %4")
+                          .arg(m_options.remoteRoot, m_options.workspaceName,
+                               m_options.target.display(),
+                               QString::fromUtf8(o.stderrData).trimmed()));
+    }
+    m_conn = std::move(conn);
+    m_root = root;
+}
+
+void SshSandboxBackend::close()
+{
+    std::shared_ptr<SshConnection> conn;
+    {
+        QMutexLocker lock(&m_mutex);
+        conn = std::move(m_conn);
+        m_conn.reset();
+    }
+    if (conn)
+        conn->stop(); // calls in flight fail; the remote folder stays
+}
+
+bool SshSandboxBackend::isCreated() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_conn != nullptr;
+}
+
+SshSandboxBackend::Session SshSandboxBackend::session() const
+{
+    QMutexLocker lock(&m_mutex);
+    if (!m_conn)
+        throw OSError(QStringLiteral("the SSH workspace %1 is closed; start the sandbox first")
+                          .arg(id()));
+    return {m_conn, m_root};
+}
+
+ProcessOutcome SshSandboxBackend::op(const Session &s, const QString &name,
+                                     const QStringList &args, const QString &stdinFile,
+                                     const QString &stdoutFile) const
+{
+    SshConnection::Call call;
+    call.remoteCommand = ssh::helperCommand(s.root, name, args);
+    call.stdinFile = stdinFile;
+    call.stdoutFile = stdoutFile;
+    call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
+    const ProcessOutcome o = s.conn->run(call);
+    if (o.timedOut) {
+        throw TimeoutError(QStringLiteral("the remote operation '%1' took more than %2 s")
+                               .arg(name)
+                               .arg(m_options.operationTimeoutSeconds),
+                           ETIMEDOUT);
+    }
+    if (o.exitCode == 255)
+        s.conn->throwConnectionError(o.stderrData, QStringLiteral("remote '%1'").arg(name));
+    const HelperError e = ssh::parseHelperError(o.exitCode, o.stderrData);
+    if (!e.kind.isEmpty())
+        ssh::throwHelperError(e);
+    return o;
+}
+
+static void throwIfFailed(const ProcessOutcome &o, const QString &what)
+{
+    if (o.exitCode != 0)
+        throw OSError(QStringLiteral("%1 failed on the SSH remote (exit code %2): %3")
+                          .arg(what)
+                          .arg(o.exitCode)
+                          .arg(QString::fromUtf8(o.stderrData).trimmed()),
+                      EIO);
+}
+
+QByteArray SshSandboxBackend::readFile(const QString &path)
+{
+    const QString rel = normalized(path);
+    const ProcessOutcome o = op(session(), QStringLiteral("read"), {rel});
+    throwIfFailed(o, QStringLiteral("reading '%1'").arg(path));
+    return o.stdoutData;
+}
+
+void SshSandboxBackend::writeFile(const QString &path, const QByteArray &content)
+{
+    const QString rel = normalized(path);
+    if (rel.isEmpty())
+        throw IsADirectoryError(QStringLiteral("cannot write '%1': it is the workspace root")
+                                    .arg(path),
+                                EISDIR);
+    if (path.endsWith(QLatin1Char('/')))
+        throw IsADirectoryError(
+            QStringLiteral("cannot write '%1': the path names a folder").arg(path), EISDIR);
+    const Session s = session();
+    QTemporaryFile tmp(s.conn->localDir() + QStringLiteral("/upload-XXXXXX"));
+    if (!tmp.open() || tmp.write(content) != content.size() || !tmp.flush())
+        throw OSError(QStringLiteral("cannot stage '%1' for upload: %2")
+                          .arg(path, tmp.errorString()));
+    throwIfFailed(op(s, QStringLiteral("write"), {rel}, tmp.fileName()),
+                  QStringLiteral("writing '%1'").arg(path));
+}
+
+QList<FileInfo> SshSandboxBackend::listDir(const QString &path)
+{
+    const QString rel = normalized(path);
+    const ProcessOutcome o = op(session(), QStringLiteral("list"), {rel});
+    throwIfFailed(o, QStringLiteral("listing '%1'").arg(path));
+    QList<FileInfo> out;
+    for (const Record &r : parseRecords(o.stdoutData))
+        out.append(toInfo(joinPath(rel, r.name), r));
+    std::sort(out.begin(), out.end(),
+              [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
+    return out;
+}
+
+void SshSandboxBackend::removeFile(const QString &path, bool recursive)
+{
+    const QString rel = normalized(path);
+    if (rel.isEmpty())
+        throw PermissionError(
+            QStringLiteral("refusing to remove the workspace root ('%1')").arg(path), EPERM);
+    throwIfFailed(op(session(), QStringLiteral("remove"),
+                     {rel, recursive ? QStringLiteral("1") : QStringLiteral("0")}),
+                  QStringLiteral("removing '%1'").arg(path));
+}
+
+FileInfo SshSandboxBackend::stat(const QString &path)
+{
+    const QString rel = normalized(path);
+    const ProcessOutcome o = op(session(), QStringLiteral("stat"), {rel});
+    throwIfFailed(o, QStringLiteral("stat of '%1'").arg(path));
+    const QList<Record> recs = parseRecords(o.stdoutData);
+    if (recs.isEmpty())
+        throw FileNotFoundError(QStringLiteral("'%1': no such file or folder").arg(path), ENOENT);
+    return toInfo(rel, recs.first());
+}
+
+void SshSandboxBackend::makeDirs(const QString &path)
+{
+    const QString rel = normalized(path);
+    if (rel.isEmpty())
+        return;
+    throwIfFailed(op(session(), QStringLiteral("mkdirs"), {rel}),
+                  QStringLiteral("creating the folder '%1'").arg(path));
+}
+
+QHash<QString, SshSandboxBackend::RemoteEntry> SshSandboxBackend::listAll(const Session &s) const
+{
+    const ProcessOutcome o = op(s, QStringLiteral("listall"), {});
+    throwIfFailed(o, QStringLiteral("listing the workspace"));
+    QHash<QString, RemoteEntry> out;
+    for (const Record &r : parseRecords(o.stdoutData))
+        out.insert(r.name, {r.type, {r.size, r.mtimeNs}});
+    return out;
+}
+
+// ---- execute --------------------------------------------------------------------------------
+
+ExecuteResult SshSandboxBackend::execute(const QString &command,
+                                         std::optional<double> timeoutSeconds, const QString &cwd,
+                                         const ExecuteOptions &options)
+{
+    const Session s = session();
+    const double timeout = timeoutSeconds.value_or(m_options.timeout);
+    if (!(timeout > 0) || !std::isfinite(timeout))
+        throw ValueError(QStringLiteral("timeout must be a positive number of seconds"));
+    // The remote command travels as one argv string (ssh locally, the login shell remotely),
+    // which Linux limits to 128 KiB; leave room for the helper.
+    constexpr qsizetype MaxCommandBytes = 100000;
+    if (command.toUtf8().size() > MaxCommandBytes)
+        throw ValueError(QStringLiteral("the command is %1 bytes; the SSH backend takes at most "
+                                        "%2 (write a script with write_file and run that)")
+                             .arg(command.toUtf8().size())
+                             .arg(MaxCommandBytes));
+    const QString rel = normalized(cwd);
+    QMap<QString, QString> env = m_options.env;
+    static const QRegularExpression envRe(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+    for (auto it = options.env.cbegin(); it != options.env.cend(); ++it) {
+        if (!envRe.match(it.key()).hasMatch())
+            throw ValueError(
+                QStringLiteral("environment variable name '%1' is not valid").arg(it.key()));
+        env.insert(it.key(), it.value());
+    }
+    const QString token = randomToken();
+    // timeout(1) wants at least a millisecond; it runs the command in its own process group
+    // and signals the whole group (TERM, then KILL after the grace).
+    QStringList args{rel,
+                     QString::number(std::max(timeout, 0.001), 'f', 3),
+                     QString::number(m_options.killGraceSeconds, 'f', 3),
+                     token,
+                     command};
+    for (auto it = env.cbegin(); it != env.cend(); ++it)
+        args << it.key() + QLatin1Char('=') + it.value();
+
+    SshConnection::Call call;
+    call.remoteCommand = ssh::helperCommand(s.root, QStringLiteral("exec"), args);
+    // A backstop only: the remote timeout answers first unless the connection hangs.
+    call.timeoutMs = static_cast<int>(
+        std::min((timeout + m_options.killGraceSeconds + 30) * 1000.0, 2e9));
+    call.maxOutputBytes = m_options.maxOutputBytes;
+    call.onOutput = options.onOutput;
+    call.cancel = options.cancel;
+    ProcessOutcome o = s.conn->run(call);
+
+    if (o.cancelled || o.timedOut) {
+        // Killing the local client leaves the remote command running: sweep its tree by the
+        // call's marker variable.
+        try {
+            op(s, QStringLiteral("sweep"), {token});
+        } catch (const SandboxError &) {
+            // the connection itself is gone; so is the remote session's tree with it, mostly
+        }
+    } else {
+        const HelperError e = ssh::parseHelperError(o.exitCode, o.stderrData);
+        if (!e.kind.isEmpty())
+            ssh::throwHelperError(e);
+        // 255 is both "ssh failed" and a command's own exit 255: ask the master.
+        if (o.exitCode == 255 && !s.conn->masterAlive())
+            s.conn->throwConnectionError(o.stderrData, QStringLiteral("execute"));
+    }
+    ExecuteResult r = toExecuteResult(o);
+    // timeout(1) exits 124, or 137 when it had to KILL the group after the grace.
+    const bool remoteTimeout =
+        !o.cancelled && (o.exitCode == 124 ||
+                         (o.exitCode == 137 && double(o.durationMs) >= timeout * 1000.0));
+    if (o.timedOut || remoteTimeout) {
+        r.timedOut = true;
+        r.exitCode = 124;
+    }
+    return r;
+}
+
+// ---- seeding ----------------------------------------------------------------------------------
+
+QHash<QString, FileStamp> SshSandboxBackend::seedBaseline() const
+{
+    QMutexLocker lock(&m_manifestMutex);
+    QHash<QString, FileStamp> out;
+    const auto it = m_manifests.constFind(m_seedRoot);
+    if (it == m_manifests.constEnd())
+        return out;
+    for (auto f = it->files.cbegin(); f != it->files.cend(); ++f)
+        out.insert(f.key(), f->workspace);
+    return out;
+}
+
+WorkspaceSeedResult
+SshSandboxBackend::seedWorkspace(const QString &source, const QStringList &excludes,
+                                 const std::function<void(int, int)> &progress)
+{
+    const Session s = session();
+    const QString root = QDir(source).absolutePath();
+    const SeedPlan plan = planSeed(root, GlobSet(excludes));
+    WorkspaceSeedResult result;
+    result.errors = plan.errors;
+
+    // One tar stream over one ssh channel: folders first (so a symlink already standing in
+    // the workspace where a folder goes is replaced, not followed), then the files.
+    QByteArray list;
+    QHash<QString, FileStamp> hostStamps;
+    int total = 0;
+    for (const SeedPlanEntry &e : plan.entries) {
+        if (e.action != SeedPlanEntry::Action::Copy) {
+            result.skippedPaths << e.path;
+            continue;
+        }
+        list += e.path.toUtf8() + '\0';
+        if (!e.isDir) {
+            ++total;
+            if (const auto st = hostStamp(root + QLatin1Char('/') + e.path))
+                hostStamps.insert(e.path, *st);
+        }
+    }
+    if (progress)
+        progress(0, total);
+    SeedManifest manifest;
+    manifest.hostRoot = root;
+    if (!list.isEmpty()) {
+        QTemporaryDir work(s.conn->localDir() + QStringLiteral("/seed-XXXXXX"));
+        const QString listFile = work.path() + QStringLiteral("/list");
+        const QString tarFile = work.path() + QStringLiteral("/seed.tar");
+        const QString stampsFile = work.path() + QStringLiteral("/stamps");
+        if (!work.isValid() || !writeLocal(listFile, list))
+            throw OSError(QStringLiteral("cannot stage the seed of %1 locally").arg(root));
+        result.errors += runLocalTar({QStringLiteral("-c"), QStringLiteral("-f"), tarFile,
+                                      QStringLiteral("--format=posix"), QStringLiteral("--null"),
+                                      QStringLiteral("--no-recursion"),
+                                      // like local seeding: no setuid/setgid bits
+                                      QStringLiteral("--mode=ug-s"), QStringLiteral("-C"),
+                                      root, QStringLiteral("-T"), listFile});
+        const ProcessOutcome o = op(s, QStringLiteral("seed"), {}, tarFile, stampsFile);
+        if (o.exitCode != 0) {
+            for (const QByteArray &l : o.stderrData.split('\n')) {
+                if (!l.trimmed().isEmpty())
+                    result.errors << QStringLiteral("remote tar: ") + QString::fromUtf8(l);
+            }
+        }
+        QFile f(stampsFile);
+        const QByteArray stamps = f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        QHash<QString, FileStamp> remote;
+        for (const Record &r : parseRecords(stamps))
+            remote.insert(r.name, {r.size, r.mtimeNs});
+        for (const SeedPlanEntry &e : plan.entries) {
+            if (e.action != SeedPlanEntry::Action::Copy || e.isDir)
+                continue;
+            const auto ws = remote.constFind(e.path);
+            if (ws == remote.constEnd()) {
+                result.errors << QStringLiteral("'%1' was not written on the remote").arg(e.path);
+                continue;
+            }
+            ++result.filesSeeded;
+            result.bytesSeeded += ws->size;
+            manifest.files.insert(e.path, {hostStamps.value(e.path, {-1, 0}), *ws});
+        }
+    }
+    if (progress)
+        progress(total, total);
+    QMutexLocker lock(&m_manifestMutex);
+    m_manifests.insert(root, std::move(manifest));
+    m_seedRoot = root;
+    return result;
+}
+
+// ---- flush --------------------------------------------------------------------------------------
+
+/// The selected workspace files whose remote copy changed (or has no record) are downloaded in
+/// one tar stream into a private local folder; the core planner and executor then run on that
+/// folder exactly as for a local workspace (atomic writes, conflict files, symlink refusals,
+/// re-check before writing). Files unchanged on the remote are planned here without download.
+struct SshSandboxBackend::Staged
+{
+    std::unique_ptr<QTemporaryDir> dir;
+    std::unique_ptr<WorkspaceFs> fs;
+    QHash<QString, RemoteEntry> remote;
+    QSet<QString> staged;
+    SeedManifest manifest; ///< the record, with kChangedStamp for staged files
+    SyncPlan plan;
+};
+
+std::unique_ptr<SshSandboxBackend::Staged>
+SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceSyncPolicy &policy,
+                         const SeedManifest *record)
+{
+    auto st = std::make_unique<Staged>();
+    st->dir = std::make_unique<QTemporaryDir>(s.conn->localDir() +
+                                              QStringLiteral("/stage-XXXXXX"));
+    if (!st->dir->isValid())
+        throw OSError(QStringLiteral("cannot create a local staging folder for the flush"));
+    const QString files = st->dir->path() + QStringLiteral("/files");
+    QDir().mkpath(files);
+    st->remote = listAll(s);
+    st->manifest.hostRoot = root;
+
+    const GlobSet includes(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
+    const GlobSet excludes(policy.excludePatterns);
+    using A = SyncPlanEntry::Action;
+    QList<SyncPlanEntry> extra;
+    QByteArray list;
+    for (auto it = st->remote.cbegin(); it != st->remote.cend(); ++it) {
+        const QString &rel = it.key();
+        if (it->type == 'd')
+            continue;
+        if (!includes.matchesPathOrParent(rel, false) || excludes.matchesPathOrParent(rel, false))
+            continue;
+        if (it->type == 'l') {
+            extra.append({rel, A::SkippedSymlink, 0});
+            continue;
+        }
+        if (it->type != 'f') {
+            extra.append({rel, A::SkippedSpecial, 0});
+            continue;
+        }
+        const SeedManifest::Entry *rec = nullptr;
+        if (record) {
+            const auto r = record->files.constFind(rel);
+            if (r != record->files.cend())
+                rec = &*r;
+        }
+        const auto host = hostStamp(root + QLatin1Char('/') + rel);
+        if (rec && rec->workspace == it->stamp && host) {
+            // unchanged on the remote: nothing to download, nothing to write
+            extra.append({rel, *host == rec->host ? A::Unchanged : A::KeepHost, it->stamp.size});
+            continue;
+        }
+        st->staged.insert(rel);
+        list += rel.toUtf8() + '\0';
+        if (rec)
+            st->manifest.files.insert(rel, {rec->host, kChangedStamp});
+    }
+    QStringList errors;
+    if (!list.isEmpty()) {
+        const QString listFile = st->dir->path() + QStringLiteral("/list");
+        const QString tarFile = st->dir->path() + QStringLiteral("/flush.tar");
+        if (!writeLocal(listFile, list))
+            throw OSError(QStringLiteral("cannot write the flush list locally"));
+        const ProcessOutcome o = op(s, QStringLiteral("pack"), {}, listFile, tarFile);
+        if (o.exitCode != 0) {
+            for (const QByteArray &l : o.stderrData.split('\n')) {
+                if (!l.trimmed().isEmpty())
+                    errors << QStringLiteral("remote tar: ") + QString::fromUtf8(l);
+            }
+        }
+        // Only the listed names are extracted; GNU tar refuses `..` and absolute members and
+        // delays symlinks, and the folder is ours alone.
+        errors += runLocalTar({QStringLiteral("-x"), QStringLiteral("-f"), tarFile,
+                               QStringLiteral("-C"), files, QStringLiteral("--no-same-owner"),
+                               QStringLiteral("--no-same-permissions"),
+                               QStringLiteral("--null"), QStringLiteral("-T"), listFile});
+    }
+    st->fs = std::make_unique<WorkspaceFs>(files);
+    st->plan = elsai::planSync(*st->fs, root, includes, excludes,
+                               record ? &st->manifest : nullptr);
+    st->plan.errors = errors + st->plan.errors;
+    st->plan.entries += extra;
+    std::sort(st->plan.entries.begin(), st->plan.entries.end(),
+              [](const SyncPlanEntry &a, const SyncPlanEntry &b) { return a.path < b.path; });
+    return st;
+}
+
+SyncPlan SshSandboxBackend::planSync(const QString &dest, const WorkspaceSyncPolicy &policy)
+{
+    const Session s = session();
+    const QString root = QDir(dest).absolutePath();
+    QMutexLocker lock(&m_manifestMutex);
+    const auto it = m_manifests.constFind(root);
+    return stage(s, root, policy, it == m_manifests.constEnd() ? nullptr : &*it)->plan;
+}
+
+WorkspaceSyncResult
+SshSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
+                                 const std::function<void(int, int)> &progress)
+{
+    const Session s = session();
+    const QString root = QDir(dest).absolutePath();
+    QMutexLocker lock(&m_manifestMutex); // one flush at a time; it updates the record
+    const bool known = m_manifests.contains(root);
+    SeedManifest &manifest = m_manifests[root];
+    manifest.hostRoot = root;
+    const auto st = stage(s, root, policy, known ? &manifest : nullptr);
+    WorkspaceSyncResult r = executeSync(st->plan, *st->fs, &st->manifest, progress);
+    // Record what was written, with the remote file's stamp as the workspace side.
+    for (auto it = st->manifest.files.cbegin(); it != st->manifest.files.cend(); ++it) {
+        if (!st->staged.contains(it.key()) || it->workspace == kChangedStamp)
+            continue;
+        manifest.files.insert(it.key(), {it->host, st->remote.value(it.key()).stamp});
+    }
+    return r;
+}
+
+} // namespace elsai

@@ -1,0 +1,104 @@
+#pragma once
+
+#include "backend.h"
+#include "sshconnection.h"
+#include "treecopy.h"
+
+#include <QHash>
+#include <QMap>
+#include <QMutex>
+#include <QString>
+
+#include <memory>
+#include <optional>
+
+namespace elsai {
+
+/// Workspace folder on a remote host reached over OpenSSH; commands run there as the remote
+/// user. One ControlMaster connection per backend; every call is one ssh channel over it.
+/// Isolation is whatever the remote account gives: a command can do anything the remote user
+/// can. File operations are confined to the remote workspace folder (checked on the client,
+/// then resolved on the remote, see README "SSH backend").
+class SshSandboxBackend : public SandboxBackend
+{
+public:
+    struct Options
+    {
+        ssh::SshTarget target;
+        /// Remote folder holding the workspaces (relative: to the remote home).
+        QString remoteRoot = QStringLiteral(".elsai/workspaces");
+        /// Name of this workspace's folder under remoteRoot (sanitized workspace id).
+        QString workspaceName = QStringLiteral("workbench");
+        double timeout = 120;           ///< default command timeout, seconds
+        qint64 maxOutputBytes = 100000; ///< cap on stdout + stderr kept
+        QMap<QString, QString> env;     ///< extra variables for every command
+        double killGraceSeconds = 1;    ///< TERM → KILL grace after a timeout
+        int operationTimeoutSeconds = 600; ///< file operations, seeding, flushing
+    };
+
+    explicit SshSandboxBackend(Options options);
+    ~SshSandboxBackend() override;
+
+    QString id() const override;
+    QString typeName() const override { return QStringLiteral("SshSandboxBackend"); }
+    const Options &options() const { return m_options; }
+    /// Canonical absolute workspace folder on the remote (empty before create()).
+    QString remoteWorkspace() const;
+    /// The connection (null before create()); benchmarks run bare ssh clients over it.
+    std::shared_ptr<ssh::SshConnection> connection() const;
+
+    void create() override;
+    void close() override;
+    bool isCreated() const override;
+
+    QByteArray readFile(const QString &path) override;
+    void writeFile(const QString &path, const QByteArray &content) override;
+    QList<FileInfo> listDir(const QString &path) override;
+    void removeFile(const QString &path, bool recursive = false) override;
+    FileInfo stat(const QString &path) override;
+    void makeDirs(const QString &path) override;
+
+    WorkspaceSeedResult seedWorkspace(const QString &source, const QStringList &excludes,
+                                      const std::function<void(int, int)> &progress = {}) override;
+    WorkspaceSyncResult syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
+                                      const std::function<void(int, int)> &progress = {}) override;
+    SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) override;
+    QHash<QString, FileStamp> seedBaseline() const override;
+
+    ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
+                          const QString &cwd = {}, const ExecuteOptions &options = {}) override;
+
+private:
+    struct Session
+    {
+        std::shared_ptr<ssh::SshConnection> conn;
+        QString root; ///< canonical remote workspace
+    };
+    Session session() const;
+    /// Runs one helper operation; throws the helper's refusals and connection failures.
+    ProcessOutcome op(const Session &s, const QString &name, const QStringList &args,
+                      const QString &stdinFile = {}, const QString &stdoutFile = {}) const;
+    struct RemoteEntry
+    {
+        char type = 'f';
+        FileStamp stamp;
+    };
+    QHash<QString, RemoteEntry> listAll(const Session &s) const;
+    /// Downloads the changed selected files into a local staging folder and plans the flush
+    /// there with the core planner (see the .cpp).
+    struct Staged;
+    std::unique_ptr<Staged> stage(const Session &s, const QString &root,
+                                  const WorkspaceSyncPolicy &policy, const SeedManifest *manifest);
+
+    Options m_options;
+    mutable QMutex m_mutex;
+    std::shared_ptr<ssh::SshConnection> m_conn;
+    QString m_root;
+    /// Like the local backend: what each host folder held at the last seed / flush, by clean
+    /// absolute path, with the REMOTE stamps as `workspace`. Guarded by m_manifestMutex.
+    QHash<QString, SeedManifest> m_manifests;
+    mutable QMutex m_manifestMutex;
+    QString m_seedRoot;
+};
+
+} // namespace elsai

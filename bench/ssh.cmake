@@ -1,0 +1,5 @@
+# execute("true") over SshSandboxBackend against a bare ssh on the same ControlMaster.
+# Included from bench/CMakeLists.txt: include(ssh.cmake)
+add_executable(ssh_bench ${CMAKE_CURRENT_LIST_DIR}/ssh_bench.cpp)
+target_include_directories(ssh_bench PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+target_link_libraries(ssh_bench PRIVATE elsai_backend_ssh)
