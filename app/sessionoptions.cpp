@@ -107,7 +107,7 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("Run JSON-lines operations from FILE ('-' = stdin)."),
          QStringLiteral("FILE")},
         {QStringLiteral("run-agent"),
-         QStringLiteral("Run a scripted agent: a plan file or demo:NAME (headless)."),
+         QStringLiteral("Run a scripted agent: a plan file or demo:NAME."),
          QStringLiteral("PLAN")},
         {QStringLiteral("agent-mode"),
          QStringLiteral("Attach mode of the --run-agent agent: read_write or read_only "

@@ -19,7 +19,8 @@ namespace elsai {
 
 namespace {
 
-constexpr qint64 kMaxDelayMs = 600000; // ten minutes: longer is a typo, not a demo
+constexpr qint64 kMaxDelayMs = 600000;     // ten minutes: longer is a typo, not a demo
+constexpr qint64 kMaxPlanBytes = 16 << 20; // far above any plan, far below any harm
 
 /// Where a parse error is: "plan 'x'", then "step 3 ('run tests')", then a field path.
 class Where
@@ -310,12 +311,22 @@ AgentPlan AgentPlan::load(const QString &source)
                                  .arg(name, demoNames().join(u", ")));
         path = QStringLiteral(":/plans/%1.json").arg(name);
     }
+    // Only a regular file: opening a FIFO would block the run, a device would never end.
+    const QFileInfo info(path);
+    if (info.exists() && !info.isFile())
+        throw OSError(QStringLiteral("cannot read plan '%1': not a regular file").arg(source));
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
         throw OSError(QStringLiteral("cannot read plan '%1': %2; give a plan file or "
                                      "demo:NAME")
                           .arg(source, file.errorString()));
-    return parse(file.readAll(), QFileInfo(path).completeBaseName());
+    const QByteArray json = file.read(kMaxPlanBytes + 1);
+    if (json.size() > kMaxPlanBytes)
+        throw ValueError(QStringLiteral("plan '%1' is larger than %2 MiB; a plan is a list of "
+                                        "steps, put large contents in files")
+                             .arg(source)
+                             .arg(kMaxPlanBytes >> 20));
+    return parse(json, info.completeBaseName());
 }
 
 QStringList AgentPlan::demoNames()

@@ -63,8 +63,9 @@ struct AgentPlan
     /// and the field at fault. `fallbackName` is used when the plan has no "name".
     static AgentPlan parse(const QByteArray &json, const QString &fallbackName = QString());
     /// Loads a plan file, or a bundled demo plan given as "demo:NAME" (Qt resource
-    /// ":/plans/NAME.json"). OSError when the file cannot be read; ValueError for an unknown
-    /// demo (the message lists the demos) or an invalid plan.
+    /// ":/plans/NAME.json"). OSError when the file cannot be read or is not a regular file;
+    /// ValueError for an unknown demo (the message lists the demos), a file over 16 MiB or
+    /// an invalid plan.
     static AgentPlan load(const QString &source);
     /// Names of the bundled demo plans, sorted (empty when the resource is not linked).
     static QStringList demoNames();

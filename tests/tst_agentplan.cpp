@@ -14,6 +14,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/stat.h>
+
 using namespace elsai;
 using test::readHostFile;
 using test::writeHostFile;
@@ -221,6 +223,33 @@ private Q_SLOTS:
             QVERIFY(e.message().contains("fix-failing-test"));
         }
         QVERIFY_THROWS_EXCEPTION(OSError, AgentPlan::load(m_tmp.filePath("missing.json")));
+    }
+
+    void loadRefusesWhatIsNotAPlanFile()
+    {
+        // A FIFO would block the read forever, a folder is not a plan.
+        const QString fifo = m_tmp.filePath(QStringLiteral("plan.fifo"));
+        QCOMPARE(::mkfifo(QFile::encodeName(fifo).constData(), 0600), 0);
+        QVERIFY_THROWS_EXCEPTION(OSError, AgentPlan::load(fifo));
+        QVERIFY_THROWS_EXCEPTION(OSError, AgentPlan::load(m_tmp.path()));
+        // A huge file is refused after reading just past the cap.
+        const QString big = m_tmp.filePath(QStringLiteral("big.json"));
+        {
+            QFile f(big);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            QVERIFY(f.resize(64ll << 20)); // sparse
+        }
+        try {
+            AgentPlan::load(big);
+            QFAIL("a 64 MiB plan was read");
+        } catch (const ValueError &e) {
+            QVERIFY2(e.message().contains("larger than 16 MiB"), qPrintable(e.message()));
+        }
+        // A plan file named on disk gets its base name when it has none.
+        const QString plain = m_tmp.filePath(QStringLiteral("my-plan.json"));
+        writeHostFile(plain, R"({"format":"elsai-agent-plan","version":1,
+            "steps":[{"name":"l","tool":"list_dir","args":{"path":"."}}]})");
+        QCOMPARE(AgentPlan::load(plain).name, QStringLiteral("my-plan"));
     }
 
     void errorTypeNamesIncludeBases()

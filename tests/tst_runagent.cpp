@@ -295,6 +295,15 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains(stderrMentions.toUtf8()), r.err);
     }
 
+    void helpDescribesIt()
+    {
+        const RunResult r = run({"--help"});
+        QCOMPARE(r.exitCode, 0);
+        for (const char *text : {"--run-agent <PLAN>", "--agent-mode <MODE>", "--agent-name <NAME>",
+                                 "demo:fix-failing-test", "3 when the sandbox cannot start"})
+            QVERIFY2(r.out.contains(text), text);
+    }
+
     void setupErrorIsThree()
     {
         const QString notAFolder = fresh("file-");
