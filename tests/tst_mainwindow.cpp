@@ -222,6 +222,7 @@ private Q_SLOTS:
     void consoleRunsCommand();
     void consoleStreamsOutput();
     void consoleFloodIsBounded();
+    void consoleInsertsBigUpdatesInSlices();
     void consoleClipsHugeLines();
     void openFileFromTreeIntoHighlightedTab();
     void addAndDeleteFilesThroughWorkspaceMenu();
@@ -385,8 +386,68 @@ void TestMainWindow::consoleFloodIsBounded()
     // The backend caps what it keeps (--max-output-bytes) and the view caps its lines.
     QVERIFY2(console->statusLabel()->text().contains(QStringLiteral("truncated")),
              qPrintable(console->statusLabel()->text()));
+    QTRY_VERIFY(!console->hasPendingOutput());
     QVERIFY(console->output()->blockCount() <= ConsolePanel::maxBlockCount());
     QVERIFY(hasLine(console->output(), QStringLiteral("1000")));
+}
+
+void TestMainWindow::consoleInsertsBigUpdatesInSlices()
+{
+    // One model update with 50,000 numbered lines (stdout) and a stderr tail: the view takes
+    // it in bounded slices across event-loop passes, keeps the last maxBlockCount() lines in
+    // order without loss or duplicates, and says how many it did not show.
+    ConsolePanel *console = m_window->consolePanel();
+    ConsoleHistoryModel *model = m_controller->consoleModel(sandboxId());
+    QVERIFY(model);
+    model->setOutputCap(8 << 20);
+    QTextDocument *doc = console->output()->document();
+    qsizetype largestInsert = 0;
+    const auto conn = connect(doc, &QTextDocument::contentsChange, this,
+                              [&largestInsert](int, int, int added) {
+                                  largestInsert = qMax<qsizetype>(largestInsert, added);
+                              });
+    const quint64 id = 900001;
+    model->beginCommand(id, QStringLiteral("generated"), QString());
+    QByteArray lines;
+    const int total = 50000;
+    for (int i = 1; i <= total; ++i)
+        lines += "line-" + QByteArray::number(i) + '\n';
+    model->appendOutput(id, OutputChannel::Stdout, lines);
+    model->appendOutput(id, OutputChannel::Stderr, "err-tail\n");
+    int passes = 0;
+    QTRY_VERIFY(console->hasPendingOutput()); // the model's coalesced update arrived
+    while (console->hasPendingOutput() && passes < 10000) {
+        QVERIFY(console->pendingLines() <= ConsolePanel::maxBlockCount());
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+        ++passes;
+    }
+    QVERIFY(!console->hasPendingOutput());
+    disconnect(conn);
+    QVERIFY2(passes > 1, "one pass inserted everything");
+    // A slice, plus at most the one-line note, per insertion.
+    QVERIFY2(largestInsert <= ConsolePanel::maxCharsPerPass() + 64,
+             qPrintable(QString::number(largestInsert)));
+    model->finishCommand(id, ExecuteResult{});
+    QTRY_VERIFY(hasLine(console->output(), QStringLiteral("[exit 0 · 0 ms]")));
+    QVERIFY(!console->hasPendingOutput());
+    model->setOutputCap(1 << 20);
+
+    // The tail of the view: consecutive numbers up to `total`, then stderr, then the status.
+    QStringList shown;
+    for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
+        shown << b.text();
+    const qsizetype lastLine = shown.lastIndexOf(QStringLiteral("line-%1").arg(total));
+    QVERIFY(lastLine > 0);
+    QCOMPARE(shown.at(lastLine + 1), QStringLiteral("err-tail"));
+    QVERIFY2(shown.at(lastLine + 2).startsWith(QStringLiteral("[exit 0")),
+             qPrintable(shown.mid(lastLine - 2, 8).join(QLatin1Char('|'))));
+    qsizetype first = lastLine;
+    while (first > 0 && shown.at(first - 1).startsWith(QStringLiteral("line-")))
+        --first;
+    for (qsizetype i = first; i <= lastLine; ++i)
+        QCOMPARE(shown.at(i), QStringLiteral("line-%1").arg(total - (lastLine - i)));
+    QVERIFY(lastLine - first + 1 >= ConsolePanel::maxBlockCount() - 10);
+    QVERIFY(doc->blockCount() <= ConsolePanel::maxBlockCount());
 }
 
 void TestMainWindow::consoleClipsHugeLines()
@@ -784,6 +845,8 @@ void TestMainWindow::screenshots()
 
     QApplication::setPalette(darkPalette());
     QCoreApplication::processEvents();
+    // The console re-inserts its kept output in slices.
+    QTRY_VERIFY(!m_window->consolePanel()->hasPendingOutput());
     // The console re-renders in accents chosen for a dark base.
     const QColor errDark = foregroundOf(m_window->consolePanel()->output(),
                                         QStringLiteral("to-stderr"));
