@@ -223,6 +223,7 @@ private Q_SLOTS:
     void consoleStreamsOutput();
     void consoleFloodIsBounded();
     void consoleInsertsBigUpdatesInSlices();
+    void consoleRedrawKeepsStreamOrder();
     void consoleClipsHugeLines();
     void openFileFromTreeIntoHighlightedTab();
     void addAndDeleteFilesThroughWorkspaceMenu();
@@ -389,6 +390,33 @@ void TestMainWindow::consoleFloodIsBounded()
     QTRY_VERIFY(!console->hasPendingOutput());
     QVERIFY(console->output()->blockCount() <= ConsolePanel::maxBlockCount());
     QVERIFY(hasLine(console->output(), QStringLiteral("1000")));
+}
+
+void TestMainWindow::consoleRedrawKeepsStreamOrder()
+{
+    ConsolePanel *console = m_window->consolePanel();
+    console->runCommand(
+        QStringLiteral("echo order-o1; sleep 0.3; echo order-e1 >&2; sleep 0.3; echo order-o2"));
+    QTRY_VERIFY_WITH_TIMEOUT(hasLine(console->output(), QStringLiteral("order-o2")), 15000);
+    QTRY_VERIFY(console->statusLabel()->text().startsWith(QStringLiteral("exit 0")));
+    const auto order = [console] {
+        QStringList lines;
+        for (QTextBlock b = console->output()->document()->begin(); b.isValid(); b = b.next()) {
+            if (b.text().startsWith(QStringLiteral("order-")))
+                lines << b.text();
+        }
+        return lines;
+    };
+    const QStringList streamed{"order-o1", "order-e1", "order-o2"};
+    QCOMPARE(order(), streamed);
+    // A palette change redraws everything from the model: the same interleaving.
+    QPalette p = console->palette();
+    p.setColor(QPalette::Base, p.color(QPalette::Base).darker(101));
+    console->setPalette(p);
+    QTRY_VERIFY(!console->hasPendingOutput());
+    QCOMPARE(order(), streamed);
+    console->setPalette(QPalette());
+    QTRY_VERIFY(!console->hasPendingOutput());
 }
 
 void TestMainWindow::consoleInsertsBigUpdatesInSlices()

@@ -195,6 +195,7 @@ struct ConsolePanel::Shown
 {
     qsizetype out = 0;
     qsizetype err = 0;
+    qsizetype run = 0; ///< the entry's run being shown (the last one may still grow)
     bool header = false;
     bool done = false;
     // Chunks may split a UTF-8 sequence: decoders keep the state between appends.
@@ -317,16 +318,26 @@ void ConsolePanel::renderRow(int row)
         appendText(QStringLiteral("%1$ %2\n").arg(where, e.command), PromptText);
     }
     // Only the bytes not shown yet: a flood costs one append per coalesced model update.
-    if (e.stdoutData.size() > shown->out) {
-        appendText(shown->outDecoder.decode(QByteArrayView(e.stdoutData).sliced(shown->out)),
-                   StdoutText);
-        shown->out = e.stdoutData.size();
+    const auto showUpTo = [this, &e, &shown](OutputChannel channel, qsizetype end) {
+        const bool out = channel == OutputChannel::Stdout;
+        qsizetype &pos = out ? shown->out : shown->err;
+        if (end <= pos)
+            return;
+        const QByteArray &data = out ? e.stdoutData : e.stderrData;
+        QStringDecoder &decoder = out ? shown->outDecoder : shown->errDecoder;
+        appendText(decoder.decode(QByteArrayView(data).sliced(pos, end - pos)),
+                   out ? StdoutText : StderrText);
+        pos = end;
+    };
+    // In arrival order, so a redraw interleaves stdout and stderr as they streamed.
+    for (; shown->run < e.runs.size(); ++shown->run) {
+        const ConsoleHistoryModel::Entry::Run &run = e.runs.at(shown->run);
+        showUpTo(run.channel, run.end);
+        if (shown->run + 1 == e.runs.size())
+            break; // the last run may still grow
     }
-    if (e.stderrData.size() > shown->err) {
-        appendText(shown->errDecoder.decode(QByteArrayView(e.stderrData).sliced(shown->err)),
-                   StderrText);
-        shown->err = e.stderrData.size();
-    }
+    showUpTo(OutputChannel::Stdout, e.stdoutData.size());
+    showUpTo(OutputChannel::Stderr, e.stderrData.size());
     if (!e.running && !shown->done) {
         shown->done = true;
         const bool ok = e.result && e.result->exitCode == 0 && !e.result->timedOut;
