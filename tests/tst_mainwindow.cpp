@@ -43,6 +43,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSet>
 #include <QSettings>
 #include <QSortFilterProxyModel>
@@ -451,6 +452,9 @@ void TestMainWindow::consoleInsertsBigUpdatesInSlices()
     }
     QVERIFY(!console->hasPendingOutput());
     disconnect(conn);
+    // The view followed the output to its end, slice after slice.
+    const QScrollBar *bar = console->output()->verticalScrollBar();
+    QCOMPARE(bar->value(), bar->maximum());
     QVERIFY2(passes > 1, "one pass inserted everything");
     // A slice, plus at most the one-line note, per insertion.
     QVERIFY2(largestInsert <= ConsolePanel::maxCharsPerPass() + 64,
@@ -856,35 +860,72 @@ void TestMainWindow::layoutIsSavedAndRestored()
 
 void TestMainWindow::screenshots()
 {
+    // Every panel populated: a highlighted file in front, the tree expanded, an agent's
+    // details, the console's last command, then the audit log with a record's details.
     m_window->resize(1400, 900);
-    m_window->fileTabs()->openFile(sandboxId(), QStringLiteral("README.md"));
-    QTRY_VERIFY(m_window->fileTabs()->count() > 0);
-    m_window->consolePanel()->runCommand(QStringLiteral("echo to-stderr >&2; ls"));
-    QLabel *status = m_window->consolePanel()->statusLabel();
-    QTRY_VERIFY(status->text().startsWith(QStringLiteral("exit 0")));
+    FileTabs *tabs = m_window->fileTabs();
+    tabs->openFile(sandboxId(), QStringLiteral("README.md"));
+    tabs->openFile(sandboxId(), QStringLiteral("src/main.py"));
+    QTRY_COMPARE(tabs->tabKind(tabs->currentIndex()), FileTabs::TabKind::Text);
+    WorkspacePanel *workspace = m_window->workspacePanel();
+    QTRY_VERIFY(treeIndex(workspace, QStringLiteral("src/main.py")).isValid());
+    workspace->view()->expand(treeIndex(workspace, QStringLiteral("src")));
+    workspace->view()->setCurrentIndex(treeIndex(workspace, QStringLiteral("src/main.py")));
+    AgentsPanel *agents = m_window->agentsPanel();
+    for (int r = 0; r < agents->view()->model()->rowCount(); ++r) {
+        const QModelIndex i = agents->view()->model()->index(r, 0);
+        if (i.data(Roles::AgentNameRole).toString() == QStringLiteral("reviewer"))
+            agents->view()->setCurrentIndex(i);
+    }
+    QTRY_VERIFY(agents->details()->toPlainText().contains(QStringLiteral("read_file")));
+    ConsolePanel *console = m_window->consolePanel();
+    console->runCommand(QStringLiteral("echo to-stderr >&2; ls"));
+    QTRY_VERIFY(console->statusLabel()->text().startsWith(QStringLiteral("exit 0")));
+    QTRY_VERIFY(!console->hasPendingOutput());
+    QTRY_VERIFY(hasLine(console->output(), QStringLiteral("to-stderr")));
+    AuditPanel *audit = m_window->auditPanel();
+    audit->view()->setCurrentIndex(audit->proxy()->index(audit->proxy()->rowCount() - 1, 0));
     QTRY_VERIFY(m_window->statusSummary().contains(QStringLiteral("TTL")));
+    m_window->statusBar()->clearMessage();
+    QDockWidget *consoleDock = m_window->panelDock(QStringLiteral("consoleDock"));
+    QDockWidget *auditDock = m_window->panelDock(QStringLiteral("auditDock"));
+    QVERIFY(consoleDock && auditDock);
 
     const QString dir = QCoreApplication::applicationDirPath();
-    QCoreApplication::processEvents();
-    const QImage light = m_window->grab().toImage();
-    QVERIFY(light.save(dir + QStringLiteral("/mainwindow-light.png")));
+    // The window with the console in front, and again with the audit log in front.
+    const auto shoot = [&](const QString &name) {
+        consoleDock->raise();
+        QCoreApplication::processEvents();
+        const QImage main = m_window->grab().toImage();
+        auditDock->raise();
+        QCoreApplication::processEvents();
+        const QImage withAudit = m_window->grab().toImage();
+        consoleDock->raise();
+        const bool saved = main.save(dir + QStringLiteral("/mainwindow-%1.png").arg(name))
+                           && withAudit.save(
+                               dir + QStringLiteral("/mainwindow-%1-audit.png").arg(name));
+        return std::tuple(main, withAudit, saved);
+    };
+    const auto [light, lightAudit, lightSaved] = shoot(QStringLiteral("light"));
+    QVERIFY(lightSaved);
     const auto [lightMean, lightColours] = imageStats(light);
     QVERIFY2(lightColours > 20, qPrintable(QString::number(lightColours)));
+    QVERIFY(light != lightAudit);
 
     QApplication::setPalette(darkPalette());
     QCoreApplication::processEvents();
     // The console re-inserts its kept output in slices.
-    QTRY_VERIFY(!m_window->consolePanel()->hasPendingOutput());
+    QTRY_VERIFY(!console->hasPendingOutput());
     // The console re-renders in accents chosen for a dark base.
-    const QColor errDark = foregroundOf(m_window->consolePanel()->output(),
-                                        QStringLiteral("to-stderr"));
+    const QColor errDark = foregroundOf(console->output(), QStringLiteral("to-stderr"));
     QVERIFY(errDark.lightness() > 128);
-    const QImage dark = m_window->grab().toImage();
-    QVERIFY(dark.save(dir + QStringLiteral("/mainwindow-dark.png")));
+    const auto [dark, darkAudit, darkSaved] = shoot(QStringLiteral("dark"));
+    QVERIFY(darkSaved);
     const auto [darkMean, darkColours] = imageStats(dark);
     QVERIFY2(darkColours > 20, qPrintable(QString::number(darkColours)));
     QVERIFY2(darkMean < lightMean - 40,
              qPrintable(QStringLiteral("%1 vs %2").arg(darkMean).arg(lightMean)));
+    QVERIFY(imageStats(darkAudit).first < imageStats(lightAudit).first - 40);
     QApplication::setPalette(QApplication::style()->standardPalette());
 }
 
