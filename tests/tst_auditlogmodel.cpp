@@ -673,7 +673,8 @@ void TestAuditLogModel::timeColumnMatchesLocalTime()
          t += 433'017) {
         AuditEvent e = makeEvent(1);
         e.timestamp = QDateTime::fromMSecsSinceEpoch(t, QTimeZone::utc());
-        const QString expected = e.timestamp.toLocalTime().toString(QStringLiteral("hh:mm:ss.zzz"));
+        const QString expected =
+            e.timestamp.toLocalTime().toString(QStringLiteral("hh:mm:ss.zzz"));
         QCOMPARE(AuditLogModel::columnText(e, AuditLogModel::TimeColumn), expected);
         ++compared;
     }

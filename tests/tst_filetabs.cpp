@@ -289,8 +289,9 @@ private Q_SLOTS:
         QVERIFY(QFile::remove(root + QStringLiteral("/notes.txt")));
         const auto statusShown = [&] {
             for (const QLabel *label : tabs.widget(0)->findChildren<QLabel *>()) {
-                if (!label->isHidden() && label->text().startsWith(QStringLiteral("Cannot re-read"))
-                    && label->text().contains(QStringLiteral("FileNotFoundError")))
+                const QString text = label->text();
+                if (!label->isHidden() && text.startsWith(QStringLiteral("Cannot re-read"))
+                    && text.contains(QStringLiteral("FileNotFoundError")))
                     return true;
             }
             return false;
