@@ -8,7 +8,8 @@
 //    `head -c N /dev/zero | tr '\0' y` (one line, no newline) in a sandbox whose
 //    max_output_bytes lets all of it through, measured until the console shows the exit
 //    status and its view has inserted every queued slice; also the flood's throughput
-//    against a bare runProcess() of the same command (no window) and the RSS growth (peak: VmHWM after resetting it, and what stays held);
+//    against a bare runProcess() of the same command (no window) and the RSS growth (peak:
+//    VmHWM after resetting it, and what stays held);
 //  * seed: a sandbox seeded from a generated tree (20,000 files in 2,000 folders, half under
 //    node_modules/.git/__pycache__, as bench/seed_bench.sh makes it) is added and made
 //    current, measured until sandboxStarted and the workspace panel shows its root with
