@@ -7,8 +7,9 @@
 //  * flood: the console panel runs `yes | head -c N` (lines) and then
 //    `head -c N /dev/zero | tr '\0' y` (one line, no newline) in a sandbox whose
 //    max_output_bytes lets all of it through, measured until the console shows the exit
-//    status; also the flood's throughput against a bare runProcess() of the same command
-//    (no window) and the RSS growth (peak: VmHWM after resetting it, and what stays held);
+//    status and its view has inserted every queued slice; also the flood's throughput
+//    against a bare runProcess() of the same command (no window) and the RSS growth (peak:
+//    VmHWM after resetting it, and what stays held);
 //  * seed: a sandbox seeded from a generated tree (20,000 files in 2,000 folders, half under
 //    node_modules/.git/__pycache__, as bench/seed_bench.sh makes it) is added and made
 //    current, measured until sandboxStarted and the workspace panel shows its root with
@@ -297,8 +298,10 @@ FloodResult Bench::flood(const QString &command)
     console->runCommand(command);
     const bool done = runUntil(
         [&] {
+            // Until the view has taken all of it: it inserts in bounded slices.
             return finished &&
-                   !console->statusLabel()->text().startsWith(QStringLiteral("running"));
+                   !console->statusLabel()->text().startsWith(QStringLiteral("running")) &&
+                   !console->hasPendingOutput();
         },
         90000);
     r.seconds = double(clock.nsecsElapsed()) / 1e9;

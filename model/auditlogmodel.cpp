@@ -1,5 +1,6 @@
 #include "auditlogmodel.h"
 
+#include <cstdio>
 #include <limits>
 
 #include "modelroles.h"
@@ -88,6 +89,31 @@ QString jsonValueText(const QJsonValue &v)
     return {};
 }
 
+// hh:mm:ss.zzz in local time without a toLocalTime() per cell: the UTC offset is looked up
+// once per 15-minute bucket (zone transitions fall on such boundaries) and cached; a view
+// asks for neighbouring rows, so the cache nearly always hits.
+QString localClockText(const QDateTime &timestamp)
+{
+    if (!timestamp.isValid())
+        return {};
+    constexpr qint64 bucketMs = 15 * 60 * 1000;
+    constexpr qint64 dayMs = 24 * 60 * 60 * 1000;
+    const qint64 ms = timestamp.toMSecsSinceEpoch();
+    const qint64 bucket = ms >= 0 ? ms / bucketMs : -((-ms + bucketMs - 1) / bucketMs);
+    thread_local qint64 cachedBucket = std::numeric_limits<qint64>::min();
+    thread_local qint64 offsetMs = 0;
+    if (bucket != cachedBucket) {
+        offsetMs = qint64(QDateTime::fromMSecsSinceEpoch(bucket * bucketMs).offsetFromUtc())
+                   * 1000;
+        cachedBucket = bucket;
+    }
+    const qint64 inDay = ((ms + offsetMs) % dayMs + dayMs) % dayMs;
+    char text[16];
+    std::snprintf(text, sizeof text, "%02d:%02d:%02d.%03d", int(inDay / 3600000),
+                  int(inDay / 60000 % 60), int(inDay / 1000 % 60), int(inDay % 1000));
+    return QString::fromLatin1(text);
+}
+
 QString detailsText(const QJsonObject &fields, QChar separator)
 {
     QStringList parts;
@@ -102,7 +128,7 @@ QString AuditLogModel::columnText(const AuditEvent &e, int column)
 {
     switch (column) {
     case AuditLogModel::TimeColumn:
-        return e.timestamp.toLocalTime().toString(QStringLiteral("hh:mm:ss.zzz"));
+        return localClockText(e.timestamp);
     case AuditLogModel::EventColumn:
         return e.event;
     case AuditLogModel::WorkspaceColumn:

@@ -69,8 +69,13 @@ void ConsoleHistoryModel::appendOutput(quint64 id, OutputChannel channel,
         return;
     Entry &e = m_entries[row];
     QByteArray &kept = channel == OutputChannel::Stdout ? e.stdoutData : e.stderrData;
-    if (appendBounded(kept, e.droppedBytes, chunk, m_outputCap))
-        scheduleChanged(row);
+    if (!appendBounded(kept, e.droppedBytes, chunk, m_outputCap))
+        return;
+    if (!e.runs.isEmpty() && e.runs.last().channel == channel)
+        e.runs.last().end = kept.size();
+    else if (e.runs.size() < maxRuns())
+        e.runs.append({channel, kept.size()});
+    scheduleChanged(row);
 }
 
 void ConsoleHistoryModel::finishCommand(quint64 id, const ExecuteResult &result)

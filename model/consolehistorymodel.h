@@ -29,6 +29,16 @@ public:
         bool running = true;
         QByteArray stdoutData;
         QByteArray stderrData;
+        /// The order stdout and stderr arrived in: runs of one channel, each ending at an
+        /// offset into that channel's kept bytes. A redraw replays them to keep the
+        /// interleaving; bytes past the last run (a result that was not streamed, a failure
+        /// message, more than maxRuns() switches) follow, stdout first.
+        struct Run
+        {
+            OutputChannel channel;
+            qsizetype end;
+        };
+        QList<Run> runs;
         qint64 droppedBytes = 0; ///< beyond outputCap
         /// Exit code, flags and duration; its output strings are dropped (the bounded copies
         /// above are what the model keeps).
@@ -50,6 +60,8 @@ public:
     QStringList commandHistory() const;
 
     qint64 outputCap() const { return m_outputCap; }
+    /// Channel switches recorded per entry (bounds memory under alternating output).
+    static int maxRuns() { return 10000; }
     void setOutputCap(qint64 bytes) { m_outputCap = bytes; }
     int maxEntries() const { return m_maxEntries; }
     void setMaxEntries(int n);

@@ -402,6 +402,21 @@ QFuture<QByteArray> SandboxController::readFile(const QString &workspaceId, cons
                  }));
 }
 
+QFuture<FileInfo> SandboxController::statFile(const QString &workspaceId, const QString &path)
+{
+    const Entry *e = entry(workspaceId);
+    const SandboxPtr sb = e ? e->sandbox : SandboxPtr();
+    return QtConcurrent::run(&m_pool, [sb, workspaceId, path] {
+        if (!sb)
+            throw ValueError(QStringLiteral("no sandbox '%1' in the window").arg(workspaceId));
+        const BackendPtr b = sb->backend();
+        if (!b)
+            throw OSError(QStringLiteral("sandbox '%1' is not running; start it first")
+                              .arg(workspaceId));
+        return b->stat(path);
+    });
+}
+
 QFuture<void> SandboxController::writeFile(const QString &workspaceId, const QString &path,
                                            const QByteArray &content)
 {

@@ -70,6 +70,10 @@ public:
                                                             bool sync = true);
 
     QFuture<QByteArray> readFile(const QString &workspaceId, const QString &path);
+    /// lstat of one workspace entry (size, mtime, type) on pool(): cheap change detection for
+    /// views that poll. A probe: its failures (FileNotFoundError for a vanished file, ValueError
+    /// for an unknown sandbox) are only in the future, never reported by operationFailed().
+    QFuture<FileInfo> statFile(const QString &workspaceId, const QString &path);
     /// Saves through the sandbox as humanActor() (atomic write).
     QFuture<void> writeFile(const QString &workspaceId, const QString &path,
                             const QByteArray &content);

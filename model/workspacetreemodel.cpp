@@ -7,6 +7,7 @@
 #include <QFutureWatcher>
 #include <QLocale>
 #include <QSet>
+#include <QTimer>
 #include <QUnhandledException>
 
 #include <algorithm>
@@ -111,6 +112,7 @@ struct WorkspaceTreeModel::Node
     int row = 0;
     LoadState loadState = LoadState::NotFetched;
     QString lastFailure; ///< last reported failure, so timer refreshes don't repeat it
+    int markedChildren = 0; ///< children (files or folders) whose ChangeMark is not None
 
     bool isFolder() const { return info.isDir; }
     bool isLoaded() const { return loadState != LoadState::NotFetched; }
@@ -134,7 +136,11 @@ struct WorkspaceTreeModel::Private
     Lister lister;
     Node root;
     QHash<QString, FileStamp> baseline;
+    QSet<QString> baselineFolders; ///< every folder that held a seeded file
     QHash<QString, Pending> pending; ///< keyed by folder path: nodes may die while listing
+    /// Listings whose rows are still being inserted, a chunk per event-loop pass.
+    QHash<QString, Listing> continuing;
+    QTimer continueTimer;
 
     Node *nodeFor(const QModelIndex &index) const
     {
@@ -195,8 +201,14 @@ struct WorkspaceTreeModel::Private
 
     ChangeMark changeMark(const Node *node) const
     {
-        if (baseline.isEmpty() || node->isFolder())
+        if (baseline.isEmpty() || node == &root)
             return ChangeMark::None;
+        if (node->isFolder()) {
+            // A folder that held no seeded file is new; one with marked children is changed.
+            if (!baselineFolders.contains(node->info.path))
+                return ChangeMark::Added;
+            return node->markedChildren > 0 ? ChangeMark::Modified : ChangeMark::None;
+        }
         const auto it = baseline.constFind(node->info.path);
         if (it == baseline.cend())
             return ChangeMark::Added;
@@ -204,6 +216,40 @@ struct WorkspaceTreeModel::Private
             || floorDiv(it->mtimeNs, 1000000) != node->info.mtimeMs)
             return ChangeMark::Modified;
         return ChangeMark::None;
+    }
+
+    int countMarked(const Node *folder) const
+    {
+        int n = 0;
+        for (const auto &child : folder->children)
+            n += changeMark(child.get()) != ChangeMark::None;
+        return n;
+    }
+
+    // After `folder`'s children changed: recount, and walk up while a folder's own mark
+    // flips (only then can its parent's count change). Views hear of each flipped folder.
+    void updateFolderMarks(Node *folder)
+    {
+        for (Node *node = folder; node; node = node->parent) {
+            const ChangeMark before = changeMark(node);
+            node->markedChildren = countMarked(node);
+            if (changeMark(node) == before)
+                return;
+            if (node != &root)
+                Q_EMIT q->dataChanged(indexOf(node), indexOf(node, ColumnCount - 1),
+                                      {Roles::ChangeMarkRole});
+        }
+    }
+
+    // Bottom-up for every loaded folder (a new baseline).
+    int recountAll(Node *folder)
+    {
+        for (const auto &child : folder->children) {
+            if (child->isFolder())
+                recountAll(child.get());
+        }
+        folder->markedChildren = countMarked(folder);
+        return folder->markedChildren;
     }
 
     void requestListing(const QString &path)
@@ -270,17 +316,52 @@ struct WorkspaceTreeModel::Private
         const bool wanted = folder && folder->isFolder() && folder->isLoaded();
         if (wanted) {
             if (failure) {
+                continuing.remove(path);
                 fail(folder, *failure);
             } else {
-                merge(folder, entries);
-                folder->loadState = Node::LoadState::Fetched;
-                folder->lastFailure.clear();
-                Q_EMIT q->folderLoaded(path);
+                // Busy until the last chunk is in; a newer listing replaces an older rest.
+                continuing.insert(path, entries);
+                if (merge(folder, entries)) {
+                    continuing.remove(path);
+                    finishLoad(folder);
+                } else {
+                    continueTimer.start();
+                }
             }
             if (again && findNode(path) == folder)
                 startListing(path);
+        } else {
+            continuing.remove(path);
         }
-        if (pending.isEmpty())
+        if (pending.isEmpty() && continuing.isEmpty())
+            Q_EMIT q->listingsSettled();
+    }
+
+    void finishLoad(Node *folder)
+    {
+        folder->loadState = Node::LoadState::Fetched;
+        folder->lastFailure.clear();
+        Q_EMIT q->folderLoaded(folder->info.path);
+    }
+
+    // One more chunk of each folder whose listing is not fully inserted yet.
+    void continueMerges()
+    {
+        const QStringList paths = continuing.keys();
+        for (const QString &path : paths) {
+            Node *folder = findNode(path);
+            if (!folder || !folder->isFolder() || !folder->isLoaded()) {
+                continuing.remove(path);
+                continue;
+            }
+            if (merge(folder, continuing.value(path))) {
+                continuing.remove(path);
+                finishLoad(folder);
+            }
+        }
+        if (!continuing.isEmpty())
+            continueTimer.start();
+        else if (pending.isEmpty())
             Q_EMIT q->listingsSettled();
     }
 
@@ -297,7 +378,9 @@ struct WorkspaceTreeModel::Private
         Q_EMIT q->listingFailed(folder->info.path, failure.type, failure.message);
     }
 
-    void merge(Node *folder, const Listing &listing)
+    // Merges a listing into `folder`: removals and changes at once, at most
+    // insertChunkSize() new rows; false when rows are left for the next pass.
+    bool merge(Node *folder, const Listing &listing)
     {
         struct Entry
         {
@@ -365,6 +448,7 @@ struct WorkspaceTreeModel::Private
         // Added: both lists share one order, so each run of new names goes in at one place.
         size_t row = 0;
         size_t i = 0;
+        size_t budget = size_t(insertChunkSize());
         const auto matches = [&](size_t r, size_t k) {
             return r < children.size() && children[r]->name == fresh[k].name;
         };
@@ -374,9 +458,14 @@ struct WorkspaceTreeModel::Private
                 ++i;
                 continue;
             }
+            if (budget == 0) {
+                updateFolderMarks(folder);
+                return false;
+            }
             size_t j = i;
-            while (j < fresh.size() && !matches(row, j))
+            while (j < fresh.size() && j - i < budget && !matches(row, j))
                 ++j;
+            budget -= j - i;
             std::vector<std::unique_ptr<Node>> added;
             for (size_t k = i; k < j; ++k) {
                 auto node = std::make_unique<Node>();
@@ -394,6 +483,8 @@ struct WorkspaceTreeModel::Private
             row += j - i;
             i = j;
         }
+        updateFolderMarks(folder);
+        return true;
     }
 
     template <typename Fn>
@@ -415,6 +506,10 @@ struct WorkspaceTreeModel::Private
 WorkspaceTreeModel::WorkspaceTreeModel(QObject *parent)
     : QAbstractItemModel(parent), d(std::make_unique<Private>(this))
 {
+    // Zero interval: the next chunk goes in once the events queued meanwhile have run.
+    d->continueTimer.setSingleShot(true);
+    d->continueTimer.setInterval(0);
+    connect(&d->continueTimer, &QTimer::timeout, this, [this] { d->continueMerges(); });
 }
 
 WorkspaceTreeModel::~WorkspaceTreeModel()
@@ -426,8 +521,11 @@ void WorkspaceTreeModel::setLister(Lister lister)
 {
     const bool wasBusy = isBusy();
     d->dropPending();
+    d->continuing.clear();
+    d->continueTimer.stop();
     beginResetModel();
     d->root.children.clear();
+    d->root.markedChildren = 0;
     d->root.loadState = Node::LoadState::NotFetched;
     d->root.lastFailure.clear();
     d->lister = std::move(lister);
@@ -442,6 +540,16 @@ void WorkspaceTreeModel::setLister(Lister lister)
 void WorkspaceTreeModel::setSeedBaseline(const QHash<QString, FileStamp> &baseline)
 {
     d->baseline = baseline;
+    d->baselineFolders.clear();
+    for (auto it = baseline.cbegin(); it != baseline.cend(); ++it) {
+        for (QString folder = parentPath(normalizedPath(it.key())); !folder.isEmpty();
+             folder = parentPath(folder)) {
+            if (d->baselineFolders.contains(folder))
+                break;
+            d->baselineFolders.insert(folder);
+        }
+    }
+    d->recountAll(&d->root);
     d->forEachLoadedFolder([this](Node *folder) {
         if (folder->children.empty())
             return;
@@ -513,7 +621,7 @@ bool WorkspaceTreeModel::isFetched(const QString &folder) const
 
 bool WorkspaceTreeModel::isBusy() const
 {
-    return !d->pending.isEmpty();
+    return !d->pending.isEmpty() || !d->continuing.isEmpty();
 }
 
 QModelIndex WorkspaceTreeModel::index(int row, int column, const QModelIndex &parent) const

@@ -21,13 +21,17 @@ enum class ChangeMark { None, Added, Modified };
 ///
 /// Listing runs off the GUI thread through the lister (a function returning a QFuture, e.g.
 /// QtConcurrent::run on the controller's pool); each folder has a load state (not fetched /
-/// fetching / fetched) and its children are inserted with one beginInsertRows per folder.
+/// fetching / fetched) and its new children are inserted at most insertChunkSize() rows per
+/// event-loop pass (a 20,000-entry folder arrives in chunks, the GUI keeps running; the
+/// folder counts as fetched, and folderLoaded() is emitted, once every row is in).
 /// Updates are incremental, never a reset: refreshFolder() re-lists a fetched folder and merges
 /// (insert / remove / dataChanged); pathsChanged() refreshes the folders holding the given
 /// paths; refreshAll() re-lists every fetched folder (the controller calls it on a timer for
 /// changes made by commands). Columns: Name, Size, Modified, Type; rows are folders first, then
 /// by name (case-sensitive). Files added or modified since seeding (setSeedBaseline) carry a
-/// ChangeMark. GUI thread only.
+/// ChangeMark; so do folders: Added when no seeded file was in them (a new folder), Modified
+/// when a loaded child is marked (kept up to date incrementally, up the ancestors). A folder
+/// not loaded yet shows only its own Added mark. GUI thread only.
 class WorkspaceTreeModel : public QAbstractItemModel
 {
     Q_OBJECT
@@ -38,6 +42,8 @@ public:
     using Lister = std::function<QFuture<QList<FileInfo>>(const QString &path)>;
 
     explicit WorkspaceTreeModel(QObject *parent = nullptr);
+    /// New rows inserted per folder and event-loop pass.
+    static int insertChunkSize() { return 1000; }
     ~WorkspaceTreeModel() override;
 
     /// Sets the lister and (re)loads the root. An empty lister clears the tree.

@@ -1,8 +1,9 @@
 #include "auditlogmodel.h"
 #include "modelroles.h"
 
-#include <QTimeZone>
 #include <QAbstractItemModelTester>
+#include <QFileInfo>
+#include <QTimeZone>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
@@ -11,6 +12,7 @@
 #include <QtTest>
 
 #include <atomic>
+#include <ctime>
 #include <thread>
 
 using namespace elsai;
@@ -73,6 +75,8 @@ private Q_SLOTS:
     void unsubscribeStopsEvents();
     void destroyedWhileWorkersEmit();
     void exportRoundTrip();
+    void timeColumnMatchesLocalTime_data();
+    void timeColumnMatchesLocalTime();
     void exportSelectedRows();
     void exportErrors();
     void proxyFilters_data();
@@ -631,6 +635,57 @@ void TestAuditLogModel::proxySortsOtherColumnsByText()
     model.flush();
     proxy.sort(AuditLogModel::ActorColumn, Qt::AscendingOrder);
     QCOMPARE(sequences(proxy), (QList<qint64>{2, 3, 1}));
+}
+
+void TestAuditLogModel::timeColumnMatchesLocalTime_data()
+{
+    // Each row sweeps its own days (the offset cache is keyed by time, not by zone) across
+    // a zone transition, some at half or quarter hours.
+    QTest::addColumn<QByteArray>("zone");
+    QTest::addColumn<QDateTime>("from");
+    const auto utc = [](int y, int m, int d, int h) {
+        return QDateTime(QDate(y, m, d), QTime(h, 0), QTimeZone::utc());
+    };
+    QTest::newRow("process-zone") << QByteArray() << utc(2023, 10, 28, 0);
+    QTest::newRow("UTC") << QByteArray("UTC") << utc(2022, 1, 1, 0);
+    QTest::newRow("Berlin-spring") << QByteArray("Europe/Berlin") << utc(2026, 3, 28, 12);
+    QTest::newRow("Berlin-autumn") << QByteArray("Europe/Berlin") << utc(2026, 10, 24, 12);
+    QTest::newRow("St_Johns") << QByteArray("America/St_Johns") << utc(2026, 3, 7, 12);
+    QTest::newRow("Kathmandu") << QByteArray("Asia/Kathmandu") << utc(2025, 6, 1, 0);
+    QTest::newRow("Lord_Howe") << QByteArray("Australia/Lord_Howe") << utc(2026, 4, 4, 0);
+}
+
+void TestAuditLogModel::timeColumnMatchesLocalTime()
+{
+    QFETCH(QByteArray, zone);
+    QFETCH(QDateTime, from);
+    const QByteArray oldTz = qgetenv("TZ");
+    const bool hadTz = qEnvironmentVariableIsSet("TZ");
+    if (!zone.isEmpty()) {
+        if (zone != "UTC" && !QFileInfo::exists(QStringLiteral("/usr/share/zoneinfo/") + zone))
+            QSKIP("no tzdata for this zone here");
+        qputenv("TZ", zone);
+        tzset();
+    }
+    // Every 7 minutes and 13 seconds for two days, with milliseconds.
+    int compared = 0;
+    for (qint64 t = from.toMSecsSinceEpoch(); t < from.addDays(2).toMSecsSinceEpoch();
+         t += 433'017) {
+        AuditEvent e = makeEvent(1);
+        e.timestamp = QDateTime::fromMSecsSinceEpoch(t, QTimeZone::utc());
+        const QString expected =
+            e.timestamp.toLocalTime().toString(QStringLiteral("hh:mm:ss.zzz"));
+        QCOMPARE(AuditLogModel::columnText(e, AuditLogModel::TimeColumn), expected);
+        ++compared;
+    }
+    if (!zone.isEmpty()) {
+        if (hadTz)
+            qputenv("TZ", oldTz);
+        else
+            qunsetenv("TZ");
+        tzset();
+    }
+    QVERIFY(compared > 300);
 }
 
 QTEST_GUILESS_MAIN(TestAuditLogModel)

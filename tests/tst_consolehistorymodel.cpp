@@ -50,6 +50,7 @@ private Q_SLOTS:
     void unknownIdIsIgnored();
     void history_data();
     void history();
+    void runsKeepArrivalOrder();
 };
 
 void TestConsoleHistoryModel::modelTester()
@@ -313,6 +314,40 @@ void TestConsoleHistoryModel::finishedResultKeepsNoUnboundedOutput()
     QVERIFY(e.result->stderr_.isEmpty());
     QCOMPARE(e.stdoutData.size(), 1024);
     QCOMPARE(e.stderrData.size(), 1024);
+}
+
+void TestConsoleHistoryModel::runsKeepArrivalOrder()
+{
+    ConsoleHistoryModel model;
+    model.setOutputCap(8);
+    model.beginCommand(1, QStringLiteral("mixed"), QString());
+    model.appendOutput(1, OutputChannel::Stdout, "a\n");
+    model.appendOutput(1, OutputChannel::Stdout, "b\n");  // the same run grows
+    model.appendOutput(1, OutputChannel::Stderr, "E\n");
+    model.appendOutput(1, OutputChannel::Stdout, "c\n");
+    model.appendOutput(1, OutputChannel::Stdout, "d\ne\n"); // past the cap: cut to 8 bytes
+    model.appendOutput(1, OutputChannel::Stdout, "f\n");    // nothing kept: no run
+    const ConsoleHistoryModel::Entry &e = model.entry(0);
+    QCOMPARE(e.stdoutData, QByteArray("a\nb\nc\nd\n"));
+    QCOMPARE(e.runs.size(), 3);
+    QCOMPARE(e.runs.at(0).channel, OutputChannel::Stdout);
+    QCOMPARE(e.runs.at(0).end, 4);
+    QCOMPARE(e.runs.at(1).channel, OutputChannel::Stderr);
+    QCOMPARE(e.runs.at(1).end, 2);
+    QCOMPARE(e.runs.at(2).channel, OutputChannel::Stdout);
+    QCOMPARE(e.runs.at(2).end, 8);
+
+    // Alternating output records at most maxRuns() runs; the bytes are all kept.
+    model.setOutputCap(1 << 20);
+    model.beginCommand(2, QStringLiteral("alternating"), QString());
+    for (int i = 0; i < ConsoleHistoryModel::maxRuns(); ++i) {
+        model.appendOutput(2, OutputChannel::Stdout, "o");
+        model.appendOutput(2, OutputChannel::Stderr, "e");
+    }
+    const ConsoleHistoryModel::Entry &alt = model.entry(1);
+    QCOMPARE(alt.runs.size(), ConsoleHistoryModel::maxRuns());
+    QCOMPARE(alt.stdoutData.size(), ConsoleHistoryModel::maxRuns());
+    QCOMPARE(alt.stderrData.size(), ConsoleHistoryModel::maxRuns());
 }
 
 QTEST_GUILESS_MAIN(TestConsoleHistoryModel)

@@ -238,6 +238,68 @@ private Q_SLOTS:
         QVERIFY(!tabs.hasChangePrompt(0));
     }
 
+    void changeChecksReadOnlyChangedFiles()
+    {
+        SandboxController c;
+        const QString root = startSandbox(c, QStringLiteral("stat"));
+        FileTabs tabs(&c);
+        tabs.setChangeCheckInterval(30);
+        tabs.openFile(QStringLiteral("stat"), QStringLiteral("notes.txt"));
+        tabs.openFile(QStringLiteral("stat"), QStringLiteral("hello.py"));
+        QVERIFY(waitLoaded(tabs, 0));
+        QVERIFY(waitLoaded(tabs, 1));
+        // Unchanged files: after at most one read each (a stamp not known yet), checks only
+        // stat them, however many run.
+        QTest::qWait(300);
+        const int settled = tabs.changeReads();
+        QVERIFY2(settled <= 2, qPrintable(QString::number(settled)));
+        QTest::qWait(400);
+        QCOMPARE(tabs.changeReads(), settled);
+
+        // An agent rewrites one file with the same size: the mtime moved, it is read again.
+        const AgentPtr agent = Agent::create(QStringLiteral("bot"));
+        c.sandbox(QStringLiteral("stat"))->attach(agent);
+        QSignalSpy reloaded(&tabs, &FileTabs::fileReloaded);
+        QTest::qWait(5); // another millisecond than the version shown
+        agent->callTool(QStringLiteral("write_file"),
+                        {{QStringLiteral("path"), QStringLiteral("notes.txt")},
+                         {QStringLiteral("content"), QStringLiteral("ONE\nTWO\nthree\n")}});
+        QTRY_COMPARE(reloaded.size(), 1);
+        QCOMPARE(tabs.editor(0)->toPlainText(), QStringLiteral("ONE\nTWO\nthree\n"));
+        QTest::qWait(300);
+        const int afterChange = tabs.changeReads();
+        QVERIFY(afterChange > settled);
+        QTest::qWait(300);
+        QCOMPARE(tabs.changeReads(), afterChange);
+
+        // A modified tab still gets the reload prompt, once, and Reload takes the new text.
+        QPlainTextEdit *ed = tabs.editor(1);
+        ed->setPlainText(QStringLiteral("mine\n"));
+        ed->document()->setModified(true);
+        QSignalSpy prompted(&tabs, &FileTabs::externalChangeDetected);
+        writeHostFile(root + QStringLiteral("/hello.py"), "def hello():\n    return 2\n");
+        QTRY_VERIFY(tabs.hasChangePrompt(1));
+        QTest::qWait(300);
+        QCOMPARE(prompted.size(), 1);
+        tabs.reloadFromDisk(1);
+        QCOMPARE(ed->toPlainText(), QStringLiteral("def hello():\n    return 2\n"));
+        QVERIFY(!tabs.hasChangePrompt(1));
+
+        // A vanished file: the tab says so (and keeps its text) instead of re-reading quietly.
+        QVERIFY(QFile::remove(root + QStringLiteral("/notes.txt")));
+        const auto statusShown = [&] {
+            for (const QLabel *label : tabs.widget(0)->findChildren<QLabel *>()) {
+                const QString text = label->text();
+                if (!label->isHidden() && text.startsWith(QStringLiteral("Cannot re-read"))
+                    && text.contains(QStringLiteral("FileNotFoundError")))
+                    return true;
+            }
+            return false;
+        };
+        QTRY_VERIFY(statusShown());
+        QCOMPARE(tabs.editor(0)->toPlainText(), QStringLiteral("ONE\nTWO\nthree\n"));
+    }
+
     void externalChangeToModifiedTabPrompts()
     {
         SandboxController c;

@@ -1,7 +1,9 @@
-// Drives the real workbench window offscreen: a sandbox created through the New Sandbox dialog,
-// a console command with streamed output, an agent attached from the agents panel, the audit
-// log filtered and exported, the dock layout saved and restored, and screenshots in light and
-// dark palettes.
+// Drives the real workbench window offscreen through its menus, actions and shortcuts: a
+// sandbox created through the New Sandbox dialog, a console command with streamed output, a
+// file opened from the tree into a highlighted tab, files added and deleted through the
+// Workspace menu, an agent attached from the agents panel, the audit log filtered and exported,
+// a flush preview then a flush, the dock layout saved and restored, and screenshots in light
+// and dark palettes. Modal dialogs (file dialogs, confirmations) are answered by answerModal().
 
 #include "agentsmodel.h"
 #include "auditlogmodel.h"
@@ -14,8 +16,24 @@
 #include "panels.h"
 #include "sandboxcontroller.h"
 #include "sessionsmodel.h"
+#include "workspacepanel.h"
+#include "workspacetreemodel.h"
+#include "flushpreviewdialog.h"
 
+#include <QAbstractProxyModel>
+#include <QAction>
 #include <QApplication>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSignalSpy>
+#include <QStatusBar>
+#include <QSyntaxHighlighter>
+#include <QTimer>
+#include <QTreeView>
+#include <QTreeWidget>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
@@ -25,6 +43,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSet>
 #include <QSettings>
 #include <QSortFilterProxyModel>
@@ -37,7 +56,10 @@
 
 #include <memory>
 
+#include "testutil.h"
+
 using namespace elsai;
+using elsai::test::readHostFile;
 
 namespace {
 
@@ -111,6 +133,83 @@ QColor foregroundOf(const QPlainTextEdit *edit, const QString &line)
     return {};
 }
 
+/// Answers the next application-modal dialog of type T (a QFileDialog or QMessageBox opened
+/// with exec() by the code under test) as soon as it is shown. A dialog that never comes
+/// leaves the timer running harmlessly; one of another type is rejected after 20 s so a
+/// failing test ends instead of hanging.
+/// The returned flag turns true once the dialog was answered.
+template <typename T>
+std::shared_ptr<bool> answerModal(std::function<void(T *)> answer)
+{
+    auto *timer = new QTimer(qApp);
+    auto waited = std::make_shared<int>(0);
+    auto answered = std::make_shared<bool>(false);
+    QObject::connect(timer, &QTimer::timeout, timer, [timer, answer, waited, answered] {
+        QWidget *modal = QApplication::activeModalWidget();
+        if (auto *dialog = qobject_cast<T *>(modal)) {
+            timer->deleteLater();
+            timer->stop();
+            *answered = true;
+            answer(dialog);
+        } else if ((*waited += 20) > 20000) {
+            timer->deleteLater();
+            timer->stop();
+            if (auto *other = qobject_cast<QDialog *>(modal))
+                other->reject();
+        }
+    });
+    timer->start(20);
+    return answered;
+}
+
+/// Picks `path` (absolute) in a file dialog and accepts it.
+std::shared_ptr<bool> answerFileDialog(const QString &path)
+{
+    return answerModal<QFileDialog>([path](QFileDialog *dialog) {
+        // Typed as a user would: selectFile() needs the folder listed first.
+        const QFileInfo info(path);
+        dialog->setDirectory(info.absolutePath());
+        auto *name = dialog->findChild<QLineEdit *>(QStringLiteral("fileNameEdit"));
+        QVERIFY(name);
+        name->setText(info.fileName());
+        static_cast<QDialog *>(dialog)->accept(); // QFileDialog::accept() is protected
+
+    });
+}
+
+std::shared_ptr<bool> answerMessageBox(QMessageBox::StandardButton button)
+{
+    return answerModal<QMessageBox>([button](QMessageBox *box) { box->button(button)->click(); });
+}
+
+/// The view index of a workspace path, fetching its folders on the way.
+QModelIndex treeIndex(WorkspacePanel *panel, const QString &path)
+{
+    auto *proxy = qobject_cast<QAbstractProxyModel *>(panel->view()->model());
+    auto *tree = qobject_cast<WorkspaceTreeModel *>(proxy ? proxy->sourceModel() : nullptr);
+    if (!tree)
+        return {};
+    const QStringList parts = path.split(QLatin1Char('/'));
+    for (int i = 1; i < parts.size(); ++i) {
+        const QModelIndex folder = tree->indexForPath(parts.mid(0, i).join(QLatin1Char('/')));
+        if (folder.isValid() && tree->canFetchMore(folder))
+            tree->fetchMore(folder);
+    }
+    return proxy->mapFromSource(tree->indexForPath(path));
+}
+
+bool auditHas(SandboxController *controller, const QString &event, const QString &actor)
+{
+    const QAbstractItemModel *model = controller->auditModel();
+    for (int r = model->rowCount() - 1; r >= 0; --r) {
+        const QModelIndex i = model->index(r, 0);
+        if (i.data(Roles::EventNameRole).toString() == event
+            && i.data(Roles::ActorRole).toString() == actor)
+            return true;
+    }
+    return false;
+}
+
 } // namespace
 
 class TestMainWindow : public QObject
@@ -124,9 +223,16 @@ private Q_SLOTS:
     void consoleRunsCommand();
     void consoleStreamsOutput();
     void consoleFloodIsBounded();
+    void consoleInsertsBigUpdatesInSlices();
+    void consoleRedrawKeepsStreamOrder();
     void consoleClipsHugeLines();
+    void openFileFromTreeIntoHighlightedTab();
+    void addAndDeleteFilesThroughWorkspaceMenu();
     void agentsPanelAttaches();
     void auditRowsFilterAndExport();
+    void exportAuditLogThroughMenu();
+    void flushPreviewThenFlush();
+    void extensionPanelsAreRegisteredInOnePlace();
     void selectingASandboxMakesItCurrent();
     void layoutIsSavedAndRestored();
     void screenshots();
@@ -170,23 +276,28 @@ void TestMainWindow::cleanupTestCase()
 
 void TestMainWindow::createSandboxThroughDialog()
 {
-    m_window->newSandbox();
+    // Ctrl+N opens the dialog (window-modal, asynchronous); the fields are typed in.
+    QTest::keyClick(m_window.get(), Qt::Key_N, Qt::ControlModifier);
     NewSandboxDialog *dialog = nullptr;
     QTRY_VERIFY((dialog = m_window->findChild<NewSandboxDialog *>()) != nullptr);
-    SandboxSpec spec;
-    spec.workspaceId = sandboxId();
-    spec.workspaceRoot = m_tmp.filePath(QStringLiteral("ws"));
-    spec.seedFrom = m_project;
-    spec.ttlSeconds = 3600;
-    dialog->setSpec(spec);
-    if (dialog->spec().workspaceId == spec.workspaceId) {
-        dialog->accept();
-    } else {
-        // The dialog does not round-trip its spec yet: create the sandbox directly.
-        qWarning("NewSandboxDialog::setSpec()/spec() do not round-trip; using addSandbox()");
-        dialog->reject();
-        m_controller->addSandbox(spec);
-    }
+    QTRY_VERIFY(dialog->isVisible());
+    auto field = [&dialog](const char *name) {
+        auto *edit = dialog->findChild<QLineEdit *>(QLatin1String(name));
+        if (edit)
+            edit->clear();
+        return edit;
+    };
+    QLineEdit *id = field("workspaceId");
+    QVERIFY(id);
+    QTest::keyClicks(id, sandboxId());
+    QTest::keyClicks(field("workspaceRoot"), m_tmp.filePath(QStringLiteral("ws")));
+    QTest::keyClicks(field("seedFrom"), m_project);
+    auto *ttl = dialog->findChild<QDoubleSpinBox *>(QStringLiteral("ttl"));
+    QVERIFY(ttl);
+    ttl->setValue(3600);
+    QPushButton *ok = dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+    QVERIFY(ok && ok->isEnabled());
+    QTest::mouseClick(ok, Qt::LeftButton);
 
     SessionsModel *sessions = m_controller->sessionsModel();
     QTRY_VERIFY(sessions->rowOf(sandboxId()) >= 0);
@@ -201,9 +312,19 @@ void TestMainWindow::createSandboxThroughDialog()
              qPrintable(m_window->statusSummary()));
     QTRY_VERIFY(m_window->statusSummary().contains(QStringLiteral("TTL")));
     QVERIFY(QFile::exists(m_tmp.filePath(QStringLiteral("ws/README.md"))));
+    QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("ws/.env")))); // a default exclude
+    QCOMPARE(m_controller->sandbox(sandboxId())->ttlSeconds(), std::optional<double>(3600));
+    QTRY_VERIFY(m_window->findChild<NewSandboxDialog *>() == nullptr);
 
-    // A second sandbox with the same id is refused without a modal box: status bar message.
-    QVERIFY_THROWS_EXCEPTION(SandboxError, m_controller->addSandbox(spec));
+    // A second sandbox with the same id, through the same dialog: refused without a modal
+    // box, the error goes to the status bar.
+    m_window->action(QStringLiteral("actionNewSandbox"))->trigger();
+    QTRY_VERIFY((dialog = m_window->findChild<NewSandboxDialog *>()) != nullptr);
+    QTest::keyClicks(field("workspaceId"), sandboxId());
+    QTest::keyClicks(field("workspaceRoot"), m_tmp.filePath(QStringLiteral("ws-dup")));
+    dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
+    QTRY_VERIFY(m_window->statusBar()->currentMessage().contains(QStringLiteral("Error")));
+    QCOMPARE(m_controller->workspaceIds(), QStringList{sandboxId()});
 }
 
 void TestMainWindow::consoleRunsCommand()
@@ -267,8 +388,98 @@ void TestMainWindow::consoleFloodIsBounded()
     // The backend caps what it keeps (--max-output-bytes) and the view caps its lines.
     QVERIFY2(console->statusLabel()->text().contains(QStringLiteral("truncated")),
              qPrintable(console->statusLabel()->text()));
+    QTRY_VERIFY(!console->hasPendingOutput());
     QVERIFY(console->output()->blockCount() <= ConsolePanel::maxBlockCount());
     QVERIFY(hasLine(console->output(), QStringLiteral("1000")));
+}
+
+void TestMainWindow::consoleRedrawKeepsStreamOrder()
+{
+    ConsolePanel *console = m_window->consolePanel();
+    console->runCommand(
+        QStringLiteral("echo order-o1; sleep 0.3; echo order-e1 >&2; sleep 0.3; echo order-o2"));
+    QTRY_VERIFY_WITH_TIMEOUT(hasLine(console->output(), QStringLiteral("order-o2")), 15000);
+    QTRY_VERIFY(console->statusLabel()->text().startsWith(QStringLiteral("exit 0")));
+    const auto order = [console] {
+        QStringList lines;
+        for (QTextBlock b = console->output()->document()->begin(); b.isValid(); b = b.next()) {
+            if (b.text().startsWith(QStringLiteral("order-")))
+                lines << b.text();
+        }
+        return lines;
+    };
+    const QStringList streamed{"order-o1", "order-e1", "order-o2"};
+    QCOMPARE(order(), streamed);
+    // A palette change redraws everything from the model: the same interleaving.
+    QPalette p = console->palette();
+    p.setColor(QPalette::Base, p.color(QPalette::Base).darker(101));
+    console->setPalette(p);
+    QTRY_VERIFY(!console->hasPendingOutput());
+    QCOMPARE(order(), streamed);
+    console->setPalette(QPalette());
+    QTRY_VERIFY(!console->hasPendingOutput());
+}
+
+void TestMainWindow::consoleInsertsBigUpdatesInSlices()
+{
+    // One model update with 50,000 numbered lines (stdout) and a stderr tail: the view takes
+    // it in bounded slices across event-loop passes, keeps the last maxBlockCount() lines in
+    // order without loss or duplicates, and says how many it did not show.
+    ConsolePanel *console = m_window->consolePanel();
+    ConsoleHistoryModel *model = m_controller->consoleModel(sandboxId());
+    QVERIFY(model);
+    model->setOutputCap(8 << 20);
+    QTextDocument *doc = console->output()->document();
+    qsizetype largestInsert = 0;
+    const auto conn = connect(doc, &QTextDocument::contentsChange, this,
+                              [&largestInsert](int, int, int added) {
+                                  largestInsert = qMax<qsizetype>(largestInsert, added);
+                              });
+    const quint64 id = 900001;
+    model->beginCommand(id, QStringLiteral("generated"), QString());
+    QByteArray lines;
+    const int total = 50000;
+    for (int i = 1; i <= total; ++i)
+        lines += "line-" + QByteArray::number(i) + '\n';
+    model->appendOutput(id, OutputChannel::Stdout, lines);
+    model->appendOutput(id, OutputChannel::Stderr, "err-tail\n");
+    int passes = 0;
+    QTRY_VERIFY(console->hasPendingOutput()); // the model's coalesced update arrived
+    while (console->hasPendingOutput() && passes < 10000) {
+        QVERIFY(console->pendingLines() <= ConsolePanel::maxBlockCount());
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+        ++passes;
+    }
+    QVERIFY(!console->hasPendingOutput());
+    disconnect(conn);
+    // The view followed the output to its end, slice after slice.
+    const QScrollBar *bar = console->output()->verticalScrollBar();
+    QCOMPARE(bar->value(), bar->maximum());
+    QVERIFY2(passes > 1, "one pass inserted everything");
+    // A slice, plus at most the one-line note, per insertion.
+    QVERIFY2(largestInsert <= ConsolePanel::maxCharsPerPass() + 64,
+             qPrintable(QString::number(largestInsert)));
+    model->finishCommand(id, ExecuteResult{});
+    QTRY_VERIFY(hasLine(console->output(), QStringLiteral("[exit 0 · 0 ms]")));
+    QVERIFY(!console->hasPendingOutput());
+    model->setOutputCap(1 << 20);
+
+    // The tail of the view: consecutive numbers up to `total`, then stderr, then the status.
+    QStringList shown;
+    for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
+        shown << b.text();
+    const qsizetype lastLine = shown.lastIndexOf(QStringLiteral("line-%1").arg(total));
+    QVERIFY(lastLine > 0);
+    QCOMPARE(shown.at(lastLine + 1), QStringLiteral("err-tail"));
+    QVERIFY2(shown.at(lastLine + 2).startsWith(QStringLiteral("[exit 0")),
+             qPrintable(shown.mid(lastLine - 2, 8).join(QLatin1Char('|'))));
+    qsizetype first = lastLine;
+    while (first > 0 && shown.at(first - 1).startsWith(QStringLiteral("line-")))
+        --first;
+    for (qsizetype i = first; i <= lastLine; ++i)
+        QCOMPARE(shown.at(i), QStringLiteral("line-%1").arg(total - (lastLine - i)));
+    QVERIFY(lastLine - first + 1 >= ConsolePanel::maxBlockCount() - 10);
+    QVERIFY(doc->blockCount() <= ConsolePanel::maxBlockCount());
 }
 
 void TestMainWindow::consoleClipsHugeLines()
@@ -284,6 +495,90 @@ void TestMainWindow::consoleClipsHugeLines()
     QVERIFY2(longest <= ConsolePanel::maxLineLength() + 2, qPrintable(QString::number(longest)));
     QVERIFY(lines.contains(QString(ConsolePanel::maxLineLength(), QLatin1Char('y'))
                            + QStringLiteral(" …")));
+}
+
+void TestMainWindow::openFileFromTreeIntoHighlightedTab()
+{
+    WorkspacePanel *panel = m_window->workspacePanel();
+    QCOMPARE(panel->workspaceId(), sandboxId());
+    const QString path = QStringLiteral("src/main.py");
+    QTRY_VERIFY(treeIndex(panel, path).isValid());
+    const QModelIndex index = treeIndex(panel, path);
+    panel->view()->expand(index.parent());
+    panel->view()->setFocus();
+    panel->view()->setCurrentIndex(index);
+    // Return in the tree activates the row: the file opens in a tab.
+    QTest::keyClick(panel->view(), Qt::Key_Return);
+    FileTabs *tabs = m_window->fileTabs();
+    int tab = -1;
+    QTRY_VERIFY((tab = tabs->indexOf(sandboxId(), path)) >= 0);
+    QTRY_COMPARE(tabs->tabKind(tab), FileTabs::TabKind::Text);
+    QCOMPARE(tabs->currentIndex(), tab);
+    QPlainTextEdit *editor = tabs->editor(tab);
+    QCOMPARE(editor->toPlainText(), QStringLiteral("def main():\n    print('hello')\n"));
+    QVERIFY2(tabs->highlighterName(tab).contains(QStringLiteral("ython")),
+             qPrintable(tabs->highlighterName(tab)));
+    // Highlighted: the keyword "def" carries a format of its own.
+    QTRY_VERIFY(!editor->document()->firstBlock().layout()->formats().isEmpty());
+
+    // The same through the Workspace menu: Open on the selected README.md.
+    const QModelIndex readme = treeIndex(panel, QStringLiteral("README.md"));
+    panel->view()->selectionModel()->setCurrentIndex(
+        readme, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    QAction *open = m_window->action(QStringLiteral("actionOpen"));
+    QVERIFY(open && open->isEnabled());
+    open->trigger();
+    QTRY_VERIFY(tabs->indexOf(sandboxId(), QStringLiteral("README.md")) >= 0);
+}
+
+void TestMainWindow::addAndDeleteFilesThroughWorkspaceMenu()
+{
+    WorkspacePanel *panel = m_window->workspacePanel();
+    const QString host = m_tmp.filePath(QStringLiteral("host/notes.txt"));
+    writeFile(host, "notes from the host\n");
+    // Add Files… into the folder of the selected file (src/main.py → src/).
+    const QModelIndex main = treeIndex(panel, QStringLiteral("src/main.py"));
+    QVERIFY(main.isValid());
+    panel->view()->selectionModel()->setCurrentIndex(
+        main, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    QSignalSpy added(panel, &WorkspacePanel::filesAdded);
+    const auto answered = answerFileDialog(host);
+    m_window->action(QStringLiteral("actionAddFiles"))->trigger();
+    QVERIFY(*answered); // trigger() returns once the modal dialog is done
+    QTRY_COMPARE(added.size(), 1);
+    QCOMPARE(added.first().at(1).toStringList(), QStringList{QStringLiteral("src/notes.txt")});
+    QCOMPARE(readHostFile(m_tmp.filePath(QStringLiteral("ws/src/notes.txt"))),
+             QByteArray("notes from the host\n"));
+    QTRY_VERIFY(treeIndex(panel, QStringLiteral("src/notes.txt")).isValid());
+    // Added since seeding: bold in the tree.
+    QTRY_VERIFY(treeIndex(panel, QStringLiteral("src/notes.txt"))
+                    .data(Qt::FontRole)
+                    .value<QFont>()
+                    .bold());
+    QTRY_VERIFY(auditHas(m_controller.get(), QStringLiteral("sandbox.add_files"),
+                         SandboxController::humanActor()));
+
+    // Delete with the Delete key in the tree; the confirmation is answered No, then Yes.
+    const QModelIndex notes = treeIndex(panel, QStringLiteral("src/notes.txt"));
+    panel->view()->setFocus();
+    panel->view()->selectionModel()->setCurrentIndex(
+        notes, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    QCOMPARE(panel->selectedPaths(), QStringList{QStringLiteral("src/notes.txt")});
+    m_window->activateWindow(); // shortcuts go to the active window
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    const auto no = answerMessageBox(QMessageBox::No);
+    QTest::keyClick(panel->view(), Qt::Key_Delete);
+    QTRY_VERIFY(*no);
+    m_controller->waitForIdle();
+    QVERIFY(QFile::exists(m_tmp.filePath(QStringLiteral("ws/src/notes.txt"))));
+    const auto yes = answerMessageBox(QMessageBox::Yes);
+    m_window->action(QStringLiteral("actionDelete"))->trigger();
+    QVERIFY(*yes);
+    QTRY_VERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("ws/src/notes.txt"))));
+    QTRY_VERIFY(!treeIndex(panel, QStringLiteral("src/notes.txt")).isValid());
+    QVERIFY(treeIndex(panel, QStringLiteral("src/main.py")).isValid());
+    QTRY_VERIFY(auditHas(m_controller.get(), QStringLiteral("sandbox.delete_files"),
+                         SandboxController::humanActor()));
 }
 
 void TestMainWindow::agentsPanelAttaches()
@@ -328,6 +623,11 @@ void TestMainWindow::agentsPanelAttaches()
     panel->detachSelected();
     QTRY_COMPARE(rowOf(QStringLiteral("temp-agent")), -1);
     QVERIFY(rowOf(QStringLiteral("reviewer")) >= 0);
+    // Each of these is an audit row, live.
+    QTRY_VERIFY(auditHas(m_controller.get(), QStringLiteral("attach"),
+                         QStringLiteral("reviewer")));
+    QTRY_VERIFY(auditHas(m_controller.get(), QStringLiteral("detach"),
+                         QStringLiteral("temp-agent")));
 }
 
 void TestMainWindow::auditRowsFilterAndExport()
@@ -374,6 +674,129 @@ void TestMainWindow::auditRowsFilterAndExport()
     panel->actorEdit()->clear();
     panel->eventBox()->setEditText(QString());
     QTRY_VERIFY(proxy->rowCount() > 3);
+}
+
+void TestMainWindow::exportAuditLogThroughMenu()
+{
+    AuditPanel *panel = m_window->auditPanel();
+    panel->outcomeBox()->setCurrentIndex(0);
+    panel->eventBox()->setEditText(QStringLiteral("attach"));
+    QTRY_VERIFY(panel->proxy()->rowCount() >= 2); // reviewer, temp-agent (and console)
+    const int rows = panel->proxy()->rowCount();
+    const QString path = m_tmp.filePath(QStringLiteral("menu-export.jsonl"));
+    const auto answered = answerFileDialog(path);
+    m_window->action(QStringLiteral("actionExportAuditLog"))->trigger();
+    QVERIFY(*answered);
+    QTRY_VERIFY(QFile::exists(path));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), rows);
+    QSet<QString> actors;
+    for (const QByteArray &line : lines) {
+        QJsonParseError parseError;
+        const QJsonObject o = QJsonDocument::fromJson(line, &parseError).object();
+        QCOMPARE(parseError.error, QJsonParseError::NoError);
+        QCOMPARE(o.value(QStringLiteral("event")).toString(), QStringLiteral("attach"));
+        QCOMPARE(o.value(QStringLiteral("workspace_id")).toString(), sandboxId());
+        QVERIFY(o.contains(QStringLiteral("timestamp")));
+        actors.insert(o.value(QStringLiteral("actor")).toString());
+    }
+    QVERIFY(actors.contains(QStringLiteral("reviewer")));
+    QVERIFY(m_window->statusBar()->currentMessage().contains(path));
+    panel->eventBox()->setEditText(QString());
+
+    // A cancelled dialog writes nothing.
+    const QString cancelled = m_tmp.filePath(QStringLiteral("cancelled.jsonl"));
+    const auto rejected =
+        answerModal<QFileDialog>([](QFileDialog *dialog) { dialog->reject(); });
+    m_window->action(QStringLiteral("actionExportAuditLog"))->trigger();
+    QVERIFY(*rejected);
+    QVERIFY(!QFile::exists(cancelled));
+}
+
+void TestMainWindow::flushPreviewThenFlush()
+{
+    // The console changes the workspace: a new file and an edited one, both synced back.
+    ConsolePanel *console = m_window->consolePanel();
+    console->runCommand(QStringLiteral("echo 'print(2)' > src/added.py; echo more >> README.md"));
+    QTRY_VERIFY(console->statusLabel()->text().startsWith(QStringLiteral("exit 0")));
+
+    QAction *flush = m_window->action(QStringLiteral("actionFlushPreview"));
+    QVERIFY(flush && flush->isEnabled());
+    m_window->activateWindow(); // shortcuts go to the active window
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    QTest::keyClick(m_window.get(), Qt::Key_F, Qt::ControlModifier | Qt::ShiftModifier);
+    FlushPreviewDialog *dialog = nullptr;
+    QTRY_VERIFY((dialog = m_window->findChild<FlushPreviewDialog *>()) != nullptr);
+    QTRY_VERIFY(dialog->isVisible());
+    QTreeWidget *entries = dialog->entriesView();
+    auto find = [entries](const QString &text) -> QTreeWidgetItem * {
+        const auto items = entries->findItems(text, Qt::MatchExactly | Qt::MatchRecursive);
+        return items.isEmpty() ? nullptr : items.first();
+    };
+    QTRY_VERIFY(find(QStringLiteral("src/added.py")) || find(QStringLiteral("added.py")));
+    QTreeWidgetItem *added =
+        find(QStringLiteral("src/added.py")) ? find(QStringLiteral("src/added.py"))
+                                             : find(QStringLiteral("added.py"));
+    QVERIFY(added->parent() && added->parent()->text(0).startsWith(QStringLiteral("Add")));
+    QTreeWidgetItem *readme = find(QStringLiteral("README.md"));
+    QVERIFY(readme && readme->parent());
+    QVERIFY2(readme->parent()->text(0).startsWith(QStringLiteral("Update")),
+             qPrintable(readme->parent()->text(0)));
+    // Selecting an entry shows its diff.
+    QSignalSpy diffed(dialog, &FlushPreviewDialog::diffReady);
+    entries->setCurrentItem(readme);
+    QTRY_COMPARE(diffed.size(), 1);
+    QVERIFY(dialog->diffView()->toPlainText().contains(QStringLiteral("+more")));
+    // Nothing reached the host yet.
+    QVERIFY(!QFile::exists(m_project + QStringLiteral("/src/added.py")));
+
+    QSignalSpy flushed(dialog, &FlushPreviewDialog::flushFinished);
+    QPushButton *flushButton = nullptr;
+    for (QPushButton *b : dialog->findChildren<QPushButton *>()) {
+        if (b->text().remove(QLatin1Char('&')) == QStringLiteral("Flush"))
+            flushButton = b;
+    }
+    QVERIFY(flushButton);
+    QTRY_VERIFY(flushButton->isEnabled());
+    QTest::mouseClick(flushButton, Qt::LeftButton);
+    QTRY_COMPARE(flushed.size(), 1);
+    QCOMPARE(flushed.first().at(0).toBool(), true);
+    QCOMPARE(readHostFile(m_project + QStringLiteral("/src/added.py")), QByteArray("print(2)\n"));
+    QVERIFY(readHostFile(m_project + QStringLiteral("/README.md")).endsWith("more\n"));
+    QVERIFY2(dialog->resultText().contains(QStringLiteral("synced")),
+             qPrintable(dialog->resultText()));
+    QTRY_VERIFY(auditHas(m_controller.get(), QStringLiteral("sandbox.flush"),
+                         SandboxController::humanActor()));
+    dialog->close();
+    QTRY_VERIFY(m_window->findChild<FlushPreviewDialog *>() == nullptr);
+}
+
+void TestMainWindow::extensionPanelsAreRegisteredInOnePlace()
+{
+    // What a later panel (scripted agents, MCP) does: one addPanel() call.
+    auto *label = new QLabel;
+    QSignalSpy followed(m_window.get(), &MainWindow::currentWorkspaceChanged);
+    connect(m_window.get(), &MainWindow::currentWorkspaceChanged, label, &QLabel::setText);
+    QDockWidget *dock = m_window->addPanel(label, QStringLiteral("Extra"),
+                                           QStringLiteral("extraDock"), Qt::RightDockWidgetArea);
+    QCOMPARE(m_window->panelDock(QStringLiteral("extraDock")), dock);
+    QCOMPARE(dock->widget(), label);
+    QAction *toggle = m_window->action(QStringLiteral("actionShow_extraDock"));
+    QVERIFY(toggle);
+    bool listed = false;
+    for (QAction *menu : m_window->menuBar()->actions()) {
+        if (menu->menu() && menu->menu()->actions().contains(toggle))
+            listed = menu->text().remove(QLatin1Char('&')) == QStringLiteral("View");
+    }
+    QVERIFY(listed);
+    m_window->setCurrentWorkspace(sandboxId());
+    QCOMPARE(label->text(), sandboxId());
+    QVERIFY(!followed.isEmpty());
+    m_window->removeDockWidget(dock);
+    delete dock;
+    QVERIFY(!m_window->action(QStringLiteral("actionShow_extraDock")));
 }
 
 void TestMainWindow::selectingASandboxMakesItCurrent()
@@ -437,33 +860,72 @@ void TestMainWindow::layoutIsSavedAndRestored()
 
 void TestMainWindow::screenshots()
 {
+    // Every panel populated: a highlighted file in front, the tree expanded, an agent's
+    // details, the console's last command, then the audit log with a record's details.
     m_window->resize(1400, 900);
-    m_window->fileTabs()->openFile(sandboxId(), QStringLiteral("README.md"));
-    QTRY_VERIFY(m_window->fileTabs()->count() > 0);
-    m_window->consolePanel()->runCommand(QStringLiteral("echo to-stderr >&2; ls"));
-    QLabel *status = m_window->consolePanel()->statusLabel();
-    QTRY_VERIFY(status->text().startsWith(QStringLiteral("exit 0")));
+    FileTabs *tabs = m_window->fileTabs();
+    tabs->openFile(sandboxId(), QStringLiteral("README.md"));
+    tabs->openFile(sandboxId(), QStringLiteral("src/main.py"));
+    QTRY_COMPARE(tabs->tabKind(tabs->currentIndex()), FileTabs::TabKind::Text);
+    WorkspacePanel *workspace = m_window->workspacePanel();
+    QTRY_VERIFY(treeIndex(workspace, QStringLiteral("src/main.py")).isValid());
+    workspace->view()->expand(treeIndex(workspace, QStringLiteral("src")));
+    workspace->view()->setCurrentIndex(treeIndex(workspace, QStringLiteral("src/main.py")));
+    AgentsPanel *agents = m_window->agentsPanel();
+    for (int r = 0; r < agents->view()->model()->rowCount(); ++r) {
+        const QModelIndex i = agents->view()->model()->index(r, 0);
+        if (i.data(Roles::AgentNameRole).toString() == QStringLiteral("reviewer"))
+            agents->view()->setCurrentIndex(i);
+    }
+    QTRY_VERIFY(agents->details()->toPlainText().contains(QStringLiteral("read_file")));
+    ConsolePanel *console = m_window->consolePanel();
+    console->runCommand(QStringLiteral("echo to-stderr >&2; ls"));
+    QTRY_VERIFY(console->statusLabel()->text().startsWith(QStringLiteral("exit 0")));
+    QTRY_VERIFY(!console->hasPendingOutput());
+    QTRY_VERIFY(hasLine(console->output(), QStringLiteral("to-stderr")));
+    AuditPanel *audit = m_window->auditPanel();
+    audit->view()->setCurrentIndex(audit->proxy()->index(audit->proxy()->rowCount() - 1, 0));
     QTRY_VERIFY(m_window->statusSummary().contains(QStringLiteral("TTL")));
+    m_window->statusBar()->clearMessage();
+    QDockWidget *consoleDock = m_window->panelDock(QStringLiteral("consoleDock"));
+    QDockWidget *auditDock = m_window->panelDock(QStringLiteral("auditDock"));
+    QVERIFY(consoleDock && auditDock);
 
     const QString dir = QCoreApplication::applicationDirPath();
-    QCoreApplication::processEvents();
-    const QImage light = m_window->grab().toImage();
-    QVERIFY(light.save(dir + QStringLiteral("/mainwindow-light.png")));
+    // The window with the console in front, and again with the audit log in front.
+    const auto shoot = [&](const QString &name) {
+        consoleDock->raise();
+        QCoreApplication::processEvents();
+        const QImage main = m_window->grab().toImage();
+        auditDock->raise();
+        QCoreApplication::processEvents();
+        const QImage withAudit = m_window->grab().toImage();
+        consoleDock->raise();
+        const bool saved = main.save(dir + QStringLiteral("/mainwindow-%1.png").arg(name))
+                           && withAudit.save(
+                               dir + QStringLiteral("/mainwindow-%1-audit.png").arg(name));
+        return std::tuple(main, withAudit, saved);
+    };
+    const auto [light, lightAudit, lightSaved] = shoot(QStringLiteral("light"));
+    QVERIFY(lightSaved);
     const auto [lightMean, lightColours] = imageStats(light);
     QVERIFY2(lightColours > 20, qPrintable(QString::number(lightColours)));
+    QVERIFY(light != lightAudit);
 
     QApplication::setPalette(darkPalette());
     QCoreApplication::processEvents();
+    // The console re-inserts its kept output in slices.
+    QTRY_VERIFY(!console->hasPendingOutput());
     // The console re-renders in accents chosen for a dark base.
-    const QColor errDark = foregroundOf(m_window->consolePanel()->output(),
-                                        QStringLiteral("to-stderr"));
+    const QColor errDark = foregroundOf(console->output(), QStringLiteral("to-stderr"));
     QVERIFY(errDark.lightness() > 128);
-    const QImage dark = m_window->grab().toImage();
-    QVERIFY(dark.save(dir + QStringLiteral("/mainwindow-dark.png")));
+    const auto [dark, darkAudit, darkSaved] = shoot(QStringLiteral("dark"));
+    QVERIFY(darkSaved);
     const auto [darkMean, darkColours] = imageStats(dark);
     QVERIFY2(darkColours > 20, qPrintable(QString::number(darkColours)));
     QVERIFY2(darkMean < lightMean - 40,
              qPrintable(QStringLiteral("%1 vs %2").arg(darkMean).arg(lightMean)));
+    QVERIFY(imageStats(darkAudit).first < imageStats(lightAudit).first - 40);
     QApplication::setPalette(QApplication::style()->standardPalette());
 }
 

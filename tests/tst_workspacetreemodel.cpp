@@ -11,6 +11,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QThreadPool>
+#include <QTimer>
 #include <QWaitCondition>
 #include <QtConcurrent>
 #include <QtTest>
@@ -635,7 +636,8 @@ private Q_SLOTS:
         QTest::newRow("modified-size") << true << true << qint64(99) << ns << false << modified;
         QTest::newRow("modified-mtime")
             << true << true << qint64(100) << ns - 1000000 << false << modified;
-        QTest::newRow("folder") << true << false << qint64(0) << qint64(0) << true << none;
+        // A folder that held no seeded file is new.
+        QTest::newRow("new-folder") << true << false << qint64(0) << qint64(0) << true << added;
         QTest::newRow("no-baseline") << false << false << qint64(0) << qint64(0) << false << none;
     }
 
@@ -705,6 +707,134 @@ private Q_SLOTS:
         QCOMPARE(changed.count(), 1);
         QCOMPARE(model.indexForPath(QStringLiteral("src/app.py")).data(Roles::ChangeMarkRole),
                  QVariant(int(ChangeMark::Modified)));
+    }
+
+    void folderMarksFollowChildren()
+    {
+        FakeFs fs;
+        populate(fs);
+        WorkspaceTreeModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setLister(fs.lister());
+        QVERIFY(settle(model));
+        QVERIFY(fetch(model, {"src", "src/pkg", "docs"}));
+        const qint64 ns = kMtime * 1000000;
+        model.setSeedBaseline({{QStringLiteral("README.md"), {100, ns}},
+                               {QStringLiteral("setup.py"), {200, ns}},
+                               {QStringLiteral("docs/guide.md"), {300, ns}},
+                               {QStringLiteral("src/app.py"), {400, ns}},
+                               {QStringLiteral("src/pkg/__init__.py"), {0, ns}},
+                               {QStringLiteral("src/pkg/mod.py"), {500, ns}},
+                               {QStringLiteral("src/pkg/data/x.json"), {600, ns}}});
+        const auto mark = [&](const char *path) {
+            return ChangeMark(
+                model.indexForPath(QLatin1String(path)).data(Roles::ChangeMarkRole).toInt());
+        };
+        QCOMPARE(mark("src"), ChangeMark::None);
+        QCOMPARE(mark("src/pkg"), ChangeMark::None);
+        QCOMPARE(mark("src/pkg/data"), ChangeMark::None); // not loaded, but seeded
+        QCOMPARE(mark("empty"), ChangeMark::Added);       // held no seeded file
+
+        // A modified file deep down marks each folder on the way up, and only those.
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+        fs.addFile(QStringLiteral("src/pkg/mod.py"), 501);
+        model.pathsChanged({QStringLiteral("src/pkg/mod.py")});
+        QVERIFY(settle(model));
+        QCOMPARE(mark("src/pkg/mod.py"), ChangeMark::Modified);
+        QCOMPARE(mark("src/pkg"), ChangeMark::Modified);
+        QCOMPARE(mark("src"), ChangeMark::Modified);
+        QCOMPARE(mark("docs"), ChangeMark::None);
+        QSet<QString> touched;
+        for (const QList<QVariant> &args : std::as_const(changed))
+            touched.insert(model.pathForIndex(args.at(0).value<QModelIndex>()));
+        QCOMPARE(touched, (QSet<QString>{"src/pkg/mod.py", "src/pkg", "src"}));
+
+        // A second change below an already marked folder: nothing above it flips.
+        changed.clear();
+        fs.addFile(QStringLiteral("src/pkg/extra.py"), 1);
+        model.pathsChanged({QStringLiteral("src/pkg/extra.py")});
+        QVERIFY(settle(model));
+        QCOMPARE(mark("src/pkg/extra.py"), ChangeMark::Added);
+        for (const QList<QVariant> &args : std::as_const(changed))
+            QVERIFY(model.pathForIndex(args.at(0).value<QModelIndex>()) != QStringLiteral("src"));
+
+        // Back to the seeded state: the marks go away again, up to the top.
+        fs.remove(QStringLiteral("src/pkg/extra.py"));
+        fs.addFile(QStringLiteral("src/pkg/mod.py"), 500);
+        model.pathsChanged({QStringLiteral("src/pkg/mod.py"), QStringLiteral("src/pkg/extra.py")});
+        QVERIFY(settle(model));
+        QCOMPARE(mark("src/pkg"), ChangeMark::None);
+        QCOMPARE(mark("src"), ChangeMark::None);
+
+        // A new folder is Added and makes its parent Modified.
+        fs.addFile(QStringLiteral("docs/new/page.md"), 5);
+        model.pathsChanged({QStringLiteral("docs/new/page.md")});
+        QVERIFY(settle(model));
+        QCOMPARE(mark("docs/new"), ChangeMark::Added);
+        QCOMPARE(mark("docs"), ChangeMark::Modified);
+        QCOMPARE(reset.count(), 0);
+    }
+
+    void hugeFolderInsertsInChunks()
+    {
+        const int total = 20000;
+        QList<FileInfo> entries;
+        for (int i = total - 1; i >= 0; --i) // the model sorts
+            entries.append(fileInfo(QStringLiteral("f%1.txt").arg(i, 5, 10, QLatin1Char('0')), i));
+        QThreadPool pool;
+        WorkspaceTreeModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        // Event-loop passes, counted by a zero timer.
+        int passes = 0;
+        QTimer ticker;
+        ticker.setInterval(0);
+        connect(&ticker, &QTimer::timeout, &model, [&passes] { ++passes; });
+        ticker.start();
+        QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy loaded(&model, &WorkspaceTreeModel::folderLoaded);
+        QList<int> sizes, atPass;
+        connect(&model, &QAbstractItemModel::rowsInserted, &model,
+                [&](const QModelIndex &parent, int first, int last) {
+                    QVERIFY(!parent.isValid());
+                    sizes.append(last - first + 1);
+                    atPass.append(passes);
+                    // The folder is still loading until its last chunk is in.
+                    if (model.rowCount() < total)
+                        QVERIFY(model.isBusy());
+                });
+        model.setLister([&](const QString &path) {
+            return QtConcurrent::run(&pool, [listing = entries, path] {
+                return path == u"." ? listing : QList<FileInfo>();
+            });
+        });
+        QCOMPARE(reset.count(), 1); // setLister: a new workspace
+        QVERIFY(QTest::qWaitFor([&] { return !model.isBusy(); }, 20000));
+        QCOMPARE(model.rowCount(), total);
+        QCOMPARE(reset.count(), 1);
+        QCOMPARE(loaded.count(), 1);
+        QVERIFY2(sizes.size() >= total / WorkspaceTreeModel::insertChunkSize(),
+                 qPrintable(QString::number(sizes.size())));
+        for (int n : std::as_const(sizes))
+            QVERIFY(n <= WorkspaceTreeModel::insertChunkSize());
+        QVERIFY(atPass.constLast() > atPass.constFirst()); // not all in one pass
+        for (int row : {0, 1, total / 2, total - 1}) {
+            QCOMPARE(model.index(row, 0).data().toString(),
+                     QStringLiteral("f%1.txt").arg(row, 5, 10, QLatin1Char('0')));
+        }
+
+        // A refresh of the same listing inserts nothing; a few new names go in at once.
+        sizes.clear();
+        entries.append(fileInfo(QStringLiteral("f10000a.txt"), 1));
+        entries.append(fileInfo(QStringLiteral("zz.txt"), 1));
+        model.refreshFolder(QString());
+        QVERIFY(QTest::qWaitFor([&] { return !model.isBusy(); }, 20000));
+        QCOMPARE(sizes, (QList<int>{1, 1}));
+        QCOMPARE(model.rowCount(), total + 2);
+        QCOMPARE(model.index(10001, 0).data().toString(), QStringLiteral("f10000a.txt"));
+        QCOMPARE(reset.count(), 1);
     }
 
     void pathRoundTrip_data()

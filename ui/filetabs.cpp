@@ -53,6 +53,7 @@ struct ReadOutcome
 {
     QByteArray bytes;
     qint64 size = -1;
+    qint64 mtimeMs = -1; ///< of the stat taken before the read (never newer than the bytes)
     bool tooLarge = false;
     QString error;
 };
@@ -77,6 +78,7 @@ QFuture<ReadOutcome> quietRead(SandboxController *controller, const QString &wor
                 return out;
             }
             out.size = info.size.value_or(-1);
+            out.mtimeMs = info.mtimeMs;
             if (out.size > FileTabs::largeFileLimit()) {
                 out.tooLarge = true;
                 return out;
@@ -226,6 +228,10 @@ public:
     QByteArray diskBytes;    ///< the file as last read or saved (what the editor started from)
     QByteArray pendingBytes; ///< a newer version on disk while the prompt bar is shown
     int generation = 0;      ///< bumped by saves: re-reads started before are stale
+    /// Stat stamp of diskBytes (-1: unknown, the next check reads); a stat that matches it
+    /// skips the re-read.
+    qint64 diskMtimeMs = -1;
+    qint64 diskSize = -1;
     bool checking = false;
     bool saving = false;
 };
@@ -395,6 +401,8 @@ void FileTabs::load(FileTab *tab)
                     .arg(tab->fileName(), sizeText(out.size), sizeText(largeFileLimit())));
         } else {
             showContent(tab, out.bytes);
+            tab->diskMtimeMs = out.mtimeMs;
+            tab->diskSize = out.mtimeMs >= 0 ? out.size : -1;
         }
         Q_EMIT fileOpened(tab->workspaceId, tab->path);
     };
@@ -521,6 +529,7 @@ void FileTabs::save(FileTab *tab, bool closeAfter)
                      return;
                  }
                  tab->diskBytes = bytes;
+                 tab->diskMtimeMs = tab->diskSize = -1; // our write: the next check reads it
                  tab->pendingBytes.clear();
                  tab->bar->hide();
                  tab->status->hide();
@@ -565,29 +574,58 @@ void FileTabs::checkForChanges()
             (tab->kind != TabKind::Text && tab->kind != TabKind::Hex))
             continue;
         tab->checking = true;
-        const int generation = tab->generation;
         const QPointer<FileTab> guard(tab);
-        whenDone(this, quietRead(m_controller, tab->workspaceId, tab->path),
-                 [this, guard, generation](const QFuture<ReadOutcome> &f) {
+        // A stat first: the file is read again only when its size or mtime moved.
+        whenDone(this, m_controller->statFile(tab->workspaceId, tab->path),
+                 [this, guard](const QFuture<FileInfo> &f) {
                      if (!guard)
                          return;
-                     guard->checking = false;
-                     if (guard->generation != generation || guard->saving)
-                         return; // a save happened meanwhile: this read may predate it
-                     const ReadOutcome out = f.result();
-                     if (!out.error.isEmpty() || out.tooLarge) {
-                         guard->status->setText(
-                             out.tooLarge ? tr("The file grew beyond %1 on disk; this tab "
-                                               "shows the earlier content.")
-                                                .arg(sizeText(largeFileLimit()))
-                                          : tr("Cannot re-read the file: %1").arg(out.error));
-                         guard->status->show();
+                     std::optional<FileInfo> info;
+                     try {
+                         info = f.result();
+                     } catch (...) {
+                         // Missing or unreadable: the read below says so in the tab.
+                     }
+                     if (info && info->mtimeMs == guard->diskMtimeMs
+                         && info->size.value_or(-1) == guard->diskSize) {
+                         guard->checking = false;
                          return;
                      }
-                     guard->status->hide();
-                     onRead(guard, out.bytes);
+                     reread(guard);
                  });
     }
+}
+
+void FileTabs::reread(FileTab *tab)
+{
+    ++m_changeReads;
+    const int generation = tab->generation;
+    const QPointer<FileTab> guard(tab);
+    whenDone(this, quietRead(m_controller, tab->workspaceId, tab->path),
+             [this, guard, generation](const QFuture<ReadOutcome> &f) {
+                 if (!guard)
+                     return;
+                 guard->checking = false;
+                 if (guard->generation != generation || guard->saving)
+                     return; // a save happened meanwhile: this read may predate it
+                 const ReadOutcome out = f.result();
+                 if (!out.error.isEmpty() || out.tooLarge) {
+                     guard->status->setText(
+                         out.tooLarge ? tr("The file grew beyond %1 on disk; this tab "
+                                           "shows the earlier content.")
+                                            .arg(sizeText(largeFileLimit()))
+                                      : tr("Cannot re-read the file: %1").arg(out.error));
+                     guard->status->show();
+                     guard->diskMtimeMs = guard->diskSize = -1; // check again next time
+                     return;
+                 }
+                 guard->status->hide();
+                 onRead(guard, out.bytes);
+                 // The stamp belongs to what was read, whether shown or waiting in the
+                 // prompt: the same file is not read again until it changes again.
+                 guard->diskMtimeMs = out.mtimeMs;
+                 guard->diskSize = out.size;
+             });
 }
 
 void FileTabs::onRead(FileTab *tab, const QByteArray &bytes)

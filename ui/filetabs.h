@@ -17,8 +17,11 @@ class FileTab;
 /// underneath (by an agent, a command) is noticed: an unmodified tab reloads, a modified one
 /// shows a reload/keep prompt — never a silent loss.
 ///
-/// Change detection re-reads the open files off the GUI thread every changeCheckInterval()
-/// ms and shortly after the workspace tree reports a change (audit-driven refresh).
+/// Change detection stats the open files off the GUI thread (SandboxController::statFile)
+/// every changeCheckInterval() ms and shortly after the workspace tree reports a change, and
+/// re-reads a file only when its size or mtime (ms) differs from the version shown. A
+/// rewrite with the same size within the same millisecond as the version shown goes
+/// unnoticed until the file changes again.
 class FileTabs : public QTabWidget
 {
     Q_OBJECT
@@ -55,9 +58,11 @@ public:
 
     void setChangeCheckInterval(int ms);
     int changeCheckInterval() const;
+    /// Files re-read by change checks so far (a stat that finds a file unchanged reads none).
+    int changeReads() const { return m_changeReads; }
 
 public Q_SLOTS:
-    /// Re-reads every open file now (off the GUI thread).
+    /// Checks every open file now (off the GUI thread); re-reads the changed ones.
     void checkForChanges();
     /// Closes a tab, asking first (Save / Discard / Cancel) when it is modified.
     /// Returns false when the user cancelled.
@@ -85,6 +90,7 @@ private:
     void load(FileTab *tab);
     void showContent(FileTab *tab, const QByteArray &bytes);
     void onRead(FileTab *tab, const QByteArray &bytes);
+    void reread(FileTab *tab);
     void updateTitle(FileTab *tab);
     void watchWorkspace(const QString &workspaceId);
     void save(FileTab *tab, bool closeAfter);
@@ -93,6 +99,7 @@ private:
     QTimer *m_checkTimer;
     QTimer *m_soonTimer;
     QStringList m_watched;
+    int m_changeReads = 0;
 };
 
 } // namespace elsai

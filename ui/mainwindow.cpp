@@ -1,7 +1,7 @@
 #include "mainwindow.h"
 
-#include "agentplanpanel.h"
 #include "errors.h"
+#include "agentplanpanel.h"
 #include "filetabs.h"
 #include "flushpreviewdialog.h"
 #include "newsandboxdialog.h"
@@ -11,7 +11,9 @@
 #include "workspacepanel.h"
 
 #include <QAction>
+#include <QFileDialog>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QLabel>
 #include <QMenuBar>
@@ -38,6 +40,10 @@ struct MainWindow::Private
     QAction *start = nullptr, *stop = nullptr, *stopNoSync = nullptr, *flush = nullptr,
             *remove = nullptr;
     QPointer<NewSandboxDialog> newDialog;
+    QMenu *viewMenu = nullptr;
+    QMenu *sandboxMenu = nullptr;
+    QList<QPointer<QDockWidget>> docks; ///< every registered panel (removed ones turn null)
+    bool restored = false; ///< restoreState() ran: later panels use restoreDockWidget()
 };
 
 static QSettings windowSettings()
@@ -61,89 +67,42 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
     d->console = new ConsolePanel(controller, this);
     d->agents = new AgentsPanel(controller, this);
     d->audit = new AuditPanel(controller, this);
+    connect(this, &MainWindow::currentWorkspaceChanged, d->workspace,
+            &WorkspacePanel::setWorkspace);
+    connect(this, &MainWindow::currentWorkspaceChanged, d->console, &ConsolePanel::setWorkspace);
+    connect(this, &MainWindow::currentWorkspaceChanged, d->agents, &AgentsPanel::setWorkspace);
+    auto *plans = new AgentPlanPanel(controller, this);
+    connect(this, &MainWindow::currentWorkspaceChanged, plans, &AgentPlanPanel::setWorkspace);
 
-    auto addDock = [this](QWidget *panel, const QString &title, const QString &name,
-                          Qt::DockWidgetArea area) {
-        auto *dock = new QDockWidget(title, this);
-        dock->setObjectName(name); // saveState() keys docks by object name
-        dock->setWidget(panel);
-        addDockWidget(area, dock);
-        return dock;
-    };
-    QDockWidget *sessionsDock = addDock(d->sessions, tr("Sessions"),
-                                        QStringLiteral("sessionsDock"), Qt::LeftDockWidgetArea);
-    QDockWidget *workspaceDock = addDock(d->workspace, tr("Workspace"),
-                                         QStringLiteral("workspaceDock"), Qt::LeftDockWidgetArea);
-    QDockWidget *consoleDock = addDock(d->console, tr("Console"), QStringLiteral("consoleDock"),
-                                       Qt::BottomDockWidgetArea);
-    QDockWidget *agentsDock = addDock(d->agents, tr("Agents"), QStringLiteral("agentsDock"),
-                                      Qt::RightDockWidgetArea);
-    QDockWidget *auditDock = addDock(d->audit, tr("Audit"), QStringLiteral("auditDock"),
-                                     Qt::BottomDockWidgetArea);
+    // The menus come first so that addPanel() can list each dock in the View menu.
+    createMenus();
+    QDockWidget *sessionsDock = addPanel(d->sessions, tr("Sessions"),
+                                         QStringLiteral("sessionsDock"), Qt::LeftDockWidgetArea);
+    QDockWidget *workspaceDock = addPanel(
+        d->workspace, tr("Workspace"), QStringLiteral("workspaceDock"), Qt::LeftDockWidgetArea);
+    QDockWidget *consoleDock = addPanel(d->console, tr("Console"), QStringLiteral("consoleDock"),
+                                        Qt::BottomDockWidgetArea);
+    QDockWidget *agentsDock = addPanel(d->agents, tr("Agents"), QStringLiteral("agentsDock"),
+                                       Qt::RightDockWidgetArea);
+    QDockWidget *auditDock = addPanel(d->audit, tr("Audit"), QStringLiteral("auditDock"),
+                                      Qt::BottomDockWidgetArea);
     splitDockWidget(sessionsDock, workspaceDock, Qt::Vertical);
     resizeDocks({sessionsDock, workspaceDock}, {160, 400}, Qt::Vertical);
     resizeDocks({consoleDock}, {260}, Qt::Vertical);
     resizeDocks({sessionsDock, agentsDock}, {320, 300}, Qt::Horizontal);
     tabifyDockWidget(consoleDock, auditDock);
     consoleDock->raise();
-
-    // Menus
-    QMenu *file = menuBar()->addMenu(tr("&File"));
-    QAction *newAction = file->addAction(tr("&New Sandbox…"), this, &MainWindow::newSandbox);
-    newAction->setShortcut(QKeySequence::New);
-    QAction *save = file->addAction(tr("&Save"), this, [this] { d->tabs->saveCurrent(); });
-    save->setShortcut(QKeySequence::Save);
-    file->addSeparator();
-    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
-    quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
-    quit->setMenuRole(QAction::QuitRole);
-
-    // Sandbox actions report synchronous errors (unknown id) like the asynchronous ones.
-    auto onCurrent = [this](auto fn) {
-        return [this, fn] {
-            if (m_current.isEmpty())
-                return;
-            try {
-                fn(m_current);
-            } catch (const SandboxError &e) {
-                showError(QStringLiteral("%1: %2").arg(e.specName(), e.message()));
-            }
-        };
-    };
-    QMenu *sandbox = menuBar()->addMenu(tr("&Sandbox"));
-    d->start = sandbox->addAction(tr("S&tart"), this, onCurrent([this](const QString &id) {
-        m_controller->startSandbox(id);
-    }));
-    d->stop = sandbox->addAction(tr("St&op (sync)"), this, onCurrent([this](const QString &id) {
-        m_controller->stopSandbox(id, true);
-    }));
-    d->stopNoSync = sandbox->addAction(tr("Stop &without sync"), this,
-                                       onCurrent([this](const QString &id) {
-                                           m_controller->stopSandbox(id, false);
-                                       }));
-    sandbox->addSeparator();
-    d->flush = sandbox->addAction(tr("&Flush preview…"), this, &MainWindow::flushPreview);
-    d->flush->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
-    sandbox->addSeparator();
-    d->remove = sandbox->addAction(tr("&Remove"), this, onCurrent([this](const QString &id) {
-        m_controller->removeSandbox(id);
-    }));
-
     // Scripted agents: a dock beside the agents panel, opened from the Sandbox menu.
-    auto *plans = new AgentPlanPanel(controller, this);
-    QDockWidget *plansDock = addDock(plans, tr("Scripted Agent"), QStringLiteral("agentPlanDock"),
-                                     Qt::RightDockWidgetArea);
+    QDockWidget *plansDock = addPanel(plans, tr("Scripted Agent"), QStringLiteral("agentPlanDock"),
+                                      Qt::RightDockWidgetArea);
     tabifyDockWidget(agentsDock, plansDock);
     agentsDock->raise();
-    sandbox->addAction(tr("Run a Scripted &Agent…"), plansDock, [plansDock] {
-        plansDock->show();
-        plansDock->raise();
-    });
-
-    QMenu *view = menuBar()->addMenu(tr("&View"));
-    for (QDockWidget *dock :
-         {sessionsDock, workspaceDock, consoleDock, agentsDock, auditDock, plansDock})
-        view->addAction(dock->toggleViewAction());
+    QAction *runPlan = d->sandboxMenu->addAction(tr("Run a Scripted &Agent…"), plansDock,
+                                                 [plansDock] {
+                                                     plansDock->show();
+                                                     plansDock->raise();
+                                                 });
+    runPlan->setObjectName(QStringLiteral("actionRunScriptedAgent"));
 
     // Status bar: a summary of the current sandbox, progress, transient errors.
     d->summary = new QLabel(this);
@@ -208,11 +167,119 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
     QSettings settings = windowSettings();
     restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
+    d->restored = true;
 
     if (const QStringList ids = controller->workspaceIds(); !ids.isEmpty())
         setCurrentWorkspace(ids.constFirst());
     else
         setCurrentWorkspace(QString());
+}
+
+void MainWindow::createMenus()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    QAction *newAction = file->addAction(tr("&New Sandbox…"), this, &MainWindow::newSandbox);
+    newAction->setObjectName(QStringLiteral("actionNewSandbox"));
+    newAction->setShortcut(QKeySequence::New);
+    QAction *save = file->addAction(tr("&Save"), this, [this] { d->tabs->saveCurrent(); });
+    save->setObjectName(QStringLiteral("actionSave"));
+    save->setShortcut(QKeySequence::Save);
+    QAction *exportAudit =
+        file->addAction(tr("&Export Audit Log…"), this, &MainWindow::exportAuditLog);
+    exportAudit->setObjectName(QStringLiteral("actionExportAuditLog"));
+    file->addSeparator();
+    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setObjectName(QStringLiteral("actionQuit"));
+    quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+    quit->setMenuRole(QAction::QuitRole);
+
+    // Sandbox actions report synchronous errors (unknown id) like the asynchronous ones.
+    auto onCurrent = [this](auto fn) {
+        return [this, fn] {
+            if (m_current.isEmpty())
+                return;
+            try {
+                fn(m_current);
+            } catch (const SandboxError &e) {
+                showError(QStringLiteral("%1: %2").arg(e.specName(), e.message()));
+            }
+        };
+    };
+    QMenu *sandbox = menuBar()->addMenu(tr("&Sandbox"));
+    d->sandboxMenu = sandbox;
+    d->start = sandbox->addAction(tr("S&tart"), this, onCurrent([this](const QString &id) {
+        m_controller->startSandbox(id);
+    }));
+    d->start->setObjectName(QStringLiteral("actionStart"));
+    d->stop = sandbox->addAction(tr("St&op (sync)"), this, onCurrent([this](const QString &id) {
+        m_controller->stopSandbox(id, true);
+    }));
+    d->stop->setObjectName(QStringLiteral("actionStop"));
+    d->stopNoSync = sandbox->addAction(tr("Stop &without sync"), this,
+                                       onCurrent([this](const QString &id) {
+                                           m_controller->stopSandbox(id, false);
+                                       }));
+    d->stopNoSync->setObjectName(QStringLiteral("actionStopWithoutSync"));
+    sandbox->addSeparator();
+    d->flush = sandbox->addAction(tr("&Flush preview…"), this, &MainWindow::flushPreview);
+    d->flush->setObjectName(QStringLiteral("actionFlushPreview"));
+    d->flush->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
+    sandbox->addSeparator();
+    d->remove = sandbox->addAction(tr("&Remove"), this, onCurrent([this](const QString &id) {
+        m_controller->removeSandbox(id);
+    }));
+    d->remove->setObjectName(QStringLiteral("actionRemove"));
+
+    // The workspace panel's own actions (their shortcuts act where the tree has focus).
+    QMenu *workspace = menuBar()->addMenu(tr("&Workspace"));
+    using A = WorkspacePanel::Action;
+    const std::pair<A, const char *> entries[] = {
+        {A::Open, "actionOpen"},         {A::AddFiles, "actionAddFiles"},
+        {A::NewFile, "actionNewFile"},   {A::NewFolder, "actionNewFolder"},
+        {A::Rename, "actionRename"},     {A::Download, "actionDownload"},
+        {A::CopyPath, "actionCopyPath"}, {A::Delete, "actionDelete"},
+    };
+    for (const auto &[which, name] : entries) {
+        QAction *a = d->workspace->action(which);
+        a->setObjectName(QLatin1String(name));
+        if (which == A::Rename || which == A::CopyPath || which == A::Delete)
+            workspace->addSeparator();
+        workspace->addAction(a);
+    }
+
+    d->viewMenu = menuBar()->addMenu(tr("&View"));
+}
+
+QDockWidget *MainWindow::addPanel(QWidget *panel, const QString &title,
+                                  const QString &objectName, Qt::DockWidgetArea area)
+{
+    auto *dock = new QDockWidget(title, this);
+    dock->setObjectName(objectName); // saveState() keys docks by object name
+    dock->setWidget(panel);
+    addDockWidget(area, dock);
+    d->docks.append(dock);
+    QAction *toggle = dock->toggleViewAction();
+    toggle->setObjectName(QStringLiteral("actionShow_") + objectName);
+    d->viewMenu->addAction(toggle);
+    // A panel registered after construction (an extension) gets its saved place back.
+    if (d->restored)
+        restoreDockWidget(dock);
+    return dock;
+}
+
+QDockWidget *MainWindow::panelDock(const QString &objectName) const
+{
+    for (QDockWidget *dock : std::as_const(d->docks)) {
+        if (dock && dock->objectName() == objectName)
+            return dock;
+    }
+    return nullptr;
+}
+
+QAction *MainWindow::action(const QString &objectName) const
+{
+    // Menu actions belong to the window or to the panel that implements them.
+    return findChild<QAction *>(objectName);
 }
 
 MainWindow::~MainWindow()
@@ -231,11 +298,7 @@ void MainWindow::setCurrentWorkspace(const QString &workspaceId)
 {
     m_current = workspaceId;
     d->sessions->selectWorkspace(workspaceId);
-    d->workspace->setWorkspace(workspaceId);
-    d->console->setWorkspace(workspaceId);
-    d->agents->setWorkspace(workspaceId);
-    if (auto *plans = findChild<AgentPlanPanel *>())
-        plans->setWorkspace(workspaceId);
+    Q_EMIT currentWorkspaceChanged(workspaceId);
     setWindowTitle(workspaceId.isEmpty() ? tr("elsai workbench")
                                          : tr("%1 — elsai workbench").arg(workspaceId));
     updateActions();
@@ -284,6 +347,20 @@ void MainWindow::flushPreview()
     auto *dialog = new FlushPreviewDialog(m_controller, m_current, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->open();
+}
+
+void MainWindow::exportAuditLog()
+{
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export audit log"), QDir::home().filePath(QStringLiteral("elsai-audit.jsonl")),
+        tr("JSON lines (*.jsonl);;All files (*)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!d->audit->exportVisible(path, &error))
+        showError(tr("Export audit log: %1").arg(error));
+    else
+        statusBar()->showMessage(tr("Audit log exported to %1").arg(path), 5000);
 }
 
 QString MainWindow::statusSummary() const

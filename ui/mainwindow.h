@@ -2,6 +2,9 @@
 
 #include <QMainWindow>
 
+class QAction;
+class QDockWidget;
+
 namespace elsai {
 
 class AgentsPanel;
@@ -35,15 +38,33 @@ public:
     /// The status bar's sandbox summary ("id · backend · state · TTL left").
     QString statusSummary() const;
 
+    /// The one place panels become docks: wraps `panel` in a QDockWidget named `objectName`
+    /// (the key of the saved layout), puts it in `area` and lists it in the View menu. Panels
+    /// added after construction get their saved position back too. A panel that follows the
+    /// current sandbox connects currentWorkspaceChanged() to its own setWorkspace().
+    QDockWidget *addPanel(QWidget *panel, const QString &title, const QString &objectName,
+                          Qt::DockWidgetArea area);
+    /// A registered dock by object name (nullptr when none).
+    QDockWidget *panelDock(const QString &objectName) const;
+    /// A menu-bar action by object name (actionNewSandbox, actionAddFiles, …), for tests and
+    /// extensions that add entries next to it.
+    QAction *action(const QString &objectName) const;
+
+Q_SIGNALS:
+    /// The current sandbox changed (empty when there is none).
+    void currentWorkspaceChanged(const QString &workspaceId);
+
 public Q_SLOTS:
     void setCurrentWorkspace(const QString &workspaceId);
     void newSandbox();     ///< the New Sandbox dialog
     void flushPreview();   ///< the flush preview of the current sandbox
+    void exportAuditLog(); ///< the audit panel's visible rows, through a save dialog
 
 protected:
     void closeEvent(QCloseEvent *event) override;
 
 private:
+    void createMenus();
     void updateStatus();
     void updateActions();
     void showError(const QString &text);

@@ -28,6 +28,7 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QTextBlock>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace elsai {
@@ -194,6 +195,7 @@ struct ConsolePanel::Shown
 {
     qsizetype out = 0;
     qsizetype err = 0;
+    qsizetype run = 0; ///< the entry's run being shown (the last one may still grow)
     bool header = false;
     bool done = false;
     // Chunks may split a UTF-8 sequence: decoders keep the state between appends.
@@ -210,7 +212,12 @@ ConsolePanel::ConsolePanel(SandboxController *controller, QWidget *parent)
     , m_run(new QPushButton(tr("Run"), this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_status(new QLabel(this))
+    , m_drainTimer(new QTimer(this))
 {
+    // A zero timer: the next slice goes in once the events queued meanwhile have run.
+    m_drainTimer->setSingleShot(true);
+    m_drainTimer->setInterval(0);
+    connect(m_drainTimer, &QTimer::timeout, this, &ConsolePanel::drainPending);
     m_output->setReadOnly(true);
     m_output->setMaximumBlockCount(maxBlockCount());
     m_output->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -281,6 +288,11 @@ void ConsolePanel::setWorkspace(const QString &workspaceId)
 void ConsolePanel::renderAll()
 {
     m_output->clear();
+    m_pending.clear();
+    m_pendingLines = 0;
+    m_pendingDropped = 0;
+    m_drainTimer->stop();
+    m_atLineStart = true;
     m_lineLength = 0;
     m_lineClipped = false;
     m_shown.clear();
@@ -306,16 +318,26 @@ void ConsolePanel::renderRow(int row)
         appendText(QStringLiteral("%1$ %2\n").arg(where, e.command), PromptText);
     }
     // Only the bytes not shown yet: a flood costs one append per coalesced model update.
-    if (e.stdoutData.size() > shown->out) {
-        appendText(shown->outDecoder.decode(QByteArrayView(e.stdoutData).sliced(shown->out)),
-                   StdoutText);
-        shown->out = e.stdoutData.size();
+    const auto showUpTo = [this, &e, &shown](OutputChannel channel, qsizetype end) {
+        const bool out = channel == OutputChannel::Stdout;
+        qsizetype &pos = out ? shown->out : shown->err;
+        if (end <= pos)
+            return;
+        const QByteArray &data = out ? e.stdoutData : e.stderrData;
+        QStringDecoder &decoder = out ? shown->outDecoder : shown->errDecoder;
+        appendText(decoder.decode(QByteArrayView(data).sliced(pos, end - pos)),
+                   out ? StdoutText : StderrText);
+        pos = end;
+    };
+    // In arrival order, so a redraw interleaves stdout and stderr as they streamed.
+    for (; shown->run < e.runs.size(); ++shown->run) {
+        const ConsoleHistoryModel::Entry::Run &run = e.runs.at(shown->run);
+        showUpTo(run.channel, run.end);
+        if (shown->run + 1 == e.runs.size())
+            break; // the last run may still grow
     }
-    if (e.stderrData.size() > shown->err) {
-        appendText(shown->errDecoder.decode(QByteArrayView(e.stderrData).sliced(shown->err)),
-                   StderrText);
-        shown->err = e.stderrData.size();
-    }
+    showUpTo(OutputChannel::Stdout, e.stdoutData.size());
+    showUpTo(OutputChannel::Stderr, e.stderrData.size());
     if (!e.running && !shown->done) {
         shown->done = true;
         const bool ok = e.result && e.result->exitCode == 0 && !e.result->timedOut;
@@ -374,26 +396,104 @@ void ConsolePanel::appendText(const QString &rawText, int kind)
     if (rawText.isEmpty())
         return;
     const bool output = kind != PromptText && kind != OkText && kind != FailText;
-    const QString text = output ? clipForView(rawText) : rawText;
+    QString text = output ? clipForView(rawText) : rawText;
     if (!output) {
         m_lineLength = 0;
         m_lineClipped = false;
+        // Status lines and prompts start on their own line even after output without '\n'.
+        if (!m_atLineStart)
+            text.prepend(QLatin1Char('\n'));
     }
+    enqueue(text, kind);
+    // Insert at once what one pass may; a slice already scheduled keeps the order.
+    if (!m_drainTimer->isActive())
+        drainPending();
+}
+
+void ConsolePanel::enqueue(const QString &text, int kind)
+{
+    if (text.isEmpty())
+        return;
+    m_atLineStart = text.endsWith(QLatin1Char('\n'));
+    if (!m_pending.isEmpty() && m_pending.last().kind == kind)
+        m_pending.last().text += text;
+    else
+        m_pending.append({text, kind});
+    m_pendingLines += text.count(QLatin1Char('\n'));
+    // Lines beyond the view's cap would be trimmed right after insertion: drop them here.
+    while (m_pendingLines > maxBlockCount()) {
+        Pending &front = m_pending.first();
+        const qsizetype frontLines = front.text.count(QLatin1Char('\n'));
+        const qsizetype excess = m_pendingLines - maxBlockCount();
+        if (frontLines <= excess) {
+            m_pendingLines -= frontLines;
+            m_pendingDropped += frontLines + (front.text.endsWith(QLatin1Char('\n')) ? 0 : 1);
+            m_pending.removeFirst();
+            continue;
+        }
+        qsizetype pos = -1;
+        for (qsizetype n = 0; n < excess; ++n)
+            pos = front.text.indexOf(QLatin1Char('\n'), pos + 1);
+        front.text.remove(0, pos + 1);
+        m_pendingLines -= excess;
+        m_pendingDropped += excess;
+    }
+}
+
+void ConsolePanel::drainPending()
+{
+    if (m_pending.isEmpty() && m_pendingDropped == 0)
+        return;
     QScrollBar *bar = m_output->verticalScrollBar();
     const bool follow = bar->value() >= bar->maximum() - 2;
-    QTextDocument *doc = m_output->document();
-    QTextCursor cursor(doc);
+    QTextCursor cursor(m_output->document());
     cursor.movePosition(QTextCursor::End);
-    // Status lines and prompts start on their own line even after output without '\n'.
-    if ((kind == PromptText || kind == OkText || kind == FailText) && doc->characterCount() > 1
-        && !cursor.block().text().isEmpty())
-        cursor.insertText(QStringLiteral("\n"));
-    QTextCharFormat format;
-    format.setForeground(accent(palette(), kind));
-    format.setFontWeight(kind == PromptText ? QFont::Bold : QFont::Normal);
-    cursor.insertText(text, format);
+    if (m_pendingDropped > 0) {
+        QTextCharFormat note;
+        note.setForeground(accent(palette(), PromptText));
+        const bool lineStart = cursor.block().text().isEmpty();
+        cursor.insertText(tr("%1[… %2 lines not shown]\n")
+                              .arg(lineStart ? QString() : QStringLiteral("\n"))
+                              .arg(m_pendingDropped),
+                          note);
+        m_pendingDropped = 0;
+    }
+    qsizetype chars = 0, lines = 0;
+    while (!m_pending.isEmpty() && chars < maxCharsPerPass() && lines < maxLinesPerPass()) {
+        Pending &front = m_pending.first();
+        // The slice ends after the last newline that fits in the budget, else at the budget.
+        const qsizetype room = qMin<qsizetype>(maxCharsPerPass() - chars, front.text.size());
+        qsizetype cut = 0, sliceLines = 0;
+        for (qsizetype nl = front.text.indexOf(QLatin1Char('\n'));
+             nl >= 0 && nl < room && lines + sliceLines < maxLinesPerPass();
+             nl = front.text.indexOf(QLatin1Char('\n'), nl + 1)) {
+            cut = nl + 1;
+            ++sliceLines;
+        }
+        if (cut == 0 || (room == front.text.size() && lines + sliceLines < maxLinesPerPass()))
+            cut = room;
+        if (cut < front.text.size() && front.text.at(cut).isLowSurrogate())
+            --cut; // never split a surrogate pair
+        if (cut <= 0)
+            break;
+        const QStringView slice = QStringView(front.text).first(cut);
+        const qsizetype slicedLines = slice.count(QLatin1Char('\n'));
+        QTextCharFormat format;
+        format.setForeground(accent(palette(), front.kind));
+        format.setFontWeight(front.kind == PromptText ? QFont::Bold : QFont::Normal);
+        cursor.insertText(slice.toString(), format);
+        chars += cut;
+        lines += slicedLines;
+        m_pendingLines -= slicedLines;
+        if (cut == front.text.size())
+            m_pending.removeFirst();
+        else
+            front.text.remove(0, cut);
+    }
     if (follow)
         bar->setValue(bar->maximum());
+    if (!m_pending.isEmpty())
+        m_drainTimer->start();
 }
 
 void ConsolePanel::runCommand(const QString &command)

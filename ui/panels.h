@@ -14,6 +14,7 @@ class QPlainTextEdit;
 class QPushButton;
 class QSortFilterProxyModel;
 class QTableView;
+class QTimer;
 
 namespace elsai {
 
@@ -47,6 +48,12 @@ private:
 /// streamed output (stdout and stderr told apart), exit code, duration, truncated / timed out,
 /// cancel. The output view shows only what the sandbox's ConsoleHistoryModel keeps (bounded
 /// per command) and is itself capped at maxBlockCount() lines, so floods stay cheap.
+///
+/// Text reaches the view through an ordered queue drained in slices of at most
+/// maxCharsPerPass() characters / maxLinesPerPass() lines per event-loop pass, so one big
+/// model update never stalls the GUI thread for long; the queue itself never holds more than
+/// maxBlockCount() lines (older ones could not stay in the view anyway and are replaced by a
+/// "[… N lines not shown]" note).
 class ConsolePanel : public QWidget
 {
     Q_OBJECT
@@ -57,6 +64,12 @@ public:
     /// Longer lines are cut in the view (the console model keeps the bytes): text layout of a
     /// single huge line costs more than the view can afford per update.
     static int maxLineLength() { return 4096; }
+    /// Work per event-loop pass when inserting into the view.
+    static int maxCharsPerPass() { return 32 * 1024; }
+    static int maxLinesPerPass() { return 500; }
+    /// Lines queued for the view but not inserted yet.
+    qsizetype pendingLines() const { return m_pendingLines; }
+    bool hasPendingOutput() const { return !m_pending.isEmpty() || m_pendingDropped > 0; }
     QString workspaceId() const { return m_workspaceId; }
     QPlainTextEdit *output() const { return m_output; }
     QLineEdit *input() const { return m_input; }
@@ -71,7 +84,14 @@ protected:
     void changeEvent(QEvent *event) override;
 private:
     struct Shown;
+    struct Pending
+    {
+        QString text;
+        int kind;
+    };
     void renderAll();
+    void enqueue(const QString &text, int kind);
+    void drainPending();
     void renderRow(int row);
     void appendText(const QString &text, int kind);
     QString clipForView(const QString &text);
@@ -92,6 +112,11 @@ private:
     QString m_draft;
     qsizetype m_lineLength = 0; ///< characters on the view's last line
     bool m_lineClipped = false; ///< the last line was cut at maxLineLength()
+    bool m_atLineStart = true;  ///< the text shown or queued so far ends with a newline
+    QList<Pending> m_pending;   ///< text for the view, oldest first
+    qsizetype m_pendingLines = 0;
+    qsizetype m_pendingDropped = 0; ///< lines dropped from the queue's front
+    QTimer *m_drainTimer;
 };
 
 /// Attached agents of the current sandbox: attach / detach / change mode, each agent's tools

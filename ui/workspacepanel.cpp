@@ -79,7 +79,9 @@ public:
                 if (mark == ChangeMark::Added)
                     return WorkspacePanel::tr("%1 — added since seeding").arg(path);
                 if (mark == ChangeMark::Modified)
-                    return WorkspacePanel::tr("%1 — modified since seeding").arg(path);
+                    return QIdentityProxyModel::data(index, Roles::IsDirRole).toBool()
+                               ? WorkspacePanel::tr("%1 — holds changes since seeding").arg(path)
+                               : WorkspacePanel::tr("%1 — modified since seeding").arg(path);
                 return path;
             }
             default:
