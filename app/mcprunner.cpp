@@ -33,7 +33,8 @@ std::pair<QHostAddress, quint16> parseMcpHttpAddress(const QString &value)
     const uint p = port.toUInt(&ok);
     if (!ok || p > 65535)
         throw ValueError(
-            QStringLiteral("--mcp-http needs [HOST:]PORT with a port 0-65535, got '%1'").arg(value));
+            QStringLiteral("--mcp-http needs [HOST:]PORT with a port 0-65535, got '%1'")
+                .arg(value));
     const QHostAddress address(host);
     if (address.isNull())
         throw ValueError(QStringLiteral("--mcp-http: '%1' is not an IP address (use 127.0.0.1, "
@@ -57,8 +58,8 @@ void quitOnSignals()
 {
     if (::pipe(g_signalPipe) != 0)
         return;
-    auto *notifier = new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read,
-                                         QCoreApplication::instance());
+    auto *notifier =
+        new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read, QCoreApplication::instance());
     QObject::connect(notifier, &QSocketNotifier::activated, QCoreApplication::instance(),
                      &QCoreApplication::quit);
     struct sigaction sa = {};

@@ -66,17 +66,14 @@ static void replyError(QHttpServerResponder &r, Status status, const QString &me
 {
     headers.append({"Content-Type", kJson});
     httpcompat::write(r, status, headers,
-                      jsonrpc::serialize(jsonrpc::errorResponse(
-                          QJsonValue::Null, jsonrpc::InvalidRequest, message)));
+                      jsonrpc::serialize(jsonrpc::errorResponse(QJsonValue::Null,
+                                                                jsonrpc::InvalidRequest, message)));
 }
 
 McpHttpServer::McpHttpServer(SandboxPtr sandbox, const QList<McpAgentSpec> &agents,
                              std::optional<SandboxOutputOffloadPolicy> offload, QObject *parent)
-    : QObject(parent),
-      m_sandbox(std::move(sandbox)),
-      m_offload(std::move(offload)),
-      m_tokens(agents),
-      m_http(std::make_unique<QHttpServer>())
+    : QObject(parent), m_sandbox(std::move(sandbox)), m_offload(std::move(offload)),
+      m_tokens(agents), m_http(std::make_unique<QHttpServer>())
 {
     m_pool.setMaxThreadCount(kMaxConcurrentCalls);
     m_http->route(QStringLiteral("/mcp"),
@@ -98,8 +95,8 @@ void McpHttpServer::listen(const QHostAddress &address, quint16 port, bool allow
                                         "127.0.0.1, or pass --mcp-allow-remote")
                              .arg(address.toString()));
     if (m_tcp)
-        throw ValueError(QStringLiteral("the MCP server is already listening on port %1")
-                             .arg(port));
+        throw ValueError(
+            QStringLiteral("the MCP server is already listening on port %1").arg(port));
     auto tcp = std::make_unique<QTcpServer>();
     if (!tcp->listen(address, port))
         throw OSError(QStringLiteral("cannot listen on %1:%2 for MCP: %3")
@@ -163,8 +160,8 @@ QList<McpSessionInfo> McpHttpServer::sessions() const
     QList<McpSessionInfo> out;
     for (const McpSessionPtr &s : m_sessions) {
         out.append({s->id(), s->agentSpec().name, s->agentSpec().mode,
-                    s->clientInfo().value(QLatin1String("name")).toString(),
-                    s->protocolVersion(), s->runningCalls()});
+                    s->clientInfo().value(QLatin1String("name")).toString(), s->protocolVersion(),
+                    s->runningCalls()});
     }
     return out;
 }
@@ -219,8 +216,8 @@ void McpHttpServer::serve(const QHttpServerRequest &request, QHttpServerResponde
     // The token comes first: without one, nothing else about the server is revealed.
     const auto agent = m_tokens.authorize(httpcompat::header(request, "Authorization"));
     if (!agent) {
-        qCInfo(lcMcpHttp).noquote() << "refused a request without a valid token from"
-                                    << request.remoteAddress().toString();
+        qCInfo(lcMcpHttp).noquote()
+            << "refused a request without a valid token from" << request.remoteAddress().toString();
         return replyError(responder, Status::Unauthorized,
                           QStringLiteral("missing or wrong bearer token: send "
                                          "'Authorization: Bearer <token>' with the token printed "
@@ -305,11 +302,11 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
     const QByteArray version = httpcompat::header(request, "MCP-Protocol-Version");
     if (!version.isEmpty() &&
         !McpSession::isAcceptableProtocolVersion(QString::fromLatin1(version)))
-        return replyError(responder, Status::BadRequest,
-                          QStringLiteral("unsupported MCP-Protocol-Version '%1'; supported: %2")
-                              .arg(QString::fromLatin1(version),
-                                   McpSession::supportedProtocolVersions().join(
-                                       QStringLiteral(", "))));
+        return replyError(
+            responder, Status::BadRequest,
+            QStringLiteral("unsupported MCP-Protocol-Version '%1'; supported: %2")
+                .arg(QString::fromLatin1(version),
+                     McpSession::supportedProtocolVersions().join(QStringLiteral(", "))));
 
     if (!message.isRequest()) {
         session->handle(message); // notifications (cancel) are quick: answer inline
@@ -326,7 +323,10 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
         const McpSession::Reply reply = session->handle(message);
         const QByteArray body = jsonrpc::serialize(*reply.response);
         QMetaObject::invokeMethod(
-            this, [pending, body] { pending->send(Status::Ok, {{"Content-Type", kJson}}, body); },
+            this,
+            [pending, body] {
+                pending->send(Status::Ok, {{"Content-Type", kJson}}, body);
+            },
             Qt::QueuedConnection);
     });
 }
