@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "filetabs.h"
 #include "flushpreviewdialog.h"
+#include "mcppanel.h"
 #include "newsandboxdialog.h"
 #include "panels.h"
 #include "sandboxcontroller.h"
@@ -31,6 +32,7 @@ struct MainWindow::Private
     ConsolePanel *console = nullptr;
     AgentsPanel *agents = nullptr;
     AuditPanel *audit = nullptr;
+    McpPanel *mcp = nullptr;
     QLabel *summary = nullptr;
     QProgressBar *progress = nullptr;
     QTimer statusTimer;
@@ -85,6 +87,11 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
     resizeDocks({sessionsDock, agentsDock}, {320, 300}, Qt::Horizontal);
     tabifyDockWidget(consoleDock, auditDock);
     consoleDock->raise();
+    d->mcp = new McpPanel(controller, this); // the MCP server of the current sandbox
+    QDockWidget *mcpDock =
+        addDock(d->mcp, tr("MCP"), QStringLiteral("mcpDock"), Qt::RightDockWidgetArea);
+    tabifyDockWidget(agentsDock, mcpDock);
+    agentsDock->raise();
 
     // Menus
     QMenu *file = menuBar()->addMenu(tr("&File"));
@@ -131,6 +138,7 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
     QMenu *view = menuBar()->addMenu(tr("&View"));
     for (QDockWidget *dock : {sessionsDock, workspaceDock, consoleDock, agentsDock, auditDock})
         view->addAction(dock->toggleViewAction());
+    view->addAction(mcpDock->toggleViewAction());
 
     // Status bar: a summary of the current sandbox, progress, transient errors.
     d->summary = new QLabel(this);
@@ -221,6 +229,7 @@ void MainWindow::setCurrentWorkspace(const QString &workspaceId)
     d->workspace->setWorkspace(workspaceId);
     d->console->setWorkspace(workspaceId);
     d->agents->setWorkspace(workspaceId);
+    d->mcp->setWorkspace(workspaceId);
     setWindowTitle(workspaceId.isEmpty() ? tr("elsai workbench")
                                          : tr("%1 — elsai workbench").arg(workspaceId));
     updateActions();
