@@ -4,6 +4,7 @@
 #include "httpcompat.h"
 #include "jsonrpc.h"
 
+#include <QDateTime>
 #include <QHttpServer>
 #include <QLoggingCategory>
 #include <QPointer>
@@ -76,6 +77,9 @@ McpHttpServer::McpHttpServer(SandboxPtr sandbox, const QList<McpAgentSpec> &agen
       m_tokens(agents), m_http(std::make_unique<QHttpServer>())
 {
     m_pool.setMaxThreadCount(kMaxConcurrentCalls);
+    m_idleTimer.setInterval(60 * 1000);
+    connect(&m_idleTimer, &QTimer::timeout, this, &McpHttpServer::expireIdleSessions);
+    m_idleTimer.start();
     m_http->route(QStringLiteral("/mcp"),
                   [this](const QHttpServerRequest &request, httpcompat::RouteResponder responder) {
                       serve(request, responder);
@@ -176,8 +180,23 @@ void McpHttpServer::close()
         m_tcp->close();
 }
 
+int McpHttpServer::expireIdleSessions()
+{
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    QStringList idle;
+    for (auto it = m_sessions.cbegin(); it != m_sessions.cend(); ++it) {
+        if (it.value()->runningCalls() == 0 &&
+            now - m_lastSeen.value(it.key(), now) >= m_idleTimeoutMs)
+            idle.append(it.key());
+    }
+    for (const QString &id : std::as_const(idle))
+        endSession(id, QStringLiteral("idle"));
+    return int(idle.size());
+}
+
 void McpHttpServer::endSession(const QString &id, const QString &reason)
 {
+    m_lastSeen.remove(id);
     const McpSessionPtr session = m_sessions.take(id);
     if (!session)
         return;
@@ -281,6 +300,7 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
         const bool ok = session->isInitialized();
         if (ok) {
             m_sessions.insert(session->id(), session);
+            m_lastSeen.insert(session->id(), QDateTime::currentMSecsSinceEpoch());
             Q_EMIT sessionStarted(session->id(), agent.name);
         }
         httpcompat::HeaderPairs headers{{"Content-Type", kJson}};
@@ -308,6 +328,7 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
                 .arg(QString::fromLatin1(version),
                      McpSession::supportedProtocolVersions().join(QStringLiteral(", "))));
 
+    m_lastSeen.insert(session->id(), QDateTime::currentMSecsSinceEpoch());
     if (!message.isRequest()) {
         session->handle(message); // notifications (cancel) are quick: answer inline
         return httpcompat::write(responder, Status::Accepted, {}, {});

@@ -349,6 +349,25 @@ private Q_SLOTS:
         send(makeRequest(kWriter, s), "DELETE");
     }
 
+    void idleSessionsExpire()
+    {
+        const QByteArray busy = initialize(kWriter);
+        const QByteArray idle = initialize(kReader);
+        QNetworkReply *running = m_nam.sendCustomRequest(
+            makeRequest(kWriter, busy), "POST",
+            callTool(QStringLiteral("execute"),
+                     {{QStringLiteral("command"),
+                       QStringLiteral("while [ ! -f idle-release ]; do sleep 0.02; done")}}));
+        QTRY_COMPARE_WITH_TIMEOUT(runningCalls(), 1, 20000);
+        m_server->setSessionIdleTimeout(0);
+        QCOMPARE(m_server->expireIdleSessions(), 1); // not the one with a running call
+        QCOMPARE(send(makeRequest(kReader, idle), "POST", rpc(QStringLiteral("ping"))).status, 404);
+        m_sandbox->addFiles({{QStringLiteral("idle-release"), FileSource::text(QString())}});
+        QCOMPARE(wait(running).status, 200);
+        m_server->setSessionIdleTimeout(30 * 60);
+        send(makeRequest(kWriter, busy), "DELETE");
+    }
+
     void revokingATokenEndsItsSessions()
     {
         McpHttpServer server(m_sandbox, {{QStringLiteral("temp"), SandboxAttachMode::ReadOnly,
