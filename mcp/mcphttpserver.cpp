@@ -80,10 +80,11 @@ McpHttpServer::McpHttpServer(SandboxPtr sandbox, const QList<McpAgentSpec> &agen
     m_idleTimer.setInterval(60 * 1000);
     connect(&m_idleTimer, &QTimer::timeout, this, &McpHttpServer::expireIdleSessions);
     m_idleTimer.start();
-    m_http->route(QStringLiteral("/mcp"),
-                  [this](const QHttpServerRequest &request, httpcompat::RouteResponder responder) {
-                      serve(request, responder);
-                  });
+    // Qt 6.4 answers bool, 6.8 the rule; either way the route is registered.
+    [[maybe_unused]] const auto rule =
+        m_http->route(QStringLiteral("/mcp"),
+                      [this](const QHttpServerRequest &request,
+                             httpcompat::RouteResponder responder) { serve(request, responder); });
 }
 
 McpHttpServer::~McpHttpServer()
@@ -109,7 +110,9 @@ void McpHttpServer::listen(const QHostAddress &address, quint16 port, bool allow
                           .arg(tcp->errorString()));
     m_tcp = tcp.release();
     m_tcp->setParent(m_http.get());
-    m_http->bind(m_tcp);
+    if (!httpcompat::bind(*m_http, m_tcp))
+        throw OSError(
+            QStringLiteral("cannot serve MCP on %1:%2").arg(address.toString()).arg(port));
     m_address = address;
     m_allowRemote = allowRemote;
     qCInfo(lcMcpHttp).noquote() << "MCP server on" << url().toString();
