@@ -6,8 +6,8 @@
 #include "sessionoptions.h"
 
 #include <QCoreApplication>
+#include <QJsonArray>
 #include <QJsonDocument>
-#include <QJsonObject>
 #include <QSocketNotifier>
 
 #include <csignal>
@@ -125,13 +125,16 @@ int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
             sandbox->stop(false);
             return 2;
         }
+        // Keys in the documented order (QJsonObject would sort them).
+        auto str = [](const QString &v) {
+            const QByteArray a = QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact);
+            return a.mid(1, a.size() - 2); // the quoted, escaped string
+        };
         for (const McpAgentSpec &a : std::as_const(agents)) {
-            const QJsonObject line{{QStringLiteral("agent"), a.name},
-                                   {QStringLiteral("mode"), toString(a.mode)},
-                                   {QStringLiteral("url"), server.url().toString()},
-                                   {QStringLiteral("token"), a.token}};
-            std::fputs(QJsonDocument(line).toJson(QJsonDocument::Compact).append('\n').constData(),
-                       stdout);
+            const QByteArray line =
+                "{\"agent\":" + str(a.name) + ",\"mode\":" + str(toString(a.mode)) +
+                ",\"url\":" + str(server.url().toString()) + ",\"token\":" + str(a.token) + "}\n";
+            std::fputs(line.constData(), stdout);
         }
         std::fflush(stdout);
         quitOnSignals();
