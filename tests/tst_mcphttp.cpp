@@ -349,6 +349,27 @@ private Q_SLOTS:
         send(makeRequest(kWriter, s), "DELETE");
     }
 
+    void aClientThatHangsUpDoesNotHurtTheServer()
+    {
+        // The answer to an aborted request is dropped (Qt 6.4's responder keeps a raw socket).
+        const QByteArray s = initialize(kWriter);
+        QNetworkReply *running = m_nam.sendCustomRequest(
+            makeRequest(kWriter, s), "POST",
+            callTool(QStringLiteral("execute"),
+                     {{QStringLiteral("command"), QStringLiteral("sleep 300")}}, 9100));
+        QTRY_COMPARE_WITH_TIMEOUT(runningCalls(), 1, 20000);
+        running->abort();
+        running->deleteLater();
+        QCOMPARE(send(makeRequest(kWriter, s), "POST",
+                      R"({"jsonrpc":"2.0","method":"notifications/cancelled",)"
+                      R"("params":{"requestId":9100}})")
+                     .status,
+                 202);
+        QTRY_COMPARE_WITH_TIMEOUT(runningCalls(), 0, 20000);
+        QCOMPARE(send(makeRequest(kWriter, s), "POST", rpc(QStringLiteral("ping"))).status, 200);
+        send(makeRequest(kWriter, s), "DELETE");
+    }
+
     void idleSessionsExpire()
     {
         const QByteArray busy = initialize(kWriter);
