@@ -86,6 +86,11 @@ int runGui(int argc, char **argv)
         printError(e.display());
         return 2;
     }
+    if (options.wantsMcp()) {
+        printError(QStringLiteral("--mcp-http and --mcp-stdio run with --headless; the window "
+                                  "serves MCP from its MCP dock"));
+        return 2;
+    }
 
     AuditSinkPtr auditSink;
     try {

@@ -6,8 +6,8 @@
 #include "sessionoptions.h"
 
 #include <QCoreApplication>
+#include <QJsonArray>
 #include <QJsonDocument>
-#include <QJsonObject>
 #include <QSocketNotifier>
 
 #include <csignal>
@@ -33,7 +33,8 @@ std::pair<QHostAddress, quint16> parseMcpHttpAddress(const QString &value)
     const uint p = port.toUInt(&ok);
     if (!ok || p > 65535)
         throw ValueError(
-            QStringLiteral("--mcp-http needs [HOST:]PORT with a port 0-65535, got '%1'").arg(value));
+            QStringLiteral("--mcp-http needs [HOST:]PORT with a port 0-65535, got '%1'")
+                .arg(value));
     const QHostAddress address(host);
     if (address.isNull())
         throw ValueError(QStringLiteral("--mcp-http: '%1' is not an IP address (use 127.0.0.1, "
@@ -57,8 +58,8 @@ void quitOnSignals()
 {
     if (::pipe(g_signalPipe) != 0)
         return;
-    auto *notifier = new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read,
-                                         QCoreApplication::instance());
+    auto *notifier =
+        new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read, QCoreApplication::instance());
     QObject::connect(notifier, &QSocketNotifier::activated, QCoreApplication::instance(),
                      &QCoreApplication::quit);
     struct sigaction sa = {};
@@ -124,13 +125,16 @@ int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
             sandbox->stop(false);
             return 2;
         }
+        // Keys in the documented order (QJsonObject would sort them).
+        auto str = [](const QString &v) {
+            const QByteArray a = QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact);
+            return a.mid(1, a.size() - 2); // the quoted, escaped string
+        };
         for (const McpAgentSpec &a : std::as_const(agents)) {
-            const QJsonObject line{{QStringLiteral("agent"), a.name},
-                                   {QStringLiteral("mode"), toString(a.mode)},
-                                   {QStringLiteral("url"), server.url().toString()},
-                                   {QStringLiteral("token"), a.token}};
-            std::fputs(QJsonDocument(line).toJson(QJsonDocument::Compact).append('\n').constData(),
-                       stdout);
+            const QByteArray line =
+                "{\"agent\":" + str(a.name) + ",\"mode\":" + str(toString(a.mode)) +
+                ",\"url\":" + str(server.url().toString()) + ",\"token\":" + str(a.token) + "}\n";
+            std::fputs(line.constData(), stdout);
         }
         std::fflush(stdout);
         quitOnSignals();

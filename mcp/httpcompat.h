@@ -3,6 +3,7 @@
 // The few QtHttpServer calls whose signatures changed between Qt 6.4 (Debian 12) and 6.8:
 // the responder parameter of a route, header lookup, and writing a response with headers.
 
+#include <QAbstractHttpServer>
 #include <QHttpServerRequest>
 #include <QHttpServerResponder>
 #include <QList>
@@ -22,6 +23,17 @@ using RouteResponder = QHttpServerResponder &&;
 #endif
 
 using HeaderPairs = QList<QPair<QByteArray, QByteArray>>;
+
+/// Hands a listening QTcpServer to the HTTP server (6.4 returns nothing, 6.8 whether it took it).
+inline bool bind(QAbstractHttpServer &server, QTcpServer *tcp)
+{
+#if QT_VERSION >= QT_VERSION_CHECK(6, 8, 0)
+    return server.bind(tcp);
+#else
+    server.bind(tcp);
+    return true;
+#endif
+}
 
 /// A request header's value (case-insensitive name), empty when absent.
 inline QByteArray header(const QHttpServerRequest &request, const char *name)

@@ -24,11 +24,11 @@ struct Message
 {
     enum class Kind { Request, Notification, Response, ErrorResponse };
     Kind kind = Kind::Request;
-    QJsonValue id;        ///< string or integer; Null for notifications
-    QString method;       ///< requests and notifications
-    QJsonObject params;   ///< requests and notifications (absent → empty)
-    QJsonValue result;    ///< responses
-    QJsonObject error;    ///< error responses
+    QJsonValue id;      ///< string or integer; Null for notifications
+    QString method;     ///< requests and notifications
+    QJsonObject params; ///< requests and notifications (absent → empty)
+    QJsonValue result;  ///< responses
+    QJsonObject error;  ///< error responses
 
     bool isRequest() const { return kind == Kind::Request; }
     bool isNotification() const { return kind == Kind::Notification; }

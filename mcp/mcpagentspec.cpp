@@ -57,8 +57,7 @@ QString generateMcpToken()
         raw.toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
 }
 
-McpTokenTable::McpTokenTable(const QList<McpAgentSpec> &agents)
-    : m_agents(agents)
+McpTokenTable::McpTokenTable(const QList<McpAgentSpec> &agents) : m_agents(agents)
 {
     QSet<QString> names, tokens;
     for (const McpAgentSpec &a : agents) {

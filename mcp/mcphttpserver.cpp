@@ -4,6 +4,7 @@
 #include "httpcompat.h"
 #include "jsonrpc.h"
 
+#include <QDateTime>
 #include <QHttpServer>
 #include <QLoggingCategory>
 #include <QPointer>
@@ -66,23 +67,24 @@ static void replyError(QHttpServerResponder &r, Status status, const QString &me
 {
     headers.append({"Content-Type", kJson});
     httpcompat::write(r, status, headers,
-                      jsonrpc::serialize(jsonrpc::errorResponse(
-                          QJsonValue::Null, jsonrpc::InvalidRequest, message)));
+                      jsonrpc::serialize(jsonrpc::errorResponse(QJsonValue::Null,
+                                                                jsonrpc::InvalidRequest, message)));
 }
 
 McpHttpServer::McpHttpServer(SandboxPtr sandbox, const QList<McpAgentSpec> &agents,
                              std::optional<SandboxOutputOffloadPolicy> offload, QObject *parent)
-    : QObject(parent),
-      m_sandbox(std::move(sandbox)),
-      m_offload(std::move(offload)),
-      m_tokens(agents),
-      m_http(std::make_unique<QHttpServer>())
+    : QObject(parent), m_sandbox(std::move(sandbox)), m_offload(std::move(offload)),
+      m_tokens(agents), m_http(std::make_unique<QHttpServer>())
 {
     m_pool.setMaxThreadCount(kMaxConcurrentCalls);
-    m_http->route(QStringLiteral("/mcp"),
-                  [this](const QHttpServerRequest &request, httpcompat::RouteResponder responder) {
-                      serve(request, responder);
-                  });
+    m_idleTimer.setInterval(60 * 1000);
+    connect(&m_idleTimer, &QTimer::timeout, this, &McpHttpServer::expireIdleSessions);
+    m_idleTimer.start();
+    // Qt 6.4 answers bool, 6.8 the rule; either way the route is registered.
+    [[maybe_unused]] const auto rule =
+        m_http->route(QStringLiteral("/mcp"),
+                      [this](const QHttpServerRequest &request,
+                             httpcompat::RouteResponder responder) { serve(request, responder); });
 }
 
 McpHttpServer::~McpHttpServer()
@@ -98,8 +100,8 @@ void McpHttpServer::listen(const QHostAddress &address, quint16 port, bool allow
                                         "127.0.0.1, or pass --mcp-allow-remote")
                              .arg(address.toString()));
     if (m_tcp)
-        throw ValueError(QStringLiteral("the MCP server is already listening on port %1")
-                             .arg(port));
+        throw ValueError(
+            QStringLiteral("the MCP server is already listening on port %1").arg(port));
     auto tcp = std::make_unique<QTcpServer>();
     if (!tcp->listen(address, port))
         throw OSError(QStringLiteral("cannot listen on %1:%2 for MCP: %3")
@@ -108,7 +110,9 @@ void McpHttpServer::listen(const QHostAddress &address, quint16 port, bool allow
                           .arg(tcp->errorString()));
     m_tcp = tcp.release();
     m_tcp->setParent(m_http.get());
-    m_http->bind(m_tcp);
+    if (!httpcompat::bind(*m_http, m_tcp))
+        throw OSError(
+            QStringLiteral("cannot serve MCP on %1:%2").arg(address.toString()).arg(port));
     m_address = address;
     m_allowRemote = allowRemote;
     qCInfo(lcMcpHttp).noquote() << "MCP server on" << url().toString();
@@ -163,8 +167,8 @@ QList<McpSessionInfo> McpHttpServer::sessions() const
     QList<McpSessionInfo> out;
     for (const McpSessionPtr &s : m_sessions) {
         out.append({s->id(), s->agentSpec().name, s->agentSpec().mode,
-                    s->clientInfo().value(QLatin1String("name")).toString(),
-                    s->protocolVersion(), s->runningCalls()});
+                    s->clientInfo().value(QLatin1String("name")).toString(), s->protocolVersion(),
+                    s->runningCalls()});
     }
     return out;
 }
@@ -179,8 +183,23 @@ void McpHttpServer::close()
         m_tcp->close();
 }
 
+int McpHttpServer::expireIdleSessions()
+{
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    QStringList idle;
+    for (auto it = m_sessions.cbegin(); it != m_sessions.cend(); ++it) {
+        if (it.value()->runningCalls() == 0 &&
+            now - m_lastSeen.value(it.key(), now) >= m_idleTimeoutMs)
+            idle.append(it.key());
+    }
+    for (const QString &id : std::as_const(idle))
+        endSession(id, QStringLiteral("idle"));
+    return int(idle.size());
+}
+
 void McpHttpServer::endSession(const QString &id, const QString &reason)
 {
+    m_lastSeen.remove(id);
     const McpSessionPtr session = m_sessions.take(id);
     if (!session)
         return;
@@ -219,8 +238,8 @@ void McpHttpServer::serve(const QHttpServerRequest &request, QHttpServerResponde
     // The token comes first: without one, nothing else about the server is revealed.
     const auto agent = m_tokens.authorize(httpcompat::header(request, "Authorization"));
     if (!agent) {
-        qCInfo(lcMcpHttp).noquote() << "refused a request without a valid token from"
-                                    << request.remoteAddress().toString();
+        qCInfo(lcMcpHttp).noquote()
+            << "refused a request without a valid token from" << request.remoteAddress().toString();
         return replyError(responder, Status::Unauthorized,
                           QStringLiteral("missing or wrong bearer token: send "
                                          "'Authorization: Bearer <token>' with the token printed "
@@ -284,6 +303,7 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
         const bool ok = session->isInitialized();
         if (ok) {
             m_sessions.insert(session->id(), session);
+            m_lastSeen.insert(session->id(), QDateTime::currentMSecsSinceEpoch());
             Q_EMIT sessionStarted(session->id(), agent.name);
         }
         httpcompat::HeaderPairs headers{{"Content-Type", kJson}};
@@ -305,12 +325,13 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
     const QByteArray version = httpcompat::header(request, "MCP-Protocol-Version");
     if (!version.isEmpty() &&
         !McpSession::isAcceptableProtocolVersion(QString::fromLatin1(version)))
-        return replyError(responder, Status::BadRequest,
-                          QStringLiteral("unsupported MCP-Protocol-Version '%1'; supported: %2")
-                              .arg(QString::fromLatin1(version),
-                                   McpSession::supportedProtocolVersions().join(
-                                       QStringLiteral(", "))));
+        return replyError(
+            responder, Status::BadRequest,
+            QStringLiteral("unsupported MCP-Protocol-Version '%1'; supported: %2")
+                .arg(QString::fromLatin1(version),
+                     McpSession::supportedProtocolVersions().join(QStringLiteral(", "))));
 
+    m_lastSeen.insert(session->id(), QDateTime::currentMSecsSinceEpoch());
     if (!message.isRequest()) {
         session->handle(message); // notifications (cancel) are quick: answer inline
         return httpcompat::write(responder, Status::Accepted, {}, {});
@@ -326,7 +347,10 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
         const McpSession::Reply reply = session->handle(message);
         const QByteArray body = jsonrpc::serialize(*reply.response);
         QMetaObject::invokeMethod(
-            this, [pending, body] { pending->send(Status::Ok, {{"Content-Type", kJson}}, body); },
+            this,
+            [pending, body] {
+                pending->send(Status::Ok, {{"Content-Type", kJson}}, body);
+            },
             Qt::QueuedConnection);
     });
 }

@@ -9,6 +9,7 @@
 #include <QHostAddress>
 #include <QObject>
 #include <QThreadPool>
+#include <QTimer>
 #include <QUrl>
 
 #include <memory>
@@ -67,6 +68,11 @@ public:
     int revokeAgent(const QString &name);
 
     QList<McpSessionInfo> sessions() const;
+    /// Sessions without a request for this long (and no call running) are ended, so clients
+    /// that vanish without DELETE do not pile up. Default 30 minutes; checked every minute.
+    void setSessionIdleTimeout(int seconds) { m_idleTimeoutMs = qint64(seconds) * 1000; }
+    /// Ends the idle sessions now; returns how many.
+    int expireIdleSessions();
     /// Ends every session (running calls are cancelled) and stops listening.
     void close();
 
@@ -94,6 +100,9 @@ private:
     QHostAddress m_address;
     bool m_allowRemote = false;
     QHash<QString, McpSessionPtr> m_sessions;
+    QHash<QString, qint64> m_lastSeen; ///< msecs since epoch of each session's last request
+    qint64 m_idleTimeoutMs = 30 * 60 * 1000;
+    QTimer m_idleTimer;
     QThreadPool m_pool;
 };
 

@@ -93,9 +93,7 @@ QJsonObject mcpToolDescription(const Tool &tool)
 
 McpSession::McpSession(QString id, McpAgentSpec agent, SandboxPtr sandbox,
                        std::optional<SandboxOutputOffloadPolicy> offload)
-    : m_id(std::move(id)),
-      m_spec(std::move(agent)),
-      m_sandbox(std::move(sandbox)),
+    : m_id(std::move(id)), m_spec(std::move(agent)), m_sandbox(std::move(sandbox)),
       m_offload(std::move(offload))
 {
 }
@@ -244,8 +242,8 @@ QJsonObject McpSession::initialize(const QJsonObject &params)
         << m_clientInfo.value(QLatin1String("name")).toString() << "protocol" << version;
     return {{QStringLiteral("protocolVersion"), version},
             {QStringLiteral("capabilities"),
-             QJsonObject{{QStringLiteral("tools"),
-                          QJsonObject{{QStringLiteral("listChanged"), false}}}}},
+             QJsonObject{
+                 {QStringLiteral("tools"), QJsonObject{{QStringLiteral("listChanged"), false}}}}},
             {QStringLiteral("serverInfo"),
              QJsonObject{{QStringLiteral("name"), QStringLiteral("elsai-workbench")},
                          {QStringLiteral("title"), QStringLiteral("elsai sandbox workbench")},
@@ -284,9 +282,9 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *canc
     {
         QMutexLocker lock(&m_mutex);
         if (m_running.contains(key))
-            return Fault{jsonrpc::InvalidRequest,
-                         QStringLiteral("request id %1 is already running; use a new id")
-                             .arg(key.mid(2))};
+            return Fault{
+                jsonrpc::InvalidRequest,
+                QStringLiteral("request id %1 is already running; use a new id").arg(key.mid(2))};
         m_running.insert(key, token);
     }
     QJsonObject result;
@@ -312,8 +310,9 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *canc
                   {QStringLiteral("isError"), true}};
     } catch (const std::exception &e) {
         qCWarning(lcMcpSession) << "tool" << name << "failed unexpectedly:" << e.what();
-        fault = Fault{jsonrpc::InternalError,
-                      QStringLiteral("tool '%1' failed: %2").arg(name, QString::fromUtf8(e.what()))};
+        fault =
+            Fault{jsonrpc::InternalError,
+                  QStringLiteral("tool '%1' failed: %2").arg(name, QString::fromUtf8(e.what()))};
     }
     {
         QMutexLocker lock(&m_mutex);

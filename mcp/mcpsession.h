@@ -66,8 +66,7 @@ private:
     QJsonObject listTools() const;
     /// Either a tools/call result object or a JSON-RPC fault (unknown tool, bad params).
     std::variant<QJsonObject, jsonrpc::Fault> callTool(const QJsonValue &id,
-                                                       const QJsonObject &params,
-                                                       bool *cancelled);
+                                                       const QJsonObject &params, bool *cancelled);
     void cancelRequest(const QJsonValue &requestId);
 
     const QString m_id;

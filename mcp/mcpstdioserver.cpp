@@ -23,8 +23,7 @@ McpStdioServer::McpStdioServer(SandboxPtr sandbox, McpAgentSpec agent,
     : QObject(parent),
       m_session(std::make_shared<McpSession>(QStringLiteral("stdio"), std::move(agent),
                                              std::move(sandbox), std::move(offload))),
-      m_inFd(inputFd),
-      m_outFd(outputFd)
+      m_inFd(inputFd), m_outFd(outputFd)
 {
     m_pool.setMaxThreadCount(16);
     if (::pipe(m_wakePipe) != 0)

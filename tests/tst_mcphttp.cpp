@@ -84,13 +84,14 @@ class TestMcpHttp : public QObject
     }
     QByteArray initialize(const QString &token)
     {
-        const Reply r = send(makeRequest(token), "POST",
-                             rpc(QStringLiteral("initialize"),
-                                 {{QStringLiteral("protocolVersion"), QStringLiteral("2025-06-18")},
-                                  {QStringLiteral("capabilities"), QJsonObject{}},
-                                  {QStringLiteral("clientInfo"),
-                                   QJsonObject{{QStringLiteral("name"), QStringLiteral("qnam")},
-                                               {QStringLiteral("version"), QStringLiteral("1")}}}}));
+        const Reply r =
+            send(makeRequest(token), "POST",
+                 rpc(QStringLiteral("initialize"),
+                     {{QStringLiteral("protocolVersion"), QStringLiteral("2025-06-18")},
+                      {QStringLiteral("capabilities"), QJsonObject{}},
+                      {QStringLiteral("clientInfo"),
+                       QJsonObject{{QStringLiteral("name"), QStringLiteral("qnam")},
+                                   {QStringLiteral("version"), QStringLiteral("1")}}}}));
         [&] { QCOMPARE(r.status, 200); }();
         return r.headers.value("mcp-session-id");
     }
@@ -108,8 +109,14 @@ class TestMcpHttp : public QObject
     }
     static QString resultText(const Reply &r)
     {
-        return r.json.value(QLatin1String("result")).toObject().value(QLatin1String("content"))
-            .toArray().first().toObject().value(QLatin1String("text")).toString();
+        return r.json.value(QLatin1String("result"))
+            .toObject()
+            .value(QLatin1String("content"))
+            .toArray()
+            .first()
+            .toObject()
+            .value(QLatin1String("text"))
+            .toString();
     }
 
 private Q_SLOTS:
@@ -121,8 +128,9 @@ private Q_SLOTS:
         m_sandbox->start();
         m_sandbox->addFiles({{QStringLiteral("a.txt"), FileSource::text(QStringLiteral("hello"))}});
         m_server = std::make_unique<McpHttpServer>(
-            m_sandbox, QList<McpAgentSpec>{{QStringLiteral("writer"), SandboxAttachMode::ReadWrite, kWriter},
-                                           {QStringLiteral("reader"), SandboxAttachMode::ReadOnly, kReader}});
+            m_sandbox,
+            QList<McpAgentSpec>{{QStringLiteral("writer"), SandboxAttachMode::ReadWrite, kWriter},
+                                {QStringLiteral("reader"), SandboxAttachMode::ReadOnly, kReader}});
         m_server->listen(QHostAddress::LocalHost, 0);
         QVERIFY(m_server->port() > 0);
         QCOMPARE(m_server->url().path(), QStringLiteral("/mcp"));
@@ -146,21 +154,23 @@ private Q_SLOTS:
         QTest::addColumn<QByteArray>("verb");
         QTest::addColumn<QByteArray>("origin");
         QTest::addColumn<QByteArray>("body");
-        QTest::newRow("none, POST") << QString() << QByteArray("POST") << QByteArray()
-                                    << rpc(QStringLiteral("ping"));
-        QTest::newRow("wrong, POST") << QStringLiteral("nope-0123456789abcdef")
-                                     << QByteArray("POST") << QByteArray() << rpc(QStringLiteral("ping"));
-        QTest::newRow("prefix of a real one") << kWriter.left(kWriter.size() - 1)
-                                              << QByteArray("POST") << QByteArray()
-                                              << rpc(QStringLiteral("ping"));
-        QTest::newRow("none, foreign origin") << QString() << QByteArray("POST")
-                                              << QByteArray("http://evil.example")
-                                              << rpc(QStringLiteral("ping"));
-        QTest::newRow("none, GET") << QString() << QByteArray("GET") << QByteArray() << QByteArray();
-        QTest::newRow("none, DELETE") << QString() << QByteArray("DELETE") << QByteArray()
-                                      << QByteArray();
-        QTest::newRow("none, broken JSON") << QString() << QByteArray("POST") << QByteArray()
-                                           << QByteArray("{broken");
+        QTest::newRow("none, POST")
+            << QString() << QByteArray("POST") << QByteArray() << rpc(QStringLiteral("ping"));
+        QTest::newRow("wrong, POST")
+            << QStringLiteral("nope-0123456789abcdef") << QByteArray("POST") << QByteArray()
+            << rpc(QStringLiteral("ping"));
+        QTest::newRow("prefix of a real one")
+            << kWriter.left(kWriter.size() - 1) << QByteArray("POST") << QByteArray()
+            << rpc(QStringLiteral("ping"));
+        QTest::newRow("none, foreign origin")
+            << QString() << QByteArray("POST") << QByteArray("http://evil.example")
+            << rpc(QStringLiteral("ping"));
+        QTest::newRow("none, GET")
+            << QString() << QByteArray("GET") << QByteArray() << QByteArray();
+        QTest::newRow("none, DELETE")
+            << QString() << QByteArray("DELETE") << QByteArray() << QByteArray();
+        QTest::newRow("none, broken JSON")
+            << QString() << QByteArray("POST") << QByteArray() << QByteArray("{broken");
     }
     void tokenIsCheckedBeforeAnythingElse()
     {
@@ -189,9 +199,10 @@ private Q_SLOTS:
     {
         QFETCH(QByteArray, origin);
         QFETCH(int, status);
-        const Reply r = send(makeRequest(kReader, {}, origin), "POST",
-                             rpc(QStringLiteral("initialize"),
-                                 {{QStringLiteral("protocolVersion"), QStringLiteral("2025-06-18")}}));
+        const Reply r =
+            send(makeRequest(kReader, {}, origin), "POST",
+                 rpc(QStringLiteral("initialize"),
+                     {{QStringLiteral("protocolVersion"), QStringLiteral("2025-06-18")}}));
         QCOMPARE(r.status, status);
         if (status == 200)
             send(makeRequest(kReader, r.headers.value("mcp-session-id")), "DELETE");
@@ -220,10 +231,12 @@ private Q_SLOTS:
 
         QCOMPARE(send(makeRequest(kReader), "POST", rpc(QStringLiteral("ping"))).status, 400);
         QCOMPARE(send(makeRequest(kReader, "0123456789abcdef0123456789abcdef"), "POST",
-                      rpc(QStringLiteral("ping"))).status,
+                      rpc(QStringLiteral("ping")))
+                     .status,
                  404);
         // Another agent's token cannot use the session.
-        QCOMPARE(send(makeRequest(kWriter, session), "POST", rpc(QStringLiteral("ping"))).status, 404);
+        QCOMPARE(send(makeRequest(kWriter, session), "POST", rpc(QStringLiteral("ping"))).status,
+                 404);
 
         QNetworkRequest bad = makeRequest(kReader, session);
         bad.setRawHeader("MCP-Protocol-Version", "1999-01-01");
@@ -238,12 +251,16 @@ private Q_SLOTS:
         // Malformed JSON is a JSON-RPC parse error with HTTP 400.
         const Reply broken = send(makeRequest(kReader, session), "POST", "{nope");
         QCOMPARE(broken.status, 400);
-        QCOMPARE(broken.json.value(QLatin1String("error")).toObject().value(QLatin1String("code")).toInt(),
+        QCOMPARE(broken.json.value(QLatin1String("error"))
+                     .toObject()
+                     .value(QLatin1String("code"))
+                     .toInt(),
                  int(jsonrpc::ParseError));
 
         QCOMPARE(send(makeRequest(kReader, session), "DELETE").status, 200);
         QVERIFY(m_server->sessions().isEmpty());
-        QCOMPARE(send(makeRequest(kReader, session), "POST", rpc(QStringLiteral("ping"))).status, 404);
+        QCOMPARE(send(makeRequest(kReader, session), "POST", rpc(QStringLiteral("ping"))).status,
+                 404);
         QCOMPARE(send(makeRequest(kReader, session), "DELETE").status, 404);
     }
 
@@ -251,10 +268,13 @@ private Q_SLOTS:
     {
         const QByteArray ro = initialize(kReader);
         const QByteArray rw = initialize(kWriter);
-        const Reply list = send(makeRequest(kReader, ro), "POST", rpc(QStringLiteral("tools/list")));
+        const Reply list =
+            send(makeRequest(kReader, ro), "POST", rpc(QStringLiteral("tools/list")));
         QStringList names;
-        for (const QJsonValue &t : list.json.value(QLatin1String("result")).toObject()
-                                       .value(QLatin1String("tools")).toArray())
+        for (const QJsonValue &t : list.json.value(QLatin1String("result"))
+                                       .toObject()
+                                       .value(QLatin1String("tools"))
+                                       .toArray())
             names.append(t.toObject().value(QLatin1String("name")).toString());
         names.sort();
         QCOMPARE(names, QStringList({"list_dir", "read_file"}));
@@ -264,15 +284,22 @@ private Q_SLOTS:
                                            {{QStringLiteral("path"), QStringLiteral("a.txt")},
                                             {QStringLiteral("content"), QStringLiteral("x")}}));
         QCOMPARE(denied.status, 200);
-        QVERIFY(denied.json.value(QLatin1String("result")).toObject().value(QLatin1String("isError")).toBool());
+        QVERIFY(denied.json.value(QLatin1String("result"))
+                    .toObject()
+                    .value(QLatin1String("isError"))
+                    .toBool());
         QVERIFY(resultText(denied).startsWith(QStringLiteral("SandboxMutationDeniedError")));
         QCOMPARE(m_sandbox->readFile(QStringLiteral("a.txt")), QStringLiteral("hello"));
 
-        const Reply written = send(makeRequest(kWriter, rw), "POST",
-                                   callTool(QStringLiteral("write_file"),
-                                            {{QStringLiteral("path"), QStringLiteral("b.txt")},
-                                             {QStringLiteral("content"), QStringLiteral("by writer")}}));
-        QVERIFY(!written.json.value(QLatin1String("result")).toObject().value(QLatin1String("isError")).toBool());
+        const Reply written =
+            send(makeRequest(kWriter, rw), "POST",
+                 callTool(QStringLiteral("write_file"),
+                          {{QStringLiteral("path"), QStringLiteral("b.txt")},
+                           {QStringLiteral("content"), QStringLiteral("by writer")}}));
+        QVERIFY(!written.json.value(QLatin1String("result"))
+                     .toObject()
+                     .value(QLatin1String("isError"))
+                     .toBool());
         QCOMPARE(m_sandbox->readFile(QStringLiteral("b.txt")), QStringLiteral("by writer"));
         send(makeRequest(kReader, ro), "DELETE");
         send(makeRequest(kWriter, rw), "DELETE");
@@ -286,9 +313,10 @@ private Q_SLOTS:
         const QByteArray b = initialize(kWriter);
         QNetworkReply *waiting = m_nam.sendCustomRequest(
             makeRequest(kWriter, a), "POST",
-            callTool(QStringLiteral("execute"),
-                     {{QStringLiteral("command"),
-                       QStringLiteral("while [ ! -f release ]; do sleep 0.02; done; echo released")}}));
+            callTool(
+                QStringLiteral("execute"),
+                {{QStringLiteral("command"),
+                  QStringLiteral("while [ ! -f release ]; do sleep 0.02; done; echo released")}}));
         QTRY_COMPARE_WITH_TIMEOUT(runningCalls(), 1, 20000);
         QCOMPARE(send(makeRequest(kWriter, b), "POST", rpc(QStringLiteral("ping"))).status, 200);
         const Reply release = send(makeRequest(kWriter, b), "POST",
@@ -308,8 +336,8 @@ private Q_SLOTS:
         const QByteArray s = initialize(kWriter);
         QNetworkReply *running = m_nam.sendCustomRequest(
             makeRequest(kWriter, s), "POST",
-            callTool(QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("sleep 300")}},
-                     9001));
+            callTool(QStringLiteral("execute"),
+                     {{QStringLiteral("command"), QStringLiteral("sleep 300")}}, 9001));
         QTRY_COMPARE_WITH_TIMEOUT(runningCalls(), 1, 20000);
         const Reply cancel = send(makeRequest(kWriter, s), "POST",
                                   R"({"jsonrpc":"2.0","method":"notifications/cancelled",)"
@@ -321,6 +349,46 @@ private Q_SLOTS:
         send(makeRequest(kWriter, s), "DELETE");
     }
 
+    void aClientThatHangsUpDoesNotHurtTheServer()
+    {
+        // The answer to an aborted request is dropped (Qt 6.4's responder keeps a raw socket).
+        const QByteArray s = initialize(kWriter);
+        QNetworkReply *running = m_nam.sendCustomRequest(
+            makeRequest(kWriter, s), "POST",
+            callTool(QStringLiteral("execute"),
+                     {{QStringLiteral("command"), QStringLiteral("sleep 300")}}, 9100));
+        QTRY_COMPARE_WITH_TIMEOUT(runningCalls(), 1, 20000);
+        running->abort();
+        running->deleteLater();
+        QCOMPARE(send(makeRequest(kWriter, s), "POST",
+                      R"({"jsonrpc":"2.0","method":"notifications/cancelled",)"
+                      R"("params":{"requestId":9100}})")
+                     .status,
+                 202);
+        QTRY_COMPARE_WITH_TIMEOUT(runningCalls(), 0, 20000);
+        QCOMPARE(send(makeRequest(kWriter, s), "POST", rpc(QStringLiteral("ping"))).status, 200);
+        send(makeRequest(kWriter, s), "DELETE");
+    }
+
+    void idleSessionsExpire()
+    {
+        const QByteArray busy = initialize(kWriter);
+        const QByteArray idle = initialize(kReader);
+        QNetworkReply *running = m_nam.sendCustomRequest(
+            makeRequest(kWriter, busy), "POST",
+            callTool(QStringLiteral("execute"),
+                     {{QStringLiteral("command"),
+                       QStringLiteral("while [ ! -f idle-release ]; do sleep 0.02; done")}}));
+        QTRY_COMPARE_WITH_TIMEOUT(runningCalls(), 1, 20000);
+        m_server->setSessionIdleTimeout(0);
+        QCOMPARE(m_server->expireIdleSessions(), 1); // not the one with a running call
+        QCOMPARE(send(makeRequest(kReader, idle), "POST", rpc(QStringLiteral("ping"))).status, 404);
+        m_sandbox->addFiles({{QStringLiteral("idle-release"), FileSource::text(QString())}});
+        QCOMPARE(wait(running).status, 200);
+        m_server->setSessionIdleTimeout(30 * 60);
+        send(makeRequest(kWriter, busy), "DELETE");
+    }
+
     void revokingATokenEndsItsSessions()
     {
         McpHttpServer server(m_sandbox, {{QStringLiteral("temp"), SandboxAttachMode::ReadOnly,
@@ -330,8 +398,10 @@ private Q_SLOTS:
         QNetworkRequest r(server.url());
         r.setHeader(QNetworkRequest::ContentTypeHeader, QByteArray("application/json"));
         r.setRawHeader("Authorization", "Bearer temp-token-0123456789");
-        const Reply init = send(r, "POST", rpc(QStringLiteral("initialize"),
-                                              {{QStringLiteral("protocolVersion"), QStringLiteral("2025-06-18")}}));
+        const Reply init =
+            send(r, "POST",
+                 rpc(QStringLiteral("initialize"),
+                     {{QStringLiteral("protocolVersion"), QStringLiteral("2025-06-18")}}));
         QCOMPARE(init.status, 200);
         AgentPtr agent;
         for (const AttachedAgent &a : m_sandbox->attachedAgents()) {

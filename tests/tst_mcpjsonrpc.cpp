@@ -1,6 +1,6 @@
+#include "errors.h"
 #include "jsonrpc.h"
 #include "mcpagentspec.h"
-#include "errors.h"
 
 #include <QJsonDocument>
 #include <QSet>
@@ -24,24 +24,31 @@ private Q_SLOTS:
 
         QTest::newRow("request, integer id")
             << QByteArray(R"({"jsonrpc":"2.0","id":7,"method":"ping"})") << int(Kind::Request)
-            << "ping" << "n:7";
+            << "ping"
+            << "n:7";
         QTest::newRow("request, string id, params")
             << QByteArray(R"({"jsonrpc":"2.0","id":"a-1","method":"tools/call",)"
                           R"("params":{"name":"x"}})")
-            << int(Kind::Request) << "tools/call" << "s:a-1";
-        QTest::newRow("request, id 0") << QByteArray(R"({"jsonrpc":"2.0","id":0,"method":"p"})")
-                                       << int(Kind::Request) << "p" << "n:0";
+            << int(Kind::Request) << "tools/call"
+            << "s:a-1";
+        QTest::newRow("request, id 0")
+            << QByteArray(R"({"jsonrpc":"2.0","id":0,"method":"p"})") << int(Kind::Request) << "p"
+            << "n:0";
         QTest::newRow("notification")
             << QByteArray(R"({"jsonrpc":"2.0","method":"notifications/initialized"})")
-            << int(Kind::Notification) << "notifications/initialized" << "n:0";
+            << int(Kind::Notification) << "notifications/initialized"
+            << "n:0";
         QTest::newRow("response") << QByteArray(R"({"jsonrpc":"2.0","id":3,"result":{}})")
-                                  << int(Kind::Response) << "" << "n:3";
+                                  << int(Kind::Response) << ""
+                                  << "n:3";
         QTest::newRow("error response")
             << QByteArray(R"({"jsonrpc":"2.0","id":"q","error":{"code":-1,"message":"m"}})")
-            << int(Kind::ErrorResponse) << "" << "s:q";
+            << int(Kind::ErrorResponse) << ""
+            << "s:q";
         QTest::newRow("whitespace around")
             << QByteArray(" \n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n")
-            << int(Kind::Request) << "ping" << "n:1";
+            << int(Kind::Request) << "ping"
+            << "n:1";
     }
     void parsesMessages()
     {
@@ -72,9 +79,8 @@ private Q_SLOTS:
             << QByteArray(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])")
             << int(jsonrpc::InvalidRequest) << null;
         QTest::newRow("scalar") << QByteArray("42") << int(jsonrpc::ParseError) << null;
-        QTest::newRow("wrong version")
-            << QByteArray(R"({"jsonrpc":"1.0","id":5,"method":"ping"})")
-            << int(jsonrpc::InvalidRequest) << QJsonValue(5);
+        QTest::newRow("wrong version") << QByteArray(R"({"jsonrpc":"1.0","id":5,"method":"ping"})")
+                                       << int(jsonrpc::InvalidRequest) << QJsonValue(5);
         QTest::newRow("no version") << QByteArray(R"({"id":5,"method":"ping"})")
                                     << int(jsonrpc::InvalidRequest) << QJsonValue(5);
         QTest::newRow("null id") << QByteArray(R"({"jsonrpc":"2.0","id":null,"method":"ping"})")
@@ -92,8 +98,8 @@ private Q_SLOTS:
         QTest::newRow("positional params")
             << QByteArray(R"({"jsonrpc":"2.0","id":2,"method":"m","params":[1]})")
             << int(jsonrpc::InvalidRequest) << QJsonValue(2);
-        QTest::newRow("neither method nor id") << QByteArray(R"({"jsonrpc":"2.0"})")
-                                               << int(jsonrpc::InvalidRequest) << null;
+        QTest::newRow("neither method nor id")
+            << QByteArray(R"({"jsonrpc":"2.0"})") << int(jsonrpc::InvalidRequest) << null;
         QTest::newRow("response with result and error")
             << QByteArray(R"({"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1}})")
             << int(jsonrpc::InvalidRequest) << QJsonValue(1);
@@ -129,8 +135,8 @@ private Q_SLOTS:
         QCOMPARE(r.value(QLatin1String("jsonrpc")).toString(), QStringLiteral("2.0"));
         QCOMPARE(r.value(QLatin1String("id")).toString(), QStringLiteral("id9"));
         QVERIFY(!r.contains(QLatin1String("error")));
-        const QJsonObject e = jsonrpc::errorResponse(3, jsonrpc::MethodNotFound,
-                                                     QStringLiteral("no"), QJsonValue(1));
+        const QJsonObject e =
+            jsonrpc::errorResponse(3, jsonrpc::MethodNotFound, QStringLiteral("no"), QJsonValue(1));
         QCOMPARE(e.value(QLatin1String("error")).toObject().value(QLatin1String("code")).toInt(),
                  -32601);
         QCOMPARE(e.value(QLatin1String("error")).toObject().value(QLatin1String("data")).toInt(),
@@ -154,12 +160,17 @@ private Q_SLOTS:
         QTest::addColumn<QString>("mode");
         QTest::addColumn<QString>("token"); // empty: generated
 
-        QTest::newRow("read_write, random token") << "coder=read_write" << "coder"
-                                                  << "read_write" << "";
-        QTest::newRow("read_only with token") << "rev=read_only:0123456789abcdefXYZ" << "rev"
-                                              << "read_only" << "0123456789abcdefXYZ";
+        QTest::newRow("read_write, random token") << "coder=read_write"
+                                                  << "coder"
+                                                  << "read_write"
+                                                  << "";
+        QTest::newRow("read_only with token") << "rev=read_only:0123456789abcdefXYZ"
+                                              << "rev"
+                                              << "read_only"
+                                              << "0123456789abcdefXYZ";
         QTest::newRow("token with colons") << "a.b-c_d=read_only:x:y:0123456789abcdef"
-                                           << "a.b-c_d" << "read_only"
+                                           << "a.b-c_d"
+                                           << "read_only"
                                            << "x:y:0123456789abcdef";
     }
     void parsesAgentSpecs()
@@ -199,8 +210,8 @@ private Q_SLOTS:
         for (int i = 0; i < 200; ++i)
             seen.insert(generateMcpToken());
         QCOMPARE(seen.size(), 200);
-        const QByteArray raw = QByteArray::fromBase64(generateMcpToken().toLatin1(),
-                                                      QByteArray::Base64UrlEncoding);
+        const QByteArray raw =
+            QByteArray::fromBase64(generateMcpToken().toLatin1(), QByteArray::Base64UrlEncoding);
         QVERIFY(raw.size() * 8 >= 128);
     }
 
@@ -219,9 +230,8 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(
             ValueError, McpTokenTable({McpAgentSpec::parse("a=read_write:aaaaaaaaaaaaaaaaaaaa"),
                                        McpAgentSpec::parse("b=read_only:aaaaaaaaaaaaaaaaaaaa")}));
-        QVERIFY_THROWS_EXCEPTION(
-            ValueError, McpTokenTable({McpAgentSpec::parse("a=read_write"),
-                                       McpAgentSpec::parse("a=read_only")}));
+        QVERIFY_THROWS_EXCEPTION(ValueError, McpTokenTable({McpAgentSpec::parse("a=read_write"),
+                                                            McpAgentSpec::parse("a=read_only")}));
     }
 };
 

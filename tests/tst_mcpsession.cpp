@@ -88,22 +88,27 @@ private Q_SLOTS:
             QStringLiteral("mcpsession"),
             std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("ws"))), 600);
         m_sandbox->start();
-        m_sandbox->addFiles({{QStringLiteral("a.txt"), FileSource::text(QStringLiteral("a\nb\n"))}});
+        m_sandbox->addFiles(
+            {{QStringLiteral("a.txt"), FileSource::text(QStringLiteral("a\nb\n"))}});
     }
     void cleanupTestCase() { m_sandbox->stop(false); }
 
     void handshakeAttachesTheAgent()
     {
-        McpSession s(QStringLiteral("s1"), spec(QStringLiteral("hand"), SandboxAttachMode::ReadWrite),
-                     m_sandbox);
+        McpSession s(QStringLiteral("s1"),
+                     spec(QStringLiteral("hand"), SandboxAttachMode::ReadWrite), m_sandbox);
         QVERIFY(!s.isInitialized());
         // Before initialize only ping is served.
         QCOMPARE(call(s, QStringLiteral("tools/list"))
-                     .value(QLatin1String("error")).toObject().value(QLatin1String("code")).toInt(),
+                     .value(QLatin1String("error"))
+                     .toObject()
+                     .value(QLatin1String("code"))
+                     .toInt(),
                  int(jsonrpc::InvalidRequest));
         QVERIFY(call(s, QStringLiteral("ping")).value(QLatin1String("result")).isObject());
         const QJsonObject r = init(s).value(QLatin1String("result")).toObject();
-        QCOMPARE(r.value(QLatin1String("protocolVersion")).toString(), QStringLiteral("2025-06-18"));
+        QCOMPARE(r.value(QLatin1String("protocolVersion")).toString(),
+                 QStringLiteral("2025-06-18"));
         QVERIFY(r.value(QLatin1String("capabilities")).toObject().contains(QLatin1String("tools")));
         QCOMPARE(r.value(QLatin1String("serverInfo")).toObject().value(QLatin1String("name")),
                  QJsonValue(QStringLiteral("elsai-workbench")));
@@ -121,8 +126,11 @@ private Q_SLOTS:
         s.close();
         for (const AttachedAgent &a : m_sandbox->attachedAgents())
             QVERIFY(a.agent.get() != s.agent().get());
-        QCOMPARE(call(s, QStringLiteral("ping")).value(QLatin1String("error")).toObject()
-                     .value(QLatin1String("code")).toInt(),
+        QCOMPARE(call(s, QStringLiteral("ping"))
+                     .value(QLatin1String("error"))
+                     .toObject()
+                     .value(QLatin1String("code"))
+                     .toInt(),
                  int(jsonrpc::InvalidRequest));
     }
 
@@ -130,13 +138,20 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("offered");
         QTest::addColumn<QString>("answered");
-        QTest::newRow("current") << "2025-06-18" << "2025-06-18";
-        QTest::newRow("older supported") << "2025-03-26" << "2025-03-26";
-        QTest::newRow("oldest supported") << "2024-11-05" << "2024-11-05";
-        QTest::newRow("later revision is accepted") << "2025-11-25" << "2025-11-25";
-        QTest::newRow("unknown old") << "2023-01-01" << "2025-06-18";
-        QTest::newRow("garbage") << "latest" << "2025-06-18";
-        QTest::newRow("missing") << "" << "2025-06-18";
+        QTest::newRow("current") << "2025-06-18"
+                                 << "2025-06-18";
+        QTest::newRow("older supported") << "2025-03-26"
+                                         << "2025-03-26";
+        QTest::newRow("oldest supported") << "2024-11-05"
+                                          << "2024-11-05";
+        QTest::newRow("later revision is accepted") << "2025-11-25"
+                                                    << "2025-11-25";
+        QTest::newRow("unknown old") << "2023-01-01"
+                                     << "2025-06-18";
+        QTest::newRow("garbage") << "latest"
+                                 << "2025-06-18";
+        QTest::newRow("missing") << ""
+                                 << "2025-06-18";
     }
     void negotiatesVersions()
     {
@@ -144,8 +159,11 @@ private Q_SLOTS:
         QFETCH(QString, answered);
         McpSession s(QStringLiteral("v"), spec(QStringLiteral("ver"), SandboxAttachMode::ReadOnly),
                      m_sandbox);
-        QCOMPARE(init(s, offered).value(QLatin1String("result")).toObject()
-                     .value(QLatin1String("protocolVersion")).toString(),
+        QCOMPARE(init(s, offered)
+                     .value(QLatin1String("result"))
+                     .toObject()
+                     .value(QLatin1String("protocolVersion"))
+                     .toString(),
                  answered);
         QCOMPARE(s.protocolVersion(), answered);
     }
@@ -163,15 +181,21 @@ private Q_SLOTS:
         const QJsonObject list = call(ro, QStringLiteral("tools/list"));
         QCOMPARE(toolNames(list), QStringList({"list_dir", "read_file"}));
         // Each tool carries the core's schema and description, and hints for clients.
-        for (const QJsonValue &t : list.value(QLatin1String("result")).toObject()
-                                       .value(QLatin1String("tools")).toArray()) {
+        for (const QJsonValue &t : list.value(QLatin1String("result"))
+                                       .toObject()
+                                       .value(QLatin1String("tools"))
+                                       .toArray()) {
             const QJsonObject o = t.toObject();
-            QCOMPARE(o.value(QLatin1String("inputSchema")).toObject()
-                         .value(QLatin1String("type")).toString(),
+            QCOMPARE(o.value(QLatin1String("inputSchema"))
+                         .toObject()
+                         .value(QLatin1String("type"))
+                         .toString(),
                      QStringLiteral("object"));
             QVERIFY(o.value(QLatin1String("description")).toString().size() > 20);
-            QVERIFY(o.value(QLatin1String("annotations")).toObject()
-                        .value(QLatin1String("readOnlyHint")).toBool());
+            QVERIFY(o.value(QLatin1String("annotations"))
+                        .toObject()
+                        .value(QLatin1String("readOnlyHint"))
+                        .toBool());
         }
     }
 
@@ -192,8 +216,11 @@ private Q_SLOTS:
                                     {QStringLiteral("content"), QStringLiteral("x")}});
         QVERIFY(w.value(QLatin1String("isError")).toBool());
         QVERIFY(text(w).startsWith(QStringLiteral("SandboxMutationDeniedError: ")));
-        QCOMPARE(w.value(QLatin1String("structuredContent")).toObject()
-                     .value(QLatin1String("error")).toObject().value(QLatin1String("type")),
+        QCOMPARE(w.value(QLatin1String("structuredContent"))
+                     .toObject()
+                     .value(QLatin1String("error"))
+                     .toObject()
+                     .value(QLatin1String("type")),
                  QJsonValue(QStringLiteral("SandboxMutationDeniedError")));
         const QJsonObject x = tool(ro, QStringLiteral("execute"),
                                    {{QStringLiteral("command"), QStringLiteral("touch evil")}});
@@ -211,7 +238,8 @@ private Q_SLOTS:
             if (e.actor == QLatin1String("reviewer"))
                 seen.append(e.event + QLatin1Char('/') + e.outcome);
         }
-        QVERIFY2(seen.contains(QStringLiteral("sandbox.write_file/denied")), qPrintable(seen.join(' ')));
+        QVERIFY2(seen.contains(QStringLiteral("sandbox.write_file/denied")),
+                 qPrintable(seen.join(' ')));
         QVERIFY(seen.contains(QStringLiteral("sandbox.execute/denied")));
         QVERIFY(seen.contains(QStringLiteral("sandbox.read_file/ok")));
         QVERIFY(seen.contains(QStringLiteral("attach/ok")));
@@ -219,11 +247,12 @@ private Q_SLOTS:
 
     void toolFailuresAreResultsProtocolFaultsAreErrors()
     {
-        McpSession rw(QStringLiteral("e"), spec(QStringLiteral("err"), SandboxAttachMode::ReadWrite),
-                      m_sandbox);
+        McpSession rw(QStringLiteral("e"),
+                      spec(QStringLiteral("err"), SandboxAttachMode::ReadWrite), m_sandbox);
         init(rw);
-        const QJsonObject escape = tool(rw, QStringLiteral("read_file"),
-                                        {{QStringLiteral("path"), QStringLiteral("../../etc/passwd")}});
+        const QJsonObject escape =
+            tool(rw, QStringLiteral("read_file"),
+                 {{QStringLiteral("path"), QStringLiteral("../../etc/passwd")}});
         QVERIFY(escape.value(QLatin1String("isError")).toBool());
         QVERIFY(text(escape).startsWith(QStringLiteral("PermissionError: ")));
         const QJsonObject missing = tool(rw, QStringLiteral("read_file"),
@@ -233,31 +262,38 @@ private Q_SLOTS:
         QVERIFY(text(badArgs).startsWith(QStringLiteral("ValueError: ")));
 
         auto errorCode = [](const QJsonObject &response) {
-            return response.value(QLatin1String("error")).toObject().value(QLatin1String("code")).toInt();
+            return response.value(QLatin1String("error"))
+                .toObject()
+                .value(QLatin1String("code"))
+                .toInt();
         };
         QCOMPARE(errorCode(call(rw, QStringLiteral("tools/call"),
                                 {{QStringLiteral("name"), QStringLiteral("no_such_tool")}})),
                  int(jsonrpc::InvalidParams));
-        QCOMPARE(errorCode(call(rw, QStringLiteral("tools/call"), {})), int(jsonrpc::InvalidParams));
+        QCOMPARE(errorCode(call(rw, QStringLiteral("tools/call"), {})),
+                 int(jsonrpc::InvalidParams));
         QCOMPARE(errorCode(call(rw, QStringLiteral("tools/call"),
                                 {{QStringLiteral("name"), QStringLiteral("read_file")},
                                  {QStringLiteral("arguments"), QJsonArray{1}}})),
                  int(jsonrpc::InvalidParams));
-        QCOMPARE(errorCode(call(rw, QStringLiteral("resources/read"))), int(jsonrpc::MethodNotFound));
+        QCOMPARE(errorCode(call(rw, QStringLiteral("resources/read"))),
+                 int(jsonrpc::MethodNotFound));
     }
 
     void readWriteExecutesAndWrites()
     {
-        McpSession rw(QStringLiteral("x"), spec(QStringLiteral("coder"), SandboxAttachMode::ReadWrite),
-                      m_sandbox);
+        McpSession rw(QStringLiteral("x"),
+                      spec(QStringLiteral("coder"), SandboxAttachMode::ReadWrite), m_sandbox);
         init(rw);
         const QJsonObject w = tool(rw, QStringLiteral("write_file"),
                                    {{QStringLiteral("path"), QStringLiteral("out/w.txt")},
                                     {QStringLiteral("content"), QStringLiteral("written")}});
         QVERIFY2(!w.value(QLatin1String("isError")).toBool(), qPrintable(text(w)));
-        QCOMPARE(readHostFile(m_tmp.filePath(QStringLiteral("ws/out/w.txt"))), QByteArray("written"));
-        const QJsonObject x = tool(rw, QStringLiteral("execute"),
-                                   {{QStringLiteral("command"), QStringLiteral("cat out/w.txt; exit 3")}});
+        QCOMPARE(readHostFile(m_tmp.filePath(QStringLiteral("ws/out/w.txt"))),
+                 QByteArray("written"));
+        const QJsonObject x =
+            tool(rw, QStringLiteral("execute"),
+                 {{QStringLiteral("command"), QStringLiteral("cat out/w.txt; exit 3")}});
         QVERIFY(!x.value(QLatin1String("isError")).toBool()); // a failing command is a result
         QVERIFY(text(x).startsWith(QStringLiteral("written")));
         QVERIFY(text(x).contains(QStringLiteral("[exit code: 3]")));
@@ -268,18 +304,19 @@ private Q_SLOTS:
 
     void cancellationKillsTheProcessGroup()
     {
-        McpSession rw(QStringLiteral("c"), spec(QStringLiteral("canceller"), SandboxAttachMode::ReadWrite),
-                      m_sandbox);
+        McpSession rw(QStringLiteral("c"),
+                      spec(QStringLiteral("canceller"), SandboxAttachMode::ReadWrite), m_sandbox);
         init(rw);
         const QString pidFile = m_tmp.filePath(QStringLiteral("ws/child.pid"));
         // A background child in the same group: cancelling must kill it too.
         auto future = QtConcurrent::run([&] {
-            return rw.handle(request(QStringLiteral("tools/call"),
-                                     {{QStringLiteral("name"), QStringLiteral("execute")},
-                                      {QStringLiteral("arguments"),
-                                       QJsonObject{{QStringLiteral("command"),
-                                                    QStringLiteral("sleep 300 & echo $! > child.pid; wait")}}}},
-                                     4242));
+            return rw.handle(
+                request(QStringLiteral("tools/call"),
+                        {{QStringLiteral("name"), QStringLiteral("execute")},
+                         {QStringLiteral("arguments"),
+                          QJsonObject{{QStringLiteral("command"),
+                                       QStringLiteral("sleep 300 & echo $! > child.pid; wait")}}}},
+                        4242));
         });
         QTRY_VERIFY_WITH_TIMEOUT(rw.runningCalls() == 1 && QFile::exists(pidFile) &&
                                      !readHostFile(pidFile).trimmed().isEmpty(),
@@ -297,8 +334,10 @@ private Q_SLOTS:
         QVERIFY(reply.cancelled);
         const QJsonObject result = reply.response->value(QLatin1String("result")).toObject();
         QVERIFY(text(result).contains(QStringLiteral("cancelled")));
-        QVERIFY(result.value(QLatin1String("structuredContent")).toObject()
-                    .value(QLatin1String("cancelled")).toBool());
+        QVERIFY(result.value(QLatin1String("structuredContent"))
+                    .toObject()
+                    .value(QLatin1String("cancelled"))
+                    .toBool());
         QTRY_VERIFY_WITH_TIMEOUT(::kill(child, 0) != 0, 10000);
         QCOMPARE(rw.runningCalls(), 0);
     }
@@ -322,8 +361,8 @@ private Q_SLOTS:
         policy.storage = std::make_shared<InMemoryStorage>();
         policy.maxResultTokens = 50;
         policy.previewTokens = 10;
-        m_sandbox->addFiles({{QStringLiteral("big.txt"),
-                              FileSource::text(QString(2000, QLatin1Char('z')))}});
+        m_sandbox->addFiles(
+            {{QStringLiteral("big.txt"), FileSource::text(QString(2000, QLatin1Char('z')))}});
         McpSession s(QStringLiteral("o"), spec(QStringLiteral("off"), SandboxAttachMode::ReadOnly),
                      m_sandbox, policy);
         init(s);
@@ -332,9 +371,12 @@ private Q_SLOTS:
         const QJsonObject r = tool(s, QStringLiteral("read_file"),
                                    {{QStringLiteral("path"), QStringLiteral("big.txt")}});
         QVERIFY(text(r).size() < 1000);
-        const QString handle = r.value(QLatin1String("structuredContent")).toObject()
-                                   .value(QLatin1String("offloaded")).toObject()
-                                   .value(QLatin1String("handle")).toString();
+        const QString handle = r.value(QLatin1String("structuredContent"))
+                                   .toObject()
+                                   .value(QLatin1String("offloaded"))
+                                   .toObject()
+                                   .value(QLatin1String("handle"))
+                                   .toString();
         QVERIFY(!handle.isEmpty());
         const QJsonObject back = tool(s, QStringLiteral("retrieve_offloaded_content"),
                                       {{QStringLiteral("handle"), handle}});
@@ -343,23 +385,24 @@ private Q_SLOTS:
 
     void concurrentCallsInOneSession()
     {
-        McpSession rw(QStringLiteral("p"), spec(QStringLiteral("par"), SandboxAttachMode::ReadWrite),
-                      m_sandbox);
+        McpSession rw(QStringLiteral("p"),
+                      spec(QStringLiteral("par"), SandboxAttachMode::ReadWrite), m_sandbox);
         init(rw);
         QList<QFuture<McpSession::Reply>> futures;
         for (int i = 0; i < 8; ++i) {
             futures.append(QtConcurrent::run([&rw, i] {
-                return rw.handle(request(QStringLiteral("tools/call"),
-                                         {{QStringLiteral("name"), QStringLiteral("execute")},
-                                          {QStringLiteral("arguments"),
-                                           QJsonObject{{QStringLiteral("command"),
-                                                        QStringLiteral("echo %1").arg(i)}}}},
-                                         1000 + i));
+                return rw.handle(request(
+                    QStringLiteral("tools/call"),
+                    {{QStringLiteral("name"), QStringLiteral("execute")},
+                     {QStringLiteral("arguments"),
+                      QJsonObject{{QStringLiteral("command"), QStringLiteral("echo %1").arg(i)}}}},
+                    1000 + i));
             }));
         }
         for (int i = 0; i < 8; ++i) {
             futures[i].waitForFinished();
-            const QJsonObject r = futures[i].result().response->value(QLatin1String("result")).toObject();
+            const QJsonObject r =
+                futures[i].result().response->value(QLatin1String("result")).toObject();
             QVERIFY(text(r).startsWith(QString::number(i) + QLatin1Char('\n')));
             QCOMPARE(futures[i].result().response->value(QLatin1String("id")).toInt(), 1000 + i);
         }

@@ -1,9 +1,10 @@
 #include "mainwindow.h"
 
-#include "errors.h"
 #include "agentplanpanel.h"
+#include "errors.h"
 #include "filetabs.h"
 #include "flushpreviewdialog.h"
+#include "mcppanel.h"
 #include "newsandboxdialog.h"
 #include "panels.h"
 #include "sandboxcontroller.h"
@@ -34,6 +35,7 @@ struct MainWindow::Private
     ConsolePanel *console = nullptr;
     AgentsPanel *agents = nullptr;
     AuditPanel *audit = nullptr;
+    McpPanel *mcp = nullptr;
     QLabel *summary = nullptr;
     QProgressBar *progress = nullptr;
     QTimer statusTimer;
@@ -103,6 +105,12 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
                                                      plansDock->raise();
                                                  });
     runPlan->setObjectName(QStringLiteral("actionRunScriptedAgent"));
+    d->mcp = new McpPanel(controller, this); // the MCP server of the current sandbox
+    connect(this, &MainWindow::currentWorkspaceChanged, d->mcp, &McpPanel::setWorkspace);
+    QDockWidget *mcpDock =
+        addPanel(d->mcp, tr("MCP"), QStringLiteral("mcpDock"), Qt::RightDockWidgetArea);
+    tabifyDockWidget(agentsDock, mcpDock);
+    agentsDock->raise();
 
     // Status bar: a summary of the current sandbox, progress, transient errors.
     d->summary = new QLabel(this);

@@ -3,7 +3,7 @@
 // listed, with reasons, in conformance-expected-failures.yml; any other failure fails this test.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -28,6 +28,7 @@ test('conformance suite: every applicable scenario passes', async () => {
     const code = await new Promise((resolve) => child.on('exit', resolve));
     await proxy.close();
     assert.equal(await server.stop(), 0);
+    p.remove();
 
     const summary = output.split('\n').filter((l) => /^[✓✗] |^Total|Baseline|Unexpected|stale/i.test(l));
     console.log(summary.join('\n'));
@@ -39,6 +40,7 @@ test('conformance suite: every applicable scenario passes', async () => {
         for (const c of JSON.parse(readFileSync(join(outDir, dir, 'checks.json'), 'utf8')))
             (checks[c.id] ??= []).push(c.status);
     }
+    rmSync(outDir, { recursive: true, force: true });
     for (const id of ['server-initialize', 'ping', 'tools-list']) {
         assert.deepEqual(checks[id], ['SUCCESS'], `check ${id}: ${checks[id]}`);
     }

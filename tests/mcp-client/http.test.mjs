@@ -52,6 +52,7 @@ describe('Streamable HTTP with the SDK client', () => {
     });
     after(async () => {
         assert.equal(await server.stop(), 0);
+        p.remove();
     });
 
     test('start-up lines name each agent with its mode, url and a random token', () => {

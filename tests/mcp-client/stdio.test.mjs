@@ -32,6 +32,7 @@ describe('stdio with the SDK client', () => {
     before(() => {
         p = makeProject({ 'README.md': '# demo\n', 'src/app.py': 'print("hi")\n' });
     });
+    after(() => p.remove());
 
     test('a read-write agent executes and writes; stdout carries only protocol lines', async () => {
         const { client, stderr } = await spawnClient(p, 'coder=read_write');

@@ -1,7 +1,7 @@
 // Starts the real elsai-workbench as an MCP server for the node tests and the bench.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -18,7 +18,8 @@ export function makeProject(files = { 'README.md': '# demo\n', 'src/app.py': 'pr
         writeFileSync(full, content);
     }
     return { dir, project: join(dir, 'project'), workspace: join(dir, 'ws'),
-             auditLog: join(dir, 'audit.jsonl') };
+             auditLog: join(dir, 'audit.jsonl'),
+             remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 function mkdirp(path) {

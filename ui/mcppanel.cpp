@@ -1,0 +1,172 @@
+#include "mcppanel.h"
+
+#include "errors.h"
+#include "mcpservermodel.h"
+#include "sandboxcontroller.h"
+
+#include <QClipboard>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace elsai {
+
+McpPanel::McpPanel(SandboxController *controller, QWidget *parent)
+    : QWidget(parent), m_controller(controller), m_model(new McpServerModel(this)),
+      m_port(new QSpinBox(this)), m_start(new QPushButton(tr("Start server"), this)),
+      m_url(new QLabel(this)), m_view(new QTableView(this)), m_name(new QLineEdit(this)),
+      m_mode(new QComboBox(this)), m_create(new QPushButton(tr("Create agent"), this)),
+      m_copyHttp(new QPushButton(tr("Copy HTTP config"), this)),
+      m_copyStdio(new QPushButton(tr("Copy stdio command"), this)),
+      m_revoke(new QPushButton(tr("Revoke"), this)), m_status(new QLabel(this))
+{
+    m_port->setRange(0, 65535);
+    m_port->setSpecialValueText(tr("any port"));
+    m_port->setToolTip(tr("Loopback port of http://127.0.0.1:PORT/mcp (0: any free port)"));
+    m_url->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_view->setModel(m_model);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->verticalHeader()->hide();
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_name->setPlaceholderText(tr("agent name"));
+    m_mode->addItem(tr("read-only"), QStringLiteral("read_only"));
+    m_mode->addItem(tr("read-write"), QStringLiteral("read_write"));
+    m_status->setWordWrap(true);
+
+    auto *server = new QHBoxLayout;
+    server->addWidget(new QLabel(tr("Port"), this));
+    server->addWidget(m_port);
+    server->addWidget(m_start);
+    server->addWidget(m_url, 1);
+    auto *create = new QHBoxLayout;
+    create->addWidget(m_name, 1);
+    create->addWidget(m_mode);
+    create->addWidget(m_create);
+    auto *actions = new QHBoxLayout;
+    actions->addWidget(m_copyHttp);
+    actions->addWidget(m_copyStdio);
+    actions->addWidget(m_revoke);
+    actions->addStretch();
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(server);
+    layout->addWidget(m_view, 1);
+    layout->addLayout(create);
+    layout->addLayout(actions);
+    layout->addWidget(m_status);
+
+    connect(m_start, &QPushButton::clicked, this, &McpPanel::toggleServer);
+    connect(m_create, &QPushButton::clicked, this, &McpPanel::createAgent);
+    connect(m_name, &QLineEdit::returnPressed, this, &McpPanel::createAgent);
+    connect(m_copyHttp, &QPushButton::clicked, this, &McpPanel::copyHttpConfig);
+    connect(m_copyStdio, &QPushButton::clicked, this, &McpPanel::copyStdioCommand);
+    connect(m_revoke, &QPushButton::clicked, this, &McpPanel::revokeSelected);
+    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &McpPanel::updateState);
+    connect(m_model, &McpServerModel::runningChanged, this, &McpPanel::updateState);
+    connect(m_model, &McpServerModel::sessionStarted, this,
+            [this](const QString &agent) { m_status->setText(tr("%1 connected").arg(agent)); });
+    connect(m_model, &McpServerModel::sessionEnded, this,
+            [this](const QString &agent, const QString &reason) {
+                m_status->setText(tr("%1 disconnected (%2)").arg(agent, reason));
+            });
+    updateState();
+}
+
+McpPanel::~McpPanel() = default;
+
+void McpPanel::setWorkspace(const QString &workspaceId)
+{
+    m_workspaceId = workspaceId; // a running server keeps serving its own sandbox
+    updateState();
+}
+
+void McpPanel::toggleServer()
+{
+    if (m_model->isRunning()) {
+        m_model->stop();
+        m_status->setText(tr("MCP server stopped; its sessions were detached"));
+        return;
+    }
+    try {
+        m_model->start(m_controller->sandbox(m_workspaceId), quint16(m_port->value()));
+        m_status->setText(
+            tr("Serving '%1'. Create an agent, then copy its configuration.").arg(m_workspaceId));
+    } catch (const SandboxError &e) {
+        m_status->setText(e.display());
+    }
+}
+
+void McpPanel::createAgent()
+{
+    try {
+        const McpAgentSpec a = m_model->createAgent(
+            m_name->text().trimmed(), attachModeFromString(m_mode->currentData().toString()));
+        m_name->clear();
+        m_view->selectRow(m_model->rowOf(a.name));
+        m_status->setText(tr("Agent %1 created; Copy HTTP config puts its token on the "
+                             "clipboard")
+                              .arg(a.name));
+    } catch (const SandboxError &e) {
+        m_status->setText(e.display());
+    }
+}
+
+void McpPanel::copyHttpConfig()
+{
+    if (const int row = selectedRow(); row >= 0) {
+        QGuiApplication::clipboard()->setText(m_model->httpClientConfig(row));
+        m_status->setText(tr("Client configuration of %1 copied (it holds the token)")
+                              .arg(m_model->agent(row).name));
+    }
+}
+
+void McpPanel::copyStdioCommand()
+{
+    if (const int row = selectedRow(); row >= 0) {
+        QGuiApplication::clipboard()->setText(
+            m_model->stdioCommandLine(row, QCoreApplication::applicationFilePath()));
+        m_status->setText(tr("stdio command line of %1 copied").arg(m_model->agent(row).name));
+    }
+}
+
+void McpPanel::revokeSelected()
+{
+    if (const int row = selectedRow(); row >= 0) {
+        const QString name = m_model->agent(row).name;
+        const int ended = m_model->revokeAgent(name);
+        m_status->setText(tr("%1 revoked; %n session(s) detached", nullptr, ended).arg(name));
+    }
+}
+
+int McpPanel::selectedRow() const
+{
+    const QModelIndexList rows = m_view->selectionModel()->selectedRows();
+    return rows.isEmpty() ? -1 : rows.constFirst().row();
+}
+
+void McpPanel::updateState()
+{
+    const bool running = m_model->isRunning();
+    m_start->setText(running ? tr("Stop server") : tr("Start server"));
+    m_start->setEnabled(running || !m_workspaceId.isEmpty());
+    m_port->setEnabled(!running);
+    m_url->setText(running ? tr("%1 (%2)").arg(m_model->url().toString(), m_model->workspaceId())
+                           : QString());
+    const bool selected = selectedRow() >= 0;
+    m_copyHttp->setEnabled(selected && running);
+    m_copyStdio->setEnabled(selected);
+    m_revoke->setEnabled(selected);
+}
+
+} // namespace elsai
