@@ -10,7 +10,7 @@ namespace elsai {
 
 QStringList SandboxSpec::availableBackends()
 {
-    return {QStringLiteral("local")};
+    return {QStringLiteral("local"), QStringLiteral("bwrap")};
 }
 
 BackendPtr SandboxSpec::createBackend()
@@ -31,6 +31,8 @@ BackendPtr SandboxSpec::createBackend()
         dir.setAutoRemove(false);
         workspaceRoot = dir.path();
     }
+    if (backend == QLatin1String("bwrap"))
+        return std::make_shared<BwrapSandboxBackend>(workspaceRoot, local, bwrap);
     return std::make_shared<LocalSandboxBackend>(workspaceRoot, local);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "bwrapsandboxbackend.h"
 #include "localsandboxbackend.h"
 #include "sandbox.h"
 
@@ -23,7 +24,8 @@ struct SandboxSpec
     std::optional<QStringList> syncInclude; ///< none: DEFAULT_SANDBOX_SYNC_INCLUDE
     std::optional<QString> syncDest;
     std::optional<double> ttlSeconds = 7200;
-    LocalSandboxBackend::Options local;
+    LocalSandboxBackend::Options local; ///< also the bwrap backend's timeout, output cap, env
+    BwrapSandboxBackend::Options bwrap; ///< isolation and limits of the bwrap backend
 
     /// Names accepted by `backend`.
     static QStringList availableBackends();
