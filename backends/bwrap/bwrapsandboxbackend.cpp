@@ -277,7 +277,8 @@ ExecuteResult BwrapSandboxBackend::execute(const QString &command,
 
     // The launcher shell joins the cgroup first, then becomes bwrap (same pid, same process
     // group: a timeout's kill reaches bwrap, and --die-with-parent takes the sandbox down).
-    const std::unique_ptr<PidsCgroup> cgroup = PidsCgroup::create(m_bwrap.maxProcesses);
+    const std::unique_ptr<PidsCgroup> cgroup =
+        m_bwrap.pidsCgroup ? PidsCgroup::create(m_bwrap.maxProcesses) : nullptr;
     QString launcher;
     if (cgroup)
         launcher =

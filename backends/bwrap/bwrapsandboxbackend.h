@@ -28,6 +28,9 @@ public:
         /// are skipped.
         QStringList readOnlyBinds;
         QString bwrapPath; ///< empty: `bwrap` from PATH
+        /// Bound the processes with a per-call pids cgroup where one can be had (root, or a
+        /// delegated cgroup v2 subtree); RLIMIT_NPROC alone does not bind root.
+        bool pidsCgroup = true;
     };
 
     /// `base` holds what the local backend has too: timeout, max output bytes, env (added to

@@ -4,9 +4,12 @@
 #include <QDir>
 #include <QFile>
 #include <QLoggingCategory>
+#include <QMutex>
+#include <QStringList>
 #include <QThread>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 
@@ -98,6 +101,60 @@ QString findParentFolder()
 
 QAtomicInteger<quint64> s_serial;
 
+/// Kills every task listed in the cgroup's `cgroup.procs` (all of them are the sandbox's).
+void killTasks(const QString &procsFile)
+{
+    for (const QByteArray &pid : readSmallFile(procsFile).split('\n')) {
+        bool ok = false;
+        const int n = pid.toInt(&ok);
+        if (ok && n > 0)
+            ::kill(n, SIGKILL);
+    }
+}
+
+/// Folders whose last tasks were still being reaped when their command returned: removed by a
+/// later create() or at exit, so that no call waits for the kernel's teardown.
+class PendingRemovals
+{
+public:
+    ~PendingRemovals() { removeAll(std::chrono::milliseconds(500)); }
+    void add(const QString &folder)
+    {
+        QMutexLocker lock(&m_mutex);
+        m_folders.append(folder);
+    }
+    void removeAll(std::chrono::milliseconds patience = {})
+    {
+        QMutexLocker lock(&m_mutex);
+        const auto deadline = std::chrono::steady_clock::now() + patience;
+        while (!m_folders.isEmpty()) {
+            m_folders.removeIf([](const QString &f) {
+                if (::rmdir(QFile::encodeName(f).constData()) == 0 || errno == ENOENT)
+                    return true;
+                killTasks(f + QStringLiteral("/cgroup.procs"));
+                return false;
+            });
+            if (m_folders.isEmpty() || std::chrono::steady_clock::now() >= deadline)
+                break;
+            QThread::msleep(2);
+        }
+        for (const QString &f : std::as_const(m_folders)) {
+            if (patience.count() > 0)
+                qCWarning(lcCgroup) << "cannot remove the cgroup" << f;
+        }
+    }
+
+private:
+    QMutex m_mutex;
+    QStringList m_folders;
+};
+
+PendingRemovals &pendingRemovals()
+{
+    static PendingRemovals pending;
+    return pending;
+}
+
 } // namespace
 
 QString PidsCgroup::parentFolder()
@@ -111,6 +168,7 @@ std::unique_ptr<PidsCgroup> PidsCgroup::create(int maxPids)
     const QString parent = parentFolder();
     if (parent.isEmpty())
         return nullptr;
+    pendingRemovals().removeAll();
     const QString folder = QStringLiteral("%1/elsai-%2-%3")
                                .arg(parent)
                                .arg(::getpid())
@@ -129,23 +187,13 @@ std::unique_ptr<PidsCgroup> PidsCgroup::create(int maxPids)
 
 PidsCgroup::~PidsCgroup()
 {
-    const QByteArray path = QFile::encodeName(m_folder);
-    // A pid namespace that lost its init is torn down by the kernel asynchronously: kill what
-    // is left (everything in here is the sandbox's) and wait until the folder can go.
-    for (int attempt = 0; attempt < 500; ++attempt) {
-        if (::rmdir(path.constData()) == 0 || errno == ENOENT)
-            return;
-        if (errno != EBUSY)
-            break;
-        for (const QByteArray &pid : readSmallFile(procsFile()).split('\n')) {
-            bool ok = false;
-            const int n = pid.toInt(&ok);
-            if (ok && n > 0)
-                ::kill(n, SIGKILL);
-        }
-        QThread::msleep(2);
-    }
-    qCWarning(lcCgroup) << "cannot remove the cgroup" << m_folder << ::strerror(errno);
+    if (::rmdir(QFile::encodeName(m_folder).constData()) == 0 || errno == ENOENT)
+        return;
+    // A pid namespace that lost its init is torn down by the kernel asynchronously, and the
+    // tasks of a finished command may still be being reaped: make sure they die, and remove
+    // the folder later.
+    killTasks(procsFile());
+    pendingRemovals().add(m_folder);
 }
 
 } // namespace elsai
