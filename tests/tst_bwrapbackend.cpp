@@ -126,6 +126,7 @@ private Q_SLOTS:
             message = e.message();
         }
         QVERIFY2(message.contains(QStringLiteral("bubblewrap")), qPrintable(message));
+        QVERIFY(!b.isCreated());
         QVERIFY(errorName([&] { b.execute(QStringLiteral("true")); }).contains("OSError"));
     }
 

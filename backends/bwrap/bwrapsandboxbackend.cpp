@@ -115,13 +115,17 @@ void BwrapSandboxBackend::create()
     const QString program = m_bwrap.bwrapPath.isEmpty()
                                 ? QStandardPaths::findExecutable(QStringLiteral("bwrap"))
                                 : m_bwrap.bwrapPath;
-    if (program.isEmpty() || !QFileInfo(program).isExecutable())
+    if (program.isEmpty() || !QFileInfo(program).isExecutable()) {
+        LocalSandboxBackend::close();
         throw OSError(
             QStringLiteral("bubblewrap (bwrap) was not found%1; install the Debian "
                            "package 'bubblewrap'")
                 .arg(m_bwrap.bwrapPath.isEmpty() ? QString() : QStringLiteral(" at ") + program));
+    }
     m_canonicalRoot = QFileInfo(workspaceRoot()).canonicalFilePath();
-    m_prlimit = QStandardPaths::findExecutable(QStringLiteral("prlimit"));
+    // Looked up where the sandbox sees it too (/usr and /bin are bound), not in the host PATH.
+    m_prlimit = QStandardPaths::findExecutable(
+        QStringLiteral("prlimit"), {QStringLiteral("/usr/bin"), QStringLiteral("/bin")});
     if (m_prlimit.isEmpty())
         qCWarning(lcBwrap) << "prlimit (util-linux) not found: commands run without rlimits";
 
@@ -138,6 +142,7 @@ void BwrapSandboxBackend::create()
     const ProcessOutcome out = runProcess(probe);
     if (out.exitCode != 0) {
         m_bwrapProgram.clear();
+        LocalSandboxBackend::close();
         throw OSError(QStringLiteral("bubblewrap cannot create a sandbox here (exit code %1: "
                                      "%2); it needs unprivileged user namespaces (sysctl "
                                      "kernel.unprivileged_userns_clone=1, "

@@ -346,13 +346,30 @@ private Q_SLOTS:
         QCOMPARE(make()->execute(command).output, QStringLiteral("a \"b\" c|it's|42|"));
     }
 
+    void timeoutGives124_data()
+    {
+        QTest::addColumn<QString>("command");
+        QTest::newRow("sleep") << QStringLiteral("echo before; sleep 30");
+        QTest::newRow("TERM ignored") << QStringLiteral("trap '' TERM; echo before; sleep 30");
+        QTest::newRow("busy loop") << QStringLiteral("echo before; while :; do :; done");
+    }
     void timeoutGives124()
     {
-        const ExecuteResult r = make()->execute(QStringLiteral("echo before; sleep 30"), 1);
+        QFETCH(QString, command);
+        const ExecuteResult r = make()->execute(command, 1);
         QCOMPARE(r.exitCode, 124);
         QVERIFY(r.timedOut);
         QVERIFY(!r.success());
         QCOMPARE(r.output, QStringLiteral("before\n"));
+    }
+
+    void endlessOutputIsCappedUntilTheTimeout()
+    {
+        const ExecuteResult r = make()->execute(QStringLiteral("yes"), 2);
+        QCOMPARE(r.exitCode, 124);
+        QVERIFY(r.truncated);
+        QVERIFY(r.output.size() <= 100000);
+        QVERIFY(r.output.startsWith(QStringLiteral("y\ny\n")));
     }
 
     void timeoutKillsBackgroundWork()
@@ -449,6 +466,17 @@ private Q_SLOTS:
         QVERIFY(entryNamed(top, QStringLiteral("abs")));
         QCOMPARE(entryNamed(top, QStringLiteral("abs"))->type, FileInfo::Type::Symlink);
         QVERIFY(!entryNamed(top, QStringLiteral("up"))->isDir);
+    }
+
+    void symlinksInsideTheWorkspaceWork()
+    {
+        auto b = make();
+        b->writeFile(QStringLiteral("sub/f.txt"), "inside");
+        QCOMPARE(b->execute(QStringLiteral("ln -s sub/f.txt rel && ln -s sub dir")).exitCode, 0);
+        QCOMPARE(b->readFile(QStringLiteral("rel")), QByteArray("inside"));
+        QCOMPARE(b->readFile(QStringLiteral("dir/f.txt")), QByteArray("inside"));
+        QCOMPARE(b->execute(QStringLiteral("cat f.txt"), {}, QStringLiteral("dir")).output,
+                 QStringLiteral("inside"));
     }
 
     // --- seeding -------------------------------------------------------------------------
