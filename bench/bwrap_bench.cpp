@@ -5,6 +5,7 @@
 // goes first) so that noise on a busy machine hits them alike; medians are the headline.
 //
 // Usage: bwrap_bench [calls per variant, default 200]
+// BWRAP_BENCH_NO_CGROUP=1 measures the backend without its per-call pids cgroup.
 
 #include "bwrapsandboxbackend.h"
 #include "errors.h"
