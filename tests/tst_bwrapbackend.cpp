@@ -19,7 +19,9 @@
 #include <QtTest>
 
 #include <functional>
+#include <future>
 #include <memory>
+#include <vector>
 
 #include <unistd.h>
 
@@ -419,6 +421,25 @@ print(n)')"),
         const ExecuteResult ps = b->execute(QStringLiteral("ls -d /proc/[0-9]* | wc -l"));
         QVERIFY(ps.output.trimmed().toInt() < 6);
         QCOMPARE(b->execute(QStringLiteral("hostname")).output, QStringLiteral("elsai-sandbox\n"));
+    }
+
+    void concurrentCallsAreIndependent()
+    {
+        auto b = make();
+        std::vector<std::future<ExecuteResult>> calls;
+        for (int i = 0; i < 4; ++i) {
+            calls.push_back(std::async(std::launch::async, [b, i] {
+                return b->execute(QStringLiteral("echo %1 > /tmp/me; sleep 0.3; cat /tmp/me; "
+                                                 "echo %1 > out%1.txt")
+                                      .arg(i));
+            }));
+        }
+        for (int i = 0; i < 4; ++i) {
+            const ExecuteResult r = calls[size_t(i)].get();
+            QCOMPARE(r.exitCode, 0);
+            QCOMPARE(r.output, QStringLiteral("%1\n").arg(i)); // each call has its own /tmp
+            QCOMPARE(b->readFile(QStringLiteral("out%1.txt").arg(i)), QByteArray::number(i) + '\n');
+        }
     }
 
     void fileSizeLimitBinds()
