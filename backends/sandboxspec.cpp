@@ -11,7 +11,7 @@ namespace elsai {
 
 QStringList SandboxSpec::availableBackends()
 {
-    return {QStringLiteral("local"), QStringLiteral("ssh")};
+    return {QStringLiteral("local"), QStringLiteral("bwrap"), QStringLiteral("ssh")};
 }
 
 BackendPtr SandboxSpec::createBackend()
@@ -47,6 +47,8 @@ BackendPtr SandboxSpec::createBackend()
         dir.setAutoRemove(false);
         workspaceRoot = dir.path();
     }
+    if (backend == QLatin1String("bwrap"))
+        return std::make_shared<BwrapSandboxBackend>(workspaceRoot, local, bwrap);
     return std::make_shared<LocalSandboxBackend>(workspaceRoot, local);
 }
 

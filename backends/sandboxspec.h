@@ -1,5 +1,6 @@
 #pragma once
 
+#include "bwrapsandboxbackend.h"
 #include "localsandboxbackend.h"
 #include "sandbox.h"
 #include "sshconnection.h"
@@ -27,8 +28,9 @@ struct SandboxSpec
     std::optional<QString> syncDest;
     std::optional<double> ttlSeconds = 7200;
     /// Command options shared by every backend (timeout, output cap, env; inheritEnv is local
-    /// only: remote commands get the remote login environment plus `env`).
+    /// and bwrap only: remote commands get the remote login environment plus `env`).
     LocalSandboxBackend::Options local;
+    BwrapSandboxBackend::Options bwrap; ///< isolation and limits of the bwrap backend
     /// `ssh`: where to log in (host required) and the remote folder holding the workspaces
     /// (relative: to the remote home); the workspace is <sshRemoteRoot>/<sanitized id>.
     ssh::SshTarget ssh;

@@ -21,6 +21,14 @@ bash "$ROOT/bench/seed_bench.sh" --build-dir "$BUILD_DIR" --runs "$RUNS"
 echo
 echo "== execute(\"true\") vs posix_spawn + waitpid of /bin/sh -c true =="
 "$BUILD_DIR/bench/exec_bench"
+echo
+echo "== execute(\"true\") through the bwrap backend vs a bare bwrap with the same arguments =="
+if [[ ! -x $BUILD_DIR/bench/bwrap_bench ]]; then
+    echo "bench: bwrap_bench not built; cmake --build $BUILD_DIR --target bwrap_bench" >&2
+    exit 2
+fi
+"$BUILD_DIR/bench/bwrap_bench" $((RUNS * 40)) || echo "bench: bwrap_bench failed (bubblewrap missing or no user namespaces?)"
+BWRAP_BENCH_NO_CGROUP=1 "$BUILD_DIR/bench/bwrap_bench" $((RUNS * 40)) | sed 's/^execute/without the pids cgroup: execute/' | tail -n 1 || true
 for b in window_bench audit_bench; do
     [[ -x $BUILD_DIR/bench/$b ]] && continue
     echo "bench: $b not built; cmake --build $BUILD_DIR --target window_bench audit_bench" >&2

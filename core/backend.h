@@ -79,6 +79,9 @@ struct ExecuteOptions
     std::shared_ptr<CancellationToken> cancel;
     /// Extra variables for this call only.
     QMap<QString, QString> env;
+    /// The caller may only read the workspace (a read-only agent): a backend that can bind the
+    /// workspace read-only does so for this call; one that cannot refuses (PermissionError).
+    bool readOnlyWorkspace = false;
 };
 
 /// ExecutionBackend that can run shell commands (spec: SandboxBackend).

@@ -620,6 +620,8 @@ unsigned long long Runner::shellStartTime(int procFd)
 /// for the counter to go round a full cycle (or without ns_last_pid) examines every process.
 void Runner::sweepMarked()
 {
+    if (!m_spec.sweepStrays)
+        return;
     const auto elapsedMs =
         std::chrono::duration_cast<milliseconds>(Clock::now() - m_started).count();
     const bool scanAll = elapsedMs >= pidWrapSafeMs();

@@ -44,6 +44,10 @@ struct ProcessSpec
     /// Called on the calling thread for every chunk kept (after the cap, nothing more).
     std::function<void(OutputChannel, const QByteArray &)> onOutput;
     std::shared_ptr<CancellationToken> cancel;
+    /// Find and kill descendants that left the process group by the environment marker. A
+    /// caller whose command cannot outlive the group leader anyway (bwrap: a pid namespace
+    /// dies with it) turns this off and saves scanning every pid allocated meanwhile.
+    bool sweepStrays = true;
 };
 
 struct ProcessOutcome

@@ -174,6 +174,10 @@ ExecuteResult LocalSandboxBackend::execute(const QString &command,
                                            const ExecuteOptions &options)
 {
     const auto ws = fs();
+    if (options.readOnlyWorkspace)
+        throw PermissionError(QStringLiteral("the local backend cannot run a command with a "
+                                             "read-only workspace (it does not isolate commands); "
+                                             "use the bwrap backend or a read-write agent"));
     const double timeout = timeoutSeconds.value_or(m_options.timeout);
     if (!(timeout > 0) || !std::isfinite(timeout))
         throw ValueError(QStringLiteral("timeout must be a positive number of seconds"));

@@ -64,9 +64,11 @@ public:
     /// The environment a command gets (without the per-call extras).
     QStringList baseEnvironment() const;
 
-private:
+protected:
+    /// The confined workspace; OSError when closed.
     std::shared_ptr<WorkspaceFs> fs() const;
 
+private:
     QString m_root;
     Options m_options;
     mutable QMutex m_mutex;

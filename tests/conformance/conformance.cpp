@@ -1,0 +1,624 @@
+// The backend conformance cases: file operations, execute, timeout, truncation, path
+// confinement, seeding and flush, identical for every backend.
+
+#include "conformance.h"
+
+#include "errors.h"
+#include "testutil.h"
+#include "types.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace elsai;
+using elsai::test::readHostFile;
+using elsai::test::writeHostFile;
+
+namespace {
+
+/// Runs `f`; the spec name of the SandboxError it throws, "" when none.
+QString errorName(const std::function<void()> &f)
+{
+    try {
+        f();
+    } catch (const SandboxError &e) {
+        return e.specName();
+    }
+    return QString();
+}
+
+QStringList sortedPaths(const QList<FileInfo> &entries)
+{
+    QStringList out;
+    for (const FileInfo &e : entries)
+        out.append(e.path);
+    out.sort();
+    return out;
+}
+
+const FileInfo *entryNamed(const QList<FileInfo> &entries, const QString &path)
+{
+    for (const FileInfo &e : entries) {
+        if (e.path == path)
+            return &e;
+    }
+    return nullptr;
+}
+
+QByteArray allBytes(int repeat)
+{
+    QByteArray b;
+    for (int r = 0; r < repeat; ++r) {
+        for (int i = 0; i < 256; ++i)
+            b.append(char(i));
+    }
+    return b;
+}
+
+/// A small project: five files to seed, the rest excluded by the default excludes or a
+/// symlink.
+void writeProject(const QString &root)
+{
+    writeHostFile(root + QStringLiteral("/README.md"), "# project\n");
+    writeHostFile(root + QStringLiteral("/src/main.py"), "print('main')\n");
+    writeHostFile(root + QStringLiteral("/src/pkg/mod.py"), "X = 1\n");
+    writeHostFile(root + QStringLiteral("/data.bin"), allBytes(2));
+    writeHostFile(root + QStringLiteral("/nested/deep/deeper/file.txt"), "deep\n");
+    writeHostFile(root + QStringLiteral("/.git/config"), "[core]\n");
+    writeHostFile(root + QStringLiteral("/node_modules/m/index.js"), "module\n");
+    writeHostFile(root + QStringLiteral("/key.pem"), "-----BEGIN\n");
+    writeHostFile(root + QStringLiteral("/secrets/token"), "t0ken\n");
+    writeHostFile(root + QStringLiteral("/sub/.env"), "SECRET=1\n");
+    QFile::link(QStringLiteral("README.md"), root + QStringLiteral("/link.md"));
+}
+
+class BackendConformance : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit BackendConformance(BackendFixture fixture) : m_fixture(std::move(fixture)) {}
+
+private:
+    BackendFixture m_fixture;
+
+    std::shared_ptr<SandboxBackend> make() { return m_fixture.make(); }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        qInfo("backend conformance: %s", qPrintable(m_fixture.name));
+        try {
+            QVERIFY(make());
+        } catch (const SandboxError &e) {
+            QSKIP(qPrintable(QStringLiteral("the %1 backend is not available here: %2")
+                                 .arg(m_fixture.name, e.display())));
+        }
+    }
+
+    // --- lifecycle -----------------------------------------------------------------------
+
+    void createIsIdempotent()
+    {
+        auto b = make();
+        QVERIFY(b->isCreated());
+        b->create();
+        QVERIFY(b->isCreated());
+        QVERIFY(!b->id().isEmpty());
+        QVERIFY(!b->typeName().isEmpty());
+        QVERIFY(supportsExecution(b.get()));
+        QVERIFY(b->listDir(QStringLiteral(".")).isEmpty());
+    }
+
+    // --- file operations -----------------------------------------------------------------
+
+    void writeThenRead_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QByteArray>("content");
+        QTest::newRow("text") << QStringLiteral("a.txt") << QByteArray("hello\nworld\n");
+        QTest::newRow("empty") << QStringLiteral("empty") << QByteArray();
+        QTest::newRow("binary") << QStringLiteral("b.bin") << allBytes(4);
+        QTest::newRow("nested") << QStringLiteral("a/b/c/d.txt") << QByteArray("deep");
+        QTest::newRow("unicode name") << QStringLiteral("dür/ñame ☃.txt") << QByteArray("u");
+        QTest::newRow("1 MiB") << QStringLiteral("big.bin") << allBytes(4096);
+    }
+    void writeThenRead()
+    {
+        QFETCH(QString, path);
+        QFETCH(QByteArray, content);
+        auto b = make();
+        b->writeFile(path, content);
+        QCOMPARE(b->readFile(path), content);
+        const FileInfo info = b->stat(path);
+        QVERIFY(!info.isDir);
+        QCOMPARE(info.type, FileInfo::Type::File);
+        QCOMPARE(info.size, std::optional<qint64>(content.size()));
+    }
+
+    void overwriteReplacesContent()
+    {
+        auto b = make();
+        b->writeFile(QStringLiteral("f.txt"), "a much longer first version");
+        b->writeFile(QStringLiteral("f.txt"), "short");
+        QCOMPARE(b->readFile(QStringLiteral("f.txt")), QByteArray("short"));
+    }
+
+    void listDirReportsEntries()
+    {
+        auto b = make();
+        b->writeFile(QStringLiteral("a.txt"), "abc");
+        b->writeFile(QStringLiteral("sub/b.txt"), "bb");
+        b->makeDirs(QStringLiteral("empty"));
+        const QList<FileInfo> top = b->listDir(QStringLiteral("."));
+        QCOMPARE(sortedPaths(top), (QStringList{QStringLiteral("a.txt"), QStringLiteral("empty"),
+                                                QStringLiteral("sub")}));
+        QCOMPARE(entryNamed(top, QStringLiteral("a.txt"))->size, std::optional<qint64>(3));
+        QVERIFY(!entryNamed(top, QStringLiteral("a.txt"))->isDir);
+        QVERIFY(entryNamed(top, QStringLiteral("sub"))->isDir);
+        QVERIFY(entryNamed(top, QStringLiteral("empty"))->isDir);
+        QCOMPARE(sortedPaths(b->listDir(QStringLiteral("sub"))),
+                 QStringList{QStringLiteral("sub/b.txt")});
+        QVERIFY(b->listDir(QStringLiteral("empty")).isEmpty());
+        QCOMPARE(errorName([&] { b->listDir(QStringLiteral("a.txt")); }),
+                 QStringLiteral("NotADirectoryError"));
+        QCOMPARE(errorName([&] { b->listDir(QStringLiteral("missing")); }),
+                 QStringLiteral("FileNotFoundError"));
+    }
+
+    void statReportsTypes()
+    {
+        auto b = make();
+        b->writeFile(QStringLiteral("d/f"), "12345");
+        QVERIFY(b->stat(QStringLiteral("d")).isDir);
+        QCOMPARE(b->stat(QStringLiteral("d")).type, FileInfo::Type::Directory);
+        QCOMPARE(b->stat(QStringLiteral("d/f")).size, std::optional<qint64>(5));
+        QCOMPARE(errorName([&] { b->stat(QStringLiteral("d/nope")); }),
+                 QStringLiteral("FileNotFoundError"));
+        QCOMPARE(errorName([&] { b->readFile(QStringLiteral("nope")); }),
+                 QStringLiteral("FileNotFoundError"));
+        QCOMPARE(errorName([&] { b->readFile(QStringLiteral("d")); }),
+                 QStringLiteral("IsADirectoryError"));
+    }
+
+    void makeDirsIsIdempotent()
+    {
+        auto b = make();
+        b->makeDirs(QStringLiteral("x/y/z"));
+        b->makeDirs(QStringLiteral("x/y/z"));
+        b->makeDirs(QStringLiteral("x"));
+        QVERIFY(b->stat(QStringLiteral("x/y/z")).isDir);
+        b->writeFile(QStringLiteral("file"), "f");
+        QVERIFY(!errorName([&] { b->makeDirs(QStringLiteral("file/sub")); }).isEmpty());
+    }
+
+    void removeFilesAndFolders()
+    {
+        auto b = make();
+        b->writeFile(QStringLiteral("f.txt"), "f");
+        b->writeFile(QStringLiteral("d/e/g.txt"), "g");
+        b->removeFile(QStringLiteral("f.txt"));
+        QCOMPARE(errorName([&] { b->stat(QStringLiteral("f.txt")); }),
+                 QStringLiteral("FileNotFoundError"));
+        // A folder with contents needs `recursive`; nothing is removed without it.
+        QVERIFY(!errorName([&] { b->removeFile(QStringLiteral("d")); }).isEmpty());
+        QCOMPARE(b->readFile(QStringLiteral("d/e/g.txt")), QByteArray("g"));
+        b->removeFile(QStringLiteral("d"), true);
+        QCOMPARE(errorName([&] { b->stat(QStringLiteral("d")); }),
+                 QStringLiteral("FileNotFoundError"));
+        QCOMPARE(errorName([&] { b->removeFile(QStringLiteral("missing")); }),
+                 QStringLiteral("FileNotFoundError"));
+    }
+
+    void transfersReportPerFile()
+    {
+        auto b = make();
+        const QList<FileTransferResult> up = b->uploadFiles(
+            {{QStringLiteral("u/one.txt"), QByteArray("1")}, {QStringLiteral("../out"), "x"}});
+        QCOMPARE(up.size(), 2);
+        QVERIFY(up[0].success());
+        QVERIFY(!up[1].success());
+        const QList<FileTransferResult> down =
+            b->downloadFiles({QStringLiteral("u/one.txt"), QStringLiteral("missing")});
+        QCOMPARE(down.size(), 2);
+        QVERIFY(down[0].success());
+        QCOMPARE(down[0].content.value_or(QByteArray()), QByteArray("1"));
+        QVERIFY(!down[1].success());
+    }
+
+    // --- execute -------------------------------------------------------------------------
+
+    void executeReturnsExitCodes_data()
+    {
+        QTest::addColumn<QString>("command");
+        QTest::addColumn<int>("exitCode");
+        QTest::newRow("true") << QStringLiteral("true") << 0;
+        QTest::newRow("false") << QStringLiteral("false") << 1;
+        QTest::newRow("exit 7") << QStringLiteral("exit 7") << 7;
+        QTest::newRow("exit 255") << QStringLiteral("exit 255") << 255;
+        QTest::newRow("not found") << QStringLiteral("no-such-command-elsai") << 127;
+        QTest::newRow("last of a list") << QStringLiteral("false; true") << 0;
+    }
+    void executeReturnsExitCodes()
+    {
+        QFETCH(QString, command);
+        QFETCH(int, exitCode);
+        const ExecuteResult r = make()->execute(command);
+        QCOMPARE(r.exitCode, exitCode);
+        QCOMPARE(r.success(), exitCode == 0);
+        QVERIFY(!r.timedOut);
+        QVERIFY(!r.truncated);
+    }
+
+    void executeSeparatesStreams()
+    {
+        const ExecuteResult r =
+            make()->execute(QStringLiteral("printf 'out\\n'; printf 'err\\n' >&2; printf 'o2'"));
+        QCOMPARE(r.output, QStringLiteral("out\no2"));
+        QCOMPARE(r.stderr_, QStringLiteral("err\n"));
+        QCOMPARE(r.exitCode, 0);
+    }
+
+    void executeStreamsOutput()
+    {
+        QByteArray streamedOut, streamedErr;
+        ExecuteOptions o;
+        o.onOutput = [&](OutputChannel c, const QByteArray &chunk) {
+            (c == OutputChannel::Stdout ? streamedOut : streamedErr) += chunk;
+        };
+        const ExecuteResult r = make()->execute(
+            QStringLiteral("for i in 1 2 3; do echo line$i; done; echo oops >&2"), {}, {}, o);
+        QCOMPARE(QString::fromUtf8(streamedOut), r.output);
+        QCOMPARE(QString::fromUtf8(streamedErr), r.stderr_);
+        QCOMPARE(r.output, QStringLiteral("line1\nline2\nline3\n"));
+    }
+
+    void executeSharesTheWorkspace()
+    {
+        auto b = make();
+        b->writeFile(QStringLiteral("in.txt"), "from the api");
+        QCOMPARE(b->execute(QStringLiteral("cat in.txt")).output, QStringLiteral("from the api"));
+        QCOMPARE(b->execute(QStringLiteral("mkdir -p d/e && printf made > d/e/out.txt")).exitCode,
+                 0);
+        QCOMPARE(b->readFile(QStringLiteral("d/e/out.txt")), QByteArray("made"));
+        QVERIFY(b->stat(QStringLiteral("d/e")).isDir);
+        QCOMPARE(b->execute(QStringLiteral("head -c 1000 /dev/zero > zeros && wc -c < zeros"))
+                     .output.trimmed(),
+                 QStringLiteral("1000"));
+        QCOMPARE(b->readFile(QStringLiteral("zeros")), QByteArray(1000, '\0'));
+    }
+
+    void executeRunsInCwd()
+    {
+        auto b = make();
+        b->makeDirs(QStringLiteral("sub/dir"));
+        const ExecuteResult r = b->execute(QStringLiteral("pwd"), {}, QStringLiteral("sub/dir"));
+        QVERIFY2(r.output.endsWith(QStringLiteral("/sub/dir\n")), qPrintable(r.output));
+        QCOMPARE(
+            b->execute(QStringLiteral("printf x > here.txt"), {}, QStringLiteral("sub")).exitCode,
+            0);
+        QCOMPARE(b->readFile(QStringLiteral("sub/here.txt")), QByteArray("x"));
+        // The default cwd is the workspace root.
+        QCOMPARE(b->execute(QStringLiteral("ls")).output, QStringLiteral("sub\n"));
+    }
+
+    void executeCwdIsConfined_data()
+    {
+        QTest::addColumn<QString>("cwd");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("..") << QStringLiteral("..") << QStringLiteral("PermissionError");
+        QTest::newRow("../..") << QStringLiteral("../..") << QStringLiteral("PermissionError");
+        QTest::newRow("absolute") << QStringLiteral("/etc") << QStringLiteral("PermissionError");
+        QTest::newRow("sub/../..")
+            << QStringLiteral("sub/../..") << QStringLiteral("PermissionError");
+        QTest::newRow("missing") << QStringLiteral("nope") << QStringLiteral("FileNotFoundError");
+        QTest::newRow("a file") << QStringLiteral("f.txt") << QStringLiteral("NotADirectoryError");
+    }
+    void executeCwdIsConfined()
+    {
+        QFETCH(QString, cwd);
+        QFETCH(QString, error);
+        auto b = make();
+        b->makeDirs(QStringLiteral("sub"));
+        b->writeFile(QStringLiteral("f.txt"), "f");
+        QCOMPARE(errorName([&] { b->execute(QStringLiteral("touch escaped"), {}, cwd); }), error);
+    }
+
+    void executePassesPerCallEnv()
+    {
+        ExecuteOptions o;
+        o.env.insert(QStringLiteral("ELSAI_CONF_VAR"), QStringLiteral("two words 'quoted' $x"));
+        const ExecuteResult r =
+            make()->execute(QStringLiteral("printf %s \"$ELSAI_CONF_VAR\""), {}, {}, o);
+        QCOMPARE(r.output, QStringLiteral("two words 'quoted' $x"));
+    }
+
+    void executeKeepsCommandTextIntact()
+    {
+        // Quotes, newlines and shell syntax reach the shell as written.
+        const QString command =
+            QStringLiteral("x='a \"b\" c'\nprintf '%s|' \"$x\" 'it'\\''s' $((6*7))");
+        QCOMPARE(make()->execute(command).output, QStringLiteral("a \"b\" c|it's|42|"));
+    }
+
+    void timeoutGives124_data()
+    {
+        QTest::addColumn<QString>("command");
+        QTest::newRow("sleep") << QStringLiteral("echo before; sleep 30");
+        QTest::newRow("TERM ignored") << QStringLiteral("trap '' TERM; echo before; sleep 30");
+        QTest::newRow("busy loop") << QStringLiteral("echo before; while :; do :; done");
+    }
+    void timeoutGives124()
+    {
+        QFETCH(QString, command);
+        const ExecuteResult r = make()->execute(command, 1);
+        QCOMPARE(r.exitCode, 124);
+        QVERIFY(r.timedOut);
+        QVERIFY(!r.success());
+        QCOMPARE(r.output, QStringLiteral("before\n"));
+    }
+
+    void endlessOutputIsCappedUntilTheTimeout()
+    {
+        const ExecuteResult r = make()->execute(QStringLiteral("yes"), 2);
+        QCOMPARE(r.exitCode, 124);
+        QVERIFY(r.truncated);
+        QVERIFY(r.output.size() <= 100000);
+        QVERIFY(r.output.startsWith(QStringLiteral("y\ny\n")));
+    }
+
+    void timeoutKillsBackgroundWork()
+    {
+        auto b = make();
+        const ExecuteResult r =
+            b->execute(QStringLiteral("(sleep 2; echo late > late.txt) & sleep 30"), 1);
+        QCOMPARE(r.exitCode, 124);
+        QTest::qWait(3500);
+        QCOMPARE(errorName([&] { b->stat(QStringLiteral("late.txt")); }),
+                 QStringLiteral("FileNotFoundError"));
+    }
+
+    void backgroundWorkDoesNotOutliveTheCall()
+    {
+        auto b = make();
+        const ExecuteResult r = b->execute(
+            QStringLiteral("(sleep 2; echo late > late.txt) >/dev/null 2>&1 & echo started"), 60);
+        QCOMPARE(r.output, QStringLiteral("started\n"));
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(!r.timedOut);
+        QTest::qWait(3500);
+        QCOMPARE(errorName([&] { b->stat(QStringLiteral("late.txt")); }),
+                 QStringLiteral("FileNotFoundError"));
+    }
+
+    void outputIsTruncatedAtTheCap()
+    {
+        auto b = make();
+        const ExecuteResult r =
+            b->execute(QStringLiteral("head -c 300000 /dev/zero | tr '\\0' a; echo tail >&2"));
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.truncated);
+        QVERIFY(r.output.size() + r.stderr_.size() <= 100000);
+        QVERIFY(r.output.size() >= 50000);
+        QVERIFY(r.output.startsWith(QStringLiteral("aaaa")));
+        // Both streams count towards the one cap.
+        const ExecuteResult both = b->execute(QStringLiteral(
+            "head -c 70000 /dev/zero | tr '\\0' o; head -c 70000 /dev/zero | tr '\\0' e >&2"));
+        QVERIFY(both.truncated);
+        QVERIFY(both.output.size() + both.stderr_.size() <= 100000);
+        const ExecuteResult small =
+            b->execute(QStringLiteral("head -c 99000 /dev/zero | tr '\\0' s"));
+        QVERIFY(!small.truncated);
+        QCOMPARE(small.output.size(), 99000);
+    }
+
+    // --- path confinement ----------------------------------------------------------------
+
+    void escapingPathsAreRefused_data()
+    {
+        QTest::addColumn<QString>("path");
+        for (const char *p : {"../escape.txt", "..", "/etc/passwd", "/tmp/elsai-escape",
+                              "a/../../escape.txt", "a/b/../../../escape.txt"})
+            QTest::newRow(p) << QString::fromUtf8(p);
+    }
+    void escapingPathsAreRefused()
+    {
+        QFETCH(QString, path);
+        auto b = make();
+        b->makeDirs(QStringLiteral("a/b"));
+        const QString perm = QStringLiteral("PermissionError");
+        QCOMPARE(errorName([&] { b->readFile(path); }), perm);
+        QCOMPARE(errorName([&] { b->writeFile(path, "x"); }), perm);
+        QCOMPARE(errorName([&] { b->stat(path); }), perm);
+        QCOMPARE(errorName([&] { b->listDir(path); }), perm);
+        QCOMPARE(errorName([&] { b->removeFile(path); }), perm);
+        QCOMPARE(errorName([&] { b->makeDirs(path + QStringLiteral("/new")); }), perm);
+    }
+
+    void symlinkEscapesAreRefused()
+    {
+        auto b = make();
+        // Planted by a command, as an agent would.
+        const ExecuteResult r = b->execute(QStringLiteral(
+            "ln -s /etc/passwd abs && ln -s .. up && ln -s ../../../../../../../../etc rel && "
+            "mkdir -p d && ln -s /tmp d/tmp && ln -s /nonexistent-elsai dangling"));
+        QCOMPARE(r.exitCode, 0);
+        const QString perm = QStringLiteral("PermissionError");
+        QCOMPARE(errorName([&] { b->readFile(QStringLiteral("abs")); }), perm);
+        QCOMPARE(errorName([&] { b->readFile(QStringLiteral("rel/passwd")); }), perm);
+        QCOMPARE(errorName([&] { b->stat(QStringLiteral("up/x")); }), perm);
+        QCOMPARE(errorName([&] { b->listDir(QStringLiteral("up")); }), perm);
+        QCOMPARE(errorName([&] { b->writeFile(QStringLiteral("abs"), "x"); }), perm);
+        QCOMPARE(errorName([&] { b->writeFile(QStringLiteral("up/escape.txt"), "x"); }), perm);
+        QCOMPARE(errorName([&] { b->writeFile(QStringLiteral("d/tmp/escape.txt"), "x"); }), perm);
+        QCOMPARE(errorName([&] { b->writeFile(QStringLiteral("dangling"), "x"); }), perm);
+        QCOMPARE(errorName([&] { b->makeDirs(QStringLiteral("up/newdir")); }), perm);
+        QCOMPARE(errorName([&] { b->removeFile(QStringLiteral("rel/passwd")); }), perm);
+        QCOMPARE(errorName([&] { b->execute(QStringLiteral("true"), {}, QStringLiteral("up")); }),
+                 perm);
+        // The links themselves are listed, not followed.
+        const QList<FileInfo> top = b->listDir(QStringLiteral("."));
+        QVERIFY(entryNamed(top, QStringLiteral("abs")));
+        QCOMPARE(entryNamed(top, QStringLiteral("abs"))->type, FileInfo::Type::Symlink);
+        QVERIFY(!entryNamed(top, QStringLiteral("up"))->isDir);
+    }
+
+    void symlinksInsideTheWorkspaceWork()
+    {
+        auto b = make();
+        b->writeFile(QStringLiteral("sub/f.txt"), "inside");
+        QCOMPARE(b->execute(QStringLiteral("ln -s sub/f.txt rel && ln -s sub dir")).exitCode, 0);
+        QCOMPARE(b->readFile(QStringLiteral("rel")), QByteArray("inside"));
+        QCOMPARE(b->readFile(QStringLiteral("dir/f.txt")), QByteArray("inside"));
+        QCOMPARE(b->execute(QStringLiteral("cat f.txt"), {}, QStringLiteral("dir")).output,
+                 QStringLiteral("inside"));
+    }
+
+    // --- seeding -------------------------------------------------------------------------
+
+    void seedingCopiesTheProjectWithoutExcludes()
+    {
+        QTemporaryDir project;
+        writeProject(project.path());
+        auto b = make();
+        const WorkspaceSeedResult r =
+            b->seedWorkspace(project.path(), DEFAULT_SANDBOX_SEED_EXCLUDES);
+        QVERIFY2(r.success(), qPrintable(r.errors.join(QLatin1Char('\n'))));
+        QCOMPARE(r.filesSeeded, 5);
+        QCOMPARE(b->readFile(QStringLiteral("README.md")), QByteArray("# project\n"));
+        QCOMPARE(b->readFile(QStringLiteral("src/pkg/mod.py")), QByteArray("X = 1\n"));
+        QCOMPARE(b->readFile(QStringLiteral("data.bin")), allBytes(2));
+        QCOMPARE(b->readFile(QStringLiteral("nested/deep/deeper/file.txt")), QByteArray("deep\n"));
+        for (const char *excluded :
+             {".git", "node_modules", "key.pem", "secrets", "sub/.env", "link.md"})
+            QCOMPARE(errorName([&] { b->stat(QString::fromUtf8(excluded)); }),
+                     QStringLiteral("FileNotFoundError"));
+        QVERIFY(r.skippedPaths.contains(QStringLiteral("link.md"))); // a symlink, not followed
+        QVERIFY(r.skippedPaths.contains(QStringLiteral(".git")));
+        // Commands see the seeded files.
+        QCOMPARE(b->execute(QStringLiteral("cat src/main.py")).output,
+                 QStringLiteral("print('main')\n"));
+    }
+
+    void seedingAppliesExtraExcludes()
+    {
+        QTemporaryDir project;
+        writeProject(project.path());
+        auto b = make();
+        const WorkspaceSeedResult r = b->seedWorkspace(
+            project.path(), DEFAULT_SANDBOX_SEED_EXCLUDES +
+                                QStringList{QStringLiteral("*.md"), QStringLiteral("nested/")});
+        QVERIFY(r.success());
+        QCOMPARE(r.filesSeeded, 3);
+        QCOMPARE(errorName([&] { b->stat(QStringLiteral("README.md")); }),
+                 QStringLiteral("FileNotFoundError"));
+        QCOMPARE(errorName([&] { b->stat(QStringLiteral("nested")); }),
+                 QStringLiteral("FileNotFoundError"));
+        QVERIFY(b->stat(QStringLiteral("src/main.py")).size.has_value());
+    }
+
+    // --- flush ---------------------------------------------------------------------------
+
+    void flushCopiesSelectedArtifacts()
+    {
+        QTemporaryDir project;
+        writeProject(project.path());
+        const QString p = project.path();
+        auto b = make();
+        QVERIFY(b->seedWorkspace(p, DEFAULT_SANDBOX_SEED_EXCLUDES).success());
+        QCOMPARE(b->execute(QStringLiteral("printf changed > src/main.py && mkdir -p dist && "
+                                           "printf app > dist/app.js && printf n > notes.txt && "
+                                           "mkdir -p node_modules/x && printf m > "
+                                           "node_modules/x/new.json"))
+                     .exitCode,
+                 0);
+        b->writeFile(QStringLiteral("src/new.py"), "new\n");
+        const SyncPlan plan = b->planSync(p, defaultSandboxSyncPolicy());
+        QVERIFY(plan.errors.isEmpty());
+        QVERIFY(!QFileInfo::exists(p + QStringLiteral("/src/new.py"))); // a preview writes nothing
+
+        const WorkspaceSyncResult r = b->syncArtifacts(p, defaultSandboxSyncPolicy());
+        QVERIFY2(r.success(), qPrintable(r.errors.join(QLatin1Char('\n'))));
+        QCOMPARE(r.filesSynced, 3);
+        QCOMPARE(readHostFile(p + QStringLiteral("/src/main.py")), QByteArray("changed"));
+        QCOMPARE(readHostFile(p + QStringLiteral("/src/new.py")), QByteArray("new\n"));
+        QCOMPARE(readHostFile(p + QStringLiteral("/dist/app.js")), QByteArray("app"));
+        QVERIFY(!QFileInfo::exists(p + QStringLiteral("/notes.txt")));               // not included
+        QVERIFY(!QFileInfo::exists(p + QStringLiteral("/node_modules/x/new.json"))); // excluded
+        // Nothing changed since: a second flush copies nothing.
+        QCOMPARE(b->syncArtifacts(p, defaultSandboxSyncPolicy()).filesSynced, 0);
+    }
+
+    void flushHonoursACustomPolicy()
+    {
+        QTemporaryDir project;
+        writeProject(project.path());
+        const QString p = project.path();
+        auto b = make();
+        QVERIFY(b->seedWorkspace(p, DEFAULT_SANDBOX_SEED_EXCLUDES).success());
+        b->writeFile(QStringLiteral("out/report.txt"), "r");
+        b->writeFile(QStringLiteral("out/skip.log"), "l");
+        b->writeFile(QStringLiteral("src/ignored.py"), "i");
+        WorkspaceSyncPolicy policy;
+        policy.syncIncludePatterns = QStringList{QStringLiteral("out/**")};
+        policy.excludePatterns = {QStringLiteral("*.log")};
+        const WorkspaceSyncResult r = b->syncArtifacts(p, policy);
+        QVERIFY(r.success());
+        QCOMPARE(r.filesSynced, 1);
+        QCOMPARE(readHostFile(p + QStringLiteral("/out/report.txt")), QByteArray("r"));
+        QVERIFY(!QFileInfo::exists(p + QStringLiteral("/out/skip.log")));
+        QVERIFY(!QFileInfo::exists(p + QStringLiteral("/src/ignored.py")));
+    }
+
+    void flushKeepsHostChangesAndReportsConflicts()
+    {
+        QTemporaryDir project;
+        const QString p = project.path();
+        writeHostFile(p + QStringLiteral("/src/both.py"), "seeded\n");
+        writeHostFile(p + QStringLiteral("/src/host_only.py"), "seeded\n");
+        auto b = make();
+        QVERIFY(b->seedWorkspace(p, DEFAULT_SANDBOX_SEED_EXCLUDES).success());
+        writeHostFile(p + QStringLiteral("/src/both.py"), "host edit\n");
+        writeHostFile(p + QStringLiteral("/src/host_only.py"), "host edit\n");
+        b->writeFile(QStringLiteral("src/both.py"), "sandbox edit\n");
+
+        const WorkspaceSyncResult r = b->syncArtifacts(p, defaultSandboxSyncPolicy());
+        QVERIFY(!r.success());
+        QCOMPARE(r.conflicts, QStringList{QStringLiteral("src/both.py")});
+        QCOMPARE(readHostFile(p + QStringLiteral("/src/both.py")), QByteArray("host edit\n"));
+        QCOMPARE(readHostFile(p + QStringLiteral("/src/both.py") + conflictSuffix()),
+                 QByteArray("sandbox edit\n"));
+        // Changed on the host only: left as the host has it, and no conflict.
+        QCOMPARE(readHostFile(p + QStringLiteral("/src/host_only.py")), QByteArray("host edit\n"));
+    }
+
+    void flushNeverCreatesSymlinksOnTheHost()
+    {
+        QTemporaryDir project;
+        const QString p = project.path();
+        writeHostFile(p + QStringLiteral("/src/a.py"), "a\n");
+        auto b = make();
+        QVERIFY(b->seedWorkspace(p, DEFAULT_SANDBOX_SEED_EXCLUDES).success());
+        QCOMPARE(b->execute(QStringLiteral("ln -s /etc/passwd src/link.py")).exitCode, 0);
+        const WorkspaceSyncResult r = b->syncArtifacts(p, defaultSandboxSyncPolicy());
+        QVERIFY(!QFileInfo(p + QStringLiteral("/src/link.py")).isSymLink());
+        QVERIFY(!QFileInfo::exists(p + QStringLiteral("/src/link.py")));
+        QVERIFY(r.skippedPaths.contains(QStringLiteral("src/link.py")));
+    }
+};
+
+} // namespace
+
+int runBackendConformance(int argc, char **argv, const BackendFixture &fixture)
+{
+    QCoreApplication app(argc, argv);
+    BackendConformance suite(fixture);
+    return QTest::qExec(&suite, argc, argv);
+}
+
+#include "conformance.moc"

@@ -1,0 +1,28 @@
+#pragma once
+
+// The backend conformance suite: the same cases for every SandboxBackend. Each backend has a
+// tiny executable (tst_conformance_<name>.cpp) that fills a BackendFixture and calls
+// runBackendConformance() from main().
+//
+// Everything a case needs goes through the backend itself: files are planted with
+// writeFile() or execute() (symlinks with `ln -s`), never on the workspace's host folder, so
+// remote backends run the same cases. Seeding and flush use host folders, as their API does.
+
+#include "backend.h"
+
+#include <QString>
+
+#include <functional>
+#include <memory>
+
+struct BackendFixture
+{
+    QString name;
+    /// A fresh, created backend over an empty workspace, with the spec's defaults: timeout
+    /// 120 s and max_output_bytes 100000.
+    std::function<std::shared_ptr<elsai::SandboxBackend>()> make;
+};
+
+/// Runs every conformance case against backends made by `fixture` (QTest::qExec; the usual
+/// QtTest command line applies). Returns the process exit status.
+int runBackendConformance(int argc, char **argv, const BackendFixture &fixture);

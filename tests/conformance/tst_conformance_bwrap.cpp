@@ -1,0 +1,23 @@
+// The conformance suite against BwrapSandboxBackend (skipped as a whole, with the reason,
+// where bubblewrap cannot create its namespaces).
+
+#include "bwrapsandboxbackend.h"
+#include "conformance.h"
+
+#include <QDir>
+#include <QTemporaryDir>
+
+int main(int argc, char **argv)
+{
+    QTemporaryDir dir;
+    int serial = 0;
+    const BackendFixture fixture{QStringLiteral("bwrap"), [&] {
+                                     const QString root =
+                                         dir.filePath(QStringLiteral("ws%1").arg(++serial));
+                                     QDir().mkpath(root);
+                                     auto b = std::make_shared<elsai::BwrapSandboxBackend>(root);
+                                     b->create();
+                                     return b;
+                                 }};
+    return runBackendConformance(argc, argv, fixture);
+}

@@ -1,0 +1,22 @@
+// The conformance suite against LocalSandboxBackend.
+
+#include "conformance.h"
+#include "localsandboxbackend.h"
+
+#include <QDir>
+#include <QTemporaryDir>
+
+int main(int argc, char **argv)
+{
+    QTemporaryDir dir;
+    int serial = 0;
+    const BackendFixture fixture{QStringLiteral("local"), [&] {
+                                     const QString root =
+                                         dir.filePath(QStringLiteral("ws%1").arg(++serial));
+                                     QDir().mkpath(root);
+                                     auto b = std::make_shared<elsai::LocalSandboxBackend>(root);
+                                     b->create();
+                                     return b;
+                                 }};
+    return runBackendConformance(argc, argv, fixture);
+}
