@@ -58,6 +58,7 @@ private Q_SLOTS:
     void resigningReplacesOldSignature();
     void parseAuthorizationRoundTrip();
     void parseAuthorizationRejectsGarbage();
+    void serverVerification();
     void environment();
 };
 
@@ -370,6 +371,43 @@ void TestSigV4::parseAuthorizationRejectsGarbage()
     QVERIFY(!parseAuthorization("AWS4-HMAC-SHA256 Credential=AK/2025/us/s3/aws4_request, "
                                 "SignedHeaders=host, Signature=00")
                  .valid);
+}
+
+void TestSigV4::serverVerification()
+{
+    const Credentials creds{QStringLiteral("AKIDEXAMPLE"), EXAMPLE_SECRET, QStringLiteral("TOK")};
+    const SigV4Signer signer(creds, QStringLiteral("us-east-1"), QStringLiteral("s3"));
+    const QUrl url = QUrl::fromEncoded("http://127.0.0.1:19000/b/a%2Bb?x=1&a=2");
+    HeaderList headers{{"Content-Type", "text/plain"}};
+    signer.sign("PUT", url, headers, "body", VECTOR_TIME);
+    headers.emplaceBack("Host", "127.0.0.1:19000");
+    headers.emplaceBack("User-Agent", "unsigned is fine");
+    const QByteArray target = "/b/a%2Bb?x=1&a=2";
+    auto verify = [&](const HeaderList &h, const QByteArray &body, const Credentials &c,
+                      const QDateTime &now) {
+        return verifySignedRequest("PUT", target, h, body, c, QStringLiteral("us-east-1"),
+                                   QStringLiteral("s3"), now);
+    };
+    QCOMPARE(verify(headers, "body", creds, VECTOR_TIME), QString());
+    QVERIFY(verify(headers, "tampered", creds, VECTOR_TIME).contains(QLatin1String("body")));
+    Credentials wrong = creds;
+    wrong.secretAccessKey = QStringLiteral("other");
+    QVERIFY(verify(headers, "body", wrong, VECTOR_TIME).contains(QLatin1String("mismatch")));
+    wrong = creds;
+    wrong.sessionToken.clear();
+    QVERIFY(verify(headers, "body", wrong, VECTOR_TIME).contains(QLatin1String("Token")));
+    QVERIFY(verify(headers, "body", creds, VECTOR_TIME.addSecs(16 * 60))
+                .contains(QLatin1String("skewed")));
+    HeaderList extra = headers;
+    extra.emplaceBack("x-amz-meta-sneaky", "1");
+    QVERIFY(verify(extra, "body", creds, VECTOR_TIME).contains(QLatin1String("not signed")));
+    HeaderList otherHost = headers;
+    
+    otherHost[otherHost.size() - 2].second = "127.0.0.1:19001";
+    QVERIFY(verify(otherHost, "body", creds, VECTOR_TIME).contains(QLatin1String("mismatch")));
+    QVERIFY(!verifySignedRequest("PUT", target, headers, "body", creds,
+                                 QStringLiteral("eu-west-1"), QStringLiteral("s3"), VECTOR_TIME)
+                 .isEmpty());
 }
 
 void TestSigV4::environment()

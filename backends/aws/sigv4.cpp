@@ -3,6 +3,7 @@
 #include <QCryptographicHash>
 #include <QMessageAuthenticationCode>
 #include <QRegularExpression>
+#include <QTimeZone>
 
 #include <algorithm>
 
@@ -261,6 +262,62 @@ ParsedAuthorization parseAuthorization(const QByteArray &value)
     parsed.signature = m.captured(6).toLatin1();
     parsed.valid = true;
     return parsed;
+}
+
+QString verifySignedRequest(const QByteArray &method, const QByteArray &target,
+                            const HeaderList &headers, const QByteArray &body,
+                            const Credentials &credentials, const QString &region,
+                            const QString &service, const QDateTime &nowUtc)
+{
+    auto header = [&headers](const QByteArray &name) {
+        for (const auto &[key, value] : headers) {
+            if (key.compare(name, Qt::CaseInsensitive) == 0)
+                return value;
+        }
+        return QByteArray();
+    };
+    const ParsedAuthorization auth = parseAuthorization(header("authorization"));
+    if (!auth.valid)
+        return QStringLiteral("missing or malformed Authorization header");
+    if (auth.accessKeyId != credentials.accessKeyId)
+        return QStringLiteral("unknown access key %1").arg(auth.accessKeyId);
+    if (auth.region != region || auth.service != service)
+        return QStringLiteral("credential scope %1/%2, expected %3/%4")
+            .arg(auth.region, auth.service, region, service);
+    const QByteArray date = header("x-amz-date");
+    const QDateTime signedAt =
+        QDateTime::fromString(QString::fromLatin1(date), QStringLiteral("yyyyMMdd'T'HHmmss'Z'"));
+    if (!signedAt.isValid() || date.left(8) != auth.day)
+        return QStringLiteral("X-Amz-Date '%1' missing or not the scope's day")
+            .arg(QString::fromLatin1(date));
+    QDateTime utc = signedAt;
+    utc.setTimeZone(QTimeZone::utc());
+    if (qAbs(utc.secsTo(nowUtc)) > 15 * 60)
+        return QStringLiteral("request time too skewed");
+    const bool s3 = service == QLatin1String("s3");
+    for (const auto &[key, value] : headers) {
+        const QByteArray name = key.toLower();
+        if ((name.startsWith("x-amz-") || name == "host" || name == "content-type") &&
+            !auth.signedHeaders.contains(name))
+            return QStringLiteral("header %1 is not signed").arg(QString::fromLatin1(name));
+    }
+    if (header("x-amz-security-token") != credentials.sessionToken.toUtf8())
+        return QStringLiteral("wrong or missing X-Amz-Security-Token");
+    QByteArray payloadHash = sha256Hex(body);
+    if (s3) {
+        const QByteArray declared = header("x-amz-content-sha256");
+        if (declared != payloadHash && declared != UNSIGNED_PAYLOAD)
+            return QStringLiteral("x-amz-content-sha256 does not match the body");
+        payloadHash = declared;
+    }
+    const QUrl url = QUrl::fromEncoded("http://" + header("host") + target);
+    const SigV4Signer signer(credentials, region, service);
+    const SignatureParts expected =
+        signer.compute(method, url, headers, auth.signedHeaders, payloadHash);
+    if (expected.signature != auth.signature)
+        return QStringLiteral("signature mismatch; canonical request:\n%1")
+            .arg(QString::fromUtf8(expected.canonicalRequest));
+    return {};
 }
 
 } // namespace elsai::aws

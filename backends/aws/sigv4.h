@@ -111,4 +111,14 @@ struct ParsedAuthorization
 };
 ParsedAuthorization parseAuthorization(const QByteArray &value);
 
+/// Server side of SigV4, for protocol test servers: recomputes the signature of a received
+/// request (`target` = the request target as sent, `headers` as received, Host included) with
+/// `credentials` and checks the scope, the clock skew (15 min), that host and every x-amz-*
+/// header are signed, the session token and, for S3, x-amz-content-sha256 against the body.
+/// Returns an empty string when the request is authentic, else why it is not.
+QString verifySignedRequest(const QByteArray &method, const QByteArray &target,
+                            const HeaderList &headers, const QByteArray &body,
+                            const Credentials &credentials, const QString &region,
+                            const QString &service, const QDateTime &nowUtc);
+
 } // namespace elsai::aws
