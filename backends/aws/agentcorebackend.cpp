@@ -1,0 +1,1075 @@
+#include "agentcorebackend.h"
+
+#include "awserror.h"
+#include "errors.h"
+#include "eventstream.h"
+#include "glob.h"
+#include "hostfiles.h"
+#include "workspacefs.h"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QLoggingCategory>
+#include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QStringDecoder>
+#include <QThread>
+#include <QUuid>
+
+#include <sys/stat.h>
+
+#include <limits>
+#include <utility>
+
+Q_LOGGING_CATEGORY(lcAgentCore, "elsai.agentcore")
+
+namespace elsai::aws {
+
+namespace {
+
+// One writeFiles / readFiles call carries at most this much (JSON + base64 overhead aside).
+constexpr qint64 BATCH_BYTES = 4 * 1024 * 1024;
+constexpr int BATCH_FILES = 100;
+// Grace between TERM and KILL of a timed-out command (timeout -k).
+constexpr int KILL_GRACE_S = 2;
+// Extra wait for the HTTP answer beyond the command's own timeout.
+constexpr int EXECUTE_MARGIN_MS = 30000;
+
+QString sessionName(const QString &workspaceId)
+{
+    QString name = QStringLiteral("elsai-") + workspaceId;
+    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9]+")), QStringLiteral("-"));
+    while (name.endsWith(QLatin1Char('-')))
+        name.chop(1);
+    return name.left(100);
+}
+
+bool isSafeText(const QByteArray &bytes)
+{
+    if (bytes.contains('\0'))
+        return false;
+    QStringDecoder decoder(QStringDecoder::Utf8);
+    (void)QString(decoder(bytes));
+    return !decoder.hasError();
+}
+
+FileStamp hostStamp(const QString &path)
+{
+    struct stat st;
+    if (::lstat(QFile::encodeName(path).constData(), &st) != 0)
+        return {};
+    return {qint64(st.st_size), qint64(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+QByteArray sha256(const QByteArray &data)
+{
+    return QCryptographicHash::hash(data, QCryptographicHash::Sha256);
+}
+
+QString joinPath(const QString &dir, const QString &name)
+{
+    return dir.isEmpty() ? name : dir + QLatin1Char('/') + name;
+}
+
+QString parentOf(const QString &path)
+{
+    const qsizetype slash = path.lastIndexOf(QLatin1Char('/'));
+    return slash < 0 ? QStringLiteral(".") : path.left(slash);
+}
+
+// Why a host path cannot be written by a flush (a symlink or a non-folder on the way), or empty.
+QString hostPathProblem(const QString &root, const QString &relPath)
+{
+    const QStringList parts = relPath.split(QLatin1Char('/'));
+    QString path = root;
+    for (int i = 0; i < parts.size(); ++i) {
+        path += QLatin1Char('/') + parts.at(i);
+        const QFileInfo info(path);
+        const bool last = i == parts.size() - 1;
+        if (info.isSymLink())
+            return QStringLiteral("host path '%1' is a symlink; not written").arg(path);
+        if (!info.exists())
+            return {};
+        if (!last && !info.isDir())
+            return QStringLiteral("host path '%1' is not a folder").arg(path);
+        if (last && !info.isFile())
+            return QStringLiteral("host path '%1' is not a regular file").arg(path);
+    }
+    return {};
+}
+
+void checkEnvName(const QString &name)
+{
+    static const QRegularExpression re(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+    if (!re.match(name).hasMatch())
+        throw ValueError(QStringLiteral("'%1' is not a valid environment variable name.").arg(name));
+}
+
+[[noreturn]] void throwStreamException(const QString &type, const QString &message,
+                                       const QString &what)
+{
+    const QString text = QStringLiteral("%1 failed: %2: %3").arg(what, type, message);
+    if (type == QLatin1String("accessDeniedException"))
+        throw PermissionError(text + QStringLiteral(". Check the credentials and IAM policy."));
+    if (type == QLatin1String("validationException"))
+        throw ValueError(text + QStringLiteral("."));
+    if (type == QLatin1String("resourceNotFoundException"))
+        throw OSError(text + QStringLiteral(". The interpreter session is gone (stopped or timed "
+                                            "out); restart the sandbox."));
+    throw OSError(text + QStringLiteral(". Retry later."));
+}
+
+} // namespace
+
+// ---- options -------------------------------------------------------------------------------
+
+AgentCoreOptions AgentCoreOptions::fromEnvironment()
+{
+    AgentCoreOptions o;
+    o.region = regionFromEnvironment();
+    o.credentials = Credentials::fromEnvironment();
+    o.endpoint = endpointOverrideFromEnvironment(QStringLiteral("bedrock-agentcore"));
+    return o;
+}
+
+QUrl AgentCoreOptions::resolvedEndpoint() const
+{
+    if (!endpoint.isEmpty())
+        return endpoint;
+    return QUrl(QStringLiteral("https://bedrock-agentcore.%1.amazonaws.com").arg(region));
+}
+
+void AgentCoreOptions::validate() const
+{
+    if (!credentials.isValid())
+        throw ValueError(QStringLiteral("AgentCore needs AWS credentials: set AWS_ACCESS_KEY_ID "
+                                        "and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for "
+                                        "temporary credentials)."));
+    if (region.isEmpty())
+        throw ValueError(QStringLiteral("AgentCore needs a region: set AWS_REGION."));
+    static const QRegularExpression regionRe(QStringLiteral("^[a-z0-9-]+$"));
+    if (!regionRe.match(region).hasMatch())
+        throw ValueError(QStringLiteral("'%1' is not an AWS region name.").arg(region));
+    const QUrl url = resolvedEndpoint();
+    if (!url.isValid() || (url.scheme() != QLatin1String("https") &&
+                           url.scheme() != QLatin1String("http")))
+        throw ValueError(QStringLiteral("AgentCore endpoint '%1' is not an http(s) URL.")
+                             .arg(url.toString()));
+    if (sessionTimeoutSeconds < 1 || sessionTimeoutSeconds > 28800)
+        throw ValueError(QStringLiteral("AgentCore session timeout must be 1–28800 seconds, not "
+                                        "%1.")
+                             .arg(sessionTimeoutSeconds));
+    if (maxOutputBytes < 0)
+        throw ValueError(QStringLiteral("max output bytes cannot be negative."));
+    static const QRegularExpression idRe(QStringLiteral("^[A-Za-z0-9._-]+$"));
+    if (!idRe.match(codeInterpreterId).hasMatch())
+        throw ValueError(QStringLiteral("'%1' is not a code interpreter identifier.")
+                             .arg(codeInterpreterId));
+    for (auto it = env.cbegin(); it != env.cend(); ++it)
+        checkEnvName(it.key());
+}
+
+QString shellQuote(const QString &text)
+{
+    QString out = text;
+    out.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
+    return QLatin1Char('\'') + out + QLatin1Char('\'');
+}
+
+// ---- backend: session ----------------------------------------------------------------------
+
+AgentCoreSandboxBackend::AgentCoreSandboxBackend(QString workspaceId, AgentCoreOptions options)
+    : m_workspaceId(std::move(workspaceId)), m_options(std::move(options)),
+      m_signer(m_options.credentials, m_options.region, QStringLiteral("bedrock-agentcore"))
+{
+    m_options.validate();
+}
+
+AgentCoreSandboxBackend::~AgentCoreSandboxBackend()
+{
+    try {
+        close();
+    } catch (const SandboxError &e) {
+        qCWarning(lcAgentCore) << "stopping the AgentCore session failed:" << e.message();
+    }
+}
+
+QString AgentCoreSandboxBackend::id() const
+{
+    return QStringLiteral("agentcore:%1/%2").arg(m_options.region, m_workspaceId);
+}
+
+QString AgentCoreSandboxBackend::sessionId() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_sessionId;
+}
+
+bool AgentCoreSandboxBackend::isCreated() const
+{
+    return !sessionId().isEmpty();
+}
+
+QString AgentCoreSandboxBackend::requireSession() const
+{
+    const QString id = sessionId();
+    if (id.isEmpty())
+        throw OSError(QStringLiteral("the AgentCore sandbox '%1' has no session; start the "
+                                     "sandbox first.")
+                          .arg(m_workspaceId));
+    return id;
+}
+
+remote::HttpResponse AgentCoreSandboxBackend::call(const QByteArray &method, const QString &path,
+                                                   const QByteArray &query,
+                                                   const QJsonObject &body,
+                                                   const remote::HttpHeaders &extraHeaders,
+                                                   int timeoutMs, const remote::RetryPolicy &retry)
+{
+    QByteArray base = m_options.resolvedEndpoint().toEncoded(QUrl::RemoveQuery |
+                                                             QUrl::RemoveFragment);
+    while (base.endsWith('/'))
+        base.chop(1);
+    QByteArray url = base + "/code-interpreters/" +
+                     uriEncode(m_options.codeInterpreterId.toUtf8()) + path.toUtf8();
+    if (!query.isEmpty())
+        url += '?' + query;
+    remote::HttpRequest request;
+    request.method = method;
+    request.url = QUrl::fromEncoded(url);
+    request.timeoutMs = timeoutMs;
+    if (method != "GET") {
+        request.headers.append({QByteArrayLiteral("Content-Type"),
+                                QByteArrayLiteral("application/json")});
+        request.body = QJsonDocument(body).toJson(QJsonDocument::Compact);
+    }
+    request.headers += extraHeaders;
+    return remote::send(request, retry, [this](remote::HttpRequest &r) {
+        m_signer.sign(r.method, r.url, r.headers, r.body, QDateTime::currentDateTimeUtc());
+    });
+}
+
+void AgentCoreSandboxBackend::create()
+{
+    QMutexLocker lock(&m_mutex);
+    if (!m_sessionId.isEmpty())
+        return;
+    // The client token makes a retried start return the same session instead of a second one.
+    const QJsonObject body{
+        {QStringLiteral("name"), sessionName(m_workspaceId)},
+        {QStringLiteral("sessionTimeoutSeconds"), m_options.sessionTimeoutSeconds},
+        {QStringLiteral("clientToken"), QUuid::createUuid().toString(QUuid::WithoutBraces)}};
+    const remote::HttpResponse response = call("PUT", QStringLiteral("/sessions/start"), {}, body,
+                                               {}, m_options.requestTimeoutMs, m_options.retry);
+    if (!response.ok())
+        throwForResponse(response, QStringLiteral("AgentCore StartCodeInterpreterSession"));
+    const QString id = QJsonDocument::fromJson(response.body)
+                           .object()
+                           .value(QLatin1String("sessionId"))
+                           .toString();
+    static const QRegularExpression idRe(QStringLiteral("^[0-9a-zA-Z]{1,40}$"));
+    if (!idRe.match(id).hasMatch())
+        throw OSError(QStringLiteral("AgentCore StartCodeInterpreterSession answered without a "
+                                     "valid sessionId; check the endpoint."));
+    m_sessionId = id;
+    qCDebug(lcAgentCore) << "started session" << id << "for" << m_workspaceId;
+}
+
+void AgentCoreSandboxBackend::close()
+{
+    QMutexLocker lock(&m_mutex);
+    if (m_sessionId.isEmpty())
+        return;
+    const QString id = std::exchange(m_sessionId, QString());
+    const QJsonObject body{
+        {QStringLiteral("clientToken"), QUuid::createUuid().toString(QUuid::WithoutBraces)}};
+    const remote::HttpResponse response =
+        call("PUT", QStringLiteral("/sessions/stop"), "sessionId=" + uriEncode(id.toUtf8()), body,
+             {}, m_options.requestTimeoutMs, m_options.retry);
+    // 404: the session already ended (timed out); that is what close wanted.
+    if (!response.ok() && !(response.networkError.isEmpty() && response.status == 404))
+        throwForResponse(response, QStringLiteral("AgentCore StopCodeInterpreterSession"));
+}
+
+// ---- backend: tool invocation --------------------------------------------------------------
+
+QString AgentCoreSandboxBackend::ToolResult::text() const
+{
+    QStringList parts;
+    for (const QJsonValue &block : content) {
+        const QJsonObject o = block.toObject();
+        if (o.value(QLatin1String("type")).toString() == QLatin1String("text"))
+            parts.append(o.value(QLatin1String("text")).toString());
+    }
+    return parts.join(QLatin1Char('\n'));
+}
+
+AgentCoreSandboxBackend::ToolResult
+AgentCoreSandboxBackend::invoke(const QString &tool, const QJsonObject &arguments, int timeoutMs,
+                                bool retryThrottling)
+{
+    const QString session = requireSession();
+    const QString what = QStringLiteral("AgentCore %1").arg(tool);
+    const QJsonObject body{{QStringLiteral("name"), tool},
+                           {QStringLiteral("arguments"), arguments}};
+    // A tool that must not run twice (executeCommand) is retried only on 429, which AWS sends
+    // before running anything; the shared layer would also retry 5xx.
+    remote::RetryPolicy retry = m_options.retry;
+    if (!retryThrottling)
+        retry.maxAttempts = 1;
+    remote::HttpResponse response;
+    int backoffMs = m_options.retry.initialBackoffMs;
+    for (int attempt = 1;; ++attempt) {
+        response = call("POST", QStringLiteral("/tools/invoke"), {}, body,
+                        {{QByteArrayLiteral("x-amzn-code-interpreter-session-id"),
+                          session.toUtf8()}},
+                        timeoutMs < 0 ? m_options.requestTimeoutMs : timeoutMs, retry);
+        if (retryThrottling || response.status != 429 ||
+            attempt >= m_options.retry.maxAttempts)
+            break;
+        const int asked = remote::retryAfterMs(response.header("Retry-After"));
+        QThread::msleep(qMin(asked >= 0 ? asked : backoffMs, m_options.retry.maxBackoffMs));
+        backoffMs = int(backoffMs * m_options.retry.multiplier);
+    }
+    if (!response.ok()) {
+        if (response.networkError.isEmpty() && response.status == 404)
+            throw OSError(QStringLiteral("%1 failed: the interpreter session %2 no longer exists "
+                                         "(stopped or timed out after %3 s idle); restart the "
+                                         "sandbox.")
+                              .arg(what, session)
+                              .arg(m_options.sessionTimeoutSeconds));
+        throwForResponse(response, what);
+    }
+
+    QJsonObject result;
+    bool haveResult = false;
+    const QByteArray contentType = response.header("Content-Type");
+    if (contentType.contains("json")) {
+        // Not the documented stream; accept a plain JSON result rather than fail.
+        const QJsonObject json = QJsonDocument::fromJson(response.body).object();
+        result = json.contains(QLatin1String("result"))
+                     ? json.value(QLatin1String("result")).toObject()
+                     : json;
+        haveResult = true;
+    } else {
+        for (const EventStreamMessage &m : decodeEventStream(response.body)) {
+            const QString type = m.stringHeader(":message-type");
+            if (type == QLatin1String("event")) {
+                if (m.stringHeader(":event-type") != QLatin1String("result"))
+                    continue;
+                QJsonParseError error;
+                const QJsonDocument doc = QJsonDocument::fromJson(m.payload, &error);
+                if (!doc.isObject())
+                    throw OSError(QStringLiteral("%1 returned a result that is not JSON (%2).")
+                                      .arg(what, error.errorString()));
+                result = doc.object();
+                haveResult = true;
+            } else if (type == QLatin1String("exception")) {
+                throwStreamException(m.stringHeader(":exception-type"),
+                                     QJsonDocument::fromJson(m.payload)
+                                         .object()
+                                         .value(QLatin1String("message"))
+                                         .toString(),
+                                     what);
+            } else if (type == QLatin1String("error")) {
+                throw OSError(QStringLiteral("%1 failed: %2: %3")
+                                  .arg(what, m.stringHeader(":error-code"),
+                                       m.stringHeader(":error-message")));
+            }
+        }
+    }
+    if (!haveResult)
+        throw OSError(QStringLiteral("%1 returned no result event; retry the call.").arg(what));
+    ToolResult out;
+    out.content = result.value(QLatin1String("content")).toArray();
+    out.structured = result.value(QLatin1String("structuredContent")).toObject();
+    out.isError = result.value(QLatin1String("isError")).toBool();
+    return out;
+}
+
+AgentCoreSandboxBackend::ScriptOutcome AgentCoreSandboxBackend::runScript(const QString &script,
+                                                                          int timeoutMs)
+{
+    const ToolResult r =
+        invoke(QStringLiteral("executeCommand"), {{QStringLiteral("command"), script}}, timeoutMs);
+    ScriptOutcome out;
+    const QJsonValue stdoutValue = r.structured.value(QLatin1String("stdout"));
+    out.out = stdoutValue.isString() ? stdoutValue.toString().toUtf8() : r.text().toUtf8();
+    out.err = r.structured.value(QLatin1String("stderr")).toString().toUtf8();
+    const QJsonValue code = r.structured.value(QLatin1String("exitCode"));
+    // The SDKs' rule: isError without an exit code counts as exit 1.
+    out.exitCode = code.isDouble() ? code.toInt() : (r.isError ? 1 : 0);
+    return out;
+}
+
+// ---- backend: files ------------------------------------------------------------------------
+
+void AgentCoreSandboxBackend::throwFileError(const QString &what, const QString &path,
+                                             const ToolResult &result)
+{
+    const QString shown = path.isEmpty() ? QStringLiteral(".") : path;
+    FileInfo info;
+    try {
+        info = stat(path);
+    } catch (const FileNotFoundError &) {
+        throw FileNotFoundError(QStringLiteral("cannot %1 '%2': no such file or folder in the "
+                                               "AgentCore workspace")
+                                    .arg(what, shown));
+    }
+    if (info.isDir && what != QLatin1String("list"))
+        throw IsADirectoryError(QStringLiteral("cannot %1 '%2': it is a folder").arg(what, shown));
+    if (!info.isDir && what == QLatin1String("list"))
+        throw NotADirectoryError(QStringLiteral("cannot list '%1': not a folder").arg(shown));
+    throw OSError(QStringLiteral("cannot %1 '%2' in the AgentCore workspace: %3")
+                      .arg(what, shown, result.text()));
+}
+
+QHash<QString, QByteArray> AgentCoreSandboxBackend::readBatch(const QStringList &paths,
+                                                              QStringList *errors,
+                                                              ToolResult *raw)
+{
+    QHash<QString, QByteArray> out;
+    if (paths.isEmpty())
+        return out;
+    const ToolResult r = invoke(QStringLiteral("readFiles"),
+                                {{QStringLiteral("paths"), QJsonArray::fromStringList(paths)}});
+    if (raw)
+        *raw = r;
+    for (const QJsonValue &block : r.content) {
+        const QJsonObject o = block.toObject();
+        if (o.value(QLatin1String("type")).toString() != QLatin1String("resource"))
+            continue;
+        const QJsonObject res = o.value(QLatin1String("resource")).toObject();
+        QString uri = res.value(QLatin1String("uri")).toString();
+        if (uri.startsWith(QLatin1String("file://")))
+            uri = uri.mid(7);
+        // The service may answer with absolute paths; match on the requested relative one.
+        QString path;
+        for (const QString &p : paths) {
+            if (uri == p || uri.endsWith(QLatin1Char('/') + p)) {
+                path = p;
+                break;
+            }
+        }
+        if (path.isEmpty() && paths.size() == 1)
+            path = paths.first();
+        if (path.isEmpty())
+            continue;
+        out.insert(path, res.contains(QLatin1String("blob"))
+                             ? QByteArray::fromBase64(
+                                   res.value(QLatin1String("blob")).toString().toLatin1())
+                             : res.value(QLatin1String("text")).toString().toUtf8());
+    }
+    if (errors) {
+        for (const QString &p : paths) {
+            if (!out.contains(p))
+                errors->append(QStringLiteral("cannot read '%1' from the AgentCore workspace%2")
+                                   .arg(p, r.isError ? QStringLiteral(": ") + r.text()
+                                                     : QString()));
+        }
+    }
+    return out;
+}
+
+QList<FileTransferResult>
+AgentCoreSandboxBackend::writeBatch(const QList<QPair<QString, QByteArray>> &files)
+{
+    QJsonArray content;
+    for (const auto &[path, data] : files) {
+        QJsonObject entry{{QStringLiteral("path"), path}};
+        if (isSafeText(data))
+            entry.insert(QStringLiteral("text"), QString::fromUtf8(data));
+        else
+            entry.insert(QStringLiteral("blob"), QString::fromLatin1(data.toBase64()));
+        content.append(entry);
+    }
+    const ToolResult r =
+        invoke(QStringLiteral("writeFiles"), {{QStringLiteral("content"), content}});
+    QList<FileTransferResult> out;
+    for (const auto &[path, data] : files) {
+        FileTransferResult result;
+        result.path = path;
+        if (r.isError)
+            result.error = QStringLiteral("cannot write '%1' to the AgentCore workspace: %2")
+                               .arg(path, r.text());
+        out.append(result);
+    }
+    return out;
+}
+
+QByteArray AgentCoreSandboxBackend::readFile(const QString &path)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    if (p.isEmpty())
+        throw IsADirectoryError(QStringLiteral("cannot read '.': it is a folder"));
+    ToolResult raw;
+    const QHash<QString, QByteArray> got = readBatch({p}, nullptr, &raw);
+    if (!got.contains(p))
+        throwFileError(QStringLiteral("read"), p, raw);
+    return got.value(p);
+}
+
+void AgentCoreSandboxBackend::writeFile(const QString &path, const QByteArray &content)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    if (p.isEmpty())
+        throw IsADirectoryError(QStringLiteral("cannot write '.': it is a folder"));
+    const QList<FileTransferResult> results = writeBatch({{p, content}});
+    if (!results.first().success()) {
+        ToolResult r;
+        r.content = QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("text")},
+                                           {QStringLiteral("text"), *results.first().error}}};
+        throwFileError(QStringLiteral("write"), p, r);
+    }
+}
+
+QList<FileInfo> AgentCoreSandboxBackend::listDir(const QString &path)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    const ToolResult r =
+        invoke(QStringLiteral("listFiles"), {{QStringLiteral("directoryPath"), p}});
+    if (r.isError) {
+        if (p.isEmpty())
+            throw OSError(QStringLiteral("cannot list the AgentCore workspace: %1").arg(r.text()));
+        throwFileError(QStringLiteral("list"), p, r);
+    }
+    QList<FileInfo> out;
+    auto add = [&](QString name, std::optional<qint64> size) {
+        const bool isDir = name.endsWith(QLatin1Char('/'));
+        while (name.endsWith(QLatin1Char('/')))
+            name.chop(1);
+        name = name.mid(name.lastIndexOf(QLatin1Char('/')) + 1);
+        if (name.isEmpty() || name == QLatin1String(".") || name == QLatin1String(".."))
+            return;
+        FileInfo info;
+        info.path = joinPath(p, name);
+        info.isDir = isDir;
+        info.type = isDir ? FileInfo::Type::Directory : FileInfo::Type::File;
+        info.size = isDir ? std::nullopt : size;
+        out.append(info);
+    };
+    for (const QJsonValue &block : r.content) {
+        const QJsonObject o = block.toObject();
+        const QString type = o.value(QLatin1String("type")).toString();
+        if (type == QLatin1String("resource_link")) {
+            const QJsonValue size = o.value(QLatin1String("size"));
+            add(o.value(QLatin1String("name")).toString(),
+                size.isDouble() ? std::optional<qint64>(qint64(size.toDouble())) : std::nullopt);
+        } else if (type == QLatin1String("text")) {
+            // The TypeScript SDK's fallback: one name per line, folders ending in '/'.
+            const QStringList lines =
+                o.value(QLatin1String("text")).toString().split(QLatin1Char('\n'));
+            for (const QString &line : lines) {
+                if (!line.trimmed().isEmpty())
+                    add(line.trimmed(), std::nullopt);
+            }
+        }
+    }
+    std::sort(out.begin(), out.end(),
+              [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
+    return out;
+}
+
+FileInfo AgentCoreSandboxBackend::stat(const QString &path)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    if (p.isEmpty()) {
+        FileInfo root;
+        root.isDir = true;
+        root.type = FileInfo::Type::Directory;
+        return root;
+    }
+    QList<FileInfo> siblings;
+    try {
+        siblings = listDir(parentOf(p));
+    } catch (const FileNotFoundError &) {
+        throw FileNotFoundError(
+            QStringLiteral("'%1' does not exist in the AgentCore workspace").arg(p));
+    } catch (const NotADirectoryError &) {
+        throw NotADirectoryError(
+            QStringLiteral("'%1': a parent in the AgentCore workspace is not a folder").arg(p));
+    }
+    for (const FileInfo &info : std::as_const(siblings)) {
+        if (info.path == p)
+            return info;
+    }
+    throw FileNotFoundError(QStringLiteral("'%1' does not exist in the AgentCore workspace").arg(p));
+}
+
+void AgentCoreSandboxBackend::removeFile(const QString &path, bool recursive)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    if (p.isEmpty())
+        throw PermissionError(QStringLiteral("cannot remove the workspace root"));
+    const FileInfo info = stat(p);
+    if (info.isDir) {
+        if (!recursive)
+            throw IsADirectoryError(
+                QStringLiteral("cannot remove '%1': it is a folder (remove recursively)").arg(p));
+        const ScriptOutcome o =
+            runScript(QStringLiteral("rm -rf -- ") + shellQuote(p), m_options.requestTimeoutMs);
+        if (o.exitCode != 0)
+            throw OSError(QStringLiteral("cannot remove '%1' from the AgentCore workspace: %2")
+                              .arg(p, QString::fromUtf8(o.err).trimmed()));
+        return;
+    }
+    const ToolResult r =
+        invoke(QStringLiteral("removeFiles"), {{QStringLiteral("paths"), QJsonArray{p}}});
+    if (r.isError)
+        throwFileError(QStringLiteral("remove"), p, r);
+}
+
+void AgentCoreSandboxBackend::makeDirs(const QString &path)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    if (p.isEmpty())
+        return;
+    const ScriptOutcome o =
+        runScript(QStringLiteral("mkdir -p -- ") + shellQuote(p), m_options.requestTimeoutMs);
+    if (o.exitCode == 0)
+        return;
+    if (!stat(p).isDir)
+        throw FileExistsError(QStringLiteral("cannot create folder '%1': a file is in the way")
+                                  .arg(p));
+    throw OSError(QStringLiteral("cannot create folder '%1' in the AgentCore workspace: %2")
+                      .arg(p, QString::fromUtf8(o.err).trimmed()));
+}
+
+QList<FileTransferResult>
+AgentCoreSandboxBackend::uploadFiles(const QList<QPair<QString, QByteArray>> &files)
+{
+    QList<FileTransferResult> out(files.size());
+    QList<QPair<QString, QByteArray>> batch;
+    QList<int> batchIndex;
+    qint64 batchBytes = 0;
+    auto flush = [&] {
+        if (batch.isEmpty())
+            return;
+        const QList<FileTransferResult> results = writeBatch(batch);
+        for (int i = 0; i < results.size(); ++i)
+            out[batchIndex.at(i)].error = results.at(i).error;
+        batch.clear();
+        batchIndex.clear();
+        batchBytes = 0;
+    };
+    for (int i = 0; i < files.size(); ++i) {
+        out[i].path = files.at(i).first;
+        QString p;
+        try {
+            p = WorkspaceFs::normalize(files.at(i).first);
+            if (p.isEmpty())
+                throw IsADirectoryError(QStringLiteral("cannot write '.': it is a folder"));
+        } catch (const SandboxError &e) {
+            out[i].error = e.message();
+            continue;
+        }
+        if (batchBytes + files.at(i).second.size() > BATCH_BYTES || batch.size() >= BATCH_FILES)
+            flush();
+        batch.append({p, files.at(i).second});
+        batchIndex.append(i);
+        batchBytes += files.at(i).second.size();
+    }
+    flush();
+    return out;
+}
+
+QList<FileTransferResult> AgentCoreSandboxBackend::downloadFiles(const QStringList &paths)
+{
+    QList<FileTransferResult> out;
+    for (const QString &path : paths) {
+        FileTransferResult r;
+        r.path = path;
+        try {
+            r.content = readFile(path);
+        } catch (const SandboxError &e) {
+            r.error = e.message();
+        }
+        out.append(r);
+    }
+    return out;
+}
+
+// ---- backend: execute ----------------------------------------------------------------------
+
+ExecuteResult AgentCoreSandboxBackend::execute(const QString &command,
+                                               std::optional<double> timeoutSeconds,
+                                               const QString &cwd, const ExecuteOptions &options)
+{
+    QElapsedTimer timer;
+    timer.start();
+    const double timeout = timeoutSeconds.value_or(m_options.timeout);
+    const QString dir = cwd.isEmpty() ? QString() : WorkspaceFs::normalize(cwd);
+    QMap<QString, QString> env = m_options.env;
+    for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
+        env.insert(it.key(), it.value());
+    for (auto it = env.cbegin(); it != env.cend(); ++it)
+        checkEnvName(it.key());
+
+    ExecuteResult result;
+    if (options.cancel && options.cancel->isCancelled()) {
+        result.exitCode = 130;
+        result.cancelled = true;
+        return result;
+    }
+
+    // The service runs the script with no timeout, no cwd and no output cap: the wrapper adds
+    // them. `timeout` runs the command in its own process group and signals the whole group
+    // (TERM, KILL after the grace). Both streams go to files, and only their first N bytes
+    // travel back; a trailer with a per-call nonce (which the command cannot guess) carries
+    // the exit status and the full sizes.
+    const QString nonce = QString::number(QRandomGenerator::system()->generate64(), 16);
+    const qint64 cap = m_options.maxOutputBytes;
+    QString script;
+    if (!dir.isEmpty())
+        script += QStringLiteral("cd -- %1 || exit 1\n").arg(shellQuote(dir));
+    for (auto it = env.cbegin(); it != env.cend(); ++it)
+        script += QStringLiteral("export %1=%2\n").arg(it.key(), shellQuote(it.value()));
+    script += QStringLiteral("__elsai_d=$(mktemp -d) || exit 125\n"
+                             "__elsai_s=$(date +%s)\n");
+    if (timeout > 0)
+        script += QStringLiteral("timeout -k %1 %2 ")
+                      .arg(KILL_GRACE_S)
+                      .arg(QString::number(timeout, 'f', 3));
+    script += QStringLiteral("sh -c %1 </dev/null >\"$__elsai_d/o\" 2>\"$__elsai_d/e\"\n"
+                             "__elsai_rc=$?\n")
+                  .arg(shellQuote(command));
+    if (timeout > 0)
+        // Killed after the grace: timeout(1) reports 137; the interface says 124.
+        script += QStringLiteral("if [ \"$__elsai_rc\" -eq 137 ] && "
+                                 "[ $(( $(date +%s) - __elsai_s )) -ge %1 ]; then "
+                                 "__elsai_rc=124; fi\n")
+                      .arg(qint64(timeout));
+    script += QStringLiteral("head -c %1 \"$__elsai_d/o\"\n"
+                             "head -c %1 \"$__elsai_d/e\" >&2\n"
+                             "printf '\\n%2 %s %s %s\\n' \"$__elsai_rc\" "
+                             "\"$(wc -c <\"$__elsai_d/o\")\" \"$(wc -c <\"$__elsai_d/e\")\" >&2\n"
+                             "rm -rf \"$__elsai_d\"\n"
+                             "exit \"$__elsai_rc\"\n")
+                  .arg(cap)
+                  .arg(nonce);
+
+    const int httpTimeoutMs =
+        timeout > 0 ? int(qMin(timeout * 1000.0 + KILL_GRACE_S * 1000 + EXECUTE_MARGIN_MS,
+                               double(std::numeric_limits<int>::max())))
+                    : std::numeric_limits<int>::max();
+    ToolResult r;
+    try {
+        r = invoke(QStringLiteral("executeCommand"), {{QStringLiteral("command"), script}},
+                   httpTimeoutMs, /*retryThrottling=*/false);
+    } catch (const TimeoutError &e) {
+        // No answer at all: report the interface's timeout rather than an exception.
+        result.exitCode = 124;
+        result.timedOut = true;
+        result.stderr_ = e.message();
+        result.durationMs = timer.elapsed();
+        return result;
+    }
+
+    const QJsonValue stdoutValue = r.structured.value(QLatin1String("stdout"));
+    QByteArray out = stdoutValue.isString() ? stdoutValue.toString().toUtf8() : r.text().toUtf8();
+    QByteArray err = r.structured.value(QLatin1String("stderr")).toString().toUtf8();
+    const QJsonValue code = r.structured.value(QLatin1String("exitCode"));
+    result.exitCode = code.isDouble() ? code.toInt() : (r.isError ? 1 : 0);
+    qint64 outSize = out.size();
+    qint64 errSize = err.size();
+    const qsizetype marker = err.lastIndexOf("\n" + nonce.toLatin1() + ' ');
+    if (marker >= 0) {
+        const QList<QByteArray> fields =
+            err.mid(marker + 1).trimmed().split(' '); // nonce rc outSize errSize
+        if (fields.size() == 4) {
+            result.exitCode = fields.at(1).toInt();
+            outSize = fields.at(2).toLongLong();
+            errSize = fields.at(3).toLongLong();
+        }
+        err.truncate(marker);
+    }
+    // One cap for both streams together, stdout first (as the local backend keeps them).
+    result.truncated = outSize + errSize > cap;
+    out.truncate(qMin<qint64>(out.size(), cap));
+    err.truncate(qMin<qint64>(err.size(), cap - out.size()));
+    result.output = QString::fromUtf8(out);
+    result.stderr_ = QString::fromUtf8(err);
+    result.timedOut = timeout > 0 && result.exitCode == 124;
+    result.durationMs = timer.elapsed();
+    if (options.onOutput) {
+        if (!out.isEmpty())
+            options.onOutput(OutputChannel::Stdout, out);
+        if (!err.isEmpty())
+            options.onOutput(OutputChannel::Stderr, err);
+    }
+    return result;
+}
+
+// ---- backend: seeding and flush ------------------------------------------------------------
+
+WorkspaceSeedResult AgentCoreSandboxBackend::seedWorkspace(
+    const QString &source, const QStringList &excludes,
+    const std::function<void(int, int)> &progress)
+{
+    requireSession();
+    const QString root = QDir(source).absolutePath();
+    const SeedPlan plan = planSeed(root, GlobSet(excludes));
+    WorkspaceSeedResult result;
+    result.errors = plan.errors;
+    QStringList dirs;
+    QList<SeedPlanEntry> files;
+    for (const SeedPlanEntry &e : plan.entries) {
+        if (e.action != SeedPlanEntry::Action::Copy)
+            result.skippedPaths.append(e.path);
+        else if (e.isDir)
+            dirs.append(e.path);
+        else
+            files.append(e);
+    }
+    // Folders first (empty ones would not appear otherwise), many per call.
+    for (qsizetype i = 0; i < dirs.size(); i += 200) {
+        QString script = QStringLiteral("mkdir -p --");
+        for (const QString &d : dirs.mid(i, 200))
+            script += QLatin1Char(' ') + shellQuote(d);
+        const ScriptOutcome o = runScript(script, m_options.requestTimeoutMs);
+        if (o.exitCode != 0)
+            result.errors.append(QStringLiteral("cannot create folders in the AgentCore "
+                                                "workspace: %1")
+                                     .arg(QString::fromUtf8(o.err).trimmed()));
+    }
+
+    QHash<QString, ManifestEntry> manifest;
+    QList<QPair<QString, QByteArray>> batch;
+    QList<FileStamp> stamps;
+    qint64 batchBytes = 0;
+    int done = 0;
+    const int total = int(files.size());
+    auto flush = [&] {
+        if (batch.isEmpty())
+            return;
+        const QList<FileTransferResult> results = writeBatch(batch);
+        for (int i = 0; i < results.size(); ++i) {
+            const auto &[path, data] = batch.at(i);
+            if (!results.at(i).success()) {
+                result.errors.append(*results.at(i).error);
+                continue;
+            }
+            ++result.filesSeeded;
+            result.bytesSeeded += data.size();
+            manifest.insert(path, {stamps.at(i), sha256(data)});
+        }
+        done += int(batch.size());
+        if (progress)
+            progress(done, total);
+        batch.clear();
+        stamps.clear();
+        batchBytes = 0;
+    };
+    for (const SeedPlanEntry &e : std::as_const(files)) {
+        const QString hostPath = root + QLatin1Char('/') + e.path;
+        QByteArray data;
+        try {
+            data = readHostFile(hostPath);
+        } catch (const SandboxError &err) {
+            result.errors.append(err.message());
+            ++done;
+            continue;
+        }
+        if (batchBytes + data.size() > BATCH_BYTES || batch.size() >= BATCH_FILES)
+            flush();
+        stamps.append(hostStamp(hostPath));
+        batch.append({e.path, data});
+        batchBytes += data.size();
+    }
+    flush();
+
+    QMutexLocker lock(&m_manifestMutex);
+    m_manifestRoot = root;
+    m_manifest = std::move(manifest);
+    return result;
+}
+
+struct AgentCoreSandboxBackend::Snapshot
+{
+    SyncPlan plan;
+    QHash<QString, QByteArray> contents; ///< workspace content of Add/Update/Conflict entries
+};
+
+AgentCoreSandboxBackend::Snapshot AgentCoreSandboxBackend::snapshot(const QString &root,
+                                                                    const WorkspaceSyncPolicy &policy)
+{
+    Snapshot snap;
+    snap.plan.destRoot = root;
+    const GlobSet includes(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
+    const GlobSet excludes(policy.excludePatterns);
+
+    // One call lists every non-folder with its type and size, NUL-separated (any name works).
+    const ScriptOutcome listing = runScript(
+        QStringLiteral("find . -mindepth 1 ! -type d -printf '%y %s %P\\0'"),
+        m_options.requestTimeoutMs);
+    if (listing.exitCode != 0)
+        snap.plan.errors.append(QStringLiteral("listing the AgentCore workspace failed: %1")
+                                    .arg(QString::fromUtf8(listing.err).trimmed()));
+    QStringList regular;
+    QHash<QString, qint64> sizes;
+    for (const QByteArray &record : listing.out.split('\0')) {
+        const QList<QByteArray> fields = record.split(' ');
+        if (fields.size() < 3)
+            continue;
+        const QString path = QString::fromUtf8(record.mid(fields.at(0).size() + fields.at(1).size() + 2));
+        if (!includes.matchesPathOrParent(path, false) || excludes.matchesPathOrParent(path, false))
+            continue;
+        SyncPlanEntry entry;
+        entry.path = path;
+        entry.size = fields.at(1).toLongLong();
+        if (fields.at(0) == "l") {
+            entry.action = SyncPlanEntry::Action::SkippedSymlink;
+            snap.plan.entries.append(entry);
+        } else if (fields.at(0) != "f") {
+            entry.action = SyncPlanEntry::Action::SkippedSpecial;
+            snap.plan.entries.append(entry);
+        } else {
+            regular.append(path);
+            sizes.insert(path, entry.size);
+        }
+    }
+    std::sort(regular.begin(), regular.end());
+
+    QHash<QString, QByteArray> contents;
+    QStringList batch;
+    qint64 batchBytes = 0;
+    for (const QString &path : std::as_const(regular)) {
+        if (!batch.isEmpty() &&
+            (batchBytes + sizes.value(path) > BATCH_BYTES || batch.size() >= BATCH_FILES)) {
+            contents.insert(readBatch(batch, &snap.plan.errors));
+            batch.clear();
+            batchBytes = 0;
+        }
+        batch.append(path);
+        batchBytes += sizes.value(path);
+    }
+    contents.insert(readBatch(batch, &snap.plan.errors));
+
+    const bool haveManifest = m_manifestRoot == root;
+    for (const QString &path : std::as_const(regular)) {
+        if (!contents.contains(path))
+            continue; // already an error
+        const QByteArray &data = contents[path];
+        SyncPlanEntry entry;
+        entry.path = path;
+        entry.size = data.size();
+        const QString problem = hostPathProblem(root, path);
+        if (!problem.isEmpty()) {
+            snap.plan.errors.append(problem);
+            continue;
+        }
+        const QString hostPath = root + QLatin1Char('/') + path;
+        if (!QFileInfo::exists(hostPath)) {
+            entry.action = SyncPlanEntry::Action::Add;
+        } else {
+            QByteArray hostData;
+            try {
+                hostData = readHostFile(hostPath);
+            } catch (const SandboxError &e) {
+                snap.plan.errors.append(e.message());
+                continue;
+            }
+            const auto record = m_manifest.constFind(path);
+            if (hostData == data)
+                entry.action = SyncPlanEntry::Action::Unchanged;
+            else if (!haveManifest || record == m_manifest.constEnd())
+                entry.action = SyncPlanEntry::Action::Conflict;
+            else if (hostStamp(hostPath) == record->host)
+                entry.action = SyncPlanEntry::Action::Update;
+            else if (sha256(data) == record->sha256)
+                entry.action = SyncPlanEntry::Action::KeepHost;
+            else
+                entry.action = SyncPlanEntry::Action::Conflict;
+        }
+        snap.plan.entries.append(entry);
+        snap.contents.insert(path, data);
+    }
+    return snap;
+}
+
+SyncPlan AgentCoreSandboxBackend::planSync(const QString &dest, const WorkspaceSyncPolicy &policy)
+{
+    requireSession();
+    QMutexLocker lock(&m_manifestMutex);
+    return snapshot(QDir(dest).absolutePath(), policy).plan;
+}
+
+WorkspaceSyncResult AgentCoreSandboxBackend::syncArtifacts(
+    const QString &dest, const WorkspaceSyncPolicy &policy,
+    const std::function<void(int, int)> &progress)
+{
+    requireSession();
+    const QString root = QDir(dest).absolutePath();
+    QMutexLocker lock(&m_manifestMutex);
+    const Snapshot snap = snapshot(root, policy);
+    WorkspaceSyncResult result;
+    result.errors = snap.plan.errors;
+    const bool recordWrites = m_manifestRoot.isEmpty() || m_manifestRoot == root;
+    if (recordWrites && m_manifestRoot.isEmpty())
+        m_manifestRoot = root;
+    int done = 0;
+    const int total = int(snap.plan.entries.size());
+    for (const SyncPlanEntry &entry : snap.plan.entries) {
+        const QString hostPath = root + QLatin1Char('/') + entry.path;
+        const QByteArray data = snap.contents.value(entry.path);
+        try {
+            switch (entry.action) {
+            case SyncPlanEntry::Action::Add:
+            case SyncPlanEntry::Action::Update:
+                writeHostFileAtomic(hostPath, data);
+                ++result.filesSynced;
+                result.bytesSynced += data.size();
+                if (recordWrites)
+                    m_manifest.insert(entry.path, {hostStamp(hostPath), sha256(data)});
+                break;
+            case SyncPlanEntry::Action::Conflict:
+                writeHostFileAtomic(hostPath + conflictSuffix(), data);
+                result.conflicts.append(entry.path);
+                result.errors.append(QStringLiteral("conflict: '%1' changed on the host and in "
+                                                    "the sandbox; the host file was kept and the "
+                                                    "sandbox version written to '%1%2'")
+                                         .arg(entry.path, conflictSuffix()));
+                break;
+            case SyncPlanEntry::Action::SkippedSymlink:
+            case SyncPlanEntry::Action::SkippedSpecial:
+                result.skippedPaths.append(entry.path);
+                break;
+            case SyncPlanEntry::Action::Unchanged:
+            case SyncPlanEntry::Action::KeepHost:
+                break;
+            }
+        } catch (const SandboxError &e) {
+            result.errors.append(e.message());
+        }
+        if (progress)
+            progress(++done, total);
+    }
+    return result;
+}
+
+// ---- template ------------------------------------------------------------------------------
+
+AgentCoreSandboxTemplate::AgentCoreSandboxTemplate(AgentCoreOptions options)
+    : m_options(std::move(options))
+{
+}
+
+BackendPtr AgentCoreSandboxTemplate::buildForSession(const QString &sessionId)
+{
+    QMutexLocker lock(&m_mutex);
+    if (auto existing = m_backends.value(sessionId).lock())
+        return existing;
+    auto backend = std::make_shared<AgentCoreSandboxBackend>(sessionId, m_options);
+    m_backends.insert(sessionId, backend);
+    return backend;
+}
+
+BackendPtr AgentCoreSandboxTemplate::buildDefault()
+{
+    return buildForSession(QStringLiteral("default"));
+}
+
+} // namespace elsai::aws
