@@ -66,7 +66,8 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("NAME=VALUE")},
         {QStringLiteral("no-inherit-env"),
          QStringLiteral("Commands get only --env variables (and a default PATH).")},
-        {QStringLiteral("backend"), QStringLiteral("Backend: local (default)."),
+        {QStringLiteral("backend"), QStringLiteral("Backend: local (default), daytona (DAYTONA_API_KEY, "
+                                                  "DAYTONA_API_URL, DAYTONA_TARGET)."),
          QStringLiteral("NAME")},
         {QStringLiteral("audit-log"),
          QStringLiteral("Append audit records as JSON lines to FILE ('-' = stderr)."),

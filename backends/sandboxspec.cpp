@@ -10,7 +10,7 @@ namespace elsai {
 
 QStringList SandboxSpec::availableBackends()
 {
-    return {QStringLiteral("local")};
+    return {QStringLiteral("local"), QStringLiteral("daytona")};
 }
 
 BackendPtr SandboxSpec::createBackend()
@@ -20,6 +20,13 @@ BackendPtr SandboxSpec::createBackend()
                              .arg(backend, availableBackends().join(QStringLiteral(", "))));
     if (workspaceId.isEmpty())
         throw ValueError(QStringLiteral("the workspace id must not be empty"));
+    if (backend == QLatin1String("daytona")) {
+        DaytonaSandboxBackend::Options o = daytona;
+        o.timeout = local.timeout;
+        o.maxOutputBytes = local.maxOutputBytes;
+        o.env.insert(local.env);
+        return std::make_shared<DaytonaSandboxBackend>(workspaceId, o);
+    }
     if (workspaceRoot.isEmpty()) {
         QString safeId = workspaceId;
         safeId.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));

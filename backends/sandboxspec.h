@@ -1,5 +1,6 @@
 #pragma once
 
+#include "daytonabackend.h"
 #include "localsandboxbackend.h"
 #include "sandbox.h"
 
@@ -24,6 +25,9 @@ struct SandboxSpec
     std::optional<QString> syncDest;
     std::optional<double> ttlSeconds = 7200;
     LocalSandboxBackend::Options local;
+    /// Daytona connection and sandbox settings (DAYTONA_* variables by default); its timeout,
+    /// output cap and env are taken from `local`, which the command line fills.
+    DaytonaSandboxBackend::Options daytona;
 
     /// Names accepted by `backend`.
     static QStringList availableBackends();
