@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "fakedaytona.h"
 #include "sandbox.h"
+#include "sandboxspec.h"
 #include "testutil.h"
 
 #include <QtTest>
@@ -582,6 +583,60 @@ private Q_SLOTS:
         const WorkspaceSyncResult again = b->syncArtifacts(src, policy);
         QCOMPARE(again.filesSynced, 0);
         QVERIFY(QFileInfo::exists(src + "/src/new.py"));
+    }
+
+    void sandboxSpecBuildsDaytonaFromTheEnvironment()
+    {
+        FakeDaytona fake;
+        qputenv("DAYTONA_API_KEY", fake.apiKey().toUtf8());
+        qputenv("DAYTONA_API_URL", fake.apiUrl().toEncoded());
+        qputenv("DAYTONA_TARGET", "eu");
+        SandboxSpec spec;
+        qunsetenv("DAYTONA_API_KEY");
+        qunsetenv("DAYTONA_API_URL");
+        qunsetenv("DAYTONA_TARGET");
+        QVERIFY(SandboxSpec::availableBackends().contains(QStringLiteral("daytona")));
+        spec.backend = QStringLiteral("daytona");
+        spec.workspaceId = QStringLiteral("from-spec");
+        spec.local.timeout = 7;
+        spec.local.maxOutputBytes = 1234;
+        spec.local.env.insert(QStringLiteral("FROM_CLI"), QStringLiteral("yes"));
+        const auto b = std::dynamic_pointer_cast<DaytonaSandboxBackend>(spec.createBackend());
+        QVERIFY(b);
+        QVERIFY(spec.workspaceRoot.isEmpty()); // no local folder for a remote workspace
+        QCOMPARE(b->options().config.apiUrl, fake.apiUrl());
+        QCOMPARE(b->options().config.target, QStringLiteral("eu"));
+        QCOMPARE(b->options().timeout, 7.0);
+        QCOMPARE(b->options().maxOutputBytes, 1234);
+        b->create();
+        QCOMPARE(b->execute(QStringLiteral("echo $FROM_CLI")).output, QStringLiteral("yes\n"));
+        QCOMPARE(fake.sandboxes().value(0).createBody.value("target").toString(),
+                 QStringLiteral("eu"));
+    }
+
+    void headlessExecRunsInADaytonaSandbox()
+    {
+        FakeDaytona fake;
+        QTemporaryDir project;
+        test::writeHostFile(project.path() + "/hello.py", "print('hi')\n");
+        QProcess proc;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("DAYTONA_API_KEY"), fake.apiKey());
+        env.insert(QStringLiteral("DAYTONA_API_URL"), fake.apiUrl().toString());
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        proc.setProcessEnvironment(env);
+        proc.start(QStringLiteral(ELSAI_WORKBENCH_BIN),
+                   {QStringLiteral("--headless"), QStringLiteral("--backend"),
+                    QStringLiteral("daytona"), QStringLiteral("--seed-from"), project.path(),
+                    QStringLiteral("--exec"), QStringLiteral("cat hello.py; echo oops >&2; exit 3")});
+        QVERIFY(proc.waitForFinished(60000));
+        const QByteArray out = proc.readAllStandardOutput();
+        const QByteArray err = proc.readAllStandardError();
+        QCOMPARE(proc.exitCode(), 3);
+        QVERIFY2(out.contains("print('hi')"), out + err);
+        QVERIFY2(err.contains("oops"), err);
+        QCOMPARE(fake.sandboxes().size(), 1);
+        QCOMPARE(fake.sandboxes()[0].state, QStringLiteral("destroyed"));
     }
 
     void wrapCommandQuotesEverything()
