@@ -10,7 +10,7 @@ namespace elsai {
 
 QStringList SandboxSpec::availableBackends()
 {
-    return {QStringLiteral("local"), QStringLiteral("daytona")};
+    return {QStringLiteral("local"), QStringLiteral("daytona"), QStringLiteral("agentcore")};
 }
 
 BackendPtr SandboxSpec::createBackend()
@@ -27,6 +27,8 @@ BackendPtr SandboxSpec::createBackend()
         o.env.insert(local.env);
         return std::make_shared<DaytonaSandboxBackend>(workspaceId, o);
     }
+    if (backend == QLatin1String("agentcore"))
+        return createAgentCoreBackend();
     if (workspaceRoot.isEmpty()) {
         QString safeId = workspaceId;
         safeId.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));
@@ -39,6 +41,23 @@ BackendPtr SandboxSpec::createBackend()
         workspaceRoot = dir.path();
     }
     return std::make_shared<LocalSandboxBackend>(workspaceRoot, local);
+}
+
+BackendPtr SandboxSpec::createAgentCoreBackend() const
+{
+    aws::AgentCoreOptions options = agentcore;
+    const aws::AgentCoreOptions env = aws::AgentCoreOptions::fromEnvironment();
+    if (!options.credentials.isValid())
+        options.credentials = env.credentials;
+    if (options.region.isEmpty())
+        options.region = env.region;
+    if (options.endpoint.isEmpty())
+        options.endpoint = env.endpoint;
+    options.timeout = local.timeout;
+    options.maxOutputBytes = local.maxOutputBytes;
+    // Only explicit variables travel: the host environment is not the remote one.
+    options.env.insert(local.env);
+    return aws::AgentCoreSandboxTemplate(options).buildForSession(workspaceId);
 }
 
 SandboxPtr SandboxSpec::createSandbox(std::shared_ptr<SandboxManager> manager)

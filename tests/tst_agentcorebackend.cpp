@@ -5,6 +5,7 @@
 #include "errors.h"
 #include "eventstream.h"
 #include "fakeagentcore.h"
+#include "sandboxspec.h"
 #include "testutil.h"
 
 #include <QDir>
@@ -74,6 +75,7 @@ private Q_SLOTS:
     void flushConflictsAndHostChanges();
     void templateBuildsOneBackendPerWorkspace();
     void optionsFromEnvironmentAndValidation();
+    void sandboxSpecBuildsAnAgentCoreSandbox();
 };
 
 void TestAgentCoreBackend::startAndStopSession()
@@ -674,6 +676,45 @@ void TestAgentCoreBackend::optionsFromEnvironmentAndValidation()
     bad = o;
     bad.env.insert(QStringLiteral("1X"), QStringLiteral("y"));
     QVERIFY_THROWS_EXCEPTION(ValueError, AgentCoreSandboxBackend(QStringLiteral("w"), bad));
+}
+
+void TestAgentCoreBackend::sandboxSpecBuildsAnAgentCoreSandbox()
+{
+    // What `--backend agentcore` does: the spec fills the gaps from the environment.
+    FakeAgentCore fake;
+    qputenv("AWS_ACCESS_KEY_ID", fake.credentials().accessKeyId.toUtf8());
+    qputenv("AWS_SECRET_ACCESS_KEY", fake.credentials().secretAccessKey.toUtf8());
+    qputenv("AWS_ENDPOINT_URL_BEDROCK_AGENTCORE", fake.endpoint().toEncoded());
+    QTemporaryDir project;
+    writeHostFile(project.path() + "/src/main.py", "print(1)\n");
+    SandboxSpec spec;
+    spec.workspaceId = QStringLiteral("spec-ws");
+    spec.backend = QStringLiteral("agentcore");
+    spec.agentcore.region = QStringLiteral("us-east-1");
+    spec.seedFrom = project.path();
+    spec.local.timeout = 1;
+    spec.local.env.insert(QStringLiteral("FROM_SPEC"), QStringLiteral("yes"));
+    QVERIFY(SandboxSpec::availableBackends().contains(QStringLiteral("agentcore")));
+    const SandboxPtr sandbox = spec.createSandbox();
+    QCOMPARE(sandbox->backendTypeName(), QStringLiteral("AgentCoreSandboxBackend"));
+    const auto seeded = sandbox->start();
+    QVERIFY(seeded.has_value());
+    QCOMPARE(seeded->filesSeeded, 1);
+    QCOMPARE(sandbox->readFile(QStringLiteral("src/main.py")), QStringLiteral("print(1)\n"));
+    auto backend = std::dynamic_pointer_cast<SandboxBackend>(sandbox->backend());
+    QVERIFY(backend);
+    QCOMPARE(backend->execute(QStringLiteral("echo $FROM_SPEC")).output, QStringLiteral("yes\n"));
+    QCOMPARE(backend->execute(QStringLiteral("sleep 5")).exitCode, 124); // spec's timeout
+    sandbox->addFiles({{QStringLiteral("src/out.py"), FileSource::text(QStringLiteral("x = 2\n"))}});
+    const auto synced = sandbox->stop(true);
+    QVERIFY(synced.has_value());
+    QCOMPARE(synced->filesSynced, 1);
+    QCOMPARE(readHostFile(project.path() + "/src/out.py"), QByteArray("x = 2\n"));
+    QVERIFY(fake.liveSessions().isEmpty());
+    QVERIFY(fake.rejections().isEmpty());
+    for (const char *name :
+         {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL_BEDROCK_AGENTCORE"})
+        qunsetenv(name);
 }
 
 QTEST_GUILESS_MAIN(TestAgentCoreBackend)
