@@ -12,6 +12,8 @@
 #include <QProcess>
 #include <QSet>
 
+#include <atomic>
+
 namespace elsai::test {
 
 using Request = FakeHttpServer::Request;
@@ -124,6 +126,24 @@ int FakeDaytona::openSessions() const
 {
     QMutexLocker lock(&m_mutex);
     return int(m_sessions.size());
+}
+
+std::function<std::shared_ptr<SandboxBackend>()> FakeDaytona::backendFactory()
+{
+    auto fake = std::make_shared<FakeDaytona>();
+    auto counter = std::make_shared<std::atomic_int>(0);
+    return [fake, counter]() -> std::shared_ptr<SandboxBackend> {
+        // The backend is declared last so it goes first: it may still close its sandbox.
+        struct Holder
+        {
+            std::shared_ptr<FakeDaytona> fake;
+            std::shared_ptr<DaytonaSandboxBackend> backend;
+        };
+        const QString id = QStringLiteral("conformance-%1").arg(++*counter);
+        auto holder = std::make_shared<Holder>(
+            Holder{fake, std::make_shared<DaytonaSandboxBackend>(id, fake->options())});
+        return std::shared_ptr<SandboxBackend>(holder, holder->backend.get());
+    };
 }
 
 QJsonObject FakeDaytona::sandboxJson(const Sandbox &s) const

@@ -14,6 +14,7 @@
 #include <QMutex>
 #include <QTemporaryDir>
 
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -48,6 +49,11 @@ public:
     std::optional<SandboxState> sandbox(const QString &id) const;
     /// Sessions currently open (created and not deleted).
     int openSessions() const;
+
+    /// For a backend conformance fixture (`BackendFixture{"daytona", FakeDaytona::
+    /// backendFactory()}`): each call returns a new backend, not yet created, with a workspace
+    /// id of its own, on one shared fake that lives as long as the factory or any backend.
+    static std::function<std::shared_ptr<SandboxBackend>()> backendFactory();
 
 private:
     struct Sandbox

@@ -639,6 +639,24 @@ private Q_SLOTS:
         QCOMPARE(fake.sandboxes()[0].state, QStringLiteral("destroyed"));
     }
 
+    void conformanceFactoryOutlivesItsFixture()
+    {
+        std::shared_ptr<SandboxBackend> a, b;
+        {
+            const auto make = FakeDaytona::backendFactory();
+            a = make();
+            b = make();
+        }
+        QVERIFY(!a->isCreated());
+        a->create();
+        b->create();
+        QVERIFY(a->id() != b->id());
+        a->writeFile(QStringLiteral("x.txt"), "a");
+        QCOMPARE(a->execute(QStringLiteral("cat x.txt")).output, QStringLiteral("a"));
+        QVERIFY_THROWS_EXCEPTION(FileNotFoundError, b->readFile(QStringLiteral("x.txt")));
+        a->close();
+    }
+
     void wrapCommandQuotesEverything()
     {
         const QString w = DaytonaSandboxBackend::wrapCommand(
