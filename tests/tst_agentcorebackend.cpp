@@ -63,6 +63,7 @@ private Q_SLOTS:
     void executeTruncatesBothStreamsTogether();
     void executeTrailerCannotBeForged();
     void executeCancelledBeforeStart();
+    void executeWithoutAnAnswerIsATimeout();
     void httpErrorsAreTyped_data();
     void httpErrorsAreTyped();
     void throttlingAndServerErrorsAreRetried();
@@ -382,6 +383,25 @@ void TestAgentCoreBackend::executeCancelledBeforeStart()
     QVERIFY(r.cancelled);
     QCOMPARE(r.exitCode, 130);
     QCOMPARE(fake.server().requestCount(), before);
+}
+
+void TestAgentCoreBackend::executeWithoutAnAnswerIsATimeout()
+{
+    // The service never answers: execute gives up after its timeout + grace with 124, not an
+    // exception, and does not retry (the command may be running).
+    FakeAgentCore fake;
+    AgentCoreOptions options = fake.options();
+    options.executeGraceMs = 200;
+    auto backend = started(fake, QStringLiteral("ws"), options);
+    elsai::test::FakeHttpServer::Response silent;
+    silent.delayMs = 5000;
+    fake.server().enqueue(silent);
+    const int before = fake.server().requestCount();
+    const ExecuteResult r = backend->execute(QStringLiteral("true"), 0.1);
+    QCOMPARE(r.exitCode, 124);
+    QVERIFY(r.timedOut);
+    QVERIFY2(r.stderr_.contains(QLatin1String("executeCommand")), qPrintable(r.stderr_));
+    QCOMPARE(fake.server().requestCount(), before + 1);
 }
 
 void TestAgentCoreBackend::httpErrorsAreTyped_data()

@@ -1,42 +1,28 @@
 #include "agentcorebackend.h"
 
+#include "agentcoreinternal.h"
+
 #include "awserror.h"
 #include "errors.h"
 #include "eventstream.h"
-#include "glob.h"
-#include "hostfiles.h"
 #include "workspacefs.h"
 
-#include <QCryptographicHash>
-#include <QDir>
-#include <QElapsedTimer>
-#include <QFileInfo>
 #include <QJsonDocument>
 #include <QLoggingCategory>
-#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QStringDecoder>
 #include <QThread>
 #include <QUuid>
 
-#include <sys/stat.h>
-
-#include <limits>
 #include <utility>
 
 Q_LOGGING_CATEGORY(lcAgentCore, "elsai.agentcore")
 
 namespace elsai::aws {
 
-namespace {
+using namespace agentcore;
 
-// One writeFiles / readFiles call carries at most this much (JSON + base64 overhead aside).
-constexpr qint64 BATCH_BYTES = 4 * 1024 * 1024;
-constexpr int BATCH_FILES = 100;
-// Grace between TERM and KILL of a timed-out command (timeout -k).
-constexpr int KILL_GRACE_S = 2;
-// Extra wait for the HTTP answer beyond the command's own timeout.
-constexpr int EXECUTE_MARGIN_MS = 30000;
+namespace {
 
 QString sessionName(const QString &workspaceId)
 {
@@ -56,19 +42,6 @@ bool isSafeText(const QByteArray &bytes)
     return !decoder.hasError();
 }
 
-FileStamp hostStamp(const QString &path)
-{
-    struct stat st;
-    if (::lstat(QFile::encodeName(path).constData(), &st) != 0)
-        return {};
-    return {qint64(st.st_size), qint64(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
-}
-
-QByteArray sha256(const QByteArray &data)
-{
-    return QCryptographicHash::hash(data, QCryptographicHash::Sha256);
-}
-
 QString joinPath(const QString &dir, const QString &name)
 {
     return dir.isEmpty() ? name : dir + QLatin1Char('/') + name;
@@ -78,34 +51,6 @@ QString parentOf(const QString &path)
 {
     const qsizetype slash = path.lastIndexOf(QLatin1Char('/'));
     return slash < 0 ? QStringLiteral(".") : path.left(slash);
-}
-
-// Why a host path cannot be written by a flush (a symlink or a non-folder on the way), or empty.
-QString hostPathProblem(const QString &root, const QString &relPath)
-{
-    const QStringList parts = relPath.split(QLatin1Char('/'));
-    QString path = root;
-    for (int i = 0; i < parts.size(); ++i) {
-        path += QLatin1Char('/') + parts.at(i);
-        const QFileInfo info(path);
-        const bool last = i == parts.size() - 1;
-        if (info.isSymLink())
-            return QStringLiteral("host path '%1' is a symlink; not written").arg(path);
-        if (!info.exists())
-            return {};
-        if (!last && !info.isDir())
-            return QStringLiteral("host path '%1' is not a folder").arg(path);
-        if (last && !info.isFile())
-            return QStringLiteral("host path '%1' is not a regular file").arg(path);
-    }
-    return {};
-}
-
-void checkEnvName(const QString &name)
-{
-    static const QRegularExpression re(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
-    if (!re.match(name).hasMatch())
-        throw ValueError(QStringLiteral("'%1' is not a valid environment variable name.").arg(name));
 }
 
 [[noreturn]] void throwStreamException(const QString &type, const QString &message,
@@ -123,6 +68,17 @@ void checkEnvName(const QString &name)
 }
 
 } // namespace
+
+namespace agentcore {
+
+void checkEnvName(const QString &name)
+{
+    static const QRegularExpression re(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+    if (!re.match(name).hasMatch())
+        throw ValueError(QStringLiteral("'%1' is not a valid environment variable name.").arg(name));
+}
+
+} // namespace agentcore
 
 // ---- options -------------------------------------------------------------------------------
 
@@ -690,364 +646,6 @@ QList<FileTransferResult> AgentCoreSandboxBackend::downloadFiles(const QStringLi
         out.append(r);
     }
     return out;
-}
-
-// ---- backend: execute ----------------------------------------------------------------------
-
-ExecuteResult AgentCoreSandboxBackend::execute(const QString &command,
-                                               std::optional<double> timeoutSeconds,
-                                               const QString &cwd, const ExecuteOptions &options)
-{
-    QElapsedTimer timer;
-    timer.start();
-    const double timeout = timeoutSeconds.value_or(m_options.timeout);
-    const QString dir = cwd.isEmpty() ? QString() : WorkspaceFs::normalize(cwd);
-    QMap<QString, QString> env = m_options.env;
-    for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
-        env.insert(it.key(), it.value());
-    for (auto it = env.cbegin(); it != env.cend(); ++it)
-        checkEnvName(it.key());
-
-    ExecuteResult result;
-    if (options.cancel && options.cancel->isCancelled()) {
-        result.exitCode = 130;
-        result.cancelled = true;
-        return result;
-    }
-
-    // The service runs the script with no timeout, no cwd and no output cap: the wrapper adds
-    // them. `timeout` runs the command in its own process group and signals the whole group
-    // (TERM, KILL after the grace). Both streams go to files, and only their first N bytes
-    // travel back; a trailer with a per-call nonce (which the command cannot guess) carries
-    // the exit status and the full sizes.
-    const QString nonce = QString::number(QRandomGenerator::system()->generate64(), 16);
-    const qint64 cap = m_options.maxOutputBytes;
-    QString script;
-    if (!dir.isEmpty())
-        script += QStringLiteral("cd -- %1 || exit 1\n").arg(shellQuote(dir));
-    for (auto it = env.cbegin(); it != env.cend(); ++it)
-        script += QStringLiteral("export %1=%2\n").arg(it.key(), shellQuote(it.value()));
-    script += QStringLiteral("__elsai_d=$(mktemp -d) || exit 125\n"
-                             "__elsai_s=$(date +%s)\n");
-    if (timeout > 0)
-        script += QStringLiteral("timeout -k %1 %2 ")
-                      .arg(KILL_GRACE_S)
-                      .arg(QString::number(timeout, 'f', 3));
-    script += QStringLiteral("sh -c %1 </dev/null >\"$__elsai_d/o\" 2>\"$__elsai_d/e\"\n"
-                             "__elsai_rc=$?\n")
-                  .arg(shellQuote(command));
-    if (timeout > 0)
-        // Killed after the grace: timeout(1) reports 137; the interface says 124.
-        script += QStringLiteral("if [ \"$__elsai_rc\" -eq 137 ] && "
-                                 "[ $(( $(date +%s) - __elsai_s )) -ge %1 ]; then "
-                                 "__elsai_rc=124; fi\n")
-                      .arg(qint64(timeout));
-    script += QStringLiteral("head -c %1 \"$__elsai_d/o\"\n"
-                             "head -c %1 \"$__elsai_d/e\" >&2\n"
-                             "printf '\\n%2 %s %s %s\\n' \"$__elsai_rc\" "
-                             "\"$(wc -c <\"$__elsai_d/o\")\" \"$(wc -c <\"$__elsai_d/e\")\" >&2\n"
-                             "rm -rf \"$__elsai_d\"\n"
-                             "exit \"$__elsai_rc\"\n")
-                  .arg(cap)
-                  .arg(nonce);
-
-    const int httpTimeoutMs =
-        timeout > 0 ? int(qMin(timeout * 1000.0 + KILL_GRACE_S * 1000 + EXECUTE_MARGIN_MS,
-                               double(std::numeric_limits<int>::max())))
-                    : std::numeric_limits<int>::max();
-    ToolResult r;
-    try {
-        r = invoke(QStringLiteral("executeCommand"), {{QStringLiteral("command"), script}},
-                   httpTimeoutMs, /*retryThrottling=*/false);
-    } catch (const TimeoutError &e) {
-        // No answer at all: report the interface's timeout rather than an exception.
-        result.exitCode = 124;
-        result.timedOut = true;
-        result.stderr_ = e.message();
-        result.durationMs = timer.elapsed();
-        return result;
-    }
-
-    const QJsonValue stdoutValue = r.structured.value(QLatin1String("stdout"));
-    QByteArray out = stdoutValue.isString() ? stdoutValue.toString().toUtf8() : r.text().toUtf8();
-    QByteArray err = r.structured.value(QLatin1String("stderr")).toString().toUtf8();
-    const QJsonValue code = r.structured.value(QLatin1String("exitCode"));
-    result.exitCode = code.isDouble() ? code.toInt() : (r.isError ? 1 : 0);
-    qint64 outSize = out.size();
-    qint64 errSize = err.size();
-    const qsizetype marker = err.lastIndexOf("\n" + nonce.toLatin1() + ' ');
-    if (marker >= 0) {
-        const QList<QByteArray> fields =
-            err.mid(marker + 1).trimmed().split(' '); // nonce rc outSize errSize
-        if (fields.size() == 4) {
-            result.exitCode = fields.at(1).toInt();
-            outSize = fields.at(2).toLongLong();
-            errSize = fields.at(3).toLongLong();
-        }
-        err.truncate(marker);
-    }
-    // One cap for both streams together, stdout first (as the local backend keeps them).
-    result.truncated = outSize + errSize > cap;
-    out.truncate(qMin<qint64>(out.size(), cap));
-    err.truncate(qMin<qint64>(err.size(), cap - out.size()));
-    result.output = QString::fromUtf8(out);
-    result.stderr_ = QString::fromUtf8(err);
-    result.timedOut = timeout > 0 && result.exitCode == 124;
-    result.durationMs = timer.elapsed();
-    if (options.onOutput) {
-        if (!out.isEmpty())
-            options.onOutput(OutputChannel::Stdout, out);
-        if (!err.isEmpty())
-            options.onOutput(OutputChannel::Stderr, err);
-    }
-    return result;
-}
-
-// ---- backend: seeding and flush ------------------------------------------------------------
-
-WorkspaceSeedResult AgentCoreSandboxBackend::seedWorkspace(
-    const QString &source, const QStringList &excludes,
-    const std::function<void(int, int)> &progress)
-{
-    requireSession();
-    const QString root = QDir(source).absolutePath();
-    const SeedPlan plan = planSeed(root, GlobSet(excludes));
-    WorkspaceSeedResult result;
-    result.errors = plan.errors;
-    QStringList dirs;
-    QList<SeedPlanEntry> files;
-    for (const SeedPlanEntry &e : plan.entries) {
-        if (e.action != SeedPlanEntry::Action::Copy)
-            result.skippedPaths.append(e.path);
-        else if (e.isDir)
-            dirs.append(e.path);
-        else
-            files.append(e);
-    }
-    // Folders first (empty ones would not appear otherwise), many per call.
-    for (qsizetype i = 0; i < dirs.size(); i += 200) {
-        QString script = QStringLiteral("mkdir -p --");
-        for (const QString &d : dirs.mid(i, 200))
-            script += QLatin1Char(' ') + shellQuote(d);
-        const ScriptOutcome o = runScript(script, m_options.requestTimeoutMs);
-        if (o.exitCode != 0)
-            result.errors.append(QStringLiteral("cannot create folders in the AgentCore "
-                                                "workspace: %1")
-                                     .arg(QString::fromUtf8(o.err).trimmed()));
-    }
-
-    QHash<QString, ManifestEntry> manifest;
-    QList<QPair<QString, QByteArray>> batch;
-    QList<FileStamp> stamps;
-    qint64 batchBytes = 0;
-    int done = 0;
-    const int total = int(files.size());
-    auto flush = [&] {
-        if (batch.isEmpty())
-            return;
-        const QList<FileTransferResult> results = writeBatch(batch);
-        for (int i = 0; i < results.size(); ++i) {
-            const auto &[path, data] = batch.at(i);
-            if (!results.at(i).success()) {
-                result.errors.append(*results.at(i).error);
-                continue;
-            }
-            ++result.filesSeeded;
-            result.bytesSeeded += data.size();
-            manifest.insert(path, {stamps.at(i), sha256(data)});
-        }
-        done += int(batch.size());
-        if (progress)
-            progress(done, total);
-        batch.clear();
-        stamps.clear();
-        batchBytes = 0;
-    };
-    for (const SeedPlanEntry &e : std::as_const(files)) {
-        const QString hostPath = root + QLatin1Char('/') + e.path;
-        QByteArray data;
-        try {
-            data = readHostFile(hostPath);
-        } catch (const SandboxError &err) {
-            result.errors.append(err.message());
-            ++done;
-            continue;
-        }
-        if (batchBytes + data.size() > BATCH_BYTES || batch.size() >= BATCH_FILES)
-            flush();
-        stamps.append(hostStamp(hostPath));
-        batch.append({e.path, data});
-        batchBytes += data.size();
-    }
-    flush();
-
-    QMutexLocker lock(&m_manifestMutex);
-    m_manifestRoot = root;
-    m_manifest = std::move(manifest);
-    return result;
-}
-
-struct AgentCoreSandboxBackend::Snapshot
-{
-    SyncPlan plan;
-    QHash<QString, QByteArray> contents; ///< workspace content of Add/Update/Conflict entries
-};
-
-AgentCoreSandboxBackend::Snapshot AgentCoreSandboxBackend::snapshot(const QString &root,
-                                                                    const WorkspaceSyncPolicy &policy)
-{
-    Snapshot snap;
-    snap.plan.destRoot = root;
-    const GlobSet includes(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
-    const GlobSet excludes(policy.excludePatterns);
-
-    // One call lists every non-folder with its type and size, NUL-separated (any name works).
-    const ScriptOutcome listing = runScript(
-        QStringLiteral("find . -mindepth 1 ! -type d -printf '%y %s %P\\0'"),
-        m_options.requestTimeoutMs);
-    if (listing.exitCode != 0)
-        snap.plan.errors.append(QStringLiteral("listing the AgentCore workspace failed: %1")
-                                    .arg(QString::fromUtf8(listing.err).trimmed()));
-    QStringList regular;
-    QHash<QString, qint64> sizes;
-    for (const QByteArray &record : listing.out.split('\0')) {
-        const QList<QByteArray> fields = record.split(' ');
-        if (fields.size() < 3)
-            continue;
-        const QString path = QString::fromUtf8(record.mid(fields.at(0).size() + fields.at(1).size() + 2));
-        if (!includes.matchesPathOrParent(path, false) || excludes.matchesPathOrParent(path, false))
-            continue;
-        SyncPlanEntry entry;
-        entry.path = path;
-        entry.size = fields.at(1).toLongLong();
-        if (fields.at(0) == "l") {
-            entry.action = SyncPlanEntry::Action::SkippedSymlink;
-            snap.plan.entries.append(entry);
-        } else if (fields.at(0) != "f") {
-            entry.action = SyncPlanEntry::Action::SkippedSpecial;
-            snap.plan.entries.append(entry);
-        } else {
-            regular.append(path);
-            sizes.insert(path, entry.size);
-        }
-    }
-    std::sort(regular.begin(), regular.end());
-
-    QHash<QString, QByteArray> contents;
-    QStringList batch;
-    qint64 batchBytes = 0;
-    for (const QString &path : std::as_const(regular)) {
-        if (!batch.isEmpty() &&
-            (batchBytes + sizes.value(path) > BATCH_BYTES || batch.size() >= BATCH_FILES)) {
-            contents.insert(readBatch(batch, &snap.plan.errors));
-            batch.clear();
-            batchBytes = 0;
-        }
-        batch.append(path);
-        batchBytes += sizes.value(path);
-    }
-    contents.insert(readBatch(batch, &snap.plan.errors));
-
-    const bool haveManifest = m_manifestRoot == root;
-    for (const QString &path : std::as_const(regular)) {
-        if (!contents.contains(path))
-            continue; // already an error
-        const QByteArray &data = contents[path];
-        SyncPlanEntry entry;
-        entry.path = path;
-        entry.size = data.size();
-        const QString problem = hostPathProblem(root, path);
-        if (!problem.isEmpty()) {
-            snap.plan.errors.append(problem);
-            continue;
-        }
-        const QString hostPath = root + QLatin1Char('/') + path;
-        if (!QFileInfo::exists(hostPath)) {
-            entry.action = SyncPlanEntry::Action::Add;
-        } else {
-            QByteArray hostData;
-            try {
-                hostData = readHostFile(hostPath);
-            } catch (const SandboxError &e) {
-                snap.plan.errors.append(e.message());
-                continue;
-            }
-            const auto record = m_manifest.constFind(path);
-            if (hostData == data)
-                entry.action = SyncPlanEntry::Action::Unchanged;
-            else if (!haveManifest || record == m_manifest.constEnd())
-                entry.action = SyncPlanEntry::Action::Conflict;
-            else if (hostStamp(hostPath) == record->host)
-                entry.action = SyncPlanEntry::Action::Update;
-            else if (sha256(data) == record->sha256)
-                entry.action = SyncPlanEntry::Action::KeepHost;
-            else
-                entry.action = SyncPlanEntry::Action::Conflict;
-        }
-        snap.plan.entries.append(entry);
-        snap.contents.insert(path, data);
-    }
-    return snap;
-}
-
-SyncPlan AgentCoreSandboxBackend::planSync(const QString &dest, const WorkspaceSyncPolicy &policy)
-{
-    requireSession();
-    QMutexLocker lock(&m_manifestMutex);
-    return snapshot(QDir(dest).absolutePath(), policy).plan;
-}
-
-WorkspaceSyncResult AgentCoreSandboxBackend::syncArtifacts(
-    const QString &dest, const WorkspaceSyncPolicy &policy,
-    const std::function<void(int, int)> &progress)
-{
-    requireSession();
-    const QString root = QDir(dest).absolutePath();
-    QMutexLocker lock(&m_manifestMutex);
-    const Snapshot snap = snapshot(root, policy);
-    WorkspaceSyncResult result;
-    result.errors = snap.plan.errors;
-    const bool recordWrites = m_manifestRoot.isEmpty() || m_manifestRoot == root;
-    if (recordWrites && m_manifestRoot.isEmpty())
-        m_manifestRoot = root;
-    int done = 0;
-    const int total = int(snap.plan.entries.size());
-    for (const SyncPlanEntry &entry : snap.plan.entries) {
-        const QString hostPath = root + QLatin1Char('/') + entry.path;
-        const QByteArray data = snap.contents.value(entry.path);
-        try {
-            switch (entry.action) {
-            case SyncPlanEntry::Action::Add:
-            case SyncPlanEntry::Action::Update:
-                writeHostFileAtomic(hostPath, data);
-                ++result.filesSynced;
-                result.bytesSynced += data.size();
-                if (recordWrites)
-                    m_manifest.insert(entry.path, {hostStamp(hostPath), sha256(data)});
-                break;
-            case SyncPlanEntry::Action::Conflict:
-                writeHostFileAtomic(hostPath + conflictSuffix(), data);
-                result.conflicts.append(entry.path);
-                result.errors.append(QStringLiteral("conflict: '%1' changed on the host and in "
-                                                    "the sandbox; the host file was kept and the "
-                                                    "sandbox version written to '%1%2'")
-                                         .arg(entry.path, conflictSuffix()));
-                break;
-            case SyncPlanEntry::Action::SkippedSymlink:
-            case SyncPlanEntry::Action::SkippedSpecial:
-                result.skippedPaths.append(entry.path);
-                break;
-            case SyncPlanEntry::Action::Unchanged:
-            case SyncPlanEntry::Action::KeepHost:
-                break;
-            }
-        } catch (const SandboxError &e) {
-            result.errors.append(e.message());
-        }
-        if (progress)
-            progress(++done, total);
-    }
-    return result;
 }
 
 // ---- template ------------------------------------------------------------------------------

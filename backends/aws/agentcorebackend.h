@@ -33,6 +33,9 @@ struct AgentCoreOptions
     QMap<QString, QString> env;      ///< extra variables of every command
     /// HTTP deadline of calls other than execute (execute waits its timeout + a margin).
     int requestTimeoutMs = 60000;
+    /// How much longer than a command's timeout execute waits for the answer before it gives
+    /// up with 124 (the command's own `timeout` normally answers first).
+    int executeGraceMs = 30000;
     remote::RetryPolicy retry;
 
     /// Everything the environment says (credentials, region, endpoint override).

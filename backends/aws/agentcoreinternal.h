@@ -1,0 +1,16 @@
+#pragma once
+
+// Shared by the AgentCore backend's source files; not part of its interface.
+
+#include <QString>
+
+namespace elsai::aws::agentcore {
+
+// One writeFiles / readFiles call carries at most this much (JSON + base64 overhead aside).
+constexpr qint64 BATCH_BYTES = 4 * 1024 * 1024;
+constexpr int BATCH_FILES = 100;
+
+/// ValueError unless `name` is a POSIX shell variable name.
+void checkEnvName(const QString &name);
+
+} // namespace elsai::aws::agentcore
