@@ -144,9 +144,10 @@ void FakeAgentCore::enqueueStreamMutation(std::function<QByteArray(QByteArray)> 
 QByteArray FakeAgentCore::resultFrame(const QJsonObject &result)
 {
     aws::EventStreamMessage m;
-    m.headers = {aws::EventStreamHeader::string(":event-type", QStringLiteral("result")),
-                 aws::EventStreamHeader::string(":content-type", QStringLiteral("application/json")),
-                 aws::EventStreamHeader::string(":message-type", QStringLiteral("event"))};
+    m.headers = {
+        aws::EventStreamHeader::string(":event-type", QStringLiteral("result")),
+        aws::EventStreamHeader::string(":content-type", QStringLiteral("application/json")),
+        aws::EventStreamHeader::string(":message-type", QStringLiteral("event"))};
     m.payload = QJsonDocument(result).toJson(QJsonDocument::Compact);
     return aws::encodeEventStreamMessage(m);
 }
@@ -154,9 +155,10 @@ QByteArray FakeAgentCore::resultFrame(const QJsonObject &result)
 QByteArray FakeAgentCore::exceptionFrame(const QByteArray &type, const QString &message)
 {
     aws::EventStreamMessage m;
-    m.headers = {aws::EventStreamHeader::string(":exception-type", QString::fromLatin1(type)),
-                 aws::EventStreamHeader::string(":content-type", QStringLiteral("application/json")),
-                 aws::EventStreamHeader::string(":message-type", QStringLiteral("exception"))};
+    m.headers = {
+        aws::EventStreamHeader::string(":exception-type", QString::fromLatin1(type)),
+        aws::EventStreamHeader::string(":content-type", QStringLiteral("application/json")),
+        aws::EventStreamHeader::string(":message-type", QStringLiteral("exception"))};
     m.payload = QJsonDocument(QJsonObject{{QStringLiteral("message"), message}})
                     .toJson(QJsonDocument::Compact);
     return aws::encodeEventStreamMessage(m);
@@ -166,8 +168,8 @@ FakeHttpServer::Response FakeAgentCore::error(int status, const QByteArray &type
                                               const QString &message)
 {
     FakeHttpServer::Response r = FakeHttpServer::Response::json(
-        status,
-        QJsonDocument(QJsonObject{{QStringLiteral("message"), message}}).toJson(QJsonDocument::Compact));
+        status, QJsonDocument(QJsonObject{{QStringLiteral("message"), message}})
+                    .toJson(QJsonDocument::Compact));
     r.headers.emplaceBack("x-amzn-ErrorType", type + ":http://internal.amazon.com/coral/");
     r.headers.emplaceBack("x-amzn-RequestId", "fake-request-0001");
     return r;
@@ -229,10 +231,11 @@ FakeHttpServer::Response FakeAgentCore::handle(const FakeHttpServer::Request &re
             ++m_started;
         }
         return FakeHttpServer::Response::json(
-            200, QJsonDocument(QJsonObject{{QStringLiteral("codeInterpreterIdentifier"), INTERPRETER},
-                                           {QStringLiteral("sessionId"), id},
-                                           {QStringLiteral("createdAt"), now()}})
-                     .toJson(QJsonDocument::Compact));
+            200,
+            QJsonDocument(QJsonObject{{QStringLiteral("codeInterpreterIdentifier"), INTERPRETER},
+                                      {QStringLiteral("sessionId"), id},
+                                      {QStringLiteral("createdAt"), now()}})
+                .toJson(QJsonDocument::Compact));
     }
     if ((op == QLatin1String("sessions/stop") && request.method == "PUT") ||
         (op == QLatin1String("sessions/get") && request.method == "GET")) {
@@ -244,11 +247,12 @@ FakeHttpServer::Response FakeAgentCore::handle(const FakeHttpServer::Request &re
         if (op == QLatin1String("sessions/stop"))
             m_sessions.remove(id);
         return FakeHttpServer::Response::json(
-            200, QJsonDocument(QJsonObject{{QStringLiteral("codeInterpreterIdentifier"), INTERPRETER},
-                                           {QStringLiteral("sessionId"), id},
-                                           {QStringLiteral("status"), QStringLiteral("READY")},
-                                           {QStringLiteral("lastUpdatedAt"), now()}})
-                     .toJson(QJsonDocument::Compact));
+            200,
+            QJsonDocument(QJsonObject{{QStringLiteral("codeInterpreterIdentifier"), INTERPRETER},
+                                      {QStringLiteral("sessionId"), id},
+                                      {QStringLiteral("status"), QStringLiteral("READY")},
+                                      {QStringLiteral("lastUpdatedAt"), now()}})
+                .toJson(QJsonDocument::Compact));
     }
     if (op == QLatin1String("tools/invoke") && request.method == "POST")
         return invoke(QString::fromLatin1(request.header("x-amzn-code-interpreter-session-id")),
@@ -258,12 +262,15 @@ FakeHttpServer::Response FakeAgentCore::handle(const FakeHttpServer::Request &re
 
 FakeHttpServer::Response FakeAgentCore::invoke(const QString &sessionId, const QJsonObject &body)
 {
-    static const QStringList tools = {
-        QStringLiteral("executeCode"),  QStringLiteral("executeCommand"),
-        QStringLiteral("readFiles"),    QStringLiteral("listFiles"),
-        QStringLiteral("removeFiles"),  QStringLiteral("writeFiles"),
-        QStringLiteral("startCommandExecution"), QStringLiteral("getTask"),
-        QStringLiteral("stopTask")};
+    static const QStringList tools = {QStringLiteral("executeCode"),
+                                      QStringLiteral("executeCommand"),
+                                      QStringLiteral("readFiles"),
+                                      QStringLiteral("listFiles"),
+                                      QStringLiteral("removeFiles"),
+                                      QStringLiteral("writeFiles"),
+                                      QStringLiteral("startCommandExecution"),
+                                      QStringLiteral("getTask"),
+                                      QStringLiteral("stopTask")};
     const QString tool = body.value(QLatin1String("name")).toString();
     QString root;
     std::function<QByteArray(QByteArray)> mutate;

@@ -25,9 +25,8 @@ FakeS3::FakeS3(aws::Credentials credentials, QString region)
 
 QByteArray FakeS3::errorXml(const QByteArray &code, const QString &message)
 {
-    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>" + code +
-           "</Code><Message>" + message.toHtmlEscaped().toUtf8() +
-           "</Message><RequestId>FAKE0001</RequestId></Error>";
+    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>" + code + "</Code><Message>" +
+           message.toHtmlEscaped().toUtf8() + "</Message><RequestId>FAKE0001</RequestId></Error>";
 }
 
 void FakeS3::createBucket(const QString &bucket)
@@ -62,23 +61,22 @@ QStringList FakeS3::rejections() const
 
 FakeHttpServer::Response FakeS3::handle(const FakeHttpServer::Request &request)
 {
-    const QString why =
-        aws::verifySignedRequest(request.method, request.target, request.headers, request.body,
-                                 m_credentials, m_region, QStringLiteral("s3"),
-                                 QDateTime::currentDateTimeUtc());
+    const QString why = aws::verifySignedRequest(
+        request.method, request.target, request.headers, request.body, m_credentials, m_region,
+        QStringLiteral("s3"), QDateTime::currentDateTimeUtc());
     QMutexLocker lock(&m_mutex);
     if (!why.isEmpty()) {
         m_rejections.append(why);
         return xmlError(403, "SignatureDoesNotMatch", why);
     }
 
-    const QByteArray rawPath = request.target.left(request.target.indexOf('?') < 0
-                                                       ? request.target.size()
-                                                       : request.target.indexOf('?'));
+    const QByteArray rawPath = request.target.left(
+        request.target.indexOf('?') < 0 ? request.target.size() : request.target.indexOf('?'));
     const qsizetype slash = rawPath.indexOf('/', 1);
     if (slash < 0)
         return xmlError(400, "InvalidRequest", QStringLiteral("path-style /bucket/key expected"));
-    const QString bucket = QString::fromUtf8(QByteArray::fromPercentEncoding(rawPath.mid(1, slash - 1)));
+    const QString bucket =
+        QString::fromUtf8(QByteArray::fromPercentEncoding(rawPath.mid(1, slash - 1)));
     const QByteArray rawKey = rawPath.mid(slash + 1);
     const QByteArray key = QByteArray::fromPercentEncoding(rawKey);
     // S3 re-encodes the decoded key strictly; a client that sent another encoding signed

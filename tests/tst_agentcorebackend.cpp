@@ -121,8 +121,7 @@ void TestAgentCoreBackend::everyRequestIsSignedAndCarriesTheSession()
             QCOMPARE(r.header("content-type"), QByteArray("application/json"));
         }
     }
-    QCOMPARE(fake.toolCalls(),
-             (QStringList{"writeFiles", "listFiles", "executeCommand"}));
+    QCOMPARE(fake.toolCalls(), (QStringList{"writeFiles", "listFiles", "executeCommand"}));
 }
 
 void TestAgentCoreBackend::wrongSecretIsPermissionError()
@@ -242,8 +241,7 @@ void TestAgentCoreBackend::pathsConfinedBeforeAnyRequest()
     QVERIFY_THROWS_EXCEPTION(PermissionError, backend->stat(path));
     QVERIFY_THROWS_EXCEPTION(PermissionError, backend->removeFile(path, true));
     QVERIFY_THROWS_EXCEPTION(PermissionError, backend->makeDirs(path));
-    QVERIFY_THROWS_EXCEPTION(PermissionError,
-                             backend->execute(QStringLiteral("true"), {}, path));
+    QVERIFY_THROWS_EXCEPTION(PermissionError, backend->execute(QStringLiteral("true"), {}, path));
     QCOMPARE(fake.server().requestCount(), before);
 }
 
@@ -251,17 +249,17 @@ void TestAgentCoreBackend::uploadAndDownloadReportPerFile()
 {
     FakeAgentCore fake;
     auto backend = started(fake);
-    const QList<FileTransferResult> up = backend->uploadFiles(
-        {{QStringLiteral("a.txt"), "A"}, {QStringLiteral("../bad"), "B"},
-         {QStringLiteral("d/b.bin"), QByteArray("\0\1", 2)}});
+    const QList<FileTransferResult> up =
+        backend->uploadFiles({{QStringLiteral("a.txt"), "A"},
+                              {QStringLiteral("../bad"), "B"},
+                              {QStringLiteral("d/b.bin"), QByteArray("\0\1", 2)}});
     QCOMPARE(up.size(), 3);
     QVERIFY(up.at(0).success());
     QVERIFY(!up.at(1).success());
     QVERIFY(up.at(2).success());
     QCOMPARE(fake.toolCalls().count(QStringLiteral("writeFiles")), 1); // one batch
-    const QList<FileTransferResult> down =
-        backend->downloadFiles({QStringLiteral("a.txt"), QStringLiteral("nope"),
-                                QStringLiteral("d/b.bin")});
+    const QList<FileTransferResult> down = backend->downloadFiles(
+        {QStringLiteral("a.txt"), QStringLiteral("nope"), QStringLiteral("d/b.bin")});
     QCOMPARE(down.at(0).content, std::optional<QByteArray>("A"));
     QVERIFY(!down.at(1).success());
     QCOMPARE(down.at(2).content, std::optional<QByteArray>(QByteArray("\0\1", 2)));
@@ -276,8 +274,8 @@ void TestAgentCoreBackend::executeSplitsStreamsAndExitCode()
     options.onOutput = [&](OutputChannel channel, const QByteArray &data) {
         streamed += (channel == OutputChannel::Stdout ? "O:" : "E:") + data;
     };
-    const ExecuteResult r = backend->execute(
-        QStringLiteral("echo out; echo 'it''s' err >&2; exit 3"), {}, {}, options);
+    const ExecuteResult r =
+        backend->execute(QStringLiteral("echo out; echo 'it''s' err >&2; exit 3"), {}, {}, options);
     QCOMPARE(r.output, QStringLiteral("out\n"));
     QCOMPARE(r.stderr_, QStringLiteral("its err\n"));
     QCOMPARE(r.exitCode, 3);
@@ -298,9 +296,9 @@ void TestAgentCoreBackend::executeCwdAndEnvironment()
     backend->makeDirs(QStringLiteral("sub dir/x"));
     ExecuteOptions extra;
     extra.env.insert(QStringLiteral("CALL_VAR"), QStringLiteral("$(not expanded)"));
-    const ExecuteResult r = backend->execute(
-        QStringLiteral("pwd; echo \"$BASE_VAR\"; echo \"$CALL_VAR\""), {},
-        QStringLiteral("sub dir/x"), extra);
+    const ExecuteResult r =
+        backend->execute(QStringLiteral("pwd; echo \"$BASE_VAR\"; echo \"$CALL_VAR\""), {},
+                         QStringLiteral("sub dir/x"), extra);
     QCOMPARE(r.exitCode, 0);
     const QStringList lines = r.output.split(QLatin1Char('\n'));
     QVERIFY2(lines.at(0).endsWith(QLatin1String("/sub dir/x")), qPrintable(r.output));
@@ -320,8 +318,8 @@ void TestAgentCoreBackend::executeTimeoutKillsTheProcessGroup()
     FakeAgentCore fake;
     auto backend = started(fake);
     // A background child that would write a file after the timeout must die with the group.
-    const ExecuteResult r = backend->execute(
-        QStringLiteral("(sleep 2; touch late) & echo started; sleep 30"), 1.0);
+    const ExecuteResult r =
+        backend->execute(QStringLiteral("(sleep 2; touch late) & echo started; sleep 30"), 1.0);
     QCOMPARE(r.exitCode, 124);
     QVERIFY(r.timedOut);
     QCOMPARE(r.output, QStringLiteral("started\n"));
@@ -351,12 +349,13 @@ void TestAgentCoreBackend::executeTruncatesBothStreamsTogether()
     QCOMPARE(big.output.size(), 1000);
     QVERIFY(big.truncated);
     QCOMPARE(big.exitCode, 2);
-    const ExecuteResult both = backend->execute(
-        QStringLiteral("head -c 800 /dev/zero | tr '\\0' o; head -c 800 /dev/zero | tr '\\0' e >&2"));
+    const ExecuteResult both = backend->execute(QStringLiteral(
+        "head -c 800 /dev/zero | tr '\\0' o; head -c 800 /dev/zero | tr '\\0' e >&2"));
     QCOMPARE(both.output, QString(800, QLatin1Char('o')));
     QCOMPARE(both.stderr_, QString(200, QLatin1Char('e')));
     QVERIFY(both.truncated);
-    const ExecuteResult exact = backend->execute(QStringLiteral("head -c 1000 /dev/zero | tr '\\0' x"));
+    const ExecuteResult exact =
+        backend->execute(QStringLiteral("head -c 1000 /dev/zero | tr '\\0' x"));
     QCOMPARE(exact.output.size(), 1000);
     QVERIFY(!exact.truncated);
 }
@@ -450,14 +449,16 @@ void TestAgentCoreBackend::throttlingAndServerErrorsAreRetried()
     backend->writeFile(QStringLiteral("f"), "data");
     const int before = fake.server().requestCount();
     fake.server().enqueue(FakeAgentCore::error(429, "ThrottlingException", QStringLiteral("slow")));
-    fake.server().enqueue(FakeAgentCore::error(500, "InternalServerException", QStringLiteral("x")));
+    fake.server().enqueue(
+        FakeAgentCore::error(500, "InternalServerException", QStringLiteral("x")));
     QCOMPARE(backend->readFile(QStringLiteral("f")), QByteArray("data"));
     QCOMPARE(fake.server().requestCount(), before + 3);
     // Each attempt carries its own valid signature (the fake checked the last one).
     QVERIFY(fake.rejections().isEmpty());
 
     for (int i = 0; i < 4; ++i)
-        fake.server().enqueue(FakeAgentCore::error(503, "ServiceUnavailable", QStringLiteral("down")));
+        fake.server().enqueue(
+            FakeAgentCore::error(503, "ServiceUnavailable", QStringLiteral("down")));
     try {
         backend->readFile(QStringLiteral("f"));
         QFAIL("no error");
@@ -478,7 +479,8 @@ void TestAgentCoreBackend::executeIsNotRetriedOnServerErrors()
              QStringLiteral("once\n"));
     QCOMPARE(fake.server().requestCount(), before + 2);
     // 500: the command may have run; running it twice could be wrong, so no retry.
-    fake.server().enqueue(FakeAgentCore::error(500, "InternalServerException", QStringLiteral("x")));
+    fake.server().enqueue(
+        FakeAgentCore::error(500, "InternalServerException", QStringLiteral("x")));
     before = fake.server().requestCount();
     QVERIFY_THROWS_EXCEPTION(OSError, backend->execute(QStringLiteral("echo twice >> count")));
     QCOMPARE(fake.server().requestCount(), before + 1);
@@ -522,11 +524,13 @@ void TestAgentCoreBackend::corruptStreamsAreRejected()
         return frame;
     });
     QVERIFY_THROWS_EXCEPTION(EventStreamError, backend->listDir(QStringLiteral(".")));
-    fake.enqueueStreamMutation([](const QByteArray &frame) { return frame.left(frame.size() - 3); });
+    fake.enqueueStreamMutation(
+        [](const QByteArray &frame) { return frame.left(frame.size() - 3); });
     QVERIFY_THROWS_EXCEPTION(EventStreamError, backend->listDir(QStringLiteral(".")));
     fake.enqueueStreamMutation([](const QByteArray &) { return QByteArray(); });
-    QVERIFY_THROWS_EXCEPTION(OSError, backend->listDir(QStringLiteral("."))); // no result event at all
-    QVERIFY(backend->listDir(QStringLiteral(".")).isEmpty());                 // the next call is fine
+    QVERIFY_THROWS_EXCEPTION(OSError,
+                             backend->listDir(QStringLiteral("."))); // no result event at all
+    QVERIFY(backend->listDir(QStringLiteral(".")).isEmpty());        // the next call is fine
 }
 
 void TestAgentCoreBackend::operationsNeedASession()
@@ -562,8 +566,8 @@ void TestAgentCoreBackend::seedAndFlush()
     QVERIFY(QFile::link(QStringLiteral("/etc/passwd"), root + "/link"));
 
     int lastDone = -1, lastTotal = -1;
-    const WorkspaceSeedResult seeded = backend->seedWorkspace(
-        root, DEFAULT_SANDBOX_SEED_EXCLUDES, [&](int done, int total) {
+    const WorkspaceSeedResult seeded =
+        backend->seedWorkspace(root, DEFAULT_SANDBOX_SEED_EXCLUDES, [&](int done, int total) {
             lastDone = done;
             lastTotal = total;
         });
@@ -581,8 +585,9 @@ void TestAgentCoreBackend::seedAndFlush()
     QVERIFY(!QFileInfo::exists(remote + "/.git"));
 
     // Work in the sandbox, then flush back.
-    QCOMPARE(backend->execute(QStringLiteral("echo changed > src/a.py; echo new > src/new.py; "
-                                             "echo no > other.txt; ln -s /etc/passwd src/l.py"))
+    QCOMPARE(backend
+                 ->execute(QStringLiteral("echo changed > src/a.py; echo new > src/new.py; "
+                                          "echo no > other.txt; ln -s /etc/passwd src/l.py"))
                  .exitCode,
              0);
     WorkspaceSyncPolicy policy;
@@ -725,7 +730,8 @@ void TestAgentCoreBackend::sandboxSpecBuildsAnAgentCoreSandbox()
     QVERIFY(backend);
     QCOMPARE(backend->execute(QStringLiteral("echo $FROM_SPEC")).output, QStringLiteral("yes\n"));
     QCOMPARE(backend->execute(QStringLiteral("sleep 5")).exitCode, 124); // spec's timeout
-    sandbox->addFiles({{QStringLiteral("src/out.py"), FileSource::text(QStringLiteral("x = 2\n"))}});
+    sandbox->addFiles(
+        {{QStringLiteral("src/out.py"), FileSource::text(QStringLiteral("x = 2\n"))}});
     const auto synced = sandbox->stop(true);
     QVERIFY(synced.has_value());
     QCOMPARE(synced->filesSynced, 1);

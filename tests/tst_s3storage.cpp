@@ -13,8 +13,8 @@ using elsai::test::FakeS3;
 
 namespace {
 
-const Credentials TEST_CREDENTIALS{QStringLiteral("AKIDTEST"), QStringLiteral("test/secret+key"),
-                                   {}};
+const Credentials TEST_CREDENTIALS{
+    QStringLiteral("AKIDTEST"), QStringLiteral("test/secret+key"), {}};
 
 S3Storage::Options optionsFor(const FakeS3 &s3, const QString &bucket = QStringLiteral("offload"))
 {

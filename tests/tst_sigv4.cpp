@@ -13,8 +13,7 @@ namespace {
 const QString EXAMPLE_SECRET = QStringLiteral("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY");
 const QDateTime VECTOR_TIME = QDateTime(QDate(2025, 7, 16), QTime(12, 0), QTimeZone::utc());
 
-SigV4Signer exampleSigner(const QString &region, const QString &service,
-                          const QString &token = {})
+SigV4Signer exampleSigner(const QString &region, const QString &service, const QString &token = {})
 {
     return SigV4Signer({QStringLiteral("AKIDEXAMPLE"), EXAMPLE_SECRET, token}, region, service);
 }
@@ -89,7 +88,8 @@ void TestSigV4::canonicalQuerySortsPairs_data()
     QTest::addColumn<QByteArray>("query");
     QTest::addColumn<QByteArray>("canonical");
     QTest::newRow("empty") << QByteArray() << QByteArray();
-    QTest::newRow("by key") << QByteArray("sessionId=S1&a=b%20c") << QByteArray("a=b%20c&sessionId=S1");
+    QTest::newRow("by key") << QByteArray("sessionId=S1&a=b%20c")
+                            << QByteArray("a=b%20c&sessionId=S1");
     QTest::newRow("by value") << QByteArray("k=b&k=a") << QByteArray("k=a&k=b");
     // Pairs compare as pairs: "a" < "a-b" although "a=" > "a-" as joined strings.
     QTest::newRow("pairs") << QByteArray("a-b=1&a=2") << QByteArray("a=2&a-b=1");
@@ -116,8 +116,8 @@ void TestSigV4::hostIncludesNonDefaultPort()
 
 void TestSigV4::vectorA_agentCoreInvoke()
 {
-    const SigV4Signer signer = exampleSigner(QStringLiteral("us-east-1"),
-                                             QStringLiteral("bedrock-agentcore"));
+    const SigV4Signer signer =
+        exampleSigner(QStringLiteral("us-east-1"), QStringLiteral("bedrock-agentcore"));
     HeaderList headers{{"Content-Type", "application/json"},
                        {"x-amzn-code-interpreter-session-id", "01JZEXAMPLESESSION"}};
     const QByteArray body = R"({"name":"executeCommand","arguments":{"command":"ls -l"}})";
@@ -148,8 +148,8 @@ void TestSigV4::vectorA_agentCoreInvoke()
 
 void TestSigV4::vectorB_agentCoreStop()
 {
-    const SigV4Signer signer = exampleSigner(QStringLiteral("us-west-2"),
-                                             QStringLiteral("bedrock-agentcore"));
+    const SigV4Signer signer =
+        exampleSigner(QStringLiteral("us-west-2"), QStringLiteral("bedrock-agentcore"));
     HeaderList headers{{"content-type", "application/json"}};
     const SignatureParts parts = signer.sign(
         "PUT",
@@ -167,14 +167,14 @@ void TestSigV4::vectorB_agentCoreStop()
 
 void TestSigV4::vectorC_querySorting()
 {
-    const SigV4Signer signer = exampleSigner(QStringLiteral("us-east-1"),
-                                             QStringLiteral("bedrock-agentcore"));
+    const SigV4Signer signer =
+        exampleSigner(QStringLiteral("us-east-1"), QStringLiteral("bedrock-agentcore"));
     HeaderList headers;
-    const SignatureParts parts = signer.sign(
-        "GET",
-        QUrl::fromEncoded("http://127.0.0.1:18779/code-interpreters/x/sessions/get"
-                          "?sessionId=S1&a=b%20c"),
-        headers, {}, VECTOR_TIME);
+    const SignatureParts parts =
+        signer.sign("GET",
+                    QUrl::fromEncoded("http://127.0.0.1:18779/code-interpreters/x/sessions/get"
+                                      "?sessionId=S1&a=b%20c"),
+                    headers, {}, VECTOR_TIME);
     QCOMPARE(parts.canonicalRequest.split('\n').at(2), "a=b%20c&sessionId=S1");
     QCOMPARE(parts.signedHeaders, "host;x-amz-date");
     QCOMPARE(lastLine(parts.stringToSign),
@@ -193,27 +193,27 @@ void TestSigV4::s3Vectors_data()
     QTest::addColumn<QByteArray>("signedHeaders");
     QTest::addColumn<QByteArray>("stringToSignHash");
     QTest::addColumn<QByteArray>("signature");
-    QTest::newRow("D put") << QByteArray("PUT")
-                           << QByteArray("http://127.0.0.1:19000/offload/runs/r1/tool%20output.txt")
-                           << QByteArray("text/plain") << QByteArray("hello offload\n")
-                           << QByteArray("/offload/runs/r1/tool%20output.txt")
-                           << QByteArray("content-type;host;x-amz-content-sha256;x-amz-date")
-                           << QByteArray("72fcf776cc38d227ecb336d103642e2b21789520478545b45c8441c665128517")
-                           << QByteArray("e886089ad6aa36d2b3717608bfe263147ef2934c4628721386faf8e248993b47");
-    QTest::newRow("E get") << QByteArray("GET")
-                           << QByteArray("http://127.0.0.1:19000/offload/runs/r1/tool%20output.txt")
-                           << QByteArray() << QByteArray()
-                           << QByteArray("/offload/runs/r1/tool%20output.txt")
-                           << QByteArray("host;x-amz-content-sha256;x-amz-date")
-                           << QByteArray("f6a34b503e1316af235059291f8976aaeb35f315e77653269de9c862bb013878")
-                           << QByteArray("63fd6eced45b3ac76c1ef0b4d1665e0df7a2490c3e573087758d3c186a7fba58");
-    QTest::newRow("F delete") << QByteArray("DELETE")
-                              << QByteArray("http://127.0.0.1:19000/offload/a%2Bb%3Dc/%C3%BC.txt")
-                              << QByteArray() << QByteArray()
-                              << QByteArray("/offload/a%2Bb%3Dc/%C3%BC.txt")
-                              << QByteArray("host;x-amz-content-sha256;x-amz-date")
-                              << QByteArray("7f2ab3488c4075634ed87ae43f28b42f776f766e7795d9823aae20203b79a23c")
-                              << QByteArray("efc8a1599e4207e0352758980e8c9dec0c00098ab4ffb59059f002267a63ea55");
+    QTest::newRow("D put")
+        << QByteArray("PUT")
+        << QByteArray("http://127.0.0.1:19000/offload/runs/r1/tool%20output.txt")
+        << QByteArray("text/plain") << QByteArray("hello offload\n")
+        << QByteArray("/offload/runs/r1/tool%20output.txt")
+        << QByteArray("content-type;host;x-amz-content-sha256;x-amz-date")
+        << QByteArray("72fcf776cc38d227ecb336d103642e2b21789520478545b45c8441c665128517")
+        << QByteArray("e886089ad6aa36d2b3717608bfe263147ef2934c4628721386faf8e248993b47");
+    QTest::newRow("E get")
+        << QByteArray("GET")
+        << QByteArray("http://127.0.0.1:19000/offload/runs/r1/tool%20output.txt") << QByteArray()
+        << QByteArray() << QByteArray("/offload/runs/r1/tool%20output.txt")
+        << QByteArray("host;x-amz-content-sha256;x-amz-date")
+        << QByteArray("f6a34b503e1316af235059291f8976aaeb35f315e77653269de9c862bb013878")
+        << QByteArray("63fd6eced45b3ac76c1ef0b4d1665e0df7a2490c3e573087758d3c186a7fba58");
+    QTest::newRow("F delete")
+        << QByteArray("DELETE") << QByteArray("http://127.0.0.1:19000/offload/a%2Bb%3Dc/%C3%BC.txt")
+        << QByteArray() << QByteArray() << QByteArray("/offload/a%2Bb%3Dc/%C3%BC.txt")
+        << QByteArray("host;x-amz-content-sha256;x-amz-date")
+        << QByteArray("7f2ab3488c4075634ed87ae43f28b42f776f766e7795d9823aae20203b79a23c")
+        << QByteArray("efc8a1599e4207e0352758980e8c9dec0c00098ab4ffb59059f002267a63ea55");
 }
 
 void TestSigV4::s3Vectors()
@@ -246,10 +246,11 @@ void TestSigV4::vectorG_virtualHostedTokenUnsigned()
     const SigV4Signer signer = exampleSigner(QStringLiteral("eu-central-1"), QStringLiteral("s3"),
                                              QStringLiteral("IQoJb3JpZ2luX2VjEXAMPLETOKEN"));
     HeaderList headers{{"Content-Type", "application/json"}};
-    const SignatureParts parts = signer.sign(
-        "PUT",
-        QUrl(QStringLiteral("https://offload-bucket.s3.eu-central-1.amazonaws.com/runs/r1/out.json")),
-        headers, R"({"ok":true})", VECTOR_TIME, /*unsignedPayload=*/true);
+    const SignatureParts parts =
+        signer.sign("PUT",
+                    QUrl(QStringLiteral(
+                        "https://offload-bucket.s3.eu-central-1.amazonaws.com/runs/r1/out.json")),
+                    headers, R"({"ok":true})", VECTOR_TIME, /*unsignedPayload=*/true);
     QCOMPARE(parts.canonicalRequest.split('\n').at(1), "/runs/r1/out.json");
     QCOMPARE(parts.signedHeaders,
              "content-type;host;x-amz-content-sha256;x-amz-date;x-amz-security-token");
@@ -281,10 +282,9 @@ void TestSigV4::awsTestSuite_data()
     QTest::addColumn<QByteArray>("url");
     QTest::addColumn<QByteArray>("canonicalUri");
     QTest::addColumn<QByteArray>("signature");
-    const QByteArray vanilla =
-        "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31";
-    QTest::newRow("get-vanilla") << QByteArray("https://example.amazonaws.com/")
-                                 << QByteArray("/") << vanilla;
+    const QByteArray vanilla = "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31";
+    QTest::newRow("get-vanilla") << QByteArray("https://example.amazonaws.com/") << QByteArray("/")
+                                 << vanilla;
     QTest::newRow("get-vanilla-query-order-key-case")
         << QByteArray("https://example.amazonaws.com/?Param2=value2&Param1=value1")
         << QByteArray("/")
@@ -324,16 +324,16 @@ void TestSigV4::headerValuesTrimmedAndCollapsed()
 {
     const SigV4Signer signer = exampleSigner(QStringLiteral("us-east-1"), QStringLiteral("svc"));
     HeaderList headers{{"X-Custom", "  a   b \t c  "}, {"x-custom", "d"}};
-    const SignatureParts parts = signer.sign("GET", QUrl(QStringLiteral("http://h/")), headers,
-                                             {}, VECTOR_TIME);
+    const SignatureParts parts =
+        signer.sign("GET", QUrl(QStringLiteral("http://h/")), headers, {}, VECTOR_TIME);
     QVERIFY(parts.canonicalRequest.contains("\nx-custom:a b c,d\n"));
     QCOMPARE(parts.signedHeaders, "host;x-amz-date;x-custom");
 }
 
 void TestSigV4::resigningReplacesOldSignature()
 {
-    const SigV4Signer signer = exampleSigner(QStringLiteral("us-east-1"), QStringLiteral("s3"),
-                                             QStringLiteral("TOKEN"));
+    const SigV4Signer signer =
+        exampleSigner(QStringLiteral("us-east-1"), QStringLiteral("s3"), QStringLiteral("TOKEN"));
     HeaderList headers{{"Content-Type", "text/plain"}};
     const QUrl url(QStringLiteral("http://127.0.0.1:9/b/k"));
     signer.sign("PUT", url, headers, "x", VECTOR_TIME);
@@ -359,8 +359,9 @@ void TestSigV4::parseAuthorizationRoundTrip()
              (QList<QByteArray>{"host", "x-amz-content-sha256", "x-amz-date"}));
     QCOMPARE(parsed.signature, parts.signature);
     // A server recomputing from the parsed parts gets the same signature.
-    const SignatureParts again = signer.compute("GET", QUrl(QStringLiteral("http://127.0.0.1:9/b/k")),
-                                                headers, parsed.signedHeaders, EMPTY_PAYLOAD_SHA256);
+    const SignatureParts again =
+        signer.compute("GET", QUrl(QStringLiteral("http://127.0.0.1:9/b/k")), headers,
+                       parsed.signedHeaders, EMPTY_PAYLOAD_SHA256);
     QCOMPARE(again.signature, parts.signature);
 }
 
@@ -402,11 +403,11 @@ void TestSigV4::serverVerification()
     extra.emplaceBack("x-amz-meta-sneaky", "1");
     QVERIFY(verify(extra, "body", creds, VECTOR_TIME).contains(QLatin1String("not signed")));
     HeaderList otherHost = headers;
-    
+
     otherHost[otherHost.size() - 2].second = "127.0.0.1:19001";
     QVERIFY(verify(otherHost, "body", creds, VECTOR_TIME).contains(QLatin1String("mismatch")));
-    QVERIFY(!verifySignedRequest("PUT", target, headers, "body", creds,
-                                 QStringLiteral("eu-west-1"), QStringLiteral("s3"), VECTOR_TIME)
+    QVERIFY(!verifySignedRequest("PUT", target, headers, "body", creds, QStringLiteral("eu-west-1"),
+                                 QStringLiteral("s3"), VECTOR_TIME)
                  .isEmpty());
 }
 

@@ -75,7 +75,8 @@ void checkEnvName(const QString &name)
 {
     static const QRegularExpression re(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
     if (!re.match(name).hasMatch())
-        throw ValueError(QStringLiteral("'%1' is not a valid environment variable name.").arg(name));
+        throw ValueError(
+            QStringLiteral("'%1' is not a valid environment variable name.").arg(name));
 }
 
 } // namespace agentcore
@@ -110,10 +111,10 @@ void AgentCoreOptions::validate() const
     if (!regionRe.match(region).hasMatch())
         throw ValueError(QStringLiteral("'%1' is not an AWS region name.").arg(region));
     const QUrl url = resolvedEndpoint();
-    if (!url.isValid() || (url.scheme() != QLatin1String("https") &&
-                           url.scheme() != QLatin1String("http")))
-        throw ValueError(QStringLiteral("AgentCore endpoint '%1' is not an http(s) URL.")
-                             .arg(url.toString()));
+    if (!url.isValid() ||
+        (url.scheme() != QLatin1String("https") && url.scheme() != QLatin1String("http")))
+        throw ValueError(
+            QStringLiteral("AgentCore endpoint '%1' is not an http(s) URL.").arg(url.toString()));
     if (sessionTimeoutSeconds < 1 || sessionTimeoutSeconds > 28800)
         throw ValueError(QStringLiteral("AgentCore session timeout must be 1–28800 seconds, not "
                                         "%1.")
@@ -122,8 +123,8 @@ void AgentCoreOptions::validate() const
         throw ValueError(QStringLiteral("max output bytes cannot be negative."));
     static const QRegularExpression idRe(QStringLiteral("^[A-Za-z0-9._-]+$"));
     if (!idRe.match(codeInterpreterId).hasMatch())
-        throw ValueError(QStringLiteral("'%1' is not a code interpreter identifier.")
-                             .arg(codeInterpreterId));
+        throw ValueError(
+            QStringLiteral("'%1' is not a code interpreter identifier.").arg(codeInterpreterId));
     for (auto it = env.cbegin(); it != env.cend(); ++it)
         checkEnvName(it.key());
 }
@@ -180,13 +181,12 @@ QString AgentCoreSandboxBackend::requireSession() const
 }
 
 remote::HttpResponse AgentCoreSandboxBackend::call(const QByteArray &method, const QString &path,
-                                                   const QByteArray &query,
-                                                   const QJsonObject &body,
+                                                   const QByteArray &query, const QJsonObject &body,
                                                    const remote::HttpHeaders &extraHeaders,
                                                    int timeoutMs, const remote::RetryPolicy &retry)
 {
-    QByteArray base = m_options.resolvedEndpoint().toEncoded(QUrl::RemoveQuery |
-                                                             QUrl::RemoveFragment);
+    QByteArray base =
+        m_options.resolvedEndpoint().toEncoded(QUrl::RemoveQuery | QUrl::RemoveFragment);
     while (base.endsWith('/'))
         base.chop(1);
     QByteArray url = base + "/code-interpreters/" +
@@ -198,8 +198,8 @@ remote::HttpResponse AgentCoreSandboxBackend::call(const QByteArray &method, con
     request.url = QUrl::fromEncoded(url);
     request.timeoutMs = timeoutMs;
     if (method != "GET") {
-        request.headers.append({QByteArrayLiteral("Content-Type"),
-                                QByteArrayLiteral("application/json")});
+        request.headers.append(
+            {QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")});
         request.body = QJsonDocument(body).toJson(QJsonDocument::Compact);
     }
     request.headers += extraHeaders;
@@ -263,9 +263,10 @@ QString AgentCoreSandboxBackend::ToolResult::text() const
     return parts.join(QLatin1Char('\n'));
 }
 
-AgentCoreSandboxBackend::ToolResult
-AgentCoreSandboxBackend::invoke(const QString &tool, const QJsonObject &arguments, int timeoutMs,
-                                bool retryThrottling)
+AgentCoreSandboxBackend::ToolResult AgentCoreSandboxBackend::invoke(const QString &tool,
+                                                                    const QJsonObject &arguments,
+                                                                    int timeoutMs,
+                                                                    bool retryThrottling)
 {
     const QString session = requireSession();
     const QString what = QStringLiteral("AgentCore %1").arg(tool);
@@ -279,12 +280,11 @@ AgentCoreSandboxBackend::invoke(const QString &tool, const QJsonObject &argument
     remote::HttpResponse response;
     int backoffMs = m_options.retry.initialBackoffMs;
     for (int attempt = 1;; ++attempt) {
-        response = call("POST", QStringLiteral("/tools/invoke"), {}, body,
-                        {{QByteArrayLiteral("x-amzn-code-interpreter-session-id"),
-                          session.toUtf8()}},
-                        timeoutMs < 0 ? m_options.requestTimeoutMs : timeoutMs, retry);
-        if (retryThrottling || response.status != 429 ||
-            attempt >= m_options.retry.maxAttempts)
+        response =
+            call("POST", QStringLiteral("/tools/invoke"), {}, body,
+                 {{QByteArrayLiteral("x-amzn-code-interpreter-session-id"), session.toUtf8()}},
+                 timeoutMs < 0 ? m_options.requestTimeoutMs : timeoutMs, retry);
+        if (retryThrottling || response.status != 429 || attempt >= m_options.retry.maxAttempts)
             break;
         const int asked = remote::retryAfterMs(response.header("Retry-After"));
         QThread::msleep(qMin(asked >= 0 ? asked : backoffMs, m_options.retry.maxBackoffMs));
@@ -384,8 +384,7 @@ void AgentCoreSandboxBackend::throwFileError(const QString &what, const QString 
 }
 
 QHash<QString, QByteArray> AgentCoreSandboxBackend::readBatch(const QStringList &paths,
-                                                              QStringList *errors,
-                                                              ToolResult *raw)
+                                                              QStringList *errors, ToolResult *raw)
 {
     QHash<QString, QByteArray> out;
     if (paths.isEmpty())
@@ -422,9 +421,9 @@ QHash<QString, QByteArray> AgentCoreSandboxBackend::readBatch(const QStringList 
     if (errors) {
         for (const QString &p : paths) {
             if (!out.contains(p))
-                errors->append(QStringLiteral("cannot read '%1' from the AgentCore workspace%2")
-                                   .arg(p, r.isError ? QStringLiteral(": ") + r.text()
-                                                     : QString()));
+                errors->append(
+                    QStringLiteral("cannot read '%1' from the AgentCore workspace%2")
+                        .arg(p, r.isError ? QStringLiteral(": ") + r.text() : QString()));
         }
     }
     return out;
@@ -552,7 +551,8 @@ FileInfo AgentCoreSandboxBackend::stat(const QString &path)
         if (info.path == p)
             return info;
     }
-    throw FileNotFoundError(QStringLiteral("'%1' does not exist in the AgentCore workspace").arg(p));
+    throw FileNotFoundError(
+        QStringLiteral("'%1' does not exist in the AgentCore workspace").arg(p));
 }
 
 void AgentCoreSandboxBackend::removeFile(const QString &path, bool recursive)
@@ -588,8 +588,8 @@ void AgentCoreSandboxBackend::makeDirs(const QString &path)
     if (o.exitCode == 0)
         return;
     if (!stat(p).isDir)
-        throw FileExistsError(QStringLiteral("cannot create folder '%1': a file is in the way")
-                                  .arg(p));
+        throw FileExistsError(
+            QStringLiteral("cannot create folder '%1': a file is in the way").arg(p));
     throw OSError(QStringLiteral("cannot create folder '%1' in the AgentCore workspace: %2")
                       .arg(p, QString::fromUtf8(o.err).trimmed()));
 }

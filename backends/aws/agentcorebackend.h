@@ -152,7 +152,8 @@ private:
 class AgentCoreSandboxTemplate : public BackendTemplate
 {
 public:
-    explicit AgentCoreSandboxTemplate(AgentCoreOptions options = AgentCoreOptions::fromEnvironment());
+    explicit AgentCoreSandboxTemplate(
+        AgentCoreOptions options = AgentCoreOptions::fromEnvironment());
     QString typeName() const override { return QStringLiteral("AgentCoreSandboxTemplate"); }
     BackendPtr buildForSession(const QString &sessionId) override;
     BackendPtr buildDefault() override;

@@ -56,9 +56,9 @@ QString hostPathProblem(const QString &root, const QString &relPath)
 
 // ---- backend: seeding and flush ------------------------------------------------------------
 
-WorkspaceSeedResult AgentCoreSandboxBackend::seedWorkspace(
-    const QString &source, const QStringList &excludes,
-    const std::function<void(int, int)> &progress)
+WorkspaceSeedResult
+AgentCoreSandboxBackend::seedWorkspace(const QString &source, const QStringList &excludes,
+                                       const std::function<void(int, int)> &progress)
 {
     requireSession();
     const QString root = QDir(source).absolutePath();
@@ -144,8 +144,8 @@ struct AgentCoreSandboxBackend::Snapshot
     QHash<QString, QByteArray> contents; ///< workspace content of Add/Update/Conflict entries
 };
 
-AgentCoreSandboxBackend::Snapshot AgentCoreSandboxBackend::snapshot(const QString &root,
-                                                                    const WorkspaceSyncPolicy &policy)
+AgentCoreSandboxBackend::Snapshot
+AgentCoreSandboxBackend::snapshot(const QString &root, const WorkspaceSyncPolicy &policy)
 {
     Snapshot snap;
     snap.plan.destRoot = root;
@@ -153,9 +153,9 @@ AgentCoreSandboxBackend::Snapshot AgentCoreSandboxBackend::snapshot(const QStrin
     const GlobSet excludes(policy.excludePatterns);
 
     // One call lists every non-folder with its type and size, NUL-separated (any name works).
-    const ScriptOutcome listing = runScript(
-        QStringLiteral("find . -mindepth 1 ! -type d -printf '%y %s %P\\0'"),
-        m_options.requestTimeoutMs);
+    const ScriptOutcome listing =
+        runScript(QStringLiteral("find . -mindepth 1 ! -type d -printf '%y %s %P\\0'"),
+                  m_options.requestTimeoutMs);
     if (listing.exitCode != 0)
         snap.plan.errors.append(QStringLiteral("listing the AgentCore workspace failed: %1")
                                     .arg(QString::fromUtf8(listing.err).trimmed()));
@@ -165,7 +165,8 @@ AgentCoreSandboxBackend::Snapshot AgentCoreSandboxBackend::snapshot(const QStrin
         const QList<QByteArray> fields = record.split(' ');
         if (fields.size() < 3)
             continue;
-        const QString path = QString::fromUtf8(record.mid(fields.at(0).size() + fields.at(1).size() + 2));
+        const QString path =
+            QString::fromUtf8(record.mid(fields.at(0).size() + fields.at(1).size() + 2));
         if (!includes.matchesPathOrParent(path, false) || excludes.matchesPathOrParent(path, false))
             continue;
         SyncPlanEntry entry;
@@ -248,9 +249,9 @@ SyncPlan AgentCoreSandboxBackend::planSync(const QString &dest, const WorkspaceS
     return snapshot(QDir(dest).absolutePath(), policy).plan;
 }
 
-WorkspaceSyncResult AgentCoreSandboxBackend::syncArtifacts(
-    const QString &dest, const WorkspaceSyncPolicy &policy,
-    const std::function<void(int, int)> &progress)
+WorkspaceSyncResult
+AgentCoreSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
+                                       const std::function<void(int, int)> &progress)
 {
     requireSession();
     const QString root = QDir(dest).absolutePath();

@@ -241,8 +241,8 @@ EventStreamMessage EventStreamDecoder::decodeFrame(const QByteArray &frame,
             need(length);
             const QByteArray bytes(p, length);
             p += length;
-            h.value = type == quint8(Type::String) ? QVariant(QString::fromUtf8(bytes))
-                                                   : QVariant(bytes);
+            h.value =
+                type == quint8(Type::String) ? QVariant(QString::fromUtf8(bytes)) : QVariant(bytes);
             break;
         }
         case quint8(Type::Uuid):

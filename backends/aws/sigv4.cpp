@@ -18,8 +18,8 @@ QByteArray hmac(const QByteArray &key, const QByteArray &data)
 
 bool isUnreserved(char c)
 {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.' || c == '~';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.' || c == '~';
 }
 
 // Trims and collapses inner whitespace runs, as botocore's canonical header values do.
@@ -210,8 +210,8 @@ SignatureParts SigV4Signer::compute(const QByteArray &method, const QUrl &url,
     const QByteArray day = date.left(8);
     const QByteArray scope =
         day + '/' + m_region.toUtf8() + '/' + m_service.toUtf8() + "/aws4_request";
-    parts.stringToSign = "AWS4-HMAC-SHA256\n" + date + '\n' + scope + '\n' +
-                         sha256Hex(parts.canonicalRequest);
+    parts.stringToSign =
+        "AWS4-HMAC-SHA256\n" + date + '\n' + scope + '\n' + sha256Hex(parts.canonicalRequest);
     parts.signature = hmac(signingKey(day), parts.stringToSign).toHex();
     parts.authorization = "AWS4-HMAC-SHA256 Credential=" + m_credentials.accessKeyId.toUtf8() +
                           '/' + scope + ", SignedHeaders=" + parts.signedHeaders +
@@ -226,12 +226,11 @@ SignatureParts SigV4Signer::sign(const QByteArray &method, const QUrl &url, Head
     headers.removeIf([](const QPair<QByteArray, QByteArray> &h) {
         return signatureHeaderNames().contains(h.first.toLower());
     });
-    const QByteArray payloadHash =
-        isS3() && unsignedPayload ? UNSIGNED_PAYLOAD : sha256Hex(body);
+    const QByteArray payloadHash = isS3() && unsignedPayload ? UNSIGNED_PAYLOAD : sha256Hex(body);
     headers.append({QByteArrayLiteral("X-Amz-Date"), amzDate(nowUtc)});
     if (!m_credentials.sessionToken.isEmpty())
-        headers.append({QByteArrayLiteral("X-Amz-Security-Token"),
-                        m_credentials.sessionToken.toUtf8()});
+        headers.append(
+            {QByteArrayLiteral("X-Amz-Security-Token"), m_credentials.sessionToken.toUtf8()});
     if (isS3())
         headers.append({QByteArrayLiteral("x-amz-content-sha256"), payloadHash});
 
@@ -248,7 +247,8 @@ ParsedAuthorization parseAuthorization(const QByteArray &value)
     // AWS4-HMAC-SHA256 Credential=AKID/20250716/us-east-1/s3/aws4_request,
     //   SignedHeaders=host;x-amz-date, Signature=hex
     static const QRegularExpression re(QStringLiteral(
-        R"(^AWS4-HMAC-SHA256\s+Credential=([^/,\s]+)/(\d{8})/([^/,\s]+)/([^/,\s]+)/aws4_request\s*,)"
+        R"(^AWS4-HMAC-SHA256\s+Credential=([^/,\s]+)/(\d{8})/([^/,\s]+)/([^/,\s]+))"
+        R"(/aws4_request\s*,)"
         R"(\s*SignedHeaders=([a-z0-9;_.-]+)\s*,\s*Signature=([0-9a-f]{64})$)"));
     ParsedAuthorization parsed;
     const QRegularExpressionMatch m = re.match(QString::fromLatin1(value));
