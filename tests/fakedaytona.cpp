@@ -71,7 +71,18 @@ FakeDaytona::FakeDaytona(QString apiKey) : m_apiKey(std::move(apiKey))
 
 FakeDaytona::~FakeDaytona()
 {
-    m_http.reset(); // stop serving before the sandboxes go
+    // Processes belong to the server thread: end them there, then stop serving.
+    m_http->runInServerThread([this] {
+        QMutexLocker lock(&m_mutex);
+        m_sessions.clear();
+    });
+    m_http.reset();
+}
+
+void FakeDaytona::Command::drain()
+{
+    out += process->readAllStandardOutput();
+    err += process->readAllStandardError();
 }
 
 QUrl FakeDaytona::apiUrl() const
@@ -352,32 +363,73 @@ Response FakeDaytona::toolbox(const Request &request, Sandbox &sandbox, const QS
                                .value(QStringLiteral("sessionId")).toString();
         if (id.isEmpty() || m_sessions.contains(id))
             return error(409, QStringLiteral("session exists"), "CONFLICT", path);
-        m_sessions.insert(id);
+        m_sessions.insert(id, {});
         return empty(201);
+    }
+    if (path == QLatin1String("/process/execute") && method == "POST") {
+        // Combined output; a timeout kills the shell and answers 408 without output (§1.4).
+        const QJsonObject body = QJsonDocument::fromJson(request.body).object();
+        QProcess proc;
+        proc.setProcessChannelMode(QProcess::MergedChannels);
+        proc.setWorkingDirectory(root);
+        proc.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"),
+                                               body.value(QStringLiteral("command")).toString()});
+        const int timeout = body.value(QStringLiteral("timeout")).toInt();
+        if (!proc.waitForFinished(timeout > 0 ? timeout * 1000 : -1)) {
+            proc.kill();
+            proc.waitForFinished();
+            return error(408, QStringLiteral("request timeout: command execution timeout"),
+                         "REQUEST_TIMEOUT", path);
+        }
+        return json(200, QJsonObject{{QStringLiteral("exitCode"), proc.exitCode()},
+                                     {QStringLiteral("result"),
+                                      QString::fromUtf8(proc.readAllStandardOutput())}});
     }
     if (path.startsWith(QLatin1String("/process/session/"))) {
         const QStringList p = path.split(QLatin1Char('/'), Qt::SkipEmptyParts);
         const QString sid = p.value(2);
         if (!m_sessions.contains(sid))
             return error(404, QStringLiteral("session not found"), "NOT_FOUND", path);
+        auto &commands = m_sessions[sid];
         if (method == "DELETE" && p.size() == 3) {
-            m_sessions.remove(sid);
+            m_sessions.remove(sid); // kills the wrapper shells still running, as the daemon does
             return empty(204);
         }
-        if (method == "POST" && p.value(3) == QLatin1String("exec")) {
-            const QString command = QJsonDocument::fromJson(request.body).object()
-                                        .value(QStringLiteral("command")).toString();
-            QProcess proc;
-            proc.setWorkingDirectory(root);
-            proc.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), command});
-            proc.waitForFinished(-1);
-            const QByteArray out = proc.readAllStandardOutput();
-            const QByteArray err = proc.readAllStandardError();
-            return json(200, QJsonObject{{QStringLiteral("cmdId"), QStringLiteral("cmd-1")},
-                                         {QStringLiteral("exitCode"), proc.exitCode()},
-                                         {QStringLiteral("stdout"), QString::fromUtf8(out)},
-                                         {QStringLiteral("stderr"), QString::fromUtf8(err)},
-                                         {QStringLiteral("output"), QString::fromUtf8(out + err)}});
+        if (method == "POST" && p.size() == 4 && p.value(3) == QLatin1String("exec")) {
+            const QJsonObject body = QJsonDocument::fromJson(request.body).object();
+            auto cmd = std::make_shared<Command>();
+            cmd->command = body.value(QStringLiteral("command")).toString();
+            cmd->process = std::make_unique<QProcess>();
+            cmd->process->setWorkingDirectory(root);
+            cmd->process->start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), cmd->command});
+            const QString cmdId = QStringLiteral("cmd-%1").arg(m_nextCommand++);
+            commands.insert(cmdId, cmd);
+            if (body.value(QStringLiteral("runAsync")).toBool())
+                return json(202, QJsonObject{{QStringLiteral("cmdId"), cmdId}});
+            cmd->process->waitForFinished(-1);
+            cmd->drain();
+            return json(200, QJsonObject{{QStringLiteral("cmdId"), cmdId},
+                                         {QStringLiteral("exitCode"), cmd->process->exitCode()},
+                                         {QStringLiteral("stdout"), QString::fromUtf8(cmd->out)},
+                                         {QStringLiteral("stderr"), QString::fromUtf8(cmd->err)},
+                                         {QStringLiteral("output"),
+                                          QString::fromUtf8(cmd->out + cmd->err)}});
+        }
+        if (method == "GET" && p.value(3) == QLatin1String("command") && p.size() >= 5) {
+            const auto cmd = commands.value(p.value(4));
+            if (!cmd)
+                return error(404, QStringLiteral("command not found"), "NOT_FOUND", path);
+            cmd->drain();
+            if (p.size() == 6 && p.value(5) == QLatin1String("logs"))
+                return json(200, QJsonObject{{QStringLiteral("stdout"), QString::fromUtf8(cmd->out)},
+                                             {QStringLiteral("stderr"), QString::fromUtf8(cmd->err)},
+                                             {QStringLiteral("output"),
+                                              QString::fromUtf8(cmd->out + cmd->err)}});
+            QJsonObject o{{QStringLiteral("id"), p.value(4)},
+                          {QStringLiteral("command"), cmd->command}};
+            if (cmd->process->state() == QProcess::NotRunning)
+                o.insert(QStringLiteral("exitCode"), cmd->process->exitCode());
+            return json(200, o);
         }
     }
     return error(404, QStringLiteral("no route"), "NOT_FOUND", path);

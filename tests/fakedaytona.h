@@ -12,6 +12,8 @@
 
 #include <QJsonObject>
 #include <QMutex>
+#include <QHash>
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include <functional>
@@ -72,7 +74,23 @@ private:
     QString m_apiKey;
     mutable QMutex m_mutex;
     std::map<QString, std::unique_ptr<Sandbox>> m_sandboxes;
-    QSet<QString> m_sessions;
+    struct Command
+    {
+        QString command;
+        std::unique_ptr<QProcess> process;
+        QByteArray out, err;
+        void drain();
+        ~Command()
+        {
+            if (process && process->state() != QProcess::NotRunning) {
+                process->kill();
+                process->waitForFinished();
+            }
+        }
+    };
+    // Session id → command id → command; processes live on the server thread.
+    QHash<QString, QHash<QString, std::shared_ptr<Command>>> m_sessions;
+    int m_nextCommand = 1;
     int m_pollsUntilStarted = 1;
     QString m_startFailure;
     int m_nextId = 1;

@@ -105,6 +105,12 @@ public:
     FakeHttpServer &operator=(const FakeHttpServer &) = delete;
 
     quint16 port() const { return m_port; }
+
+    /// Runs `f` on the server thread and waits for it (e.g. to clean up objects a handler made).
+    void runInServerThread(const std::function<void()> &f)
+    {
+        QMetaObject::invokeMethod(m_context.get(), f, Qt::BlockingQueuedConnection);
+    }
     /// "http://127.0.0.1:PORT" + path.
     QUrl url(const QString &path = {}) const
     {

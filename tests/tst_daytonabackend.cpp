@@ -394,6 +394,55 @@ private Q_SLOTS:
         QVERIFY2(gone, "a background process survived the timeout");
     }
 
+    void executeStreamsOutputWhileRunning()
+    {
+        FakeDaytona fake;
+        auto b = started(fake);
+        // The command cannot finish before "first" has reached the caller.
+        const QString go = hostPath(fake, *b, QStringLiteral("go"));
+        QByteArray streamed;
+        ExecuteOptions opts;
+        opts.onOutput = [&](OutputChannel c, const QByteArray &d) {
+            QCOMPARE(c, OutputChannel::Stdout);
+            streamed += d;
+            if (streamed == "first\n")
+                test::writeHostFile(go, "go");
+        };
+        const ExecuteResult r = b->execute(
+            QStringLiteral("echo first; while [ ! -f go ]; do sleep 0.02; done; echo second"), 30.0,
+            {}, opts);
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.output, QStringLiteral("first\nsecond\n"));
+        QCOMPARE(streamed, QByteArray("first\nsecond\n"));
+    }
+
+    void cancelKillsTheRunningCommand()
+    {
+        FakeDaytona fake;
+        auto b = started(fake);
+        ExecuteOptions opts;
+        opts.cancel = std::make_shared<CancellationToken>();
+        opts.onOutput = [&](OutputChannel, const QByteArray &d) {
+            if (d.contains("ready"))
+                opts.cancel->cancel();
+        };
+        const ExecuteResult r = b->execute(
+            QStringLiteral("sleep 60 & echo $! > bg.pid; echo ready; wait"), 120.0, {}, opts);
+        QVERIFY(r.cancelled);
+        QCOMPARE(r.exitCode, 130);
+        QCOMPARE(r.output, QStringLiteral("ready\n"));
+        const qint64 pid = b->readFile(QStringLiteral("bg.pid")).trimmed().toLongLong();
+        QVERIFY(pid > 1);
+        bool gone = false;
+        for (int i = 0; i < 100 && !gone; ++i) {
+            gone = ::kill(pid_t(pid), 0) != 0;
+            if (!gone)
+                QThread::msleep(50);
+        }
+        QVERIFY2(gone, "the cancelled command's process group survived");
+        QCOMPARE(fake.openSessions(), 0);
+    }
+
     void commandExiting124ByItselfIsNotATimeout()
     {
         FakeDaytona fake;

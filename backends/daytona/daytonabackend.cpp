@@ -12,6 +12,7 @@
 #include <QLoggingCategory>
 #include <QSet>
 #include <QThread>
+#include <QScopeGuard>
 #include <QUuid>
 
 #include <cerrno>
@@ -450,7 +451,7 @@ void DaytonaSandboxBackend::makeDirs(const QString &path)
 
 QString DaytonaSandboxBackend::wrapCommand(const QString &command, const QString &dir,
                                            const QMap<QString, QString> &env,
-                                           double timeoutSeconds)
+                                           double timeoutSeconds, const QString &pidFile)
 {
     QStringList lines;
     lines << QStringLiteral("cd -- %1 || exit 1").arg(shellQuote(dir));
@@ -460,6 +461,10 @@ QString DaytonaSandboxBackend::wrapCommand(const QString &command, const QString
     // process it started (the daemon's session exec has no timeout of its own).
     lines << QStringLiteral("setsid /bin/sh -c %1 </dev/null &").arg(shellQuote(command))
           << QStringLiteral("p=$!");
+    if (!pidFile.isEmpty())
+        lines << QStringLiteral("echo \"$p\" > %1").arg(shellQuote(pidFile));
+    const QString cleanup =
+        pidFile.isEmpty() ? QString() : QStringLiteral("rm -f %1").arg(shellQuote(pidFile));
     if (timeoutSeconds > 0) {
         // The watchdog marks the timeout in a temp file before it kills the command's group:
         // exit statuses alone cannot tell "killed by the watchdog" from "killed by itself".
@@ -473,10 +478,10 @@ QString DaytonaSandboxBackend::wrapCommand(const QString &command, const QString
               << QStringLiteral("kill -KILL -\"$w\" 2>/dev/null; kill -KILL \"$w\" 2>/dev/null")
               << QStringLiteral("wait \"$w\" 2>/dev/null")
               << QStringLiteral("if [ -s \"$m\" ]; then rc=124; fi")
-              << QStringLiteral("rm -f \"$m\"")
+              << QStringLiteral("rm -f \"$m\"") << cleanup
               << QStringLiteral("exit \"$rc\"");
     } else {
-        lines << QStringLiteral("wait \"$p\"");
+        lines << QStringLiteral("wait \"$p\"; rc=$?") << cleanup << QStringLiteral("exit \"$rc\"");
     }
     return QStringLiteral("/bin/sh -c ") + shellQuote(lines.join(QLatin1Char('\n')));
 }
@@ -510,65 +515,122 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
             throw ValueError(QStringLiteral("invalid environment variable name '%1'").arg(it.key()));
     }
     const double timeout = timeoutSeconds.value_or(m_options.timeout);
-    const QString script = wrapCommand(command, dir, env, timeout);
-
     // One session per call: split stdout/stderr, and no shell state leaks between calls.
     const QString session = QStringLiteral("elsai-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
     const QString sessionPath = QStringLiteral("/process/session/") + session;
-    HttpResponse resp = m_api.toolbox(
-        r.toolbox, "POST", QStringLiteral("/process/session"), {},
-        QJsonDocument(QJsonObject{{QStringLiteral("sessionId"), session}}).toJson(QJsonDocument::Compact),
-        "application/json");
+    const QString pidFile = QStringLiteral("/tmp/%1.pid").arg(session);
+    const QString script = wrapCommand(command, dir, env, timeout, pidFile);
+    const auto json = [](const QJsonObject &o) { return QJsonDocument(o).toJson(QJsonDocument::Compact); };
+    HttpResponse resp = m_api.toolbox(r.toolbox, "POST", QStringLiteral("/process/session"), {},
+                                      json({{QStringLiteral("sessionId"), session}}),
+                                      "application/json");
     if (!resp.ok())
         DaytonaApi::raise(resp, CallKind::Execute, QStringLiteral("create session"));
-    const int deadlineMs = timeout > 0 ? int(timeout * 1000) + kExecuteSlackMs : 0;
-    // Never retried: the command may have run.
-    resp = m_api.toolbox(r.toolbox, "POST", sessionPath + QStringLiteral("/exec"), {},
-                         QJsonDocument(QJsonObject{{QStringLiteral("command"), script},
-                                                   {QStringLiteral("runAsync"), false}})
-                             .toJson(QJsonDocument::Compact),
-                         "application/json", deadlineMs > 0 ? deadlineMs : 24 * 3600 * 1000,
-                         false);
-    // Deleting the session also kills anything the command left behind.
-    m_api.toolbox(r.toolbox, "DELETE", sessionPath);
+    // Deleting the session at the end also ends the wrapper shell if it is still there.
+    const auto deleteSession = qScopeGuard([&] { m_api.toolbox(r.toolbox, "DELETE", sessionPath); });
 
-    if (resp.timedOut) {
+    // Asynchronous exec, then polling: output streams, cancel works, and no HTTP request is
+    // held open for the whole command. Never retried: the command may have run.
+    resp = m_api.toolbox(r.toolbox, "POST", sessionPath + QStringLiteral("/exec"), {},
+                         json({{QStringLiteral("command"), script},
+                               {QStringLiteral("runAsync"), true}}),
+                         "application/json", -1, false);
+    if (resp.status == 408 || resp.timedOut) {
         outcome.timedOut = true;
         outcome.exitCode = 124;
-    } else if (!resp.ok()) {
-        if (resp.status == 408) {
+        outcome.durationMs = clock.elapsed();
+        return toExecuteResult(outcome);
+    }
+    if (!resp.ok())
+        DaytonaApi::raise(resp, CallKind::Execute, QStringLiteral("execute"));
+    QJsonObject done = DaytonaApi::object(resp);
+    const QString cmdId = done.value(QStringLiteral("cmdId")).toString();
+    const QString cmdPath = sessionPath + QStringLiteral("/command/")
+                            + QString::fromUtf8(QUrl::toPercentEncoding(cmdId));
+    const qint64 cap = std::max<qint64>(0, m_options.maxOutputBytes);
+    QByteArray out, err; // everything the service reported so far
+    qint64 sentOut = 0, sentErr = 0;
+    // Streams the part of each channel not sent yet, within the output cap.
+    const auto deliver = [&] {
+        qint64 budget = cap;
+        const auto push = [&](OutputChannel channel, const QByteArray &all, qint64 &sent) {
+            const qint64 keep = std::min<qint64>(all.size(), budget);
+            budget -= keep;
+            if (keep > sent && options.onOutput)
+                options.onOutput(channel, all.mid(sent, keep - sent));
+            sent = std::max(sent, keep);
+        };
+        push(OutputChannel::Stdout, out, sentOut);
+        push(OutputChannel::Stderr, err, sentErr);
+    };
+    const auto fetchLogs = [&] {
+        const HttpResponse logs = m_api.toolbox(r.toolbox, "GET", cmdPath + QStringLiteral("/logs"));
+        if (!logs.ok())
+            return;
+        const QJsonObject o = DaytonaApi::object(logs);
+        out = o.value(QStringLiteral("stdout")).toString().toUtf8();
+        err = o.value(QStringLiteral("stderr")).toString().toUtf8();
+        deliver();
+    };
+    // Kills the command's process group through a second, independent call.
+    const auto killCommand = [&] {
+        const QString kill = QStringLiteral("p=$(cat %1 2>/dev/null) && kill -KILL -\"$p\"")
+                                 .arg(shellQuote(pidFile));
+        m_api.toolbox(r.toolbox, "POST", QStringLiteral("/process/execute"), {},
+                      json({{QStringLiteral("command"), kill}, {QStringLiteral("timeout"), 10}}),
+                      "application/json");
+    };
+    const qint64 deadlineMs = timeout > 0 ? qint64(timeout * 1000) + kExecuteSlackMs : -1;
+    int intervalMs = 20;
+    bool finished = done.contains(QStringLiteral("exitCode")) && !done.value(QStringLiteral("exitCode")).isNull();
+    while (!finished) {
+        if (options.cancel && options.cancel->isCancelled()) {
+            killCommand();
+            fetchLogs();
+            outcome.cancelled = true;
+            outcome.exitCode = 130;
+            break;
+        }
+        if (deadlineMs > 0 && clock.elapsed() > deadlineMs) {
+            // The watchdog should have ended it long ago: the service is not answering.
+            killCommand();
             outcome.timedOut = true;
             outcome.exitCode = 124;
-        } else {
-            DaytonaApi::raise(resp, CallKind::Execute, QStringLiteral("execute"));
+            break;
         }
-    } else {
-        const QJsonObject o = DaytonaApi::object(resp);
-        outcome.exitCode = o.value(QStringLiteral("exitCode")).toInt(-1);
-        QByteArray out = o.value(QStringLiteral("stdout")).toString().toUtf8();
-        QByteArray err = o.value(QStringLiteral("stderr")).toString().toUtf8();
-        if (!o.contains(QStringLiteral("stdout")) && !o.contains(QStringLiteral("stderr")))
-            out = o.value(QStringLiteral("output")).toString().toUtf8(); // an old daemon
-        // The API does not cap output: keep stdout first, then stderr, up to the limit.
-        const qint64 cap = std::max<qint64>(0, m_options.maxOutputBytes);
-        if (out.size() + err.size() > cap) {
-            outcome.truncated = true;
-            outcome.droppedBytes = out.size() + err.size() - cap;
-            out.truncate(std::min<qint64>(out.size(), cap));
-            err.truncate(std::min<qint64>(err.size(), cap - out.size()));
+        QThread::msleep(ulong(intervalMs));
+        intervalMs = std::min(500, intervalMs * 3 / 2);
+        const HttpResponse state = m_api.toolbox(r.toolbox, "GET", cmdPath);
+        if (!state.ok())
+            DaytonaApi::raise(state, CallKind::Execute, QStringLiteral("execute status"));
+        done = DaytonaApi::object(state);
+        finished = done.contains(QStringLiteral("exitCode")) && !done.value(QStringLiteral("exitCode")).isNull();
+        if (options.onOutput || finished)
+            fetchLogs();
+    }
+    if (finished) {
+        outcome.exitCode = done.value(QStringLiteral("exitCode")).toInt(-1);
+        if (out.isEmpty() && err.isEmpty()) {
+            // A daemon that answered synchronously carries the output in the exec answer.
+            out = done.value(QStringLiteral("stdout")).toString().toUtf8();
+            err = done.value(QStringLiteral("stderr")).toString().toUtf8();
+            if (!done.contains(QStringLiteral("stdout")) && !done.contains(QStringLiteral("stderr")))
+                out = done.value(QStringLiteral("output")).toString().toUtf8(); // old daemon
+            deliver();
         }
-        outcome.stdoutData = out;
-        outcome.stderrData = err;
         outcome.timedOut = outcome.exitCode == 124 && timeout > 0
                            && clock.elapsed() >= qint64(timeout * 1000) - 50;
     }
-    outcome.durationMs = clock.elapsed();
-    if (options.onOutput) {
-        if (!outcome.stdoutData.isEmpty())
-            options.onOutput(OutputChannel::Stdout, outcome.stdoutData);
-        if (!outcome.stderrData.isEmpty())
-            options.onOutput(OutputChannel::Stderr, outcome.stderrData);
+    // The API does not cap output: keep stdout first, then stderr, up to the limit.
+    if (out.size() + err.size() > cap) {
+        outcome.truncated = true;
+        outcome.droppedBytes = out.size() + err.size() - cap;
+        out.truncate(std::min<qint64>(out.size(), cap));
+        err.truncate(std::min<qint64>(err.size(), cap - out.size()));
     }
+    outcome.stdoutData = out;
+    outcome.stderrData = err;
+    outcome.durationMs = clock.elapsed();
     return toExecuteResult(outcome);
 }
 

@@ -86,8 +86,10 @@ public:
 
     /// The shell script execute() sends: cd to `dir`, export `env`, run `command` in its own
     /// session (process group) and SIGKILL that group after `timeoutSeconds` (exit 124).
+    /// `pidFile` (optional) receives the group id while the command runs (for cancel).
     static QString wrapCommand(const QString &command, const QString &dir,
-                               const QMap<QString, QString> &env, double timeoutSeconds);
+                               const QMap<QString, QString> &env, double timeoutSeconds,
+                               const QString &pidFile = {});
 
 private:
     struct Remote
