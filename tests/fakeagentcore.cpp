@@ -79,16 +79,24 @@ aws::AgentCoreOptions FakeAgentCore::options() const
 
 std::function<std::shared_ptr<SandboxBackend>()> FakeAgentCore::backendFactory()
 {
-    return [this] {
+    // Members are destroyed in reverse order: the backend (which stops its session) first.
+    struct Holder
+    {
+        std::shared_ptr<FakeAgentCore> fake;
+        std::shared_ptr<aws::AgentCoreSandboxBackend> backend;
+    };
+    auto fake = std::make_shared<FakeAgentCore>();
+    return [fake] {
         int n;
         {
-            QMutexLocker lock(&m_mutex);
-            n = ++m_nextWorkspace;
+            QMutexLocker lock(&fake->m_mutex);
+            n = ++fake->m_nextWorkspace;
         }
-        auto backend = std::make_shared<aws::AgentCoreSandboxBackend>(
-            QStringLiteral("conformance-%1").arg(n), options());
-        backend->create();
-        return backend;
+        auto holder = std::make_shared<Holder>();
+        holder->fake = fake;
+        holder->backend = std::make_shared<aws::AgentCoreSandboxBackend>(
+            QStringLiteral("conformance-%1").arg(n), fake->options());
+        return std::shared_ptr<SandboxBackend>(holder, holder->backend.get());
     };
 }
 

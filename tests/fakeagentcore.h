@@ -9,8 +9,7 @@
 // relative, as the SDK demands.
 //
 // Reusable by the backend conformance suite:
-//   FakeAgentCore fake;
-//   BackendFixture{"agentcore", fake.backendFactory()};   // keep `fake` alive
+//   BackendFixture{"agentcore", FakeAgentCore::backendFactory()};
 
 #include "agentcorebackend.h"
 #include "fakehttpserver.h"
@@ -42,8 +41,9 @@ public:
 
     /// Options pointing a backend at this server (fast retries).
     aws::AgentCoreOptions options() const;
-    /// A started backend for a fresh workspace id, for conformance suites.
-    std::function<std::shared_ptr<SandboxBackend>()> backendFactory();
+    /// Backends (not yet created) on fresh workspace ids of one shared fake, which every
+    /// backend keeps alive: the factory and its backends may outlive the fixture.
+    static std::function<std::shared_ptr<SandboxBackend>()> backendFactory();
 
     /// Host folder of a live session (empty when unknown or stopped).
     QString sessionFolder(const QString &sessionId) const;

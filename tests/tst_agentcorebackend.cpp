@@ -11,6 +11,7 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
@@ -75,6 +76,8 @@ private Q_SLOTS:
     void seedAndFlush();
     void flushConflictsAndHostChanges();
     void templateBuildsOneBackendPerWorkspace();
+    void conformanceFactoryOutlivesItsFixture();
+    void headlessExecRunsInAnAgentCoreSession();
     void optionsFromEnvironmentAndValidation();
     void sandboxSpecBuildsAnAgentCoreSandbox();
 };
@@ -662,11 +665,54 @@ void TestAgentCoreBackend::templateBuildsOneBackendPerWorkspace()
     QCOMPARE(fake.liveSessions().size(), 2);
     a->close();
     QCOMPARE(fake.liveSessions().size(), 1);
-    // The conformance-suite factory hands out started backends on fresh workspaces.
-    auto factory = fake.backendFactory();
-    const auto c = factory();
-    QVERIFY(c->isCreated());
-    QCOMPARE(fake.liveSessions().size(), 2);
+}
+
+void TestAgentCoreBackend::conformanceFactoryOutlivesItsFixture()
+{
+    std::shared_ptr<SandboxBackend> a, b;
+    {
+        const auto make = FakeAgentCore::backendFactory();
+        a = make();
+        b = make();
+    }
+    QVERIFY(!a->isCreated());
+    a->create();
+    b->create();
+    QVERIFY(a->id() != b->id());
+    a->writeFile(QStringLiteral("x.txt"), "a");
+    QCOMPARE(a->execute(QStringLiteral("cat x.txt")).output, QStringLiteral("a"));
+    QVERIFY_THROWS_EXCEPTION(FileNotFoundError, b->readFile(QStringLiteral("x.txt")));
+    a->close();
+}
+
+void TestAgentCoreBackend::headlessExecRunsInAnAgentCoreSession()
+{
+    FakeAgentCore fake;
+    QTemporaryDir project;
+    writeHostFile(project.path() + "/hello.py", "print('hi')\n");
+    QProcess proc;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("AWS_ACCESS_KEY_ID"), fake.credentials().accessKeyId);
+    env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), fake.credentials().secretAccessKey);
+    env.remove(QStringLiteral("AWS_SESSION_TOKEN"));
+    env.remove(QStringLiteral("AWS_REGION"));
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    proc.setProcessEnvironment(env);
+    proc.start(QStringLiteral(ELSAI_WORKBENCH_BIN),
+               {QStringLiteral("--headless"), QStringLiteral("--backend"),
+                QStringLiteral("agentcore"), QStringLiteral("--aws-region"), fake.region(),
+                QStringLiteral("--agentcore-endpoint"), fake.endpoint().toString(),
+                QStringLiteral("--seed-from"), project.path(), QStringLiteral("--exec"),
+                QStringLiteral("cat hello.py; echo oops >&2; exit 3")});
+    QVERIFY(proc.waitForFinished(60000));
+    const QByteArray out = proc.readAllStandardOutput();
+    const QByteArray err = proc.readAllStandardError();
+    QCOMPARE(proc.exitCode(), 3);
+    QVERIFY2(out.contains("print('hi')"), out + err);
+    QVERIFY2(err.contains("oops"), err);
+    QCOMPARE(fake.sessionsStarted(), 1);
+    QVERIFY(fake.liveSessions().isEmpty()); // stopped at the end
+    QVERIFY(fake.rejections().isEmpty());
 }
 
 void TestAgentCoreBackend::optionsFromEnvironmentAndValidation()
