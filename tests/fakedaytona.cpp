@@ -23,18 +23,19 @@ namespace {
 
 Response error(int status, const QString &message, const QByteArray &code, const QString &path)
 {
-    const QJsonObject o{{QStringLiteral("statusCode"), status},
-                        {QStringLiteral("message"), message},
-                        {QStringLiteral("code"), QString::fromLatin1(code)},
-                        {QStringLiteral("timestamp"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
-                        {QStringLiteral("path"), path}};
+    const QJsonObject o{
+        {QStringLiteral("statusCode"), status},
+        {QStringLiteral("message"), message},
+        {QStringLiteral("code"), QString::fromLatin1(code)},
+        {QStringLiteral("timestamp"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
+        {QStringLiteral("path"), path}};
     return Response::json(status, QJsonDocument(o).toJson(QJsonDocument::Compact));
 }
 
 Response json(int status, const QJsonValue &value)
 {
-    const QJsonDocument doc = value.isArray() ? QJsonDocument(value.toArray())
-                                              : QJsonDocument(value.toObject());
+    const QJsonDocument doc =
+        value.isArray() ? QJsonDocument(value.toArray()) : QJsonDocument(value.toObject());
     return Response::json(status, doc.toJson(QJsonDocument::Compact));
 }
 
@@ -54,8 +55,7 @@ QJsonObject fileInfoJson(const QFileInfo &fi)
     return {{QStringLiteral("name"), fi.fileName()},
             {QStringLiteral("size"), fi.isSymLink() ? 0 : fi.size()},
             {QStringLiteral("mode"), mode},
-            {QStringLiteral("modifiedAt"),
-             fi.lastModified().toUTC().toString(Qt::ISODateWithMs)},
+            {QStringLiteral("modifiedAt"), fi.lastModified().toUTC().toString(Qt::ISODateWithMs)},
             {QStringLiteral("isDir"), fi.isDir() && !fi.isSymLink()},
             {QStringLiteral("owner"), QStringLiteral("daytona")},
             {QStringLiteral("group"), QStringLiteral("daytona")},
@@ -160,20 +160,24 @@ std::function<std::shared_ptr<SandboxBackend>()> FakeDaytona::backendFactory()
 QJsonObject FakeDaytona::sandboxJson(const Sandbox &s) const
 {
     const QJsonObject body = s.info.createBody;
-    return {{QStringLiteral("id"), s.info.id},
-            {QStringLiteral("organizationId"), QStringLiteral("org-test")},
-            {QStringLiteral("name"), body.value(QStringLiteral("name")).toString(s.info.id)},
-            {QStringLiteral("user"), QStringLiteral("daytona")},
-            {QStringLiteral("env"), body.value(QStringLiteral("env")).toObject()},
-            {QStringLiteral("labels"), body.value(QStringLiteral("labels")).toObject()},
-            {QStringLiteral("public"), false},
-            {QStringLiteral("networkBlockAll"), false},
-            {QStringLiteral("target"), body.value(QStringLiteral("target")).toString(QStringLiteral("us"))},
-            {QStringLiteral("cpu"), 1}, {QStringLiteral("gpu"), 0},
-            {QStringLiteral("memory"), 1}, {QStringLiteral("disk"), 3},
-            {QStringLiteral("state"), s.info.state},
-            {QStringLiteral("errorReason"), s.failure},
-            {QStringLiteral("toolboxProxyUrl"), m_http->url(QStringLiteral("/toolbox")).toString()}};
+    return {
+        {QStringLiteral("id"), s.info.id},
+        {QStringLiteral("organizationId"), QStringLiteral("org-test")},
+        {QStringLiteral("name"), body.value(QStringLiteral("name")).toString(s.info.id)},
+        {QStringLiteral("user"), QStringLiteral("daytona")},
+        {QStringLiteral("env"), body.value(QStringLiteral("env")).toObject()},
+        {QStringLiteral("labels"), body.value(QStringLiteral("labels")).toObject()},
+        {QStringLiteral("public"), false},
+        {QStringLiteral("networkBlockAll"), false},
+        {QStringLiteral("target"),
+         body.value(QStringLiteral("target")).toString(QStringLiteral("us"))},
+        {QStringLiteral("cpu"), 1},
+        {QStringLiteral("gpu"), 0},
+        {QStringLiteral("memory"), 1},
+        {QStringLiteral("disk"), 3},
+        {QStringLiteral("state"), s.info.state},
+        {QStringLiteral("errorReason"), s.failure},
+        {QStringLiteral("toolboxProxyUrl"), m_http->url(QStringLiteral("/toolbox")).toString()}};
 }
 
 Response FakeDaytona::handle(const Request &request)
@@ -215,12 +219,14 @@ Response FakeDaytona::control(const Request &request, const QStringList &parts)
     }
     const auto it = m_sandboxes.find(parts.value(1));
     if (it == m_sandboxes.end())
-        return Response::json(404, R"({"statusCode":404,"error":"Not Found","message":"Sandbox not found"})");
+        return Response::json(
+            404, R"({"statusCode":404,"error":"Not Found","message":"Sandbox not found"})");
     Sandbox &s = *it->second;
     const QString action = parts.value(2);
     if (request.method == "GET" && action.isEmpty()) {
         if (s.info.state == QLatin1String("creating") && --s.pollsLeft <= 0)
-            s.info.state = s.failure.isEmpty() ? QStringLiteral("started") : QStringLiteral("error");
+            s.info.state =
+                s.failure.isEmpty() ? QStringLiteral("started") : QStringLiteral("error");
         return json(200, sandboxJson(s));
     }
     if (request.method == "POST" && action == QLatin1String("start")) {
@@ -255,8 +261,8 @@ Response FakeDaytona::toolbox(const Request &request, Sandbox &sandbox, const QS
     const QByteArray &method = request.method;
     QString target;
     const QString pathArg = request.queryItem(QStringLiteral("path"));
-    const bool needsPath = path.startsWith(QLatin1String("/files"))
-                           && path != QLatin1String("/files/bulk-upload");
+    const bool needsPath =
+        path.startsWith(QLatin1String("/files")) && path != QLatin1String("/files/bulk-upload");
     if (needsPath && !confined(pathArg, &target))
         return error(403, QStringLiteral("access denied: %1").arg(pathArg), "FORBIDDEN", path);
 
@@ -270,9 +276,8 @@ Response FakeDaytona::toolbox(const Request &request, Sandbox &sandbox, const QS
         if (!fi.isDir())
             return error(400, QStringLiteral("path is not a folder"), "BAD_REQUEST", path);
         QJsonArray out;
-        const auto entries = QDir(target).entryInfoList(QDir::AllEntries | QDir::Hidden
-                                                         | QDir::System | QDir::NoDotAndDotDot,
-                                                         QDir::Name);
+        const auto entries = QDir(target).entryInfoList(
+            QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot, QDir::Name);
         for (const QFileInfo &e : entries)
             out.append(fileInfoJson(e));
         return json(200, out);
@@ -335,7 +340,8 @@ Response FakeDaytona::toolbox(const Request &request, Sandbox &sandbox, const QS
                 continue;
             const QByteArray key = p.name.chopped(5);
             if (!destinations.contains(key)) {
-                errors.append(QString::fromLatin1(key) + QStringLiteral(": missing .path metadata"));
+                errors.append(QString::fromLatin1(key) +
+                              QStringLiteral(": missing .path metadata"));
                 continue;
             }
             QString dest;
@@ -359,8 +365,10 @@ Response FakeDaytona::toolbox(const Request &request, Sandbox &sandbox, const QS
         return json(200, QJsonObject{{QStringLiteral("files"), files}});
     }
     if (path == QLatin1String("/process/session") && method == "POST") {
-        const QString id = QJsonDocument::fromJson(request.body).object()
-                               .value(QStringLiteral("sessionId")).toString();
+        const QString id = QJsonDocument::fromJson(request.body)
+                               .object()
+                               .value(QStringLiteral("sessionId"))
+                               .toString();
         if (id.isEmpty() || m_sessions.contains(id))
             return error(409, QStringLiteral("session exists"), "CONFLICT", path);
         m_sessions.insert(id, {});
@@ -372,8 +380,8 @@ Response FakeDaytona::toolbox(const Request &request, Sandbox &sandbox, const QS
         QProcess proc;
         proc.setProcessChannelMode(QProcess::MergedChannels);
         proc.setWorkingDirectory(root);
-        proc.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"),
-                                               body.value(QStringLiteral("command")).toString()});
+        proc.start(QStringLiteral("/bin/sh"),
+                   {QStringLiteral("-c"), body.value(QStringLiteral("command")).toString()});
         const int timeout = body.value(QStringLiteral("timeout")).toInt();
         if (!proc.waitForFinished(timeout > 0 ? timeout * 1000 : -1)) {
             proc.kill();
@@ -421,10 +429,11 @@ Response FakeDaytona::toolbox(const Request &request, Sandbox &sandbox, const QS
                 return error(404, QStringLiteral("command not found"), "NOT_FOUND", path);
             cmd->drain();
             if (p.size() == 6 && p.value(5) == QLatin1String("logs"))
-                return json(200, QJsonObject{{QStringLiteral("stdout"), QString::fromUtf8(cmd->out)},
-                                             {QStringLiteral("stderr"), QString::fromUtf8(cmd->err)},
-                                             {QStringLiteral("output"),
-                                              QString::fromUtf8(cmd->out + cmd->err)}});
+                return json(200,
+                            QJsonObject{{QStringLiteral("stdout"), QString::fromUtf8(cmd->out)},
+                                        {QStringLiteral("stderr"), QString::fromUtf8(cmd->err)},
+                                        {QStringLiteral("output"),
+                                         QString::fromUtf8(cmd->out + cmd->err)}});
             QJsonObject o{{QStringLiteral("id"), p.value(4)},
                           {QStringLiteral("command"), cmd->command}};
             if (cmd->process->state() == QProcess::NotRunning)

@@ -10,9 +10,9 @@
 #include "daytonabackend.h"
 #include "fakehttpserver.h"
 
+#include <QHash>
 #include <QJsonObject>
 #include <QMutex>
-#include <QHash>
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -66,7 +66,8 @@ private:
         std::unique_ptr<QTemporaryDir> dir;
     };
     FakeHttpServer::Response handle(const FakeHttpServer::Request &request);
-    FakeHttpServer::Response control(const FakeHttpServer::Request &request, const QStringList &parts);
+    FakeHttpServer::Response control(const FakeHttpServer::Request &request,
+                                     const QStringList &parts);
     FakeHttpServer::Response toolbox(const FakeHttpServer::Request &request, Sandbox &sandbox,
                                      const QString &path);
     QJsonObject sandboxJson(const Sandbox &sandbox) const;

@@ -156,12 +156,20 @@ public:
 
     static QByteArray reasonPhrase(int status)
     {
-        static const QHash<int, QByteArray> phrases = {
-            {200, "OK"},           {201, "Created"},         {202, "Accepted"},
-            {204, "No Content"},   {400, "Bad Request"},     {401, "Unauthorized"},
-            {403, "Forbidden"},    {404, "Not Found"},       {408, "Request Timeout"},
-            {409, "Conflict"},     {429, "Too Many Requests"}, {500, "Internal Server Error"},
-            {502, "Bad Gateway"},  {503, "Service Unavailable"}};
+        static const QHash<int, QByteArray> phrases = {{200, "OK"},
+                                                       {201, "Created"},
+                                                       {202, "Accepted"},
+                                                       {204, "No Content"},
+                                                       {400, "Bad Request"},
+                                                       {401, "Unauthorized"},
+                                                       {403, "Forbidden"},
+                                                       {404, "Not Found"},
+                                                       {408, "Request Timeout"},
+                                                       {409, "Conflict"},
+                                                       {429, "Too Many Requests"},
+                                                       {500, "Internal Server Error"},
+                                                       {502, "Bad Gateway"},
+                                                       {503, "Service Unavailable"}};
         return phrases.value(status, "Status");
     }
 
@@ -237,8 +245,8 @@ private:
                 guard->abort();
                 return;
             }
-            QByteArray out = "HTTP/1.1 " + QByteArray::number(response.status) + ' '
-                             + reasonPhrase(response.status) + "\r\n";
+            QByteArray out = "HTTP/1.1 " + QByteArray::number(response.status) + ' ' +
+                             reasonPhrase(response.status) + "\r\n";
             for (const auto &h : response.headers)
                 out += h.first + ": " + h.second + "\r\n";
             out += "Content-Length: " + QByteArray::number(response.body.size()) + "\r\n";

@@ -19,7 +19,8 @@ using elsai::test::FakeHttpServer;
 
 namespace {
 
-std::shared_ptr<DaytonaSandboxBackend> started(FakeDaytona &fake, const QString &ws = QStringLiteral("ws"),
+std::shared_ptr<DaytonaSandboxBackend> started(FakeDaytona &fake,
+                                               const QString &ws = QStringLiteral("ws"),
                                                DaytonaSandboxBackend::Options o = {})
 {
     if (o.config.apiKey.isEmpty())
@@ -39,9 +40,9 @@ int countPath(const FakeHttpServer &http, const QString &suffix, const QByteArra
     return n;
 }
 
-QString hostPath(FakeDaytona &fake, const DaytonaSandboxBackend &b, const QString &rel)
+/// Where a workspace file lives on this host (the fake's sandbox file system).
+QString hostPath(const DaytonaSandboxBackend &b, const QString &rel)
 {
-    Q_UNUSED(fake);
     return b.remoteRoot() + QLatin1Char('/') + rel;
 }
 
@@ -97,7 +98,8 @@ private Q_SLOTS:
             b.create();
             QFAIL("create() without credentials succeeded");
         } catch (const SandboxStartError &e) {
-            QVERIFY2(e.message().contains(QStringLiteral("DAYTONA_API_KEY")), qPrintable(e.message()));
+            QVERIFY2(e.message().contains(QStringLiteral("DAYTONA_API_KEY")),
+                     qPrintable(e.message()));
         }
         QCOMPARE(fake.http().requestCount(), 0);
     }
@@ -112,7 +114,8 @@ private Q_SLOTS:
             b.create();
             QFAIL("create() with a wrong key succeeded");
         } catch (const PermissionError &e) {
-            QVERIFY2(e.message().contains(QStringLiteral("DAYTONA_API_KEY")), qPrintable(e.message()));
+            QVERIFY2(e.message().contains(QStringLiteral("DAYTONA_API_KEY")),
+                     qPrintable(e.message()));
             QVERIFY(e.message().contains(QStringLiteral("401")));
         }
         QCOMPARE(fake.http().requestCount(), 1); // 401 is not retried
@@ -163,7 +166,7 @@ private Q_SLOTS:
             binary.append(char(i));
         b->writeFile(QStringLiteral("deep/er/bin.dat"), binary);
         QCOMPARE(b->readFile(QStringLiteral("deep/er/bin.dat")), binary);
-        QCOMPARE(test::readHostFile(hostPath(fake, *b, QStringLiteral("deep/er/bin.dat"))), binary);
+        QCOMPARE(test::readHostFile(hostPath(*b, QStringLiteral("deep/er/bin.dat"))), binary);
         b->writeFile(QStringLiteral("deep/er/bin.dat"), "replaced");
         QCOMPARE(b->readFile(QStringLiteral("./deep//er/bin.dat")), QByteArray("replaced"));
         b->writeFile(QStringLiteral("empty.txt"), {});
@@ -194,14 +197,14 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(FileNotFoundError, b->stat(QStringLiteral("empty.txt")));
         QVERIFY_THROWS_EXCEPTION(IsADirectoryError, b->removeFile(QStringLiteral("deep")));
         b->removeFile(QStringLiteral("deep"), true);
-        QVERIFY(!QFileInfo::exists(hostPath(fake, *b, QStringLiteral("deep"))));
+        QVERIFY(!QFileInfo::exists(hostPath(*b, QStringLiteral("deep"))));
     }
 
     void symlinksAreReportedNotFollowed()
     {
         FakeDaytona fake;
         auto b = started(fake);
-        QVERIFY(QFile::link(QStringLiteral("/etc"), hostPath(fake, *b, QStringLiteral("link"))));
+        QVERIFY(QFile::link(QStringLiteral("/etc"), hostPath(*b, QStringLiteral("link"))));
         const QList<FileInfo> entries = b->listDir(QStringLiteral("."));
         QCOMPARE(entries.size(), 1);
         QCOMPARE(entries[0].type, FileInfo::Type::Symlink);
@@ -257,11 +260,11 @@ private Q_SLOTS:
         auto b = started(fake);
         const QString name = QStringLiteral("dir with space/a+b&c=d#e%20f ü.txt");
         b->writeFile(name, "awkward");
-        QCOMPARE(test::readHostFile(hostPath(fake, *b, name)), QByteArray("awkward"));
+        QCOMPARE(test::readHostFile(hostPath(*b, name)), QByteArray("awkward"));
         QCOMPARE(b->readFile(name), QByteArray("awkward"));
         QCOMPARE(b->listDir(QStringLiteral("dir with space")).value(0).path, name);
         b->removeFile(name);
-        QVERIFY(!QFileInfo::exists(hostPath(fake, *b, name)));
+        QVERIFY(!QFileInfo::exists(hostPath(*b, name)));
     }
 
     void uploadFilesGivesPerFileResults()
@@ -310,7 +313,8 @@ private Q_SLOTS:
         } catch (const FileNotFoundError &) {
             QFAIL("a 500 must not look like a missing file");
         } catch (const OSError &e) {
-            QVERIFY2(e.message().contains(QStringLiteral("daemon exploded")), qPrintable(e.message()));
+            QVERIFY2(e.message().contains(QStringLiteral("daemon exploded")),
+                     qPrintable(e.message()));
             QVERIFY(e.message().contains(QStringLiteral("500")));
         }
     }
@@ -335,7 +339,8 @@ private Q_SLOTS:
         QList<QPair<OutputChannel, QByteArray>> streamed;
         ExecuteOptions opts;
         opts.onOutput = [&](OutputChannel c, const QByteArray &d) { streamed.append({c, d}); };
-        const ExecuteResult r = b->execute(QStringLiteral("echo out; echo err >&2; exit 3"), {}, {}, opts);
+        const ExecuteResult r =
+            b->execute(QStringLiteral("echo out; echo err >&2; exit 3"), {}, {}, opts);
         QCOMPARE(r.output, QStringLiteral("out\n"));
         QCOMPARE(r.stderr_, QStringLiteral("err\n"));
         QCOMPARE(r.exitCode, 3);
@@ -378,8 +383,8 @@ private Q_SLOTS:
     {
         FakeDaytona fake;
         auto b = started(fake);
-        const ExecuteResult r = b->execute(
-            QStringLiteral("sleep 30 & echo $! > bg.pid; echo started; sleep 30"), 1.0);
+        const ExecuteResult r =
+            b->execute(QStringLiteral("sleep 30 & echo $! > bg.pid; echo started; sleep 30"), 1.0);
         QCOMPARE(r.exitCode, 124);
         QVERIFY(r.timedOut);
         const qint64 pid = b->readFile(QStringLiteral("bg.pid")).trimmed().toLongLong();
@@ -399,7 +404,7 @@ private Q_SLOTS:
         FakeDaytona fake;
         auto b = started(fake);
         // The command cannot finish before "first" has reached the caller.
-        const QString go = hostPath(fake, *b, QStringLiteral("go"));
+        const QString go = hostPath(*b, QStringLiteral("go"));
         QByteArray streamed;
         ExecuteOptions opts;
         opts.onOutput = [&](OutputChannel c, const QByteArray &d) {
@@ -481,8 +486,8 @@ private Q_SLOTS:
         auto o = fake.options();
         o.maxOutputBytes = 100;
         auto b = started(fake, QStringLiteral("ws"), o);
-        const ExecuteResult r = b->execute(
-            QStringLiteral("head -c 80 /dev/zero | tr '\\0' o; head -c 80 /dev/zero | tr '\\0' e >&2"));
+        const ExecuteResult r = b->execute(QStringLiteral(
+            "head -c 80 /dev/zero | tr '\\0' o; head -c 80 /dev/zero | tr '\\0' e >&2"));
         QVERIFY(r.truncated);
         QCOMPARE(r.output, QString(80, QLatin1Char('o')));
         QCOMPARE(r.stderr_, QString(20, QLatin1Char('e')));
@@ -534,7 +539,10 @@ private Q_SLOTS:
         sandbox->start();
         QVERIFY(sandbox->isStarted());
         QCOMPARE(fake.sandboxes().size(), 1);
-        QCOMPARE(fake.sandboxes()[0].createBody.value("labels").toObject().value("elsai.workspace")
+        QCOMPARE(fake.sandboxes()[0]
+                     .createBody.value("labels")
+                     .toObject()
+                     .value("elsai.workspace")
                      .toString(),
                  QStringLiteral("graph-7"));
         sandbox->stop(false);
@@ -589,16 +597,19 @@ private Q_SLOTS:
         o.uploadBatchBytes = 10; // several bulk-upload requests
         auto b = started(fake, QStringLiteral("ws"), o);
         int lastDone = 0, lastTotal = 0;
-        const WorkspaceSeedResult seeded = b->seedWorkspace(
-            src, DEFAULT_SANDBOX_SEED_EXCLUDES, [&](int d, int t) { lastDone = d; lastTotal = t; });
+        const WorkspaceSeedResult seeded =
+            b->seedWorkspace(src, DEFAULT_SANDBOX_SEED_EXCLUDES, [&](int d, int t) {
+                lastDone = d;
+                lastTotal = t;
+            });
         QVERIFY2(seeded.success(), qPrintable(seeded.errors.join('\n')));
         QCOMPARE(seeded.filesSeeded, 3);
         QCOMPARE(lastDone, 3);
         QCOMPARE(lastTotal, 3);
         QVERIFY(countPath(fake.http(), QStringLiteral("/files/bulk-upload")) >= 2);
         QCOMPARE(b->readFile(QStringLiteral("src/app.py")), QByteArray("print('v1')\n"));
-        QVERIFY(!QFileInfo::exists(hostPath(fake, *b, QStringLiteral(".git"))));
-        QVERIFY(!QFileInfo::exists(hostPath(fake, *b, QStringLiteral("node_modules"))));
+        QVERIFY(!QFileInfo::exists(hostPath(*b, QStringLiteral(".git"))));
+        QVERIFY(!QFileInfo::exists(hostPath(*b, QStringLiteral("node_modules"))));
 
         // The agent changes two files and adds one; the host changes notes.md meanwhile.
         QCOMPARE(b->execute(QStringLiteral("echo \"print('v2')\" > src/app.py && echo new > "
@@ -677,7 +688,8 @@ private Q_SLOTS:
         proc.start(QStringLiteral(ELSAI_WORKBENCH_BIN),
                    {QStringLiteral("--headless"), QStringLiteral("--backend"),
                     QStringLiteral("daytona"), QStringLiteral("--seed-from"), project.path(),
-                    QStringLiteral("--exec"), QStringLiteral("cat hello.py; echo oops >&2; exit 3")});
+                    QStringLiteral("--exec"),
+                    QStringLiteral("cat hello.py; echo oops >&2; exit 3")});
         QVERIFY(proc.waitForFinished(60000));
         const QByteArray out = proc.readAllStandardOutput();
         const QByteArray err = proc.readAllStandardError();

@@ -185,7 +185,9 @@ private Q_SLOTS:
         QCOMPARE(retryAfterMs(past), 0);
         const QDateTime future = QDateTime::currentDateTimeUtc().addSecs(3600);
         const QByteArray httpDate =
-            QLocale::c().toString(future, QStringLiteral("ddd, dd MMM yyyy HH:mm:ss 'GMT'")).toLatin1();
+            QLocale::c()
+                .toString(future, QStringLiteral("ddd, dd MMM yyyy HH:mm:ss 'GMT'"))
+                .toLatin1();
         const int ms = retryAfterMs(httpDate);
         QVERIFY2(ms > 3500 * 1000 && ms <= 3600 * 1000, QByteArray::number(ms));
     }

@@ -104,7 +104,8 @@ void DaytonaApi::raise(const HttpResponse &response, CallKind kind, const QStrin
     const QString subject = path.isEmpty() ? what : QStringLiteral("%1 '%2'").arg(what, path);
     if (response.timedOut)
         throw TimeoutError(QStringLiteral("Daytona %1 timed out: %2; retry, or raise the request "
-                                          "timeout").arg(subject, response.networkError),
+                                          "timeout")
+                               .arg(subject, response.networkError),
                            ETIMEDOUT);
     if (!response.networkError.isEmpty()) {
         const QString text = QStringLiteral("cannot reach Daytona for %1: %2; check "
@@ -132,10 +133,11 @@ void DaytonaApi::raise(const HttpResponse &response, CallKind kind, const QStrin
     case 404:
         if (kind == CallKind::Execute)
             throw OSError(QStringLiteral("%1: the sandbox or its toolbox is gone (%2); create "
-                                         "the sandbox again").arg(subject, detail), ENOENT);
-        throw FileNotFoundError(QStringLiteral("%1: no such file or folder (%2)")
-                                    .arg(subject, detail),
-                                ENOENT);
+                                         "the sandbox again")
+                              .arg(subject, detail),
+                          ENOENT);
+        throw FileNotFoundError(
+            QStringLiteral("%1: no such file or folder (%2)").arg(subject, detail), ENOENT);
     case 408:
         throw TimeoutError(QStringLiteral("%1 timed out on the sandbox (%2)").arg(subject, detail),
                            ETIMEDOUT);
@@ -143,9 +145,9 @@ void DaytonaApi::raise(const HttpResponse &response, CallKind kind, const QStrin
         throw FileExistsError(QStringLiteral("%1: already exists (%2)").arg(subject, detail),
                               EEXIST);
     case 400:
-        if (kind == CallKind::File
-            && (server.contains(QStringLiteral("directory"), Qt::CaseInsensitive)
-                || server.contains(QStringLiteral("must be a file"), Qt::CaseInsensitive)))
+        if (kind == CallKind::File &&
+            (server.contains(QStringLiteral("directory"), Qt::CaseInsensitive) ||
+             server.contains(QStringLiteral("must be a file"), Qt::CaseInsensitive)))
             throw IsADirectoryError(QStringLiteral("%1: is a folder (%2)").arg(subject, detail),
                                     EISDIR);
         if (kind == CallKind::Folder)

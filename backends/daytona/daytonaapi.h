@@ -13,11 +13,11 @@ namespace elsai::daytona {
 /// Connection settings (../shared/spec/remote-backends.md §1.1, §6).
 struct DaytonaConfig
 {
-    QString apiKey;                                             ///< DAYTONA_API_KEY
-    QString jwtToken;                                           ///< DAYTONA_JWT_TOKEN
-    QString organizationId;                                     ///< DAYTONA_ORGANIZATION_ID
+    QString apiKey;                                                   ///< DAYTONA_API_KEY
+    QString jwtToken;                                                 ///< DAYTONA_JWT_TOKEN
+    QString organizationId;                                           ///< DAYTONA_ORGANIZATION_ID
     QUrl apiUrl = QUrl(QStringLiteral("https://app.daytona.io/api")); ///< DAYTONA_API_URL
-    QString target;                                             ///< DAYTONA_TARGET
+    QString target;                                                   ///< DAYTONA_TARGET
     int requestTimeoutMs = 60000; ///< per HTTP attempt (execute adds the command timeout)
     remote::RetryPolicy retry;
 

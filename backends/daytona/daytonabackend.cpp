@@ -10,9 +10,9 @@
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QLoggingCategory>
+#include <QScopeGuard>
 #include <QSet>
 #include <QThread>
-#include <QScopeGuard>
 #include <QUuid>
 
 #include <cerrno>
@@ -58,8 +58,7 @@ constexpr int kExecuteSlackMs = 30000;
 // ---- construction, lifecycle ------------------------------------------------------------
 
 DaytonaSandboxBackend::DaytonaSandboxBackend(QString workspaceId, Options options)
-    : m_workspaceId(std::move(workspaceId)), m_options(std::move(options)),
-      m_api(m_options.config)
+    : m_workspaceId(std::move(workspaceId)), m_options(std::move(options)), m_api(m_options.config)
 {
 }
 
@@ -68,8 +67,8 @@ DaytonaSandboxBackend::~DaytonaSandboxBackend() = default;
 QString DaytonaSandboxBackend::id() const
 {
     QMutexLocker lock(&m_mutex);
-    return QStringLiteral("daytona:")
-           + (m_remote.sandboxId.isEmpty() ? m_workspaceId : m_remote.sandboxId);
+    return QStringLiteral("daytona:") +
+           (m_remote.sandboxId.isEmpty() ? m_workspaceId : m_remote.sandboxId);
 }
 
 QString DaytonaSandboxBackend::sandboxId() const
@@ -100,8 +99,7 @@ DaytonaSandboxBackend::Remote DaytonaSandboxBackend::remote() const
     return m_remote;
 }
 
-QJsonObject DaytonaSandboxBackend::waitForState(const QString &sandboxId,
-                                                const QStringList &wanted)
+QJsonObject DaytonaSandboxBackend::waitForState(const QString &sandboxId, const QStringList &wanted)
 {
     QElapsedTimer clock;
     clock.start();
@@ -187,9 +185,9 @@ void DaytonaSandboxBackend::create()
             sandbox = waitForState(sid, {QStringLiteral("started")});
         QString proxy = sandbox.value(QStringLiteral("toolboxProxyUrl")).toString();
         if (proxy.isEmpty()) {
-            const HttpResponse r = m_api.control(
-                "GET", QStringLiteral("/sandbox/%1/toolbox-proxy-url")
-                           .arg(QString::fromLatin1(QUrl::toPercentEncoding(sid))));
+            const HttpResponse r =
+                m_api.control("GET", QStringLiteral("/sandbox/%1/toolbox-proxy-url")
+                                         .arg(QString::fromLatin1(QUrl::toPercentEncoding(sid))));
             if (!r.ok())
                 DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("toolbox proxy url"),
                                   sid);
@@ -202,7 +200,8 @@ void DaytonaSandboxBackend::create()
         remote.toolbox = QUrl(proxy + QLatin1Char('/') + QUrl::toPercentEncoding(sid));
         remote.root = m_options.remoteRoot;
         if (remote.root.isEmpty()) {
-            const HttpResponse r = m_api.toolbox(remote.toolbox, "GET", QStringLiteral("/work-dir"));
+            const HttpResponse r =
+                m_api.toolbox(remote.toolbox, "GET", QStringLiteral("/work-dir"));
             if (!r.ok())
                 DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("work-dir"), sid);
             const QString dir = DaytonaApi::object(r).value(QStringLiteral("dir")).toString();
@@ -218,9 +217,11 @@ void DaytonaSandboxBackend::create()
                                             "folder other than '/', not '%1'")
                                  .arg(remote.root));
         QUrlQuery q;
-        q.addQueryItem(QStringLiteral("path"), QString::fromUtf8(QUrl::toPercentEncoding(remote.root)));
+        q.addQueryItem(QStringLiteral("path"),
+                       QString::fromUtf8(QUrl::toPercentEncoding(remote.root)));
         q.addQueryItem(QStringLiteral("mode"), QStringLiteral("755"));
-        const HttpResponse r = m_api.toolbox(remote.toolbox, "POST", QStringLiteral("/files/folder"), q);
+        const HttpResponse r =
+            m_api.toolbox(remote.toolbox, "POST", QStringLiteral("/files/folder"), q);
         if (!r.ok())
             DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("create workspace folder"),
                               remote.root);
@@ -298,7 +299,8 @@ void DaytonaSandboxBackend::uploadBatch(const Remote &r,
                                             {}, body, form.contentType());
     if (!resp.ok()) {
         HttpResponse shown = resp;
-        const QJsonArray errors = DaytonaApi::object(resp).value(QStringLiteral("errors")).toArray();
+        const QJsonArray errors =
+            DaytonaApi::object(resp).value(QStringLiteral("errors")).toArray();
         if (!errors.isEmpty()) {
             QStringList parts;
             for (const QJsonValue &e : errors)
@@ -378,8 +380,8 @@ FileInfo DaytonaSandboxBackend::toFileInfo(const QJsonObject &info, const QStrin
     f.isDir = f.type == FileInfo::Type::Directory;
     if (!f.isDir)
         f.size = qint64(info.value(QStringLiteral("size")).toDouble());
-    const QDateTime mtime = QDateTime::fromString(info.value(QStringLiteral("modifiedAt")).toString(),
-                                                  Qt::ISODateWithMs);
+    const QDateTime mtime = QDateTime::fromString(
+        info.value(QStringLiteral("modifiedAt")).toString(), Qt::ISODateWithMs);
     f.mtimeMs = mtime.isValid() ? mtime.toMSecsSinceEpoch() : 0;
     return f;
 }
@@ -388,7 +390,8 @@ QList<FileInfo> DaytonaSandboxBackend::listDir(const QString &path)
 {
     const Remote r = remote();
     const auto [rel, abs] = resolve(r, path);
-    const HttpResponse resp = m_api.toolbox(r.toolbox, "GET", QStringLiteral("/files"), pathQuery(abs));
+    const HttpResponse resp =
+        m_api.toolbox(r.toolbox, "GET", QStringLiteral("/files"), pathQuery(abs));
     if (!resp.ok())
         DaytonaApi::raise(resp, CallKind::Folder, QStringLiteral("list"), rel);
     const QJsonDocument doc = QJsonDocument::fromJson(resp.body);
@@ -400,8 +403,8 @@ QList<FileInfo> DaytonaSandboxBackend::listDir(const QString &path)
     QList<FileInfo> out;
     for (const QJsonValue &v : doc.array()) {
         const QString name = v.toObject().value(QStringLiteral("name")).toString();
-        if (name.isEmpty() || name == QLatin1String(".") || name == QLatin1String("..")
-            || name.contains(QLatin1Char('/')))
+        if (name.isEmpty() || name == QLatin1String(".") || name == QLatin1String("..") ||
+            name.contains(QLatin1Char('/')))
             continue; // a hostile or broken answer must not name paths outside the folder
         out.append(toFileInfo(v.toObject(), joinRel(rel, name)));
     }
@@ -441,8 +444,7 @@ void DaytonaSandboxBackend::makeDirs(const QString &path)
     const auto [rel, abs] = resolve(r, path);
     QUrlQuery q = pathQuery(abs);
     q.addQueryItem(QStringLiteral("mode"), QStringLiteral("755"));
-    const HttpResponse resp =
-        m_api.toolbox(r.toolbox, "POST", QStringLiteral("/files/folder"), q);
+    const HttpResponse resp = m_api.toolbox(r.toolbox, "POST", QStringLiteral("/files/folder"), q);
     if (!resp.ok())
         DaytonaApi::raise(resp, CallKind::Folder, QStringLiteral("mkdir"), rel);
 }
@@ -450,8 +452,8 @@ void DaytonaSandboxBackend::makeDirs(const QString &path)
 // ---- execute -----------------------------------------------------------------------------
 
 QString DaytonaSandboxBackend::wrapCommand(const QString &command, const QString &dir,
-                                           const QMap<QString, QString> &env,
-                                           double timeoutSeconds, const QString &pidFile)
+                                           const QMap<QString, QString> &env, double timeoutSeconds,
+                                           const QString &pidFile)
 {
     QStringList lines;
     lines << QStringLiteral("cd -- %1 || exit 1").arg(shellQuote(dir));
@@ -473,13 +475,11 @@ QString DaytonaSandboxBackend::wrapCommand(const QString &command, const QString
         lines.insert(1, QStringLiteral("m=$(mktemp) || exit 1"));
         lines << QStringLiteral("setsid /bin/sh -c %1 \"$p\" \"$m\" </dev/null >/dev/null 2>&1 &")
                      .arg(shellQuote(watchdog))
-              << QStringLiteral("w=$!")
-              << QStringLiteral("wait \"$p\" 2>/dev/null; rc=$?")
+              << QStringLiteral("w=$!") << QStringLiteral("wait \"$p\" 2>/dev/null; rc=$?")
               << QStringLiteral("kill -KILL -\"$w\" 2>/dev/null; kill -KILL \"$w\" 2>/dev/null")
               << QStringLiteral("wait \"$w\" 2>/dev/null")
               << QStringLiteral("if [ -s \"$m\" ]; then rc=124; fi")
-              << QStringLiteral("rm -f \"$m\"") << cleanup
-              << QStringLiteral("exit \"$rc\"");
+              << QStringLiteral("rm -f \"$m\"") << cleanup << QStringLiteral("exit \"$rc\"");
     } else {
         lines << QStringLiteral("wait \"$p\"; rc=$?") << cleanup << QStringLiteral("exit \"$rc\"");
     }
@@ -512,29 +512,34 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
     env.insert(options.env);
     for (auto it = env.cbegin(); it != env.cend(); ++it) {
         if (!validEnvName(it.key()))
-            throw ValueError(QStringLiteral("invalid environment variable name '%1'").arg(it.key()));
+            throw ValueError(
+                QStringLiteral("invalid environment variable name '%1'").arg(it.key()));
     }
     const double timeout = timeoutSeconds.value_or(m_options.timeout);
     // One session per call: split stdout/stderr, and no shell state leaks between calls.
-    const QString session = QStringLiteral("elsai-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+    const QString session =
+        QStringLiteral("elsai-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
     const QString sessionPath = QStringLiteral("/process/session/") + session;
     const QString pidFile = QStringLiteral("/tmp/%1.pid").arg(session);
     const QString script = wrapCommand(command, dir, env, timeout, pidFile);
-    const auto json = [](const QJsonObject &o) { return QJsonDocument(o).toJson(QJsonDocument::Compact); };
-    HttpResponse resp = m_api.toolbox(r.toolbox, "POST", QStringLiteral("/process/session"), {},
-                                      json({{QStringLiteral("sessionId"), session}}),
-                                      "application/json");
+    const auto json = [](const QJsonObject &o) {
+        return QJsonDocument(o).toJson(QJsonDocument::Compact);
+    };
+    HttpResponse resp =
+        m_api.toolbox(r.toolbox, "POST", QStringLiteral("/process/session"), {},
+                      json({{QStringLiteral("sessionId"), session}}), "application/json");
     if (!resp.ok())
         DaytonaApi::raise(resp, CallKind::Execute, QStringLiteral("create session"));
     // Deleting the session at the end also ends the wrapper shell if it is still there.
-    const auto deleteSession = qScopeGuard([&] { m_api.toolbox(r.toolbox, "DELETE", sessionPath); });
+    const auto deleteSession =
+        qScopeGuard([&] { m_api.toolbox(r.toolbox, "DELETE", sessionPath); });
 
     // Asynchronous exec, then polling: output streams, cancel works, and no HTTP request is
     // held open for the whole command. Never retried: the command may have run.
-    resp = m_api.toolbox(r.toolbox, "POST", sessionPath + QStringLiteral("/exec"), {},
-                         json({{QStringLiteral("command"), script},
-                               {QStringLiteral("runAsync"), true}}),
-                         "application/json", -1, false);
+    resp = m_api.toolbox(
+        r.toolbox, "POST", sessionPath + QStringLiteral("/exec"), {},
+        json({{QStringLiteral("command"), script}, {QStringLiteral("runAsync"), true}}),
+        "application/json", -1, false);
     if (resp.status == 408 || resp.timedOut) {
         outcome.timedOut = true;
         outcome.exitCode = 124;
@@ -545,8 +550,8 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
         DaytonaApi::raise(resp, CallKind::Execute, QStringLiteral("execute"));
     QJsonObject done = DaytonaApi::object(resp);
     const QString cmdId = done.value(QStringLiteral("cmdId")).toString();
-    const QString cmdPath = sessionPath + QStringLiteral("/command/")
-                            + QString::fromUtf8(QUrl::toPercentEncoding(cmdId));
+    const QString cmdPath = sessionPath + QStringLiteral("/command/") +
+                            QString::fromUtf8(QUrl::toPercentEncoding(cmdId));
     const qint64 cap = std::max<qint64>(0, m_options.maxOutputBytes);
     QByteArray out, err; // everything the service reported so far
     qint64 sentOut = 0, sentErr = 0;
@@ -564,7 +569,8 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
         push(OutputChannel::Stderr, err, sentErr);
     };
     const auto fetchLogs = [&] {
-        const HttpResponse logs = m_api.toolbox(r.toolbox, "GET", cmdPath + QStringLiteral("/logs"));
+        const HttpResponse logs =
+            m_api.toolbox(r.toolbox, "GET", cmdPath + QStringLiteral("/logs"));
         if (!logs.ok())
             return;
         const QJsonObject o = DaytonaApi::object(logs);
@@ -582,7 +588,8 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
     };
     const qint64 deadlineMs = timeout > 0 ? qint64(timeout * 1000) + kExecuteSlackMs : -1;
     int intervalMs = 20;
-    bool finished = done.contains(QStringLiteral("exitCode")) && !done.value(QStringLiteral("exitCode")).isNull();
+    bool finished = done.contains(QStringLiteral("exitCode")) &&
+                    !done.value(QStringLiteral("exitCode")).isNull();
     while (!finished) {
         if (options.cancel && options.cancel->isCancelled()) {
             killCommand();
@@ -604,7 +611,8 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
         if (!state.ok())
             DaytonaApi::raise(state, CallKind::Execute, QStringLiteral("execute status"));
         done = DaytonaApi::object(state);
-        finished = done.contains(QStringLiteral("exitCode")) && !done.value(QStringLiteral("exitCode")).isNull();
+        finished = done.contains(QStringLiteral("exitCode")) &&
+                   !done.value(QStringLiteral("exitCode")).isNull();
         if (options.onOutput || finished)
             fetchLogs();
     }
@@ -614,12 +622,13 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
             // A daemon that answered synchronously carries the output in the exec answer.
             out = done.value(QStringLiteral("stdout")).toString().toUtf8();
             err = done.value(QStringLiteral("stderr")).toString().toUtf8();
-            if (!done.contains(QStringLiteral("stdout")) && !done.contains(QStringLiteral("stderr")))
+            if (!done.contains(QStringLiteral("stdout")) &&
+                !done.contains(QStringLiteral("stderr")))
                 out = done.value(QStringLiteral("output")).toString().toUtf8(); // old daemon
             deliver();
         }
-        outcome.timedOut = outcome.exitCode == 124 && timeout > 0
-                           && clock.elapsed() >= qint64(timeout * 1000) - 50;
+        outcome.timedOut = outcome.exitCode == 124 && timeout > 0 &&
+                           clock.elapsed() >= qint64(timeout * 1000) - 50;
     }
     // The API does not cap output: keep stdout first, then stderr, up to the limit.
     if (out.size() + err.size() > cap) {
@@ -636,15 +645,15 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
 
 // ---- seed and flush through a local shadow -------------------------------------------------
 
-WorkspaceSeedResult DaytonaSandboxBackend::seedWorkspace(const QString &source,
-                                                         const QStringList &excludes,
-                                                         const std::function<void(int, int)> &progress)
+WorkspaceSeedResult
+DaytonaSandboxBackend::seedWorkspace(const QString &source, const QStringList &excludes,
+                                     const std::function<void(int, int)> &progress)
 {
     const Remote r = remote();
     QMutexLocker lock(&m_syncMutex);
     if (!m_shadow) {
-        m_shadowDir = std::make_unique<QTemporaryDir>(QDir::tempPath()
-                                                      + QStringLiteral("/elsai-daytona-XXXXXX"));
+        m_shadowDir = std::make_unique<QTemporaryDir>(QDir::tempPath() +
+                                                      QStringLiteral("/elsai-daytona-XXXXXX"));
         if (!m_shadowDir->isValid())
             throw OSError(QStringLiteral("cannot create a shadow folder for seeding under %1")
                               .arg(QDir::tempPath()));
@@ -703,14 +712,12 @@ WorkspaceSeedResult DaytonaSandboxBackend::seedWorkspace(const QString &source,
     return result;
 }
 
-QStringList DaytonaSandboxBackend::mirrorToShadow(const Remote &r, const GlobSet &includes,
-                                                  const GlobSet &excludes)
+QStringList DaytonaSandboxBackend::mirrorToShadow(const GlobSet &includes, const GlobSet &excludes)
 {
-    Q_UNUSED(r);
     QStringList errors;
     if (!m_shadow) {
-        m_shadowDir = std::make_unique<QTemporaryDir>(QDir::tempPath()
-                                                      + QStringLiteral("/elsai-daytona-XXXXXX"));
+        m_shadowDir = std::make_unique<QTemporaryDir>(QDir::tempPath() +
+                                                      QStringLiteral("/elsai-daytona-XXXXXX"));
         m_shadow = std::make_unique<WorkspaceFs>(m_shadowDir->path());
     }
     QSet<QString> remoteFiles;
@@ -776,35 +783,33 @@ static GlobSet includesOf(const WorkspaceSyncPolicy &policy)
 
 SyncPlan DaytonaSandboxBackend::planSync(const QString &dest, const WorkspaceSyncPolicy &policy)
 {
-    const Remote r = remote();
+    remote(); // throws when not created
     QMutexLocker lock(&m_syncMutex);
-    const QStringList errors =
-        mirrorToShadow(r, includesOf(policy), GlobSet(policy.excludePatterns));
+    const QStringList errors = mirrorToShadow(includesOf(policy), GlobSet(policy.excludePatterns));
     const QString root = QDir(dest).absolutePath();
     const auto it = m_manifests.constFind(root);
-    SyncPlan plan = elsai::planSync(*m_shadow, root, includesOf(policy),
-                                    GlobSet(policy.excludePatterns),
-                                    it == m_manifests.constEnd() ? nullptr : &*it);
+    SyncPlan plan =
+        elsai::planSync(*m_shadow, root, includesOf(policy), GlobSet(policy.excludePatterns),
+                        it == m_manifests.constEnd() ? nullptr : &*it);
     plan.errors += errors;
     return plan;
 }
 
-WorkspaceSyncResult DaytonaSandboxBackend::syncArtifacts(const QString &dest,
-                                                         const WorkspaceSyncPolicy &policy,
-                                                         const std::function<void(int, int)> &progress)
+WorkspaceSyncResult
+DaytonaSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
+                                     const std::function<void(int, int)> &progress)
 {
-    const Remote r = remote();
+    remote(); // throws when not created
     QMutexLocker lock(&m_syncMutex);
-    const QStringList errors =
-        mirrorToShadow(r, includesOf(policy), GlobSet(policy.excludePatterns));
+    const QStringList errors = mirrorToShadow(includesOf(policy), GlobSet(policy.excludePatterns));
     const QString root = QDir(dest).absolutePath();
     const bool known = m_manifests.contains(root);
     SeedManifest &manifest = m_manifests[root];
     manifest.hostRoot = root;
     // A destination without a record has no base: differing files there are conflicts.
-    const SyncPlan plan = elsai::planSync(*m_shadow, root, includesOf(policy),
-                                          GlobSet(policy.excludePatterns),
-                                          known ? &manifest : nullptr);
+    const SyncPlan plan =
+        elsai::planSync(*m_shadow, root, includesOf(policy), GlobSet(policy.excludePatterns),
+                        known ? &manifest : nullptr);
     WorkspaceSyncResult result = executeSync(plan, *m_shadow, &manifest, progress);
     result.errors += errors;
     return result;

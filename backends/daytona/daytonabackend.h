@@ -33,19 +33,19 @@ public:
     struct Options
     {
         daytona::DaytonaConfig config = daytona::DaytonaConfig::fromEnvironment();
-        QString name;                       ///< sandbox name; empty: the server picks one
-        QString snapshot;                   ///< empty: the server's default snapshot
-        QMap<QString, QString> sandboxEnv;  ///< CreateSandbox.env
-        QMap<QString, QString> labels;      ///< CreateSandbox.labels (plus elsai.workspace)
-        int autoStopMinutes = 60;           ///< CreateSandbox.autoStopInterval; 0 disables
+        QString name;                      ///< sandbox name; empty: the server picks one
+        QString snapshot;                  ///< empty: the server's default snapshot
+        QMap<QString, QString> sandboxEnv; ///< CreateSandbox.env
+        QMap<QString, QString> labels;     ///< CreateSandbox.labels (plus elsai.workspace)
+        int autoStopMinutes = 60;          ///< CreateSandbox.autoStopInterval; 0 disables
         /// Absolute workspace folder in the sandbox; empty: `<work-dir>/workspace`.
         QString remoteRoot;
-        double timeout = 120;               ///< default command timeout, seconds
-        qint64 maxOutputBytes = 100000;     ///< cap on stdout + stderr kept
-        QMap<QString, QString> env;         ///< extra variables of every command
-        bool deleteOnClose = true;          ///< false: stop (keep the sandbox)
-        int startTimeoutMs = 180000;        ///< wait for `started`
-        int uploadBatchBytes = 8 << 20;     ///< bulk-upload request size while seeding
+        double timeout = 120;           ///< default command timeout, seconds
+        qint64 maxOutputBytes = 100000; ///< cap on stdout + stderr kept
+        QMap<QString, QString> env;     ///< extra variables of every command
+        bool deleteOnClose = true;      ///< false: stop (keep the sandbox)
+        int startTimeoutMs = 180000;    ///< wait for `started`
+        int uploadBatchBytes = 8 << 20; ///< bulk-upload request size while seeding
         /// Reuse an existing sandbox (by id or name) instead of creating one.
         QString existingSandbox;
     };
@@ -104,7 +104,7 @@ private:
     QJsonObject waitForState(const QString &sandboxId, const QStringList &wanted);
     void uploadBatch(const Remote &r, const QList<QPair<QString, QByteArray>> &files);
     /// Mirrors the selected remote files into the shadow folder (only changed ones rewritten).
-    QStringList mirrorToShadow(const Remote &r, const GlobSet &includes, const GlobSet &excludes);
+    QStringList mirrorToShadow(const GlobSet &includes, const GlobSet &excludes);
     FileInfo toFileInfo(const QJsonObject &info, const QString &relPath) const;
 
     QString m_workspaceId;

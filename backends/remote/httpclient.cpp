@@ -21,7 +21,8 @@ namespace elsai::remote {
 
 void HttpRequest::setHeader(const QByteArray &name, const QByteArray &value)
 {
-    headers.removeIf([&](const auto &h) { return h.first.compare(name, Qt::CaseInsensitive) == 0; });
+    headers.removeIf(
+        [&](const auto &h) { return h.first.compare(name, Qt::CaseInsensitive) == 0; });
     headers.emplaceBack(name, value);
 }
 
@@ -54,7 +55,8 @@ int retryAfterMs(const QByteArray &value)
     at.setTimeZone(QTimeZone::utc());
     if (!at.isValid())
         return -1;
-    return int(std::clamp<qint64>(QDateTime::currentDateTimeUtc().msecsTo(at), 0, 24 * 3600 * 1000));
+    return int(
+        std::clamp<qint64>(QDateTime::currentDateTimeUtc().msecsTo(at), 0, 24 * 3600 * 1000));
 }
 
 namespace {
@@ -129,8 +131,8 @@ HttpResponse send(HttpRequest request, const RetryPolicy &retry,
             sign(signedRequest);
         response = attempt(signedRequest);
         response.attempts = n;
-        const bool retryable = (!response.networkError.isEmpty() && !response.timedOut)
-                               || isRetryableStatus(response.status);
+        const bool retryable = (!response.networkError.isEmpty() && !response.timedOut) ||
+                               isRetryableStatus(response.status);
         if (!retryable || n >= maxAttempts)
             break;
         int waitMs = backoffMs(retry, n);

@@ -6,8 +6,8 @@ namespace elsai::remote {
 
 static QByteArray newBoundary()
 {
-    return "elsai-" + QByteArray::number(QRandomGenerator::global()->generate64(), 16)
-           + QByteArray::number(QRandomGenerator::global()->generate64(), 16);
+    return "elsai-" + QByteArray::number(QRandomGenerator::global()->generate64(), 16) +
+           QByteArray::number(QRandomGenerator::global()->generate64(), 16);
 }
 
 static QByteArray quoted(const QByteArray &s)
@@ -27,9 +27,8 @@ void MultipartWriter::addField(const QByteArray &name, const QByteArray &value)
 void MultipartWriter::addFile(const QByteArray &name, const QByteArray &fileName,
                               const QByteArray &content, const QByteArray &contentType)
 {
-    m_parts.append({"Content-Disposition: form-data; name=" + quoted(name)
-                        + "; filename=" + quoted(fileName) + "\r\nContent-Type: " + contentType
-                        + "\r\n",
+    m_parts.append({"Content-Disposition: form-data; name=" + quoted(name) + "; filename=" +
+                        quoted(fileName) + "\r\nContent-Type: " + contentType + "\r\n",
                     content});
 }
 
