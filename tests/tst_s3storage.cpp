@@ -4,6 +4,9 @@
 #include "fakes3.h"
 #include "offload.h"
 #include "s3storage.h"
+#include "sessionoptions.h"
+
+#include <QCommandLineParser>
 
 #include <QTest>
 
@@ -48,6 +51,7 @@ private Q_SLOTS:
     void optionsFromEnvironment();
     void constructorValidates();
     void offloadPolicyStoresInS3();
+    void offloadS3OptionBuildsS3Storage();
 };
 
 void TestS3Storage::storeAndRetrieveRoundTrip()
@@ -282,6 +286,33 @@ void TestS3Storage::offloadPolicyStoresInS3()
     QVERIFY(preview->contains(handle));
     QCOMPARE(s3.objects().size(), 1);
     QCOMPARE(policy.storage->retrieve(handle), std::optional<QString>(big));
+}
+
+void TestS3Storage::offloadS3OptionBuildsS3Storage()
+{
+    // --offload-s3 BUCKET: credentials, region and endpoint come from the environment.
+    FakeS3 s3(TEST_CREDENTIALS, QStringLiteral("eu-west-3"));
+    s3.createBucket(QStringLiteral("from-cli"));
+    qputenv("AWS_ACCESS_KEY_ID", TEST_CREDENTIALS.accessKeyId.toUtf8());
+    qputenv("AWS_SECRET_ACCESS_KEY", TEST_CREDENTIALS.secretAccessKey.toUtf8());
+    qputenv("AWS_REGION", "eu-west-3");
+    qputenv("AWS_ENDPOINT_URL_S3", s3.endpoint().toEncoded());
+    QCommandLineParser parser;
+    SessionOptions::describe(parser, SessionOptions::Mode::Headless);
+    QVERIFY(parser.parse({QStringLiteral("elsai-workbench"), QStringLiteral("--offload-s3"),
+                          QStringLiteral("from-cli")}));
+    const SessionOptions options = SessionOptions::fromParser(parser);
+    QVERIFY(options.offload);
+    const auto policy = options.offloadPolicy();
+    QVERIFY(policy.has_value());
+    QCOMPARE(policy->storage->typeName(), QStringLiteral("S3Storage"));
+    const QString handle = policy->storage->store(QStringLiteral("via the command line"));
+    QCOMPARE(s3.objects().value(QStringLiteral("from-cli/elsai-offload/") + handle + ".txt"),
+             QByteArray("via the command line"));
+    QVERIFY(s3.rejections().isEmpty());
+    for (const char *name :
+         {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL_S3"})
+        qunsetenv(name);
 }
 
 QTEST_GUILESS_MAIN(TestS3Storage)
