@@ -211,6 +211,24 @@ private Q_SLOTS:
         QVERIFY(!entries[0].isDir);
     }
 
+    void hostileListingNamesAreDropped()
+    {
+        FakeDaytona fake;
+        auto b = started(fake);
+        fake.http().enqueue(FakeHttpServer::Response::json(
+            200, R"([{"name":"../escape","isDir":false,"mode":"-rw-r--r--","size":1},
+                     {"name":"a/b","isDir":false,"mode":"-rw-r--r--","size":1},
+                     {"name":"..","isDir":true,"mode":"drwxr-xr-x"},
+                     {"name":"","isDir":false,"mode":"-rw-r--r--"},
+                     {"name":"ok.txt","isDir":false,"mode":"-rw-r--r--","size":5}])"));
+        const QList<FileInfo> entries = b->listDir(QStringLiteral("sub"));
+        QCOMPARE(entries.size(), 1);
+        QCOMPARE(entries[0].path, QStringLiteral("sub/ok.txt"));
+        QCOMPARE(entries[0].size.value_or(-1), 5);
+        fake.http().enqueue(FakeHttpServer::Response::json(200, R"({"not":"an array"})"));
+        QVERIFY_THROWS_EXCEPTION(OSError, b->listDir(QStringLiteral(".")));
+    }
+
     void fileErrorsAreTyped()
     {
         FakeDaytona fake;
