@@ -180,8 +180,21 @@ QJsonObject FakeDaytona::sandboxJson(const Sandbox &s) const
         {QStringLiteral("toolboxProxyUrl"), m_http->url(QStringLiteral("/toolbox")).toString()}};
 }
 
+void FakeDaytona::setInterceptor(Interceptor interceptor)
+{
+    QMutexLocker lock(&m_mutex);
+    m_interceptor = std::move(interceptor);
+}
+
 Response FakeDaytona::handle(const Request &request)
 {
+    {
+        QMutexLocker lock(&m_mutex);
+        if (m_interceptor) {
+            if (auto answer = m_interceptor(request))
+                return *answer;
+        }
+    }
     if (request.header("Authorization") != "Bearer " + m_apiKey.toUtf8())
         return Response::json(401, R"({"message":"Unauthorized","statusCode":401})");
     const QString path = request.path();
@@ -261,8 +274,9 @@ Response FakeDaytona::toolbox(const Request &request, Sandbox &sandbox, const QS
     const QByteArray &method = request.method;
     QString target;
     const QString pathArg = request.queryItem(QStringLiteral("path"));
-    const bool needsPath =
-        path.startsWith(QLatin1String("/files")) && path != QLatin1String("/files/bulk-upload");
+    const bool needsPath = path.startsWith(QLatin1String("/files")) &&
+                           path != QLatin1String("/files/bulk-upload") &&
+                           path != QLatin1String("/files/bulk-download");
     if (needsPath && !confined(pathArg, &target))
         return error(403, QStringLiteral("access denied: %1").arg(pathArg), "FORBIDDEN", path);
 
@@ -300,6 +314,41 @@ Response FakeDaytona::toolbox(const Request &request, Sandbox &sandbox, const QS
         Response r;
         r.headers.emplaceBack("Content-Type", "application/octet-stream");
         r.body = f.readAll();
+        return r;
+    }
+    if (path == QLatin1String("/files/bulk-download") && method == "POST") {
+        // Fixed boundary, one part per file, `error` parts for failures (§1.6).
+        const QByteArray boundary = "DAYTONA-FILE-BOUNDARY";
+        QByteArray body;
+        const QJsonArray paths =
+            QJsonDocument::fromJson(request.body).object().value(QStringLiteral("paths")).toArray();
+        for (const QJsonValue &v : paths) {
+            QString file;
+            QFile f;
+            if (confined(v.toString(), &file) && QFileInfo(file).isFile()) {
+                f.setFileName(file);
+                if (f.open(QIODevice::ReadOnly)) {
+                    const QByteArray content = f.readAll();
+                    body += "--" + boundary +
+                            "\r\nContent-Disposition: form-data; name=\"file\"; "
+                            "filename=\"" +
+                            v.toString().toUtf8() +
+                            "\"\r\nContent-Type: "
+                            "application/octet-stream\r\nContent-Length: " +
+                            QByteArray::number(content.size()) + "\r\n\r\n" + content + "\r\n";
+                    continue;
+                }
+            }
+            body += "--" + boundary +
+                    "\r\nContent-Disposition: form-data; name=\"error\"\r\n"
+                    "Content-Type: application/json\r\n\r\n"
+                    "{\"statusCode\":404,\"message\":\"file not "
+                    "found\",\"code\":\"FILE_NOT_FOUND\"}\r\n";
+        }
+        body += "--" + boundary + "--\r\n";
+        Response r;
+        r.headers.emplaceBack("Content-Type", "multipart/form-data; boundary=" + boundary);
+        r.body = body;
         return r;
     }
     if (path == QLatin1String("/files/folder") && method == "POST") {

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace elsai::test {
 
@@ -49,6 +50,11 @@ public:
     };
     QList<SandboxState> sandboxes() const;
     std::optional<SandboxState> sandbox(const QString &id) const;
+    /// Answers instead of the protocol when it returns a response (broken or hostile servers).
+    using Interceptor =
+        std::function<std::optional<FakeHttpServer::Response>(const FakeHttpServer::Request &)>;
+    void setInterceptor(Interceptor interceptor);
+
     /// Sessions currently open (created and not deleted).
     int openSessions() const;
 
@@ -95,6 +101,7 @@ private:
     int m_pollsUntilStarted = 1;
     QString m_startFailure;
     int m_nextId = 1;
+    Interceptor m_interceptor;
     std::unique_ptr<FakeHttpServer> m_http;
 };
 

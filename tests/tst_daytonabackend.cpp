@@ -647,7 +647,11 @@ private Q_SLOTS:
         QCOMPARE(actions.value("README.md"), SyncPlanEntry::Action::Unchanged);
         QCOMPARE(actions.value("notes.md"), SyncPlanEntry::Action::Conflict);
 
+        fake.http().clearRequests();
         const WorkspaceSyncResult synced = b->syncArtifacts(src, policy);
+        // Files come back in one bulk download, not one request each.
+        QCOMPARE(countPath(fake.http(), QStringLiteral("/files/bulk-download")), 1);
+        QCOMPARE(countPath(fake.http(), QStringLiteral("/files/download")), 0);
         QCOMPARE(synced.filesSynced, 2);
         QCOMPARE(synced.conflicts, QStringList{"notes.md"});
         QCOMPARE(test::readHostFile(src + "/src/app.py"), QByteArray("print('v2')\n"));
@@ -734,6 +738,37 @@ private Q_SLOTS:
         QCOMPARE(a->execute(QStringLiteral("cat x.txt")).output, QStringLiteral("a"));
         QVERIFY_THROWS_EXCEPTION(FileNotFoundError, b->readFile(QStringLiteral("x.txt")));
         a->close();
+    }
+
+    void truncatedBulkDownloadFallsBackToSingleFiles()
+    {
+        FakeDaytona fake;
+        QTemporaryDir project;
+        test::writeHostFile(project.path() + "/a.py", "a\n");
+        test::writeHostFile(project.path() + "/b.py", "b\n");
+        auto b = started(fake);
+        QVERIFY(b->seedWorkspace(project.path(), {}).success());
+        b->writeFile(QStringLiteral("a.py"), "a2\n");
+        b->writeFile(QStringLiteral("b.py"), "b2\n");
+        // No closing boundary: the answer was cut off, so nothing of it may be trusted.
+        const QByteArray cutBody = "--XYZ\r\nContent-Disposition: form-data; name=\"file\"; "
+                                   "filename=\"" +
+                                   b->remoteRoot().toUtf8() + "/a.py\"\r\n\r\nTRUNC";
+        fake.setInterceptor(
+            [cutBody](const FakeHttpServer::Request &r) -> std::optional<FakeHttpServer::Response> {
+                if (!r.path().endsWith(QLatin1String("/files/bulk-download")))
+                    return std::nullopt;
+                FakeHttpServer::Response cut;
+                cut.headers.emplaceBack("Content-Type", "multipart/form-data; boundary=XYZ");
+                cut.body = cutBody;
+                return cut;
+            });
+        const WorkspaceSyncResult synced = b->syncArtifacts(project.path(), {{}, {{"*.py"}}});
+        QVERIFY2(synced.success(), qPrintable(synced.errors.join('\n')));
+        QCOMPARE(synced.filesSynced, 2);
+        QCOMPARE(test::readHostFile(project.path() + "/a.py"), QByteArray("a2\n"));
+        QCOMPARE(test::readHostFile(project.path() + "/b.py"), QByteArray("b2\n"));
+        QCOMPARE(countPath(fake.http(), QStringLiteral("/files/download")), 2);
     }
 
     void wrapCommandQuotesEverything()

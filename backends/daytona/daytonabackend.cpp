@@ -52,6 +52,8 @@ QString joinRel(const QString &dir, const QString &name)
 
 /// Extra time the client waits beyond the command timeout before giving up on the answer.
 constexpr int kExecuteSlackMs = 30000;
+/// Files per bulk-download request while flushing.
+constexpr qsizetype kDownloadBatch = 100;
 
 } // namespace
 
@@ -712,6 +714,39 @@ DaytonaSandboxBackend::seedWorkspace(const QString &source, const QStringList &e
     return result;
 }
 
+QHash<QString, QByteArray> DaytonaSandboxBackend::bulkDownload(const Remote &r,
+                                                               const QStringList &paths)
+{
+    QHash<QString, QString> relOf; // absolute path in the sandbox → workspace-relative
+    QJsonArray requested;
+    for (const QString &p : paths) {
+        const QString abs = joinRemote(r.root, p);
+        relOf.insert(abs, p);
+        requested.append(abs);
+    }
+    const HttpResponse resp =
+        m_api.toolbox(r.toolbox, "POST", QStringLiteral("/files/bulk-download"), {},
+                      QJsonDocument(QJsonObject{{QStringLiteral("paths"), requested}})
+                          .toJson(QJsonDocument::Compact),
+                      "application/json");
+    QHash<QString, QByteArray> out;
+    if (!resp.ok())
+        return out; // an older daemon or a failure: the caller fetches one by one
+    const auto parts =
+        remote::parseMultipart(resp.body, remote::multipartBoundary(resp.header("Content-Type")));
+    if (!parts) {
+        qCWarning(lcDaytona) << "bulk download answer truncated or malformed; fetching files "
+                                "one by one";
+        return out;
+    }
+    for (const remote::MultipartPart &part : *parts) {
+        const QString rel = relOf.value(QString::fromUtf8(part.fileName));
+        if (part.name == "file" && !rel.isEmpty())
+            out.insert(rel, part.content);
+    }
+    return out;
+}
+
 QStringList DaytonaSandboxBackend::mirrorToShadow(const GlobSet &includes, const GlobSet &excludes)
 {
     QStringList errors;
@@ -741,24 +776,32 @@ QStringList DaytonaSandboxBackend::mirrorToShadow(const GlobSet &includes, const
             if (f.type != FileInfo::Type::File || !includes.matchesPathOrParent(f.path, false))
                 continue;
             remoteFiles.insert(f.path);
+        }
+    }
+    QStringList selected = remoteFiles.values();
+    selected.sort();
+    const Remote r = remote();
+    for (qsizetype from = 0; from < selected.size(); from += kDownloadBatch) {
+        const QStringList batch = selected.mid(from, kDownloadBatch);
+        const QHash<QString, QByteArray> got = bulkDownload(r, batch);
+        for (const QString &path : batch) {
             try {
-                const QByteArray content = readFile(f.path);
-                QByteArray old;
+                // What the bulk answer lacks is fetched alone, for a typed, per-file error.
+                const QByteArray content = got.contains(path) ? got.value(path) : readFile(path);
                 bool same = false;
-                if (m_shadow->exists(f.path)) {
+                if (m_shadow->exists(path)) {
                     try {
-                        old = m_shadow->readFile(f.path);
-                        same = old == content;
+                        same = m_shadow->readFile(path) == content;
                     } catch (const SandboxError &) {
-                        m_shadow->remove(f.path, true);
+                        m_shadow->remove(path, true);
                     }
                 }
                 // Unchanged files keep their shadow stamp: the manifest then says "workspace
                 // unchanged since seeding" exactly as it does for a local workspace.
                 if (!same)
-                    m_shadow->writeFile(f.path, content);
+                    m_shadow->writeFile(path, content);
             } catch (const SandboxError &e) {
-                errors.append(QStringLiteral("%1: %2").arg(f.path, e.message()));
+                errors.append(QStringLiteral("%1: %2").arg(path, e.message()));
             }
         }
     }

@@ -105,6 +105,8 @@ private:
     void uploadBatch(const Remote &r, const QList<QPair<QString, QByteArray>> &files);
     /// Mirrors the selected remote files into the shadow folder (only changed ones rewritten).
     QStringList mirrorToShadow(const GlobSet &includes, const GlobSet &excludes);
+    /// POST /files/bulk-download; the files that came back whole, by relative path.
+    QHash<QString, QByteArray> bulkDownload(const Remote &r, const QStringList &paths);
     FileInfo toFileInfo(const QJsonObject &info, const QString &relPath) const;
 
     QString m_workspaceId;
