@@ -67,10 +67,10 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("NAME=VALUE")},
         {QStringLiteral("no-inherit-env"),
          QStringLiteral("Commands get only --env variables (and a default PATH).")},
-        {QStringLiteral("backend"), QStringLiteral("Backend: local (default), daytona (DAYTONA_API_KEY, "
-                                                  "DAYTONA_API_URL, DAYTONA_TARGET), agentcore "
-                                                  "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
-                                                  "AWS_SESSION_TOKEN, AWS_REGION)."),
+        {QStringLiteral("backend"),
+         QStringLiteral("Backend: local (default), daytona (DAYTONA_API_KEY, DAYTONA_API_URL, "
+                        "DAYTONA_TARGET), agentcore (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+                        "AWS_SESSION_TOKEN, AWS_REGION)."),
          QStringLiteral("NAME")},
         {QStringLiteral("aws-region"),
          QStringLiteral("AgentCore region (default: AWS_REGION, AWS_DEFAULT_REGION)."),
