@@ -56,6 +56,7 @@ private Q_SLOTS:
     void fileErrorsAreTyped();
     void pathsConfinedBeforeAnyRequest_data();
     void pathsConfinedBeforeAnyRequest();
+    void symlinksOutOfTheWorkspaceAreRefused();
     void uploadAndDownloadReportPerFile();
     void executeSplitsStreamsAndExitCode();
     void executeCwdAndEnvironment();
@@ -124,7 +125,9 @@ void TestAgentCoreBackend::everyRequestIsSignedAndCarriesTheSession()
             QCOMPARE(r.header("content-type"), QByteArray("application/json"));
         }
     }
-    QCOMPARE(fake.toolCalls(), (QStringList{"writeFiles", "listFiles", "executeCommand"}));
+    // writeFile resolves its path on the service first (symlink confinement).
+    QCOMPARE(fake.toolCalls(),
+             (QStringList{"executeCommand", "writeFiles", "listFiles", "executeCommand"}));
 }
 
 void TestAgentCoreBackend::wrongSecretIsPermissionError()
@@ -246,6 +249,45 @@ void TestAgentCoreBackend::pathsConfinedBeforeAnyRequest()
     QVERIFY_THROWS_EXCEPTION(PermissionError, backend->makeDirs(path));
     QVERIFY_THROWS_EXCEPTION(PermissionError, backend->execute(QStringLiteral("true"), {}, path));
     QCOMPARE(fake.server().requestCount(), before);
+}
+
+void TestAgentCoreBackend::symlinksOutOfTheWorkspaceAreRefused()
+{
+    FakeAgentCore fake;
+    auto backend = started(fake);
+    QTemporaryDir outside;
+    writeHostFile(outside.path() + "/secret.txt", "secret");
+    const QString out = shellQuote(outside.path());
+    QCOMPARE(backend
+                 ->execute(QStringLiteral("mkdir sub && echo inside > sub/f && ln -s sub/f rel && "
+                                          "ln -s %1 out && ln -s %1/secret.txt file && "
+                                          "ln -s %1/created.txt dangling && ln -s .. up")
+                               .arg(out))
+                 .exitCode,
+             0);
+    QVERIFY_THROWS_EXCEPTION(PermissionError, backend->readFile(QStringLiteral("file")));
+    QVERIFY_THROWS_EXCEPTION(PermissionError, backend->readFile(QStringLiteral("out/secret.txt")));
+    QVERIFY_THROWS_EXCEPTION(PermissionError, backend->listDir(QStringLiteral("out")));
+    QVERIFY_THROWS_EXCEPTION(PermissionError, backend->listDir(QStringLiteral("up")));
+    QVERIFY_THROWS_EXCEPTION(PermissionError, backend->writeFile(QStringLiteral("dangling"), "x"));
+    QVERIFY_THROWS_EXCEPTION(PermissionError, backend->writeFile(QStringLiteral("out/new"), "x"));
+    QVERIFY_THROWS_EXCEPTION(PermissionError, backend->makeDirs(QStringLiteral("out/d")));
+    QVERIFY_THROWS_EXCEPTION(PermissionError,
+                             backend->removeFile(QStringLiteral("out/secret.txt")));
+    QVERIFY_THROWS_EXCEPTION(PermissionError, backend->execute(QStringLiteral("touch pwned"), {},
+                                                               QStringLiteral("out")));
+    const QList<FileTransferResult> up =
+        backend->uploadFiles({{QStringLiteral("ok.txt"), "ok"}, {QStringLiteral("dangling"), "x"}});
+    QVERIFY(up.at(0).success());
+    QVERIFY(!up.at(1).success());
+    QVERIFY(!QFileInfo::exists(outside.path() + "/created.txt"));
+    QVERIFY(!QFileInfo::exists(outside.path() + "/new"));
+    QVERIFY(!QFileInfo::exists(outside.path() + "/pwned"));
+    QCOMPARE(readHostFile(outside.path() + "/secret.txt"), QByteArray("secret"));
+    // A link that stays inside works, and removing a link removes only the link.
+    QCOMPARE(backend->readFile(QStringLiteral("rel")), QByteArray("inside\n"));
+    backend->removeFile(QStringLiteral("file"));
+    QVERIFY(QFileInfo::exists(outside.path() + "/secret.txt"));
 }
 
 void TestAgentCoreBackend::uploadAndDownloadReportPerFile()
@@ -455,7 +497,8 @@ void TestAgentCoreBackend::throttlingAndServerErrorsAreRetried()
     fake.server().enqueue(
         FakeAgentCore::error(500, "InternalServerException", QStringLiteral("x")));
     QCOMPARE(backend->readFile(QStringLiteral("f")), QByteArray("data"));
-    QCOMPARE(fake.server().requestCount(), before + 3);
+    // The path check (executeCommand) took the 429 and the 500, then passed; then readFiles.
+    QCOMPARE(fake.server().requestCount(), before + 4);
     // Each attempt carries its own valid signature (the fake checked the last one).
     QVERIFY(fake.rejections().isEmpty());
 

@@ -47,6 +47,14 @@ QString joinPath(const QString &dir, const QString &name)
     return dir.isEmpty() ? name : dir + QLatin1Char('/') + name;
 }
 
+QStringList batchPaths(const QList<QPair<QString, QByteArray>> &batch)
+{
+    QStringList out;
+    for (const auto &entry : batch)
+        out.append(entry.first);
+    return out;
+}
+
 QString parentOf(const QString &path)
 {
     const qsizetype slash = path.lastIndexOf(QLatin1Char('/'));
@@ -361,6 +369,41 @@ AgentCoreSandboxBackend::ScriptOutcome AgentCoreSandboxBackend::runScript(const 
     return out;
 }
 
+QStringList AgentCoreSandboxBackend::escapingPaths(const QStringList &paths)
+{
+    QStringList out;
+    if (!m_options.confineSymlinks)
+        return out;
+    for (qsizetype i = 0; i < paths.size(); i += 200) {
+        // realpath -m resolves every symlink, also below names that do not exist yet (a
+        // dangling link would make a write land outside); anything unresolvable is refused.
+        QString script = QStringLiteral("ws=$(pwd -P) || exit 2\nfor p in");
+        for (const QString &p : paths.mid(i, 200))
+            script += QLatin1Char(' ') + shellQuote(p);
+        script += QStringLiteral("; do\n"
+                                 "  r=$(realpath -m -- \"$p\" 2>/dev/null)\n"
+                                 "  case \"$r\" in \"$ws\"|\"$ws\"/*) ;; "
+                                 "*) printf '%s\\0' \"$p\" ;; esac\n"
+                                 "done\n");
+        const ScriptOutcome o = runScript(script, m_options.requestTimeoutMs);
+        if (o.exitCode != 0)
+            throw OSError(QStringLiteral("cannot check paths in the AgentCore workspace: %1")
+                              .arg(QString::fromUtf8(o.err).trimmed()));
+        for (const QByteArray &p : o.out.split('\0')) {
+            if (!p.isEmpty())
+                out.append(QString::fromUtf8(p));
+        }
+    }
+    return out;
+}
+
+void AgentCoreSandboxBackend::guardPaths(const QStringList &paths)
+{
+    const QStringList escaping = escapingPaths(paths);
+    if (!escaping.isEmpty())
+        throw PermissionError(escapeMessage(escaping.first()));
+}
+
 // ---- backend: files ------------------------------------------------------------------------
 
 void AgentCoreSandboxBackend::throwFileError(const QString &what, const QString &path,
@@ -460,6 +503,7 @@ QByteArray AgentCoreSandboxBackend::readFile(const QString &path)
     const QString p = WorkspaceFs::normalize(path);
     if (p.isEmpty())
         throw IsADirectoryError(QStringLiteral("cannot read '.': it is a folder"));
+    guardPaths({p});
     ToolResult raw;
     const QHash<QString, QByteArray> got = readBatch({p}, nullptr, &raw);
     if (!got.contains(p))
@@ -472,6 +516,7 @@ void AgentCoreSandboxBackend::writeFile(const QString &path, const QByteArray &c
     const QString p = WorkspaceFs::normalize(path);
     if (p.isEmpty())
         throw IsADirectoryError(QStringLiteral("cannot write '.': it is a folder"));
+    guardPaths({p});
     const QList<FileTransferResult> results = writeBatch({{p, content}});
     if (!results.first().success()) {
         ToolResult r;
@@ -484,6 +529,8 @@ void AgentCoreSandboxBackend::writeFile(const QString &path, const QByteArray &c
 QList<FileInfo> AgentCoreSandboxBackend::listDir(const QString &path)
 {
     const QString p = WorkspaceFs::normalize(path);
+    if (!p.isEmpty())
+        guardPaths({p});
     const ToolResult r =
         invoke(QStringLiteral("listFiles"), {{QStringLiteral("directoryPath"), p}});
     if (r.isError) {
@@ -560,6 +607,9 @@ void AgentCoreSandboxBackend::removeFile(const QString &path, bool recursive)
     const QString p = WorkspaceFs::normalize(path);
     if (p.isEmpty())
         throw PermissionError(QStringLiteral("cannot remove the workspace root"));
+    // The entry itself may be a symlink (removing it is harmless); its folder may not.
+    if (p.contains(QLatin1Char('/')))
+        guardPaths({parentOf(p)});
     const FileInfo info = stat(p);
     if (info.isDir) {
         if (!recursive)
@@ -583,6 +633,7 @@ void AgentCoreSandboxBackend::makeDirs(const QString &path)
     const QString p = WorkspaceFs::normalize(path);
     if (p.isEmpty())
         return;
+    guardPaths({p});
     const ScriptOutcome o =
         runScript(QStringLiteral("mkdir -p -- ") + shellQuote(p), m_options.requestTimeoutMs);
     if (o.exitCode == 0)
@@ -604,7 +655,16 @@ AgentCoreSandboxBackend::uploadFiles(const QList<QPair<QString, QByteArray>> &fi
     auto flush = [&] {
         if (batch.isEmpty())
             return;
-        const QList<FileTransferResult> results = writeBatch(batch);
+        const QStringList escaping = escapingPaths(batchPaths(batch));
+        for (qsizetype i = batch.size() - 1; i >= 0; --i) {
+            if (escaping.contains(batch.at(i).first)) {
+                out[batchIndex.at(i)].error = escapeMessage(batch.at(i).first);
+                batch.removeAt(i);
+                batchIndex.removeAt(i);
+            }
+        }
+        const QList<FileTransferResult> results =
+            batch.isEmpty() ? QList<FileTransferResult>() : writeBatch(batch);
         for (int i = 0; i < results.size(); ++i)
             out[batchIndex.at(i)].error = results.at(i).error;
         batch.clear();

@@ -36,6 +36,9 @@ struct AgentCoreOptions
     /// How much longer than a command's timeout execute waits for the answer before it gives
     /// up with 124 (the command's own `timeout` normally answers first).
     int executeGraceMs = 30000;
+    /// Before a file operation or a cwd, resolve the path on the service (realpath) and refuse
+    /// one that a symlink takes out of the workspace (PermissionError). One extra call.
+    bool confineSymlinks = true;
     remote::RetryPolicy retry;
 
     /// Everything the environment says (credentials, region, endpoint override).
@@ -114,6 +117,11 @@ private:
     };
 
     QString requireSession() const;
+    /// The paths that resolve outside the workspace on the service side (symlinks), checked
+    /// in one call; empty when confineSymlinks is off.
+    QStringList escapingPaths(const QStringList &paths);
+    /// PermissionError when one of `paths` resolves outside the workspace.
+    void guardPaths(const QStringList &paths);
     remote::HttpResponse call(const QByteArray &method, const QString &path,
                               const QByteArray &query, const QJsonObject &body,
                               const remote::HttpHeaders &extraHeaders, int timeoutMs,

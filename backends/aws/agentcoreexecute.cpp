@@ -44,6 +44,9 @@ ExecuteResult AgentCoreSandboxBackend::execute(const QString &command,
         return result;
     }
 
+    if (!dir.isEmpty())
+        guardPaths({dir});
+
     // The service runs the script with no timeout, no cwd and no output cap: the wrapper adds
     // them. `timeout` runs the command in its own process group and signals the whole group
     // (TERM, KILL after the grace). Both streams go to files, and only their first N bytes

@@ -13,4 +13,11 @@ constexpr int BATCH_FILES = 100;
 /// ValueError unless `name` is a POSIX shell variable name.
 void checkEnvName(const QString &name);
 
+/// The refusal of a path that a symlink takes out of the workspace.
+inline QString escapeMessage(const QString &path)
+{
+    return QStringLiteral("'%1' resolves outside the workspace (through a symlink); refused")
+        .arg(path);
+}
+
 } // namespace elsai::aws::agentcore

@@ -96,7 +96,20 @@ AgentCoreSandboxBackend::seedWorkspace(const QString &source, const QStringList 
     auto flush = [&] {
         if (batch.isEmpty())
             return;
-        const QList<FileTransferResult> results = writeBatch(batch);
+        QStringList paths;
+        for (const auto &entry : std::as_const(batch))
+            paths.append(entry.first);
+        const QStringList escaping = escapingPaths(paths);
+        for (qsizetype i = batch.size() - 1; i >= 0; --i) {
+            if (escaping.contains(batch.at(i).first)) {
+                result.errors.append(escapeMessage(batch.at(i).first));
+                batch.removeAt(i);
+                stamps.removeAt(i);
+                ++done;
+            }
+        }
+        const QList<FileTransferResult> results =
+            batch.isEmpty() ? QList<FileTransferResult>() : writeBatch(batch);
         for (int i = 0; i < results.size(); ++i) {
             const auto &[path, data] = batch.at(i);
             if (!results.at(i).success()) {

@@ -246,10 +246,10 @@ ParsedAuthorization parseAuthorization(const QByteArray &value)
 {
     // AWS4-HMAC-SHA256 Credential=AKID/20250716/us-east-1/s3/aws4_request,
     //   SignedHeaders=host;x-amz-date, Signature=hex
-    static const QRegularExpression re(QStringLiteral(
-        R"(^AWS4-HMAC-SHA256\s+Credential=([^/,\s]+)/(\d{8})/([^/,\s]+)/([^/,\s]+))"
-        R"(/aws4_request\s*,)"
-        R"(\s*SignedHeaders=([a-z0-9;_.-]+)\s*,\s*Signature=([0-9a-f]{64})$)"));
+    static const QRegularExpression re(
+        QStringLiteral(R"(^AWS4-HMAC-SHA256\s+Credential=([^/,\s]+)/(\d{8})/([^/,\s]+)/([^/,\s]+))"
+                       R"(/aws4_request\s*,)"
+                       R"(\s*SignedHeaders=([a-z0-9;_.-]+)\s*,\s*Signature=([0-9a-f]{64})$)"));
     ParsedAuthorization parsed;
     const QRegularExpressionMatch m = re.match(QString::fromLatin1(value));
     if (!m.hasMatch())
