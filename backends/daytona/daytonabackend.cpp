@@ -134,8 +134,10 @@ QJsonObject DaytonaSandboxBackend::waitForState(const QString &sandboxId, const 
 
 void DaytonaSandboxBackend::create()
 {
-    QMutexLocker lock(&m_mutex);
-    if (m_created)
+    // m_lifecycleMutex serializes create/close; m_mutex is held only for the state, so id()
+    // and isCreated() never wait for the network.
+    QMutexLocker lifecycle(&m_lifecycleMutex);
+    if (isCreated())
         return;
     if (m_options.config.apiKey.isEmpty() && m_options.config.jwtToken.isEmpty())
         throw SandboxStartError(QStringLiteral("no Daytona credentials: set DAYTONA_API_KEY (or "
@@ -227,8 +229,11 @@ void DaytonaSandboxBackend::create()
         if (!r.ok())
             DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("create workspace folder"),
                               remote.root);
-        m_remote = remote;
-        m_created = true;
+        {
+            QMutexLocker lock(&m_mutex);
+            m_remote = remote;
+            m_created = true;
+        }
         qCInfo(lcDaytona) << "sandbox" << sid << "started for" << m_workspaceId;
     } catch (...) {
         // Do not leak a sandbox we created and cannot use.
@@ -240,10 +245,11 @@ void DaytonaSandboxBackend::create()
 
 void DaytonaSandboxBackend::close()
 {
-    QMutexLocker lock(&m_mutex);
-    if (!m_created)
+    QMutexLocker lifecycle(&m_lifecycleMutex);
+    if (!isCreated())
         return;
-    const QString path = QStringLiteral("/sandbox/") + QUrl::toPercentEncoding(m_remote.sandboxId);
+    const Remote current = remote();
+    const QString path = QStringLiteral("/sandbox/") + QUrl::toPercentEncoding(current.sandboxId);
     const HttpResponse r = m_options.deleteOnClose
                                ? m_api.control("DELETE", path)
                                : m_api.control("POST", path + QStringLiteral("/stop"));
@@ -252,9 +258,10 @@ void DaytonaSandboxBackend::close()
         DaytonaApi::raise(r, CallKind::ControlPlane,
                           m_options.deleteOnClose ? QStringLiteral("delete sandbox")
                                                   : QStringLiteral("stop sandbox"),
-                          m_remote.sandboxId);
-    qCInfo(lcDaytona) << "sandbox" << m_remote.sandboxId
+                          current.sandboxId);
+    qCInfo(lcDaytona) << "sandbox" << current.sandboxId
                       << (m_options.deleteOnClose ? "deleted" : "stopped");
+    QMutexLocker lock(&m_mutex);
     m_created = false;
 }
 

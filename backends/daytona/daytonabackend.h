@@ -112,7 +112,8 @@ private:
     QString m_workspaceId;
     Options m_options;
     daytona::DaytonaApi m_api;
-    mutable QMutex m_mutex;
+    QMutex m_lifecycleMutex; ///< serializes create() and close()
+    mutable QMutex m_mutex;  ///< guards m_created and m_remote only
     bool m_created = false;
     Remote m_remote;
 
