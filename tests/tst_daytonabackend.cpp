@@ -175,7 +175,7 @@ private Q_SLOTS:
         const FileInfo st = b->stat(QStringLiteral("deep/er/bin.dat"));
         QCOMPARE(st.path, QStringLiteral("deep/er/bin.dat"));
         QVERIFY(!st.isDir);
-        QCOMPARE(st.size.value_or(-1), 8);
+        QCOMPARE(st.size.value_or(-1), qint64(8));
         QVERIFY(st.mtimeMs > 0);
         QVERIFY(b->stat(QStringLiteral("deep")).isDir);
 
@@ -224,7 +224,7 @@ private Q_SLOTS:
         const QList<FileInfo> entries = b->listDir(QStringLiteral("sub"));
         QCOMPARE(entries.size(), 1);
         QCOMPARE(entries[0].path, QStringLiteral("sub/ok.txt"));
-        QCOMPARE(entries[0].size.value_or(-1), 5);
+        QCOMPARE(entries[0].size.value_or(-1), qint64(5));
         fake.http().enqueue(FakeHttpServer::Response::json(200, R"({"not":"an array"})"));
         QVERIFY_THROWS_EXCEPTION(OSError, b->listDir(QStringLiteral(".")));
     }
@@ -689,7 +689,7 @@ private Q_SLOTS:
         QCOMPARE(b->options().config.apiUrl, fake.apiUrl());
         QCOMPARE(b->options().config.target, QStringLiteral("eu"));
         QCOMPARE(b->options().timeout, 7.0);
-        QCOMPARE(b->options().maxOutputBytes, 1234);
+        QCOMPARE(b->options().maxOutputBytes, qint64(1234));
         b->create();
         QCOMPARE(b->execute(QStringLiteral("echo $FROM_CLI")).output, QStringLiteral("yes\n"));
         QCOMPARE(fake.sandboxes().value(0).createBody.value("target").toString(),
