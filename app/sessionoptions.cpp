@@ -1,6 +1,7 @@
 #include "sessionoptions.h"
 
 #include "errors.h"
+#include "s3storage.h"
 
 #include <QCommandLineParser>
 #include <QTextStream>
@@ -71,8 +72,6 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("NAME=VALUE")},
         {QStringLiteral("no-inherit-env"),
          QStringLiteral("Commands get only --env variables (and a default PATH).")},
-        {QStringLiteral("backend"), QStringLiteral("Backend: local (default) or ssh."),
-         QStringLiteral("NAME")},
         {QStringLiteral("ssh-host"), QStringLiteral("ssh: remote host (required)."),
          QStringLiteral("HOST")},
         {QStringLiteral("ssh-port"), QStringLiteral("ssh: port (default: 22)."),
@@ -89,6 +88,22 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("ssh: remote folder of the workspaces (default: .elsai/workspaces in "
                         "the remote home)."),
          QStringLiteral("DIR")},
+        {QStringLiteral("backend"),
+         QStringLiteral("Backend: local (default), bwrap, ssh (--ssh-*), daytona "
+                        "(DAYTONA_API_KEY, DAYTONA_API_URL, DAYTONA_TARGET), agentcore (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+                        "AWS_SESSION_TOKEN, AWS_REGION)."),
+         QStringLiteral("NAME")},
+        {QStringLiteral("aws-region"),
+         QStringLiteral("AgentCore region (default: AWS_REGION, AWS_DEFAULT_REGION)."),
+         QStringLiteral("REGION")},
+        {QStringLiteral("agentcore-endpoint"),
+         QStringLiteral("AgentCore endpoint URL (default: AWS_ENDPOINT_URL_BEDROCK_AGENTCORE, "
+                        "AWS_ENDPOINT_URL, else the region's)."),
+         QStringLiteral("URL")},
+        {QStringLiteral("offload-s3"),
+         QStringLiteral("Offload to the S3 bucket BUCKET (implies --offload; credentials, "
+                        "region and AWS_ENDPOINT_URL_S3 from the environment)."),
+         QStringLiteral("BUCKET")},
         {QStringLiteral("audit-log"),
          QStringLiteral("Append audit records as JSON lines to FILE ('-' = stderr)."),
          QStringLiteral("FILE")},
@@ -226,6 +241,15 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
                                       SandboxSpec::availableBackends().join(QStringLiteral(", "))));
     }
     readSshOptions(p, spec);
+    if (has("aws-region"))
+        spec.agentcore.region = val("aws-region");
+    if (has("agentcore-endpoint")) {
+        const QUrl url(val("agentcore-endpoint"), QUrl::StrictMode);
+        if (!url.isValid() || url.host().isEmpty())
+            throw ValueError(QStringLiteral("--agentcore-endpoint needs an http(s) URL, got '%1'")
+                                 .arg(val("agentcore-endpoint")));
+        spec.agentcore.endpoint = url;
+    }
     if (has("audit-log"))
         o.auditLog = val("audit-log");
     o.execCommands = p.values(QStringLiteral("exec"));
@@ -255,7 +279,9 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
         if (o.agentName->isEmpty())
             throw ValueError(QStringLiteral("--agent-name must not be empty"));
     }
-    o.offload = has("offload") || has("offload-dir");
+    o.offload = has("offload") || has("offload-dir") || has("offload-s3");
+    if (has("offload-s3"))
+        o.offloadS3Bucket = val("offload-s3");
     if (has("offload-dir"))
         o.offloadDir = val("offload-dir");
     if (has("offload-max-tokens"))
@@ -287,7 +313,10 @@ std::optional<SandboxOutputOffloadPolicy> SessionOptions::offloadPolicy() const
     if (!offload)
         return std::nullopt;
     SandboxOutputOffloadPolicy p;
-    if (offloadDir.isEmpty())
+    if (!offloadS3Bucket.isEmpty())
+        p.storage = std::make_shared<aws::S3Storage>(
+            aws::S3Storage::optionsFromEnvironment(offloadS3Bucket));
+    else if (offloadDir.isEmpty())
         p.storage = std::make_shared<InMemoryStorage>();
     else
         p.storage = std::make_shared<FileStorage>(offloadDir);

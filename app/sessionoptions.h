@@ -33,6 +33,7 @@ struct SessionOptions
 
     bool offload = false;
     QString offloadDir;
+    QString offloadS3Bucket; ///< --offload-s3: S3Storage in this bucket
     qint64 offloadMaxTokens = 2500;
     qint64 offloadPreviewTokens = 1000;
 

@@ -11,7 +11,8 @@ namespace elsai {
 
 QStringList SandboxSpec::availableBackends()
 {
-    return {QStringLiteral("local"), QStringLiteral("bwrap"), QStringLiteral("ssh")};
+    return {QStringLiteral("local"), QStringLiteral("bwrap"), QStringLiteral("ssh"),
+            QStringLiteral("daytona"), QStringLiteral("agentcore")};
 }
 
 BackendPtr SandboxSpec::createBackend()
@@ -38,6 +39,22 @@ BackendPtr SandboxSpec::createBackend()
             workspaceRoot = b->id();
         return b;
     }
+    if (backend == QLatin1String("daytona")) {
+        DaytonaSandboxBackend::Options o = daytona;
+        o.timeout = local.timeout;
+        o.maxOutputBytes = local.maxOutputBytes;
+        o.env.insert(local.env);
+        BackendPtr b = std::make_shared<DaytonaSandboxBackend>(workspaceId, o);
+        if (workspaceRoot.isEmpty())
+            workspaceRoot = b->id(); // not a host folder: shown for display
+        return b;
+    }
+    if (backend == QLatin1String("agentcore")) {
+        BackendPtr b = createAgentCoreBackend();
+        if (workspaceRoot.isEmpty())
+            workspaceRoot = b->id();
+        return b;
+    }
     if (workspaceRoot.isEmpty()) {
         QTemporaryDir dir(QDir::tempPath() + QStringLiteral("/elsai-") + safeId +
                           QStringLiteral("-XXXXXX"));
@@ -50,6 +67,23 @@ BackendPtr SandboxSpec::createBackend()
     if (backend == QLatin1String("bwrap"))
         return std::make_shared<BwrapSandboxBackend>(workspaceRoot, local, bwrap);
     return std::make_shared<LocalSandboxBackend>(workspaceRoot, local);
+}
+
+BackendPtr SandboxSpec::createAgentCoreBackend() const
+{
+    aws::AgentCoreOptions options = agentcore;
+    const aws::AgentCoreOptions env = aws::AgentCoreOptions::fromEnvironment();
+    if (!options.credentials.isValid())
+        options.credentials = env.credentials;
+    if (options.region.isEmpty())
+        options.region = env.region;
+    if (options.endpoint.isEmpty())
+        options.endpoint = env.endpoint;
+    options.timeout = local.timeout;
+    options.maxOutputBytes = local.maxOutputBytes;
+    // Only explicit variables travel: the host environment is not the remote one.
+    options.env.insert(local.env);
+    return aws::AgentCoreSandboxTemplate(options).buildForSession(workspaceId);
 }
 
 SandboxPtr SandboxSpec::createSandbox(std::shared_ptr<SandboxManager> manager)

@@ -1,6 +1,8 @@
 #pragma once
 
+#include "agentcorebackend.h"
 #include "bwrapsandboxbackend.h"
+#include "daytonabackend.h"
 #include "localsandboxbackend.h"
 #include "sandbox.h"
 #include "sshconnection.h"
@@ -35,6 +37,12 @@ struct SandboxSpec
     /// (relative: to the remote home); the workspace is <sshRemoteRoot>/<sanitized id>.
     ssh::SshTarget ssh;
     QString sshRemoteRoot = QStringLiteral(".elsai/workspaces");
+    /// Daytona connection and sandbox settings (DAYTONA_* variables by default); its timeout,
+    /// output cap and env are taken from `local`, which the command line fills.
+    DaytonaSandboxBackend::Options daytona;
+    /// `agentcore`: empty credentials, region and endpoint are taken from the environment
+    /// (AWS_*); the command timeout, output cap and --env variables come from `local`.
+    aws::AgentCoreOptions agentcore;
 
     /// Names accepted by `backend`.
     static QStringList availableBackends();
@@ -44,6 +52,9 @@ struct SandboxSpec
     BackendPtr createBackend();
     /// createBackend() + Sandbox::create() with `manager` (none: the sandbox makes its own).
     SandboxPtr createSandbox(std::shared_ptr<SandboxManager> manager = {});
+
+private:
+    BackendPtr createAgentCoreBackend() const;
 };
 
 } // namespace elsai

@@ -1,0 +1,733 @@
+#include "agentcorebackend.h"
+
+#include "agentcoreinternal.h"
+
+#include "awserror.h"
+#include "errors.h"
+#include "eventstream.h"
+#include "workspacefs.h"
+
+#include <QJsonDocument>
+#include <QLoggingCategory>
+#include <QRegularExpression>
+#include <QStringDecoder>
+#include <QThread>
+#include <QUuid>
+
+#include <utility>
+
+Q_LOGGING_CATEGORY(lcAgentCore, "elsai.agentcore")
+
+namespace elsai::aws {
+
+using namespace agentcore;
+
+namespace {
+
+QString sessionName(const QString &workspaceId)
+{
+    QString name = QStringLiteral("elsai-") + workspaceId;
+    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9]+")), QStringLiteral("-"));
+    while (name.endsWith(QLatin1Char('-')))
+        name.chop(1);
+    return name.left(100);
+}
+
+bool isSafeText(const QByteArray &bytes)
+{
+    if (bytes.contains('\0'))
+        return false;
+    QStringDecoder decoder(QStringDecoder::Utf8);
+    (void)QString(decoder(bytes));
+    return !decoder.hasError();
+}
+
+QString joinPath(const QString &dir, const QString &name)
+{
+    return dir.isEmpty() ? name : dir + QLatin1Char('/') + name;
+}
+
+QStringList batchPaths(const QList<QPair<QString, QByteArray>> &batch)
+{
+    QStringList out;
+    for (const auto &entry : batch)
+        out.append(entry.first);
+    return out;
+}
+
+QString parentOf(const QString &path)
+{
+    const qsizetype slash = path.lastIndexOf(QLatin1Char('/'));
+    return slash < 0 ? QStringLiteral(".") : path.left(slash);
+}
+
+[[noreturn]] void throwStreamException(const QString &type, const QString &message,
+                                       const QString &what)
+{
+    const QString text = QStringLiteral("%1 failed: %2: %3").arg(what, type, message);
+    if (type == QLatin1String("accessDeniedException"))
+        throw PermissionError(text + QStringLiteral(". Check the credentials and IAM policy."));
+    if (type == QLatin1String("validationException"))
+        throw ValueError(text + QStringLiteral("."));
+    if (type == QLatin1String("resourceNotFoundException"))
+        throw OSError(text + QStringLiteral(". The interpreter session is gone (stopped or timed "
+                                            "out); restart the sandbox."));
+    throw OSError(text + QStringLiteral(". Retry later."));
+}
+
+} // namespace
+
+namespace agentcore {
+
+void checkEnvName(const QString &name)
+{
+    static const QRegularExpression re(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+    if (!re.match(name).hasMatch())
+        throw ValueError(
+            QStringLiteral("'%1' is not a valid environment variable name.").arg(name));
+}
+
+} // namespace agentcore
+
+// ---- options -------------------------------------------------------------------------------
+
+AgentCoreOptions AgentCoreOptions::fromEnvironment()
+{
+    AgentCoreOptions o;
+    o.region = regionFromEnvironment();
+    o.credentials = Credentials::fromEnvironment();
+    o.endpoint = endpointOverrideFromEnvironment(QStringLiteral("bedrock-agentcore"));
+    return o;
+}
+
+QUrl AgentCoreOptions::resolvedEndpoint() const
+{
+    if (!endpoint.isEmpty())
+        return endpoint;
+    return QUrl(QStringLiteral("https://bedrock-agentcore.%1.amazonaws.com").arg(region));
+}
+
+void AgentCoreOptions::validate() const
+{
+    if (!credentials.isValid())
+        throw ValueError(QStringLiteral("AgentCore needs AWS credentials: set AWS_ACCESS_KEY_ID "
+                                        "and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for "
+                                        "temporary credentials)."));
+    if (region.isEmpty())
+        throw ValueError(QStringLiteral("AgentCore needs a region: set AWS_REGION."));
+    static const QRegularExpression regionRe(QStringLiteral("^[a-z0-9-]+$"));
+    if (!regionRe.match(region).hasMatch())
+        throw ValueError(QStringLiteral("'%1' is not an AWS region name.").arg(region));
+    const QUrl url = resolvedEndpoint();
+    if (!url.isValid() ||
+        (url.scheme() != QLatin1String("https") && url.scheme() != QLatin1String("http")))
+        throw ValueError(
+            QStringLiteral("AgentCore endpoint '%1' is not an http(s) URL.").arg(url.toString()));
+    if (sessionTimeoutSeconds < 1 || sessionTimeoutSeconds > 28800)
+        throw ValueError(QStringLiteral("AgentCore session timeout must be 1–28800 seconds, not "
+                                        "%1.")
+                             .arg(sessionTimeoutSeconds));
+    if (maxOutputBytes < 0)
+        throw ValueError(QStringLiteral("max output bytes cannot be negative."));
+    static const QRegularExpression idRe(QStringLiteral("^[A-Za-z0-9._-]+$"));
+    if (!idRe.match(codeInterpreterId).hasMatch())
+        throw ValueError(
+            QStringLiteral("'%1' is not a code interpreter identifier.").arg(codeInterpreterId));
+    for (auto it = env.cbegin(); it != env.cend(); ++it)
+        checkEnvName(it.key());
+}
+
+QString shellQuote(const QString &text)
+{
+    QString out = text;
+    out.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
+    return QLatin1Char('\'') + out + QLatin1Char('\'');
+}
+
+// ---- backend: session ----------------------------------------------------------------------
+
+AgentCoreSandboxBackend::AgentCoreSandboxBackend(QString workspaceId, AgentCoreOptions options)
+    : m_workspaceId(std::move(workspaceId)), m_options(std::move(options)),
+      m_signer(m_options.credentials, m_options.region, QStringLiteral("bedrock-agentcore"))
+{
+    m_options.validate();
+}
+
+AgentCoreSandboxBackend::~AgentCoreSandboxBackend()
+{
+    try {
+        close();
+    } catch (const SandboxError &e) {
+        qCWarning(lcAgentCore) << "stopping the AgentCore session failed:" << e.message();
+    }
+}
+
+QString AgentCoreSandboxBackend::id() const
+{
+    return QStringLiteral("agentcore:%1/%2").arg(m_options.region, m_workspaceId);
+}
+
+QString AgentCoreSandboxBackend::sessionId() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_sessionId;
+}
+
+bool AgentCoreSandboxBackend::isCreated() const
+{
+    return !sessionId().isEmpty();
+}
+
+QString AgentCoreSandboxBackend::requireSession() const
+{
+    const QString id = sessionId();
+    if (id.isEmpty())
+        throw OSError(QStringLiteral("the AgentCore sandbox '%1' has no session; start the "
+                                     "sandbox first.")
+                          .arg(m_workspaceId));
+    return id;
+}
+
+remote::HttpResponse AgentCoreSandboxBackend::call(const QByteArray &method, const QString &path,
+                                                   const QByteArray &query, const QJsonObject &body,
+                                                   const remote::HttpHeaders &extraHeaders,
+                                                   int timeoutMs, const remote::RetryPolicy &retry)
+{
+    QByteArray base =
+        m_options.resolvedEndpoint().toEncoded(QUrl::RemoveQuery | QUrl::RemoveFragment);
+    while (base.endsWith('/'))
+        base.chop(1);
+    QByteArray url = base + "/code-interpreters/" +
+                     uriEncode(m_options.codeInterpreterId.toUtf8()) + path.toUtf8();
+    if (!query.isEmpty())
+        url += '?' + query;
+    remote::HttpRequest request;
+    request.method = method;
+    request.url = QUrl::fromEncoded(url);
+    request.timeoutMs = timeoutMs;
+    if (method != "GET") {
+        request.headers.append(
+            {QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")});
+        request.body = QJsonDocument(body).toJson(QJsonDocument::Compact);
+    }
+    request.headers += extraHeaders;
+    return remote::send(request, retry, [this](remote::HttpRequest &r) {
+        m_signer.sign(r.method, r.url, r.headers, r.body, QDateTime::currentDateTimeUtc());
+    });
+}
+
+void AgentCoreSandboxBackend::create()
+{
+    QMutexLocker lock(&m_mutex);
+    if (!m_sessionId.isEmpty())
+        return;
+    // The client token makes a retried start return the same session instead of a second one.
+    const QJsonObject body{
+        {QStringLiteral("name"), sessionName(m_workspaceId)},
+        {QStringLiteral("sessionTimeoutSeconds"), m_options.sessionTimeoutSeconds},
+        {QStringLiteral("clientToken"), QUuid::createUuid().toString(QUuid::WithoutBraces)}};
+    const remote::HttpResponse response = call("PUT", QStringLiteral("/sessions/start"), {}, body,
+                                               {}, m_options.requestTimeoutMs, m_options.retry);
+    if (!response.ok())
+        throwForResponse(response, QStringLiteral("AgentCore StartCodeInterpreterSession"));
+    const QString id = QJsonDocument::fromJson(response.body)
+                           .object()
+                           .value(QLatin1String("sessionId"))
+                           .toString();
+    static const QRegularExpression idRe(QStringLiteral("^[0-9a-zA-Z]{1,40}$"));
+    if (!idRe.match(id).hasMatch())
+        throw OSError(QStringLiteral("AgentCore StartCodeInterpreterSession answered without a "
+                                     "valid sessionId; check the endpoint."));
+    m_sessionId = id;
+    qCDebug(lcAgentCore) << "started session" << id << "for" << m_workspaceId;
+}
+
+void AgentCoreSandboxBackend::close()
+{
+    QMutexLocker lock(&m_mutex);
+    if (m_sessionId.isEmpty())
+        return;
+    const QString id = std::exchange(m_sessionId, QString());
+    const QJsonObject body{
+        {QStringLiteral("clientToken"), QUuid::createUuid().toString(QUuid::WithoutBraces)}};
+    const remote::HttpResponse response =
+        call("PUT", QStringLiteral("/sessions/stop"), "sessionId=" + uriEncode(id.toUtf8()), body,
+             {}, m_options.requestTimeoutMs, m_options.retry);
+    // 404: the session already ended (timed out); that is what close wanted.
+    if (!response.ok() && !(response.networkError.isEmpty() && response.status == 404))
+        throwForResponse(response, QStringLiteral("AgentCore StopCodeInterpreterSession"));
+}
+
+// ---- backend: tool invocation --------------------------------------------------------------
+
+QString AgentCoreSandboxBackend::ToolResult::text() const
+{
+    QStringList parts;
+    for (const QJsonValue &block : content) {
+        const QJsonObject o = block.toObject();
+        if (o.value(QLatin1String("type")).toString() == QLatin1String("text"))
+            parts.append(o.value(QLatin1String("text")).toString());
+    }
+    return parts.join(QLatin1Char('\n'));
+}
+
+AgentCoreSandboxBackend::ToolResult AgentCoreSandboxBackend::invoke(const QString &tool,
+                                                                    const QJsonObject &arguments,
+                                                                    int timeoutMs,
+                                                                    bool retryThrottling)
+{
+    const QString session = requireSession();
+    const QString what = QStringLiteral("AgentCore %1").arg(tool);
+    const QJsonObject body{{QStringLiteral("name"), tool},
+                           {QStringLiteral("arguments"), arguments}};
+    // A tool that must not run twice (executeCommand) is retried only on 429, which AWS sends
+    // before running anything; the shared layer would also retry 5xx.
+    remote::RetryPolicy retry = m_options.retry;
+    if (!retryThrottling)
+        retry.maxAttempts = 1;
+    remote::HttpResponse response;
+    int backoffMs = m_options.retry.initialBackoffMs;
+    for (int attempt = 1;; ++attempt) {
+        response =
+            call("POST", QStringLiteral("/tools/invoke"), {}, body,
+                 {{QByteArrayLiteral("x-amzn-code-interpreter-session-id"), session.toUtf8()}},
+                 timeoutMs < 0 ? m_options.requestTimeoutMs : timeoutMs, retry);
+        if (retryThrottling || response.status != 429 || attempt >= m_options.retry.maxAttempts)
+            break;
+        const int asked = remote::retryAfterMs(response.header("Retry-After"));
+        QThread::msleep(qMin(asked >= 0 ? asked : backoffMs, m_options.retry.maxBackoffMs));
+        backoffMs = int(backoffMs * m_options.retry.multiplier);
+    }
+    if (!response.ok()) {
+        if (response.networkError.isEmpty() && response.status == 404)
+            throw OSError(QStringLiteral("%1 failed: the interpreter session %2 no longer exists "
+                                         "(stopped or timed out after %3 s idle); restart the "
+                                         "sandbox.")
+                              .arg(what, session)
+                              .arg(m_options.sessionTimeoutSeconds));
+        throwForResponse(response, what);
+    }
+
+    QJsonObject result;
+    bool haveResult = false;
+    const QByteArray contentType = response.header("Content-Type");
+    if (contentType.contains("json")) {
+        // Not the documented stream; accept a plain JSON result rather than fail.
+        const QJsonObject json = QJsonDocument::fromJson(response.body).object();
+        result = json.contains(QLatin1String("result"))
+                     ? json.value(QLatin1String("result")).toObject()
+                     : json;
+        haveResult = true;
+    } else {
+        for (const EventStreamMessage &m : decodeEventStream(response.body)) {
+            const QString type = m.stringHeader(":message-type");
+            if (type == QLatin1String("event")) {
+                if (m.stringHeader(":event-type") != QLatin1String("result"))
+                    continue;
+                QJsonParseError error;
+                const QJsonDocument doc = QJsonDocument::fromJson(m.payload, &error);
+                if (!doc.isObject())
+                    throw OSError(QStringLiteral("%1 returned a result that is not JSON (%2).")
+                                      .arg(what, error.errorString()));
+                result = doc.object();
+                haveResult = true;
+            } else if (type == QLatin1String("exception")) {
+                throwStreamException(m.stringHeader(":exception-type"),
+                                     QJsonDocument::fromJson(m.payload)
+                                         .object()
+                                         .value(QLatin1String("message"))
+                                         .toString(),
+                                     what);
+            } else if (type == QLatin1String("error")) {
+                throw OSError(QStringLiteral("%1 failed: %2: %3")
+                                  .arg(what, m.stringHeader(":error-code"),
+                                       m.stringHeader(":error-message")));
+            }
+        }
+    }
+    if (!haveResult)
+        throw OSError(QStringLiteral("%1 returned no result event; retry the call.").arg(what));
+    ToolResult out;
+    out.content = result.value(QLatin1String("content")).toArray();
+    out.structured = result.value(QLatin1String("structuredContent")).toObject();
+    out.isError = result.value(QLatin1String("isError")).toBool();
+    return out;
+}
+
+AgentCoreSandboxBackend::ScriptOutcome AgentCoreSandboxBackend::runScript(const QString &script,
+                                                                          int timeoutMs)
+{
+    const ToolResult r =
+        invoke(QStringLiteral("executeCommand"), {{QStringLiteral("command"), script}}, timeoutMs);
+    ScriptOutcome out;
+    const QJsonValue stdoutValue = r.structured.value(QLatin1String("stdout"));
+    out.out = stdoutValue.isString() ? stdoutValue.toString().toUtf8() : r.text().toUtf8();
+    out.err = r.structured.value(QLatin1String("stderr")).toString().toUtf8();
+    const QJsonValue code = r.structured.value(QLatin1String("exitCode"));
+    // The SDKs' rule: isError without an exit code counts as exit 1.
+    out.exitCode = code.isDouble() ? code.toInt() : (r.isError ? 1 : 0);
+    return out;
+}
+
+QStringList AgentCoreSandboxBackend::escapingPaths(const QStringList &paths)
+{
+    QStringList out;
+    if (!m_options.confineSymlinks)
+        return out;
+    for (qsizetype i = 0; i < paths.size(); i += 200) {
+        // realpath -m resolves every symlink, also below names that do not exist yet (a
+        // dangling link would make a write land outside); anything unresolvable is refused.
+        QString script = QStringLiteral("ws=$(pwd -P) || exit 2\nfor p in");
+        for (const QString &p : paths.mid(i, 200))
+            script += QLatin1Char(' ') + shellQuote(p);
+        script += QStringLiteral("; do\n"
+                                 "  r=$(realpath -m -- \"$p\" 2>/dev/null)\n"
+                                 "  case \"$r\" in \"$ws\"|\"$ws\"/*) ;; "
+                                 "*) printf '%s\\0' \"$p\" ;; esac\n"
+                                 "done\n");
+        const ScriptOutcome o = runScript(script, m_options.requestTimeoutMs);
+        if (o.exitCode != 0)
+            throw OSError(QStringLiteral("cannot check paths in the AgentCore workspace: %1")
+                              .arg(QString::fromUtf8(o.err).trimmed()));
+        for (const QByteArray &p : o.out.split('\0')) {
+            if (!p.isEmpty())
+                out.append(QString::fromUtf8(p));
+        }
+    }
+    return out;
+}
+
+void AgentCoreSandboxBackend::guardPaths(const QStringList &paths)
+{
+    const QStringList escaping = escapingPaths(paths);
+    if (!escaping.isEmpty())
+        throw PermissionError(escapeMessage(escaping.first()));
+}
+
+// ---- backend: files ------------------------------------------------------------------------
+
+void AgentCoreSandboxBackend::throwFileError(const QString &what, const QString &path,
+                                             const ToolResult &result)
+{
+    const QString shown = path.isEmpty() ? QStringLiteral(".") : path;
+    FileInfo info;
+    try {
+        info = stat(path);
+    } catch (const FileNotFoundError &) {
+        throw FileNotFoundError(QStringLiteral("cannot %1 '%2': no such file or folder in the "
+                                               "AgentCore workspace")
+                                    .arg(what, shown));
+    }
+    if (info.isDir && what != QLatin1String("list"))
+        throw IsADirectoryError(QStringLiteral("cannot %1 '%2': it is a folder").arg(what, shown));
+    if (!info.isDir && what == QLatin1String("list"))
+        throw NotADirectoryError(QStringLiteral("cannot list '%1': not a folder").arg(shown));
+    throw OSError(QStringLiteral("cannot %1 '%2' in the AgentCore workspace: %3")
+                      .arg(what, shown, result.text()));
+}
+
+QHash<QString, QByteArray> AgentCoreSandboxBackend::readBatch(const QStringList &paths,
+                                                              QStringList *errors, ToolResult *raw)
+{
+    QHash<QString, QByteArray> out;
+    if (paths.isEmpty())
+        return out;
+    const ToolResult r = invoke(QStringLiteral("readFiles"),
+                                {{QStringLiteral("paths"), QJsonArray::fromStringList(paths)}});
+    if (raw)
+        *raw = r;
+    for (const QJsonValue &block : r.content) {
+        const QJsonObject o = block.toObject();
+        if (o.value(QLatin1String("type")).toString() != QLatin1String("resource"))
+            continue;
+        const QJsonObject res = o.value(QLatin1String("resource")).toObject();
+        QString uri = res.value(QLatin1String("uri")).toString();
+        if (uri.startsWith(QLatin1String("file://")))
+            uri = uri.mid(7);
+        // The service may answer with absolute paths; match on the requested relative one.
+        QString path;
+        for (const QString &p : paths) {
+            if (uri == p || uri.endsWith(QLatin1Char('/') + p)) {
+                path = p;
+                break;
+            }
+        }
+        if (path.isEmpty() && paths.size() == 1)
+            path = paths.first();
+        if (path.isEmpty())
+            continue;
+        out.insert(path, res.contains(QLatin1String("blob"))
+                             ? QByteArray::fromBase64(
+                                   res.value(QLatin1String("blob")).toString().toLatin1())
+                             : res.value(QLatin1String("text")).toString().toUtf8());
+    }
+    if (errors) {
+        for (const QString &p : paths) {
+            if (!out.contains(p))
+                errors->append(
+                    QStringLiteral("cannot read '%1' from the AgentCore workspace%2")
+                        .arg(p, r.isError ? QStringLiteral(": ") + r.text() : QString()));
+        }
+    }
+    return out;
+}
+
+QList<FileTransferResult>
+AgentCoreSandboxBackend::writeBatch(const QList<QPair<QString, QByteArray>> &files)
+{
+    QJsonArray content;
+    for (const auto &[path, data] : files) {
+        QJsonObject entry{{QStringLiteral("path"), path}};
+        if (isSafeText(data))
+            entry.insert(QStringLiteral("text"), QString::fromUtf8(data));
+        else
+            entry.insert(QStringLiteral("blob"), QString::fromLatin1(data.toBase64()));
+        content.append(entry);
+    }
+    const ToolResult r =
+        invoke(QStringLiteral("writeFiles"), {{QStringLiteral("content"), content}});
+    QList<FileTransferResult> out;
+    for (const auto &[path, data] : files) {
+        FileTransferResult result;
+        result.path = path;
+        if (r.isError)
+            result.error = QStringLiteral("cannot write '%1' to the AgentCore workspace: %2")
+                               .arg(path, r.text());
+        out.append(result);
+    }
+    return out;
+}
+
+QByteArray AgentCoreSandboxBackend::readFile(const QString &path)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    if (p.isEmpty())
+        throw IsADirectoryError(QStringLiteral("cannot read '.': it is a folder"));
+    guardPaths({p});
+    ToolResult raw;
+    const QHash<QString, QByteArray> got = readBatch({p}, nullptr, &raw);
+    if (!got.contains(p))
+        throwFileError(QStringLiteral("read"), p, raw);
+    return got.value(p);
+}
+
+void AgentCoreSandboxBackend::writeFile(const QString &path, const QByteArray &content)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    if (p.isEmpty())
+        throw IsADirectoryError(QStringLiteral("cannot write '.': it is a folder"));
+    guardPaths({p});
+    const QList<FileTransferResult> results = writeBatch({{p, content}});
+    if (!results.first().success()) {
+        ToolResult r;
+        r.content = QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("text")},
+                                           {QStringLiteral("text"), *results.first().error}}};
+        throwFileError(QStringLiteral("write"), p, r);
+    }
+}
+
+QList<FileInfo> AgentCoreSandboxBackend::listDir(const QString &path)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    if (!p.isEmpty())
+        guardPaths({p});
+    const ToolResult r =
+        invoke(QStringLiteral("listFiles"), {{QStringLiteral("directoryPath"), p}});
+    if (r.isError) {
+        if (p.isEmpty())
+            throw OSError(QStringLiteral("cannot list the AgentCore workspace: %1").arg(r.text()));
+        throwFileError(QStringLiteral("list"), p, r);
+    }
+    QList<FileInfo> out;
+    auto add = [&](QString name, std::optional<qint64> size) {
+        const bool isDir = name.endsWith(QLatin1Char('/'));
+        while (name.endsWith(QLatin1Char('/')))
+            name.chop(1);
+        name = name.mid(name.lastIndexOf(QLatin1Char('/')) + 1);
+        if (name.isEmpty() || name == QLatin1String(".") || name == QLatin1String(".."))
+            return;
+        FileInfo info;
+        info.path = joinPath(p, name);
+        info.isDir = isDir;
+        info.type = isDir ? FileInfo::Type::Directory : FileInfo::Type::File;
+        info.size = isDir ? std::nullopt : size;
+        out.append(info);
+    };
+    for (const QJsonValue &block : r.content) {
+        const QJsonObject o = block.toObject();
+        const QString type = o.value(QLatin1String("type")).toString();
+        if (type == QLatin1String("resource_link")) {
+            const QJsonValue size = o.value(QLatin1String("size"));
+            add(o.value(QLatin1String("name")).toString(),
+                size.isDouble() ? std::optional<qint64>(qint64(size.toDouble())) : std::nullopt);
+        } else if (type == QLatin1String("text")) {
+            // The TypeScript SDK's fallback: one name per line, folders ending in '/'.
+            const QStringList lines =
+                o.value(QLatin1String("text")).toString().split(QLatin1Char('\n'));
+            for (const QString &line : lines) {
+                if (!line.trimmed().isEmpty())
+                    add(line.trimmed(), std::nullopt);
+            }
+        }
+    }
+    std::sort(out.begin(), out.end(),
+              [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
+    return out;
+}
+
+FileInfo AgentCoreSandboxBackend::stat(const QString &path)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    if (p.isEmpty()) {
+        FileInfo root;
+        root.isDir = true;
+        root.type = FileInfo::Type::Directory;
+        return root;
+    }
+    QList<FileInfo> siblings;
+    try {
+        siblings = listDir(parentOf(p));
+    } catch (const FileNotFoundError &) {
+        throw FileNotFoundError(
+            QStringLiteral("'%1' does not exist in the AgentCore workspace").arg(p));
+    } catch (const NotADirectoryError &) {
+        throw NotADirectoryError(
+            QStringLiteral("'%1': a parent in the AgentCore workspace is not a folder").arg(p));
+    }
+    for (const FileInfo &info : std::as_const(siblings)) {
+        if (info.path == p)
+            return info;
+    }
+    throw FileNotFoundError(
+        QStringLiteral("'%1' does not exist in the AgentCore workspace").arg(p));
+}
+
+void AgentCoreSandboxBackend::removeFile(const QString &path, bool recursive)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    if (p.isEmpty())
+        throw PermissionError(QStringLiteral("cannot remove the workspace root"));
+    // The entry itself may be a symlink (removing it is harmless); its folder may not.
+    if (p.contains(QLatin1Char('/')))
+        guardPaths({parentOf(p)});
+    const FileInfo info = stat(p);
+    if (info.isDir) {
+        if (!recursive)
+            throw IsADirectoryError(
+                QStringLiteral("cannot remove '%1': it is a folder (remove recursively)").arg(p));
+        const ScriptOutcome o =
+            runScript(QStringLiteral("rm -rf -- ") + shellQuote(p), m_options.requestTimeoutMs);
+        if (o.exitCode != 0)
+            throw OSError(QStringLiteral("cannot remove '%1' from the AgentCore workspace: %2")
+                              .arg(p, QString::fromUtf8(o.err).trimmed()));
+        return;
+    }
+    const ToolResult r =
+        invoke(QStringLiteral("removeFiles"), {{QStringLiteral("paths"), QJsonArray{p}}});
+    if (r.isError)
+        throwFileError(QStringLiteral("remove"), p, r);
+}
+
+void AgentCoreSandboxBackend::makeDirs(const QString &path)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    if (p.isEmpty())
+        return;
+    guardPaths({p});
+    const ScriptOutcome o =
+        runScript(QStringLiteral("mkdir -p -- ") + shellQuote(p), m_options.requestTimeoutMs);
+    if (o.exitCode == 0)
+        return;
+    if (!stat(p).isDir)
+        throw FileExistsError(
+            QStringLiteral("cannot create folder '%1': a file is in the way").arg(p));
+    throw OSError(QStringLiteral("cannot create folder '%1' in the AgentCore workspace: %2")
+                      .arg(p, QString::fromUtf8(o.err).trimmed()));
+}
+
+QList<FileTransferResult>
+AgentCoreSandboxBackend::uploadFiles(const QList<QPair<QString, QByteArray>> &files)
+{
+    QList<FileTransferResult> out(files.size());
+    QList<QPair<QString, QByteArray>> batch;
+    QList<int> batchIndex;
+    qint64 batchBytes = 0;
+    auto flush = [&] {
+        if (batch.isEmpty())
+            return;
+        const QStringList escaping = escapingPaths(batchPaths(batch));
+        for (qsizetype i = batch.size() - 1; i >= 0; --i) {
+            if (escaping.contains(batch.at(i).first)) {
+                out[batchIndex.at(i)].error = escapeMessage(batch.at(i).first);
+                batch.removeAt(i);
+                batchIndex.removeAt(i);
+            }
+        }
+        const QList<FileTransferResult> results =
+            batch.isEmpty() ? QList<FileTransferResult>() : writeBatch(batch);
+        for (int i = 0; i < results.size(); ++i)
+            out[batchIndex.at(i)].error = results.at(i).error;
+        batch.clear();
+        batchIndex.clear();
+        batchBytes = 0;
+    };
+    for (int i = 0; i < files.size(); ++i) {
+        out[i].path = files.at(i).first;
+        QString p;
+        try {
+            p = WorkspaceFs::normalize(files.at(i).first);
+            if (p.isEmpty())
+                throw IsADirectoryError(QStringLiteral("cannot write '.': it is a folder"));
+        } catch (const SandboxError &e) {
+            out[i].error = e.message();
+            continue;
+        }
+        if (batchBytes + files.at(i).second.size() > BATCH_BYTES || batch.size() >= BATCH_FILES)
+            flush();
+        batch.append({p, files.at(i).second});
+        batchIndex.append(i);
+        batchBytes += files.at(i).second.size();
+    }
+    flush();
+    return out;
+}
+
+QList<FileTransferResult> AgentCoreSandboxBackend::downloadFiles(const QStringList &paths)
+{
+    QList<FileTransferResult> out;
+    for (const QString &path : paths) {
+        FileTransferResult r;
+        r.path = path;
+        try {
+            r.content = readFile(path);
+        } catch (const SandboxError &e) {
+            r.error = e.message();
+        }
+        out.append(r);
+    }
+    return out;
+}
+
+// ---- template ------------------------------------------------------------------------------
+
+AgentCoreSandboxTemplate::AgentCoreSandboxTemplate(AgentCoreOptions options)
+    : m_options(std::move(options))
+{
+}
+
+BackendPtr AgentCoreSandboxTemplate::buildForSession(const QString &sessionId)
+{
+    QMutexLocker lock(&m_mutex);
+    if (auto existing = m_backends.value(sessionId).lock())
+        return existing;
+    auto backend = std::make_shared<AgentCoreSandboxBackend>(sessionId, m_options);
+    m_backends.insert(sessionId, backend);
+    return backend;
+}
+
+BackendPtr AgentCoreSandboxTemplate::buildDefault()
+{
+    return buildForSession(QStringLiteral("default"));
+}
+
+} // namespace elsai::aws

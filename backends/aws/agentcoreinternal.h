@@ -1,0 +1,23 @@
+#pragma once
+
+// Shared by the AgentCore backend's source files; not part of its interface.
+
+#include <QString>
+
+namespace elsai::aws::agentcore {
+
+// One writeFiles / readFiles call carries at most this much (JSON + base64 overhead aside).
+constexpr qint64 BATCH_BYTES = 4 * 1024 * 1024;
+constexpr int BATCH_FILES = 100;
+
+/// ValueError unless `name` is a POSIX shell variable name.
+void checkEnvName(const QString &name);
+
+/// The refusal of a path that a symlink takes out of the workspace.
+inline QString escapeMessage(const QString &path)
+{
+    return QStringLiteral("'%1' resolves outside the workspace (through a symlink); refused")
+        .arg(path);
+}
+
+} // namespace elsai::aws::agentcore

@@ -1,0 +1,892 @@
+#include "daytonabackend.h"
+
+#include "errors.h"
+#include "glob.h"
+#include "multipart.h"
+#include "workspacefs.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QLoggingCategory>
+#include <QScopeGuard>
+#include <QSet>
+#include <QThread>
+#include <QUuid>
+
+#include <cerrno>
+
+Q_LOGGING_CATEGORY(lcDaytona, "elsai.backend.daytona", QtInfoMsg)
+
+namespace elsai {
+
+using daytona::CallKind;
+using daytona::DaytonaApi;
+using remote::HttpResponse;
+
+namespace {
+
+QString shellQuote(const QString &s)
+{
+    QString out = s;
+    out.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
+    return QLatin1Char('\'') + out + QLatin1Char('\'');
+}
+
+bool validEnvName(const QString &name)
+{
+    static const QRegularExpression re(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+    return re.match(name).hasMatch();
+}
+
+QString joinRemote(const QString &root, const QString &rel)
+{
+    return rel.isEmpty() ? root : root + QLatin1Char('/') + rel;
+}
+
+QString joinRel(const QString &dir, const QString &name)
+{
+    return dir.isEmpty() ? name : dir + QLatin1Char('/') + name;
+}
+
+/// Extra time the client waits beyond the command timeout before giving up on the answer.
+constexpr int kExecuteSlackMs = 30000;
+/// Files per bulk-download request while flushing.
+constexpr qsizetype kDownloadBatch = 100;
+
+} // namespace
+
+// ---- construction, lifecycle ------------------------------------------------------------
+
+DaytonaSandboxBackend::DaytonaSandboxBackend(QString workspaceId, Options options)
+    : m_workspaceId(std::move(workspaceId)), m_options(std::move(options)), m_api(m_options.config)
+{
+}
+
+DaytonaSandboxBackend::~DaytonaSandboxBackend() = default;
+
+QString DaytonaSandboxBackend::id() const
+{
+    QMutexLocker lock(&m_mutex);
+    return QStringLiteral("daytona:") +
+           (m_remote.sandboxId.isEmpty() ? m_workspaceId : m_remote.sandboxId);
+}
+
+QString DaytonaSandboxBackend::sandboxId() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_remote.sandboxId;
+}
+
+QString DaytonaSandboxBackend::remoteRoot() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_remote.root;
+}
+
+bool DaytonaSandboxBackend::isCreated() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_created;
+}
+
+DaytonaSandboxBackend::Remote DaytonaSandboxBackend::remote() const
+{
+    QMutexLocker lock(&m_mutex);
+    if (!m_created)
+        throw SandboxError(QStringLiteral("the Daytona sandbox of '%1' is not created; call "
+                                          "create() (start the sandbox) first")
+                               .arg(m_workspaceId));
+    return m_remote;
+}
+
+QJsonObject DaytonaSandboxBackend::waitForState(const QString &sandboxId, const QStringList &wanted)
+{
+    QElapsedTimer clock;
+    clock.start();
+    int intervalMs = 100;
+    for (;;) {
+        const HttpResponse r =
+            m_api.control("GET", QStringLiteral("/sandbox/") + QUrl::toPercentEncoding(sandboxId));
+        if (!r.ok())
+            DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("get sandbox"), sandboxId);
+        const QJsonObject sandbox = DaytonaApi::object(r);
+        const QString state = sandbox.value(QStringLiteral("state")).toString();
+        if (wanted.contains(state))
+            return sandbox;
+        if (state == QLatin1String("error") || state == QLatin1String("build_failed"))
+            throw SandboxStartError(
+                QStringLiteral("Daytona sandbox %1 failed to start (%2): %3")
+                    .arg(sandboxId, state,
+                         sandbox.value(QStringLiteral("errorReason")).toString()));
+        if (clock.elapsed() > m_options.startTimeoutMs)
+            throw SandboxStartError(QStringLiteral("Daytona sandbox %1 is still '%2' after %3 s; "
+                                                   "try again or raise the start timeout")
+                                        .arg(sandboxId, state)
+                                        .arg(m_options.startTimeoutMs / 1000));
+        QThread::msleep(ulong(intervalMs));
+        // The SDK's pace: 0.1 s, then ×1.1 after 5 s, capped at 1 s (§1.2).
+        if (clock.elapsed() > 5000)
+            intervalMs = std::min(1000, int(intervalMs * 1.1) + 1);
+    }
+}
+
+void DaytonaSandboxBackend::create()
+{
+    // m_lifecycleMutex serializes create/close; m_mutex is held only for the state, so id()
+    // and isCreated() never wait for the network.
+    QMutexLocker lifecycle(&m_lifecycleMutex);
+    if (isCreated())
+        return;
+    if (m_options.config.apiKey.isEmpty() && m_options.config.jwtToken.isEmpty())
+        throw SandboxStartError(QStringLiteral("no Daytona credentials: set DAYTONA_API_KEY (or "
+                                               "DAYTONA_JWT_TOKEN and DAYTONA_ORGANIZATION_ID)"));
+    QJsonObject sandbox;
+    QString sid;
+    if (!m_options.existingSandbox.isEmpty()) {
+        sid = m_options.existingSandbox;
+        const QString path = QStringLiteral("/sandbox/") + QUrl::toPercentEncoding(sid);
+        HttpResponse r = m_api.control("GET", path);
+        if (!r.ok())
+            DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("get sandbox"), sid);
+        sandbox = DaytonaApi::object(r);
+        if (sandbox.value(QStringLiteral("state")).toString() != QLatin1String("started")) {
+            r = m_api.control("POST", path + QStringLiteral("/start"));
+            if (!r.ok())
+                DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("start sandbox"), sid);
+        }
+        sid = sandbox.value(QStringLiteral("id")).toString(sid);
+    } else {
+        QJsonObject body;
+        if (!m_options.name.isEmpty())
+            body.insert(QStringLiteral("name"), m_options.name);
+        if (!m_options.snapshot.isEmpty())
+            body.insert(QStringLiteral("snapshot"), m_options.snapshot);
+        if (!m_options.config.target.isEmpty())
+            body.insert(QStringLiteral("target"), m_options.config.target);
+        QJsonObject env;
+        for (auto it = m_options.sandboxEnv.cbegin(); it != m_options.sandboxEnv.cend(); ++it)
+            env.insert(it.key(), it.value());
+        body.insert(QStringLiteral("env"), env);
+        QJsonObject labels;
+        for (auto it = m_options.labels.cbegin(); it != m_options.labels.cend(); ++it)
+            labels.insert(it.key(), it.value());
+        labels.insert(QStringLiteral("elsai.workspace"), m_workspaceId);
+        body.insert(QStringLiteral("labels"), labels);
+        body.insert(QStringLiteral("autoStopInterval"), m_options.autoStopMinutes);
+        const HttpResponse r = m_api.control("POST", QStringLiteral("/sandbox"), body, true);
+        if (!r.ok())
+            DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("create sandbox"));
+        sandbox = DaytonaApi::object(r);
+        sid = sandbox.value(QStringLiteral("id")).toString();
+        if (sid.isEmpty())
+            throw SandboxStartError(QStringLiteral("Daytona answered the create request without "
+                                                   "a sandbox id; check DAYTONA_API_URL"));
+    }
+    try {
+        if (sandbox.value(QStringLiteral("state")).toString() != QLatin1String("started"))
+            sandbox = waitForState(sid, {QStringLiteral("started")});
+        QString proxy = sandbox.value(QStringLiteral("toolboxProxyUrl")).toString();
+        if (proxy.isEmpty()) {
+            const HttpResponse r =
+                m_api.control("GET", QStringLiteral("/sandbox/%1/toolbox-proxy-url")
+                                         .arg(QString::fromLatin1(QUrl::toPercentEncoding(sid))));
+            if (!r.ok())
+                DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("toolbox proxy url"),
+                                  sid);
+            proxy = DaytonaApi::object(r).value(QStringLiteral("url")).toString();
+        }
+        Remote remote;
+        remote.sandboxId = sid;
+        while (proxy.endsWith(QLatin1Char('/')))
+            proxy.chop(1);
+        remote.toolbox = QUrl(proxy + QLatin1Char('/') + QUrl::toPercentEncoding(sid));
+        remote.root = m_options.remoteRoot;
+        if (remote.root.isEmpty()) {
+            const HttpResponse r =
+                m_api.toolbox(remote.toolbox, "GET", QStringLiteral("/work-dir"));
+            if (!r.ok())
+                DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("work-dir"), sid);
+            const QString dir = DaytonaApi::object(r).value(QStringLiteral("dir")).toString();
+            if (!dir.startsWith(QLatin1Char('/')))
+                throw SandboxStartError(QStringLiteral("Daytona sandbox %1 reported no usable "
+                                                       "working folder ('%2'); set remoteRoot")
+                                            .arg(sid, dir));
+            remote.root = QDir::cleanPath(dir) + QStringLiteral("/workspace");
+        }
+        remote.root = QDir::cleanPath(remote.root);
+        if (!remote.root.startsWith(QLatin1Char('/')) || remote.root == QLatin1String("/"))
+            throw ValueError(QStringLiteral("the Daytona workspace folder must be an absolute "
+                                            "folder other than '/', not '%1'")
+                                 .arg(remote.root));
+        QUrlQuery q;
+        q.addQueryItem(QStringLiteral("path"),
+                       QString::fromUtf8(QUrl::toPercentEncoding(remote.root)));
+        q.addQueryItem(QStringLiteral("mode"), QStringLiteral("755"));
+        const HttpResponse r =
+            m_api.toolbox(remote.toolbox, "POST", QStringLiteral("/files/folder"), q);
+        if (!r.ok())
+            DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("create workspace folder"),
+                              remote.root);
+        {
+            QMutexLocker lock(&m_mutex);
+            m_remote = remote;
+            m_created = true;
+        }
+        qCInfo(lcDaytona) << "sandbox" << sid << "started for" << m_workspaceId;
+    } catch (...) {
+        // Do not leak a sandbox we created and cannot use.
+        if (m_options.existingSandbox.isEmpty())
+            m_api.control("DELETE", QStringLiteral("/sandbox/") + QUrl::toPercentEncoding(sid));
+        throw;
+    }
+}
+
+void DaytonaSandboxBackend::close()
+{
+    QMutexLocker lifecycle(&m_lifecycleMutex);
+    if (!isCreated())
+        return;
+    const Remote current = remote();
+    const QString path = QStringLiteral("/sandbox/") + QUrl::toPercentEncoding(current.sandboxId);
+    const HttpResponse r = m_options.deleteOnClose
+                               ? m_api.control("DELETE", path)
+                               : m_api.control("POST", path + QStringLiteral("/stop"));
+    // 404: already gone, which is what close() wants.
+    if (!r.ok() && r.status != 404)
+        DaytonaApi::raise(r, CallKind::ControlPlane,
+                          m_options.deleteOnClose ? QStringLiteral("delete sandbox")
+                                                  : QStringLiteral("stop sandbox"),
+                          current.sandboxId);
+    qCInfo(lcDaytona) << "sandbox" << current.sandboxId
+                      << (m_options.deleteOnClose ? "deleted" : "stopped");
+    QMutexLocker lock(&m_mutex);
+    m_created = false;
+}
+
+// ---- files -------------------------------------------------------------------------------
+
+QPair<QString, QString> DaytonaSandboxBackend::resolve(const Remote &r, const QString &path) const
+{
+    const QString rel = WorkspaceFs::normalize(path);
+    return {rel, joinRemote(r.root, rel)};
+}
+
+static QUrlQuery pathQuery(const QString &remotePath)
+{
+    QUrlQuery q;
+    // Encoded by hand: QUrlQuery leaves '+', '&' and '#' ambiguous otherwise.
+    q.addQueryItem(QStringLiteral("path"), QString::fromUtf8(QUrl::toPercentEncoding(remotePath)));
+    return q;
+}
+
+QByteArray DaytonaSandboxBackend::readFile(const QString &path)
+{
+    const Remote r = remote();
+    const auto [rel, abs] = resolve(r, path);
+    const HttpResponse resp =
+        m_api.toolbox(r.toolbox, "GET", QStringLiteral("/files/download"), pathQuery(abs));
+    if (!resp.ok())
+        DaytonaApi::raise(resp, CallKind::File, QStringLiteral("read"), rel);
+    return resp.body;
+}
+
+void DaytonaSandboxBackend::uploadBatch(const Remote &r,
+                                        const QList<QPair<QString, QByteArray>> &files)
+{
+    remote::MultipartWriter form;
+    for (qsizetype i = 0; i < files.size(); ++i) {
+        const QString abs = joinRemote(r.root, files[i].first);
+        // `.path` must come before its `.file` (§1.6).
+        form.addField(QStringLiteral("files[%1].path").arg(i).toUtf8(), abs.toUtf8());
+        form.addFile(QStringLiteral("files[%1].file").arg(i).toUtf8(),
+                     QFileInfo(files[i].first).fileName().toUtf8(), files[i].second);
+    }
+    const QByteArray body = form.finish();
+    const HttpResponse resp = m_api.toolbox(r.toolbox, "POST", QStringLiteral("/files/bulk-upload"),
+                                            {}, body, form.contentType());
+    if (!resp.ok()) {
+        HttpResponse shown = resp;
+        const QJsonArray errors =
+            DaytonaApi::object(resp).value(QStringLiteral("errors")).toArray();
+        if (!errors.isEmpty()) {
+            QStringList parts;
+            for (const QJsonValue &e : errors)
+                parts.append(e.toString());
+            shown.body = QJsonDocument(QJsonObject{{QStringLiteral("message"),
+                                                    parts.join(QStringLiteral("; "))}})
+                             .toJson();
+        }
+        DaytonaApi::raise(shown, CallKind::File, QStringLiteral("write"),
+                          files.size() == 1 ? files[0].first : QString());
+    }
+}
+
+void DaytonaSandboxBackend::writeFile(const QString &path, const QByteArray &content)
+{
+    const Remote r = remote();
+    const auto [rel, abs] = resolve(r, path);
+    Q_UNUSED(abs);
+    if (rel.isEmpty())
+        throw IsADirectoryError(QStringLiteral("cannot write the workspace root itself"), EISDIR);
+    uploadBatch(r, {{rel, content}});
+}
+
+QList<FileTransferResult>
+DaytonaSandboxBackend::uploadFiles(const QList<QPair<QString, QByteArray>> &files)
+{
+    const Remote r = remote();
+    QList<FileTransferResult> results;
+    QList<QPair<QString, QByteArray>> valid;
+    QList<qsizetype> validIndex;
+    for (const auto &[path, content] : files) {
+        FileTransferResult res;
+        res.path = path;
+        try {
+            const QString rel = resolve(r, path).first;
+            if (rel.isEmpty())
+                throw IsADirectoryError(QStringLiteral("cannot write the workspace root itself"));
+            valid.append({rel, content});
+            validIndex.append(results.size());
+        } catch (const SandboxError &e) {
+            res.error = e.message();
+        }
+        results.append(res);
+    }
+    if (valid.isEmpty())
+        return results;
+    try {
+        uploadBatch(r, valid);
+    } catch (const SandboxError &) {
+        // One bad file fails the whole request: again one by one, for per-file results.
+        for (qsizetype i = 0; i < valid.size(); ++i) {
+            try {
+                uploadBatch(r, {valid[i]});
+            } catch (const SandboxError &e) {
+                results[validIndex[i]].error = e.message();
+            }
+        }
+    }
+    return results;
+}
+
+FileInfo DaytonaSandboxBackend::toFileInfo(const QJsonObject &info, const QString &relPath) const
+{
+    FileInfo f;
+    f.path = relPath;
+    f.isDir = info.value(QStringLiteral("isDir")).toBool();
+    const QString mode = info.value(QStringLiteral("mode")).toString();
+    // Go's FileMode.String(): 'd' folder, 'L' symlink, '-' regular, others special.
+    if (mode.startsWith(QLatin1Char('L')))
+        f.type = FileInfo::Type::Symlink;
+    else if (f.isDir || mode.startsWith(QLatin1Char('d')))
+        f.type = FileInfo::Type::Directory;
+    else if (mode.isEmpty() || mode.startsWith(QLatin1Char('-')))
+        f.type = FileInfo::Type::File;
+    else
+        f.type = FileInfo::Type::Other;
+    f.isDir = f.type == FileInfo::Type::Directory;
+    if (!f.isDir)
+        f.size = qint64(info.value(QStringLiteral("size")).toDouble());
+    const QDateTime mtime = QDateTime::fromString(
+        info.value(QStringLiteral("modifiedAt")).toString(), Qt::ISODateWithMs);
+    f.mtimeMs = mtime.isValid() ? mtime.toMSecsSinceEpoch() : 0;
+    return f;
+}
+
+QList<FileInfo> DaytonaSandboxBackend::listDir(const QString &path)
+{
+    const Remote r = remote();
+    const auto [rel, abs] = resolve(r, path);
+    const HttpResponse resp =
+        m_api.toolbox(r.toolbox, "GET", QStringLiteral("/files"), pathQuery(abs));
+    if (!resp.ok())
+        DaytonaApi::raise(resp, CallKind::Folder, QStringLiteral("list"), rel);
+    const QJsonDocument doc = QJsonDocument::fromJson(resp.body);
+    if (!doc.isArray())
+        throw OSError(QStringLiteral("Daytona answered the listing of '%1' with something other "
+                                     "than a JSON array")
+                          .arg(rel),
+                      EIO);
+    QList<FileInfo> out;
+    for (const QJsonValue &v : doc.array()) {
+        const QString name = v.toObject().value(QStringLiteral("name")).toString();
+        if (name.isEmpty() || name == QLatin1String(".") || name == QLatin1String("..") ||
+            name.contains(QLatin1Char('/')))
+            continue; // a hostile or broken answer must not name paths outside the folder
+        out.append(toFileInfo(v.toObject(), joinRel(rel, name)));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
+    return out;
+}
+
+FileInfo DaytonaSandboxBackend::stat(const QString &path)
+{
+    const Remote r = remote();
+    const auto [rel, abs] = resolve(r, path);
+    const HttpResponse resp =
+        m_api.toolbox(r.toolbox, "GET", QStringLiteral("/files/info"), pathQuery(abs));
+    if (!resp.ok())
+        DaytonaApi::raise(resp, CallKind::File, QStringLiteral("stat"), rel);
+    return toFileInfo(DaytonaApi::object(resp), rel);
+}
+
+void DaytonaSandboxBackend::removeFile(const QString &path, bool recursive)
+{
+    const Remote r = remote();
+    const auto [rel, abs] = resolve(r, path);
+    if (rel.isEmpty())
+        throw PermissionError(QStringLiteral("refusing to remove the workspace root"), EPERM);
+    QUrlQuery q = pathQuery(abs);
+    if (recursive)
+        q.addQueryItem(QStringLiteral("recursive"), QStringLiteral("true"));
+    const HttpResponse resp = m_api.toolbox(r.toolbox, "DELETE", QStringLiteral("/files"), q);
+    if (!resp.ok())
+        DaytonaApi::raise(resp, CallKind::File, QStringLiteral("remove"), rel);
+}
+
+void DaytonaSandboxBackend::makeDirs(const QString &path)
+{
+    const Remote r = remote();
+    const auto [rel, abs] = resolve(r, path);
+    QUrlQuery q = pathQuery(abs);
+    q.addQueryItem(QStringLiteral("mode"), QStringLiteral("755"));
+    const HttpResponse resp = m_api.toolbox(r.toolbox, "POST", QStringLiteral("/files/folder"), q);
+    if (!resp.ok())
+        DaytonaApi::raise(resp, CallKind::Folder, QStringLiteral("mkdir"), rel);
+}
+
+// ---- execute -----------------------------------------------------------------------------
+
+QString DaytonaSandboxBackend::wrapCommand(const QString &command, const QString &dir,
+                                           const QMap<QString, QString> &env, double timeoutSeconds,
+                                           const QString &pidFile)
+{
+    QStringList lines;
+    lines << QStringLiteral("cd -- %1 || exit 1").arg(shellQuote(dir));
+    for (auto it = env.cbegin(); it != env.cend(); ++it)
+        lines << QStringLiteral("export %1=%2").arg(it.key(), shellQuote(it.value()));
+    // setsid: the command leads its own process group, so the watchdog's kill reaches every
+    // process it started (the daemon's session exec has no timeout of its own).
+    lines << QStringLiteral("setsid /bin/sh -c %1 </dev/null &").arg(shellQuote(command))
+          << QStringLiteral("p=$!");
+    if (!pidFile.isEmpty())
+        lines << QStringLiteral("echo \"$p\" > %1").arg(shellQuote(pidFile));
+    const QString cleanup =
+        pidFile.isEmpty() ? QString() : QStringLiteral("rm -f %1").arg(shellQuote(pidFile));
+    if (timeoutSeconds > 0) {
+        // The watchdog marks the timeout in a temp file before it kills the command's group:
+        // exit statuses alone cannot tell "killed by the watchdog" from "killed by itself".
+        const QString watchdog = QStringLiteral("sleep %1; echo t > \"$1\"; kill -KILL -$0")
+                                     .arg(QString::number(timeoutSeconds, 'f', 3));
+        lines.insert(1, QStringLiteral("m=$(mktemp) || exit 1"));
+        lines << QStringLiteral("setsid /bin/sh -c %1 \"$p\" \"$m\" </dev/null >/dev/null 2>&1 &")
+                     .arg(shellQuote(watchdog))
+              << QStringLiteral("w=$!") << QStringLiteral("wait \"$p\" 2>/dev/null; rc=$?")
+              << QStringLiteral("kill -KILL -\"$w\" 2>/dev/null; kill -KILL \"$w\" 2>/dev/null")
+              << QStringLiteral("wait \"$w\" 2>/dev/null")
+              << QStringLiteral("if [ -s \"$m\" ]; then rc=124; fi")
+              << QStringLiteral("rm -f \"$m\"") << cleanup << QStringLiteral("exit \"$rc\"");
+    } else {
+        lines << QStringLiteral("wait \"$p\"; rc=$?") << cleanup << QStringLiteral("exit \"$rc\"");
+    }
+    return QStringLiteral("/bin/sh -c ") + shellQuote(lines.join(QLatin1Char('\n')));
+}
+
+ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
+                                             std::optional<double> timeoutSeconds,
+                                             const QString &cwd, const ExecuteOptions &options)
+{
+    const Remote r = remote();
+    QElapsedTimer clock;
+    clock.start();
+    ProcessOutcome outcome;
+    if (options.cancel && options.cancel->isCancelled()) {
+        outcome.cancelled = true;
+        outcome.exitCode = 130;
+        return toExecuteResult(outcome);
+    }
+    if (command.trimmed().isEmpty())
+        throw ValueError(QStringLiteral("the command is empty"));
+    const auto [rel, dir] = resolve(r, cwd.isEmpty() ? QStringLiteral(".") : cwd);
+    if (!rel.isEmpty()) {
+        const FileInfo info = stat(rel);
+        if (!info.isDir)
+            throw NotADirectoryError(
+                QStringLiteral("the working folder '%1' is not a folder").arg(rel), ENOTDIR);
+    }
+    QMap<QString, QString> env = m_options.env;
+    env.insert(options.env);
+    for (auto it = env.cbegin(); it != env.cend(); ++it) {
+        if (!validEnvName(it.key()))
+            throw ValueError(
+                QStringLiteral("invalid environment variable name '%1'").arg(it.key()));
+    }
+    const double timeout = timeoutSeconds.value_or(m_options.timeout);
+    // One session per call: split stdout/stderr, and no shell state leaks between calls.
+    const QString session =
+        QStringLiteral("elsai-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+    const QString sessionPath = QStringLiteral("/process/session/") + session;
+    const QString pidFile = QStringLiteral("/tmp/%1.pid").arg(session);
+    const QString script = wrapCommand(command, dir, env, timeout, pidFile);
+    const auto json = [](const QJsonObject &o) {
+        return QJsonDocument(o).toJson(QJsonDocument::Compact);
+    };
+    HttpResponse resp =
+        m_api.toolbox(r.toolbox, "POST", QStringLiteral("/process/session"), {},
+                      json({{QStringLiteral("sessionId"), session}}), "application/json");
+    if (!resp.ok())
+        DaytonaApi::raise(resp, CallKind::Execute, QStringLiteral("create session"));
+    // Deleting the session at the end also ends the wrapper shell if it is still there.
+    const auto deleteSession =
+        qScopeGuard([&] { m_api.toolbox(r.toolbox, "DELETE", sessionPath); });
+
+    // Asynchronous exec, then polling: output streams, cancel works, and no HTTP request is
+    // held open for the whole command. Never retried: the command may have run.
+    resp = m_api.toolbox(
+        r.toolbox, "POST", sessionPath + QStringLiteral("/exec"), {},
+        json({{QStringLiteral("command"), script}, {QStringLiteral("runAsync"), true}}),
+        "application/json", -1, false);
+    if (resp.status == 408 || resp.timedOut) {
+        outcome.timedOut = true;
+        outcome.exitCode = 124;
+        outcome.durationMs = clock.elapsed();
+        return toExecuteResult(outcome);
+    }
+    if (!resp.ok())
+        DaytonaApi::raise(resp, CallKind::Execute, QStringLiteral("execute"));
+    QJsonObject done = DaytonaApi::object(resp);
+    const QString cmdId = done.value(QStringLiteral("cmdId")).toString();
+    const QString cmdPath = sessionPath + QStringLiteral("/command/") +
+                            QString::fromUtf8(QUrl::toPercentEncoding(cmdId));
+    const qint64 cap = std::max<qint64>(0, m_options.maxOutputBytes);
+    QByteArray out, err; // everything the service reported so far
+    qint64 sentOut = 0, sentErr = 0;
+    // Streams the part of each channel not sent yet, within the output cap.
+    const auto deliver = [&] {
+        qint64 budget = cap;
+        const auto push = [&](OutputChannel channel, const QByteArray &all, qint64 &sent) {
+            const qint64 keep = std::min<qint64>(all.size(), budget);
+            budget -= keep;
+            if (keep > sent && options.onOutput)
+                options.onOutput(channel, all.mid(sent, keep - sent));
+            sent = std::max(sent, keep);
+        };
+        push(OutputChannel::Stdout, out, sentOut);
+        push(OutputChannel::Stderr, err, sentErr);
+    };
+    const auto fetchLogs = [&] {
+        const HttpResponse logs =
+            m_api.toolbox(r.toolbox, "GET", cmdPath + QStringLiteral("/logs"));
+        if (!logs.ok())
+            return;
+        const QJsonObject o = DaytonaApi::object(logs);
+        out = o.value(QStringLiteral("stdout")).toString().toUtf8();
+        err = o.value(QStringLiteral("stderr")).toString().toUtf8();
+        deliver();
+    };
+    // Kills the command's process group through a second, independent call.
+    const auto killCommand = [&] {
+        const QString kill = QStringLiteral("p=$(cat %1 2>/dev/null) && kill -KILL -\"$p\"")
+                                 .arg(shellQuote(pidFile));
+        m_api.toolbox(r.toolbox, "POST", QStringLiteral("/process/execute"), {},
+                      json({{QStringLiteral("command"), kill}, {QStringLiteral("timeout"), 10}}),
+                      "application/json");
+    };
+    const qint64 deadlineMs = timeout > 0 ? qint64(timeout * 1000) + kExecuteSlackMs : -1;
+    int intervalMs = 20;
+    bool finished = done.contains(QStringLiteral("exitCode")) &&
+                    !done.value(QStringLiteral("exitCode")).isNull();
+    while (!finished) {
+        if (options.cancel && options.cancel->isCancelled()) {
+            killCommand();
+            fetchLogs();
+            outcome.cancelled = true;
+            outcome.exitCode = 130;
+            break;
+        }
+        if (deadlineMs > 0 && clock.elapsed() > deadlineMs) {
+            // The watchdog should have ended it long ago: the service is not answering.
+            killCommand();
+            outcome.timedOut = true;
+            outcome.exitCode = 124;
+            break;
+        }
+        QThread::msleep(ulong(intervalMs));
+        intervalMs = std::min(500, intervalMs * 3 / 2);
+        const HttpResponse state = m_api.toolbox(r.toolbox, "GET", cmdPath);
+        if (!state.ok())
+            DaytonaApi::raise(state, CallKind::Execute, QStringLiteral("execute status"));
+        done = DaytonaApi::object(state);
+        finished = done.contains(QStringLiteral("exitCode")) &&
+                   !done.value(QStringLiteral("exitCode")).isNull();
+        if (options.onOutput || finished)
+            fetchLogs();
+    }
+    if (finished) {
+        outcome.exitCode = done.value(QStringLiteral("exitCode")).toInt(-1);
+        if (out.isEmpty() && err.isEmpty()) {
+            // A daemon that answered synchronously carries the output in the exec answer.
+            out = done.value(QStringLiteral("stdout")).toString().toUtf8();
+            err = done.value(QStringLiteral("stderr")).toString().toUtf8();
+            if (!done.contains(QStringLiteral("stdout")) &&
+                !done.contains(QStringLiteral("stderr")))
+                out = done.value(QStringLiteral("output")).toString().toUtf8(); // old daemon
+            deliver();
+        }
+        outcome.timedOut = outcome.exitCode == 124 && timeout > 0 &&
+                           clock.elapsed() >= qint64(timeout * 1000) - 50;
+    }
+    // The API does not cap output: keep stdout first, then stderr, up to the limit.
+    if (out.size() + err.size() > cap) {
+        outcome.truncated = true;
+        outcome.droppedBytes = out.size() + err.size() - cap;
+        out.truncate(std::min<qint64>(out.size(), cap));
+        err.truncate(std::min<qint64>(err.size(), cap - out.size()));
+    }
+    outcome.stdoutData = out;
+    outcome.stderrData = err;
+    outcome.durationMs = clock.elapsed();
+    return toExecuteResult(outcome);
+}
+
+// ---- seed and flush through a local shadow -------------------------------------------------
+
+WorkspaceSeedResult
+DaytonaSandboxBackend::seedWorkspace(const QString &source, const QStringList &excludes,
+                                     const std::function<void(int, int)> &progress)
+{
+    const Remote r = remote();
+    QMutexLocker lock(&m_syncMutex);
+    if (!m_shadow) {
+        m_shadowDir = std::make_unique<QTemporaryDir>(QDir::tempPath() +
+                                                      QStringLiteral("/elsai-daytona-XXXXXX"));
+        if (!m_shadowDir->isValid())
+            throw OSError(QStringLiteral("cannot create a shadow folder for seeding under %1")
+                              .arg(QDir::tempPath()));
+        m_shadow = std::make_unique<WorkspaceFs>(m_shadowDir->path());
+    }
+    const QString root = QDir(source).absolutePath();
+    const SeedPlan plan = planSeed(root, GlobSet(excludes));
+    SeedManifest manifest;
+    manifest.hostRoot = root;
+    WorkspaceSeedResult result = executeSeed(plan, *m_shadow, &manifest);
+
+    // Upload what reached the shadow, in requests of about uploadBatchBytes.
+    QStringList paths;
+    for (const SeedPlanEntry &e : plan.entries) {
+        if (e.action == SeedPlanEntry::Action::Copy && !e.isDir && manifest.files.contains(e.path))
+            paths.append(e.path);
+    }
+    QList<QPair<QString, QByteArray>> batch;
+    qint64 batchBytes = 0;
+    int done = 0;
+    const auto flushBatch = [&] {
+        if (batch.isEmpty())
+            return;
+        try {
+            uploadBatch(r, batch);
+        } catch (const SandboxError &e) {
+            for (const auto &f : batch) {
+                result.errors.append(QStringLiteral("%1: %2").arg(f.first, e.message()));
+                manifest.files.remove(f.first);
+                --result.filesSeeded;
+                result.bytesSeeded -= f.second.size();
+            }
+        }
+        done += int(batch.size());
+        if (progress)
+            progress(done, int(paths.size()));
+        batch.clear();
+        batchBytes = 0;
+    };
+    for (const QString &p : paths) {
+        QByteArray content;
+        try {
+            content = m_shadow->readFile(p);
+        } catch (const SandboxError &e) {
+            result.errors.append(QStringLiteral("%1: %2").arg(p, e.message()));
+            continue;
+        }
+        batchBytes += content.size();
+        batch.append({p, content});
+        if (batchBytes >= m_options.uploadBatchBytes || batch.size() >= 500)
+            flushBatch();
+    }
+    flushBatch();
+    m_manifests.insert(root, std::move(manifest));
+    m_seedRoot = root;
+    return result;
+}
+
+QHash<QString, QByteArray> DaytonaSandboxBackend::bulkDownload(const Remote &r,
+                                                               const QStringList &paths)
+{
+    QHash<QString, QString> relOf; // absolute path in the sandbox → workspace-relative
+    QJsonArray requested;
+    for (const QString &p : paths) {
+        const QString abs = joinRemote(r.root, p);
+        relOf.insert(abs, p);
+        requested.append(abs);
+    }
+    const HttpResponse resp =
+        m_api.toolbox(r.toolbox, "POST", QStringLiteral("/files/bulk-download"), {},
+                      QJsonDocument(QJsonObject{{QStringLiteral("paths"), requested}})
+                          .toJson(QJsonDocument::Compact),
+                      "application/json");
+    QHash<QString, QByteArray> out;
+    if (!resp.ok())
+        return out; // an older daemon or a failure: the caller fetches one by one
+    const auto parts =
+        remote::parseMultipart(resp.body, remote::multipartBoundary(resp.header("Content-Type")));
+    if (!parts) {
+        qCWarning(lcDaytona) << "bulk download answer truncated or malformed; fetching files "
+                                "one by one";
+        return out;
+    }
+    for (const remote::MultipartPart &part : *parts) {
+        const QString rel = relOf.value(QString::fromUtf8(part.fileName));
+        if (part.name == "file" && !rel.isEmpty())
+            out.insert(rel, part.content);
+    }
+    return out;
+}
+
+QStringList DaytonaSandboxBackend::mirrorToShadow(const GlobSet &includes, const GlobSet &excludes)
+{
+    QStringList errors;
+    if (!m_shadow) {
+        m_shadowDir = std::make_unique<QTemporaryDir>(QDir::tempPath() +
+                                                      QStringLiteral("/elsai-daytona-XXXXXX"));
+        m_shadow = std::make_unique<WorkspaceFs>(m_shadowDir->path());
+    }
+    QSet<QString> remoteFiles;
+    QStringList pending{QStringLiteral(".")};
+    while (!pending.isEmpty()) {
+        const QString dir = pending.takeLast();
+        QList<FileInfo> entries;
+        try {
+            entries = listDir(dir);
+        } catch (const SandboxError &e) {
+            errors.append(e.message());
+            continue;
+        }
+        for (const FileInfo &f : entries) {
+            if (excludes.matchesPathOrParent(f.path, f.isDir))
+                continue;
+            if (f.type == FileInfo::Type::Directory) {
+                pending.append(f.path);
+                continue;
+            }
+            if (f.type != FileInfo::Type::File || !includes.matchesPathOrParent(f.path, false))
+                continue;
+            remoteFiles.insert(f.path);
+        }
+    }
+    QStringList selected = remoteFiles.values();
+    selected.sort();
+    const Remote r = remote();
+    for (qsizetype from = 0; from < selected.size(); from += kDownloadBatch) {
+        const QStringList batch = selected.mid(from, kDownloadBatch);
+        const QHash<QString, QByteArray> got = bulkDownload(r, batch);
+        for (const QString &path : batch) {
+            try {
+                // What the bulk answer lacks is fetched alone, for a typed, per-file error.
+                const QByteArray content = got.contains(path) ? got.value(path) : readFile(path);
+                bool same = false;
+                if (m_shadow->exists(path)) {
+                    try {
+                        same = m_shadow->readFile(path) == content;
+                    } catch (const SandboxError &) {
+                        m_shadow->remove(path, true);
+                    }
+                }
+                // Unchanged files keep their shadow stamp: the manifest then says "workspace
+                // unchanged since seeding" exactly as it does for a local workspace.
+                if (!same)
+                    m_shadow->writeFile(path, content);
+            } catch (const SandboxError &e) {
+                errors.append(QStringLiteral("%1: %2").arg(path, e.message()));
+            }
+        }
+    }
+    // Drop shadow files that are gone from the sandbox.
+    QStringList shadowDirs{QStringLiteral(".")};
+    while (!shadowDirs.isEmpty()) {
+        const QString dir = shadowDirs.takeLast();
+        for (const FileInfo &f : m_shadow->listDir(dir)) {
+            if (f.isDir)
+                shadowDirs.append(f.path);
+            else if (!remoteFiles.contains(f.path))
+                m_shadow->remove(f.path);
+        }
+    }
+    return errors;
+}
+
+static GlobSet includesOf(const WorkspaceSyncPolicy &policy)
+{
+    return GlobSet(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
+}
+
+SyncPlan DaytonaSandboxBackend::planSync(const QString &dest, const WorkspaceSyncPolicy &policy)
+{
+    remote(); // throws when not created
+    QMutexLocker lock(&m_syncMutex);
+    const QStringList errors = mirrorToShadow(includesOf(policy), GlobSet(policy.excludePatterns));
+    const QString root = QDir(dest).absolutePath();
+    const auto it = m_manifests.constFind(root);
+    SyncPlan plan =
+        elsai::planSync(*m_shadow, root, includesOf(policy), GlobSet(policy.excludePatterns),
+                        it == m_manifests.constEnd() ? nullptr : &*it);
+    plan.errors += errors;
+    return plan;
+}
+
+WorkspaceSyncResult
+DaytonaSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
+                                     const std::function<void(int, int)> &progress)
+{
+    remote(); // throws when not created
+    QMutexLocker lock(&m_syncMutex);
+    const QStringList errors = mirrorToShadow(includesOf(policy), GlobSet(policy.excludePatterns));
+    const QString root = QDir(dest).absolutePath();
+    const bool known = m_manifests.contains(root);
+    SeedManifest &manifest = m_manifests[root];
+    manifest.hostRoot = root;
+    // A destination without a record has no base: differing files there are conflicts.
+    const SyncPlan plan =
+        elsai::planSync(*m_shadow, root, includesOf(policy), GlobSet(policy.excludePatterns),
+                        known ? &manifest : nullptr);
+    WorkspaceSyncResult result = executeSync(plan, *m_shadow, &manifest, progress);
+    result.errors += errors;
+    return result;
+}
+
+QHash<QString, FileStamp> DaytonaSandboxBackend::seedBaseline() const
+{
+    // Stamps of the shadow copy, not of the sandbox: the workbench's "changed since seeding"
+    // marks compare them with listDir() times, which differ. Report none rather than lie.
+    return {};
+}
+
+// ---- template ----------------------------------------------------------------------------
+
+DaytonaSandboxTemplate::DaytonaSandboxTemplate(DaytonaSandboxBackend::Options options)
+    : m_options(std::move(options))
+{
+}
+
+BackendPtr DaytonaSandboxTemplate::buildForSession(const QString &sessionId)
+{
+    return std::make_shared<DaytonaSandboxBackend>(sessionId, m_options);
+}
+
+BackendPtr DaytonaSandboxTemplate::buildDefault()
+{
+    return std::make_shared<DaytonaSandboxBackend>(QStringLiteral("default"), m_options);
+}
+
+} // namespace elsai

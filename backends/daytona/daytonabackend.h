@@ -1,0 +1,143 @@
+#pragma once
+
+#include "backend.h"
+#include "daytonaapi.h"
+#include "treecopy.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QMap>
+#include <QMutex>
+#include <QString>
+#include <QTemporaryDir>
+
+#include <memory>
+
+namespace elsai {
+
+class WorkspaceFs;
+
+/// A Daytona sandbox driven over its control plane and toolbox HTTP APIs
+/// (../shared/spec/remote-backends.md §1). One backend = one remote sandbox.
+///
+/// - create(): POST /sandbox, then polls until `started`; the workspace is a folder in it.
+/// - close(): deletes the sandbox (Options::deleteOnClose, the default) or stops it.
+/// - execute(): one toolbox session per call (split stdout/stderr), the command wrapped so a
+///   timeout kills its whole process group and answers 124; never retried.
+/// - Paths are confined on the client (WorkspaceFs::normalize) before any request; symlinks
+///   inside the sandbox are the sandbox's business (it is the isolation boundary).
+/// - Seed and flush go through a local shadow copy so conflict detection is the local one.
+class DaytonaSandboxBackend : public SandboxBackend
+{
+public:
+    struct Options
+    {
+        daytona::DaytonaConfig config = daytona::DaytonaConfig::fromEnvironment();
+        QString name;                      ///< sandbox name; empty: the server picks one
+        QString snapshot;                  ///< empty: the server's default snapshot
+        QMap<QString, QString> sandboxEnv; ///< CreateSandbox.env
+        QMap<QString, QString> labels;     ///< CreateSandbox.labels (plus elsai.workspace)
+        int autoStopMinutes = 60;          ///< CreateSandbox.autoStopInterval; 0 disables
+        /// Absolute workspace folder in the sandbox; empty: `<work-dir>/workspace`.
+        QString remoteRoot;
+        double timeout = 120;           ///< default command timeout, seconds
+        qint64 maxOutputBytes = 100000; ///< cap on stdout + stderr kept
+        QMap<QString, QString> env;     ///< extra variables of every command
+        bool deleteOnClose = true;      ///< false: stop (keep the sandbox)
+        int startTimeoutMs = 180000;    ///< wait for `started`
+        int uploadBatchBytes = 8 << 20; ///< bulk-upload request size while seeding
+        /// Reuse an existing sandbox (by id or name) instead of creating one.
+        QString existingSandbox;
+    };
+
+    DaytonaSandboxBackend(QString workspaceId, Options options);
+    ~DaytonaSandboxBackend() override;
+
+    QString id() const override;
+    QString typeName() const override { return QStringLiteral("DaytonaSandboxBackend"); }
+    const Options &options() const { return m_options; }
+    /// Sandbox id once created (empty before).
+    QString sandboxId() const;
+    /// Absolute workspace folder in the sandbox once created.
+    QString remoteRoot() const;
+
+    void create() override;
+    void close() override;
+    bool isCreated() const override;
+
+    QByteArray readFile(const QString &path) override;
+    void writeFile(const QString &path, const QByteArray &content) override;
+    QList<FileInfo> listDir(const QString &path) override;
+    void removeFile(const QString &path, bool recursive = false) override;
+    FileInfo stat(const QString &path) override;
+    void makeDirs(const QString &path) override;
+
+    QList<FileTransferResult> uploadFiles(const QList<QPair<QString, QByteArray>> &files) override;
+
+    WorkspaceSeedResult seedWorkspace(const QString &source, const QStringList &excludes,
+                                      const std::function<void(int, int)> &progress = {}) override;
+    WorkspaceSyncResult syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
+                                      const std::function<void(int, int)> &progress = {}) override;
+    SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) override;
+    QHash<QString, FileStamp> seedBaseline() const override;
+
+    ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
+                          const QString &cwd = {}, const ExecuteOptions &options = {}) override;
+
+    /// The shell script execute() sends: cd to `dir`, export `env`, run `command` in its own
+    /// session (process group) and SIGKILL that group after `timeoutSeconds` (exit 124).
+    /// `pidFile` (optional) receives the group id while the command runs (for cancel).
+    static QString wrapCommand(const QString &command, const QString &dir,
+                               const QMap<QString, QString> &env, double timeoutSeconds,
+                               const QString &pidFile = {});
+
+private:
+    struct Remote
+    {
+        QString sandboxId;
+        QUrl toolbox; ///< {toolboxProxyUrl}/{sandboxId}
+        QString root;
+    };
+    Remote remote() const; ///< throws when not created
+    /// Normalizes (confines) `path` and returns {relative, absolute in the sandbox}.
+    QPair<QString, QString> resolve(const Remote &r, const QString &path) const;
+    QJsonObject waitForState(const QString &sandboxId, const QStringList &wanted);
+    void uploadBatch(const Remote &r, const QList<QPair<QString, QByteArray>> &files);
+    /// Mirrors the selected remote files into the shadow folder (only changed ones rewritten).
+    QStringList mirrorToShadow(const GlobSet &includes, const GlobSet &excludes);
+    /// POST /files/bulk-download; the files that came back whole, by relative path.
+    QHash<QString, QByteArray> bulkDownload(const Remote &r, const QStringList &paths);
+    FileInfo toFileInfo(const QJsonObject &info, const QString &relPath) const;
+
+    QString m_workspaceId;
+    Options m_options;
+    daytona::DaytonaApi m_api;
+    QMutex m_lifecycleMutex; ///< serializes create() and close()
+    mutable QMutex m_mutex;  ///< guards m_created and m_remote only
+    bool m_created = false;
+    Remote m_remote;
+
+    // Seed / flush: a local shadow of the workspace so planSync/executeSync and their
+    // conflict detection work unchanged. Guarded by m_syncMutex.
+    mutable QMutex m_syncMutex;
+    std::unique_ptr<QTemporaryDir> m_shadowDir;
+    std::unique_ptr<WorkspaceFs> m_shadow;
+    QHash<QString, SeedManifest> m_manifests;
+    QString m_seedRoot;
+};
+
+/// Builds one Daytona sandbox per workspace id (spec: templates with build_for_session).
+class DaytonaSandboxTemplate : public BackendTemplate
+{
+public:
+    explicit DaytonaSandboxTemplate(DaytonaSandboxBackend::Options options = {});
+    QString typeName() const override { return QStringLiteral("DaytonaSandboxBackend"); }
+    BackendPtr buildForSession(const QString &sessionId) override;
+    BackendPtr buildDefault() override;
+    const DaytonaSandboxBackend::Options &options() const { return m_options; }
+
+private:
+    DaytonaSandboxBackend::Options m_options;
+};
+
+} // namespace elsai
