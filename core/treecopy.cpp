@@ -989,9 +989,10 @@ SyncPlan planSync(const WorkspaceFs &ws, const QString &destRoot, const GlobSet 
                                              : QStringLiteral("not a regular file"));
             return;
         }
-        auto identical = [&] {
+        // captured by name: clang before 16 cannot capture a structured binding
+        auto identical = [&, hostName = name.constData()] {
             const Fd a(openBeneath(ws.rootFd(), QFile::encodeName(rel), kReadFlags));
-            const Fd b(::openat(pfd, name.constData(), kReadFlags | O_CLOEXEC));
+            const Fd b(::openat(pfd, hostName, kReadFlags | O_CLOEXEC));
             return a.isValid() && b.isValid() && sameContent(a.get(), b.get());
         };
         // no record counts as "both changed": only identical bytes avoid a conflict
