@@ -7,6 +7,8 @@
 // ELSAI_HOSTILE_RACE_ROUNDS sets the race rounds (CI default 20,000; the long run 100,000+).
 #include "errors.h"
 #include "localsandboxbackend.h"
+#include "sandbox.h"
+#include "testutil.h"
 
 #include <QCryptographicHash>
 #include <QDirIterator>
@@ -53,9 +55,30 @@ QList<BackendFixture> backends()
     };
 }
 
-// Remove last: it may legitimately delete the planted link the other operations go through.
-enum Op { Read, Write, List, Stat, MakeDirs, Cwd, Remove, OpCount };
-const char *const OpNames[] = {"read", "write", "list", "stat", "mkdir", "cwd", "remove"};
+// Backend operations and the host-side Sandbox operations (add_files, read_file,
+// download_files, move_file to / from, delete_files). Reads first, then writes, removals last:
+// a write may replace a planted FIFO and a removal may delete a planted link.
+enum Op {
+    Read, List, Stat, Cwd, HostRead, HostDownload,
+    Write, MakeDirs, HostAdd, HostMoveTo, HostMoveFrom, Remove, HostDelete, OpCount
+};
+const char *const OpNames[] = {"read", "list", "stat", "cwd", "host read_file",
+                               "download_files", "write", "mkdir", "add_files", "move_file to",
+                               "move_file from", "remove", "delete_files"};
+
+/// Host operations must refuse what the backend operation they build on refuses.
+Op baseOp(Op op)
+{
+    switch (op) {
+    case HostAdd: return Write;
+    case HostRead:
+    case HostDownload: return Read;
+    case HostMoveTo:
+    case HostMoveFrom:
+    case HostDelete: return Remove;
+    default: return op;
+    }
+}
 
 struct Case
 {
@@ -132,11 +155,35 @@ QByteArray outsideDigest(const QString &base)
     return QCryptographicHash::hash(lines.join(u'\n').toUtf8(), QCryptographicHash::Sha256);
 }
 
-/// Runs one operation; returns whether it was refused (threw). Aborts the case on a leak.
-bool attempt(SandboxBackend &b, Op op, const QString &path, bool *leaked)
+/// Runs one operation; returns whether it was refused (threw). Sets *leaked when outside
+/// content came back.
+bool attempt(SandboxBackend &b, Sandbox &sandbox, const QString &downloads, Op op,
+             const QString &path, bool *leaked)
 {
     try {
         switch (op) {
+        case HostAdd:
+            sandbox.addFiles({{path, FileSource::text(QStringLiteral("added\n"))}});
+            break;
+        case HostRead:
+            *leaked = sandbox.readFileBytes(path).contains(Canary);
+            break;
+        case HostDownload: {
+            const QString to = downloads + QStringLiteral("/dl.txt");
+            QFile::remove(to);
+            sandbox.downloadFiles({{path, to}});
+            *leaked = test::readHostFile(to).contains(Canary);
+            break;
+        }
+        case HostMoveTo:
+            sandbox.moveFile(QStringLiteral("sub/f"), path);
+            break;
+        case HostMoveFrom:
+            sandbox.moveFile(path, QStringLiteral("moved-away"));
+            break;
+        case HostDelete:
+            sandbox.deleteFiles({path});
+            break;
         case Read:
             *leaked = b.readFile(path).contains(Canary);
             break;
@@ -220,6 +267,10 @@ void TestHostile::pathTable()
             // a fresh layout per case: a write or remove may change it
             const std::shared_ptr<SandboxBackend> b = fixture.make();
             plant(*b);
+            const SandboxPtr sandbox = Sandbox::create(QStringLiteral("hostile"), b, std::nullopt);
+            sandbox->start();
+            const auto stop = qScopeGuard([&] { sandbox->stop(false); });
+            QTemporaryDir downloads;
             const QString base = QFileInfo(QString::fromUtf8(
                                                b->execute(QStringLiteral("cd .. && pwd"), 10).output.trimmed().toUtf8()))
                                      .filePath();
@@ -227,11 +278,12 @@ void TestHostile::pathTable()
             for (int op = 0; op < OpCount; ++op) {
                 ++tried;
                 bool leaked = false;
-                const bool refused = attempt(*b, Op(op), c.path, &leaked);
+                const bool refused =
+                    attempt(*b, *sandbox, downloads.path(), Op(op), c.path, &leaked);
                 QString problem;
-                if (leaked && !(c.sharesInode && op == Read))
+                if (leaked && !(c.sharesInode && baseOp(Op(op)) == Read))
                     problem = QStringLiteral("returned outside content");
-                else if (c.refused.contains(Op(op)) && !refused)
+                else if (c.refused.contains(baseOp(Op(op))) && !refused)
                     problem = QStringLiteral("was not refused");
                 else if (outsideDigest(base) != before)
                     problem = QStringLiteral("changed something outside the workspace");
