@@ -73,8 +73,8 @@ QString scratchTemplate()
 {
     const QString shm = QStringLiteral("/dev/shm");
     const QFileInfo fi(shm);
-    return (fi.isDir() && fi.isWritable() ? shm : QDir::tempPath())
-        + QStringLiteral("/elsai-crash-XXXXXX");
+    return (fi.isDir() && fi.isWritable() ? shm : QDir::tempPath()) +
+           QStringLiteral("/elsai-crash-XXXXXX");
 }
 
 SandboxPtr openSandbox(const QString &root, bool seed)
@@ -162,7 +162,8 @@ QString checkAuditLog(const QString &path)
             continue;
         const QJsonDocument doc = QJsonDocument::fromJson(line);
         if (!doc.isObject() || !doc.object().contains(QLatin1String("event")))
-            return QStringLiteral("audit line does not parse: %1").arg(QString::fromUtf8(line.left(120)));
+            return QStringLiteral("audit line does not parse: %1")
+                .arg(QString::fromUtf8(line.left(120)));
     }
     return {};
 }
@@ -179,6 +180,7 @@ private Q_SLOTS:
     void crashAtEveryPoint();
     void killHeadlessDuringFlush();
     void staleTempNames();
+    void cleanupTestCase() { qInfo("crash: %d crash points in all, 0 torn", m_totalPoints); }
 
 private:
     int m_totalPoints = 0;
@@ -215,7 +217,9 @@ void TestCrash::crashAtEveryPoint()
         } else {
             QVERIFY2(child.exitCode() == fault::CrashExitCode,
                      qPrintable(QStringLiteral("k=%1: child failed (%2): %3")
-                                    .arg(k).arg(child.exitCode()).arg(QString::fromUtf8(err))));
+                                    .arg(k)
+                                    .arg(child.exitCode())
+                                    .arg(QString::fromUtf8(err))));
             ++crashes;
             const QByteArray kind = err.mid(err.lastIndexOf("crash at ") + 9).trimmed();
             if (!kinds.contains(QString::fromUtf8(kind)))
@@ -237,8 +241,8 @@ void TestCrash::crashAtEveryPoint()
         } else if (scenario == QLatin1String("move")) {
             expect(ws + QStringLiteral("/m.txt"), {absent, oldContent(1)});
             expect(ws + QStringLiteral("/moved/m.txt"), {absent, oldContent(1)});
-            if (!QFileInfo::exists(ws + QStringLiteral("/m.txt"))
-                && !QFileInfo::exists(ws + QStringLiteral("/moved/m.txt"))) {
+            if (!QFileInfo::exists(ws + QStringLiteral("/m.txt")) &&
+                !QFileInfo::exists(ws + QStringLiteral("/moved/m.txt"))) {
                 problems.append(QStringLiteral("the moved file is lost"));
             }
         } else if (scenario == QLatin1String("delete")) {
@@ -246,13 +250,16 @@ void TestCrash::crashAtEveryPoint()
                 expect(ws + QLatin1Char('/') + kDeleted[i], {absent, oldContent(i)});
         } else {
             for (int i = 0; i < FlushFiles; ++i)
-                expect(root + QStringLiteral("/host/src/f%1.py").arg(i), {oldContent(i), newContent(i)});
+                expect(root + QStringLiteral("/host/src/f%1.py").arg(i),
+                       {oldContent(i), newContent(i)});
         }
         const QString audit = checkAuditLog(root + QStringLiteral("/audit.jsonl"));
         if (!audit.isEmpty())
             problems.append(audit);
-        QVERIFY2(problems.isEmpty(),
-                 qPrintable(QStringLiteral("%1, crash at k=%2: %3").arg(scenario).arg(k).arg(problems.join(u"; "))));
+        QVERIFY2(problems.isEmpty(), qPrintable(QStringLiteral("%1, crash at k=%2: %3")
+                                                    .arg(scenario)
+                                                    .arg(k)
+                                                    .arg(problems.join(u"; "))));
 
         // The next start removes what the crash left: workspace temps on create(), host temps
         // in the folders the next flush writes to.
@@ -262,7 +269,9 @@ void TestCrash::crashAtEveryPoint()
             next.syncArtifacts(root + QStringLiteral("/host"), defaultSandboxSyncPolicy());
         const QStringList left = tempFilesUnder(root);
         QVERIFY2(left.isEmpty(), qPrintable(QStringLiteral("%1, k=%2: temp files left: %3")
-                                                .arg(scenario).arg(k).arg(left.join(u", "))));
+                                                .arg(scenario)
+                                                .arg(k)
+                                                .arg(left.join(u", "))));
     }
     QVERIFY2(completed, "the operation never completed");
     m_totalPoints += crashes;
@@ -297,8 +306,8 @@ void TestCrash::killHeadlessDuringFlush()
         p.write("{\"op\":\"start\"}\n");
         p.write(QJsonDocument(QJsonObject{{QStringLiteral("op"), QStringLiteral("add_files")},
                                           {QStringLiteral("files"), files}})
-                    .toJson(QJsonDocument::Compact)
-                + '\n');
+                    .toJson(QJsonDocument::Compact) +
+                '\n');
         // wait until both results are out, then flush and kill at a random moment of it
         QByteArray out;
         while (out.count('\n') < 2 && p.waitForReadyRead(60000))
@@ -332,9 +341,9 @@ void TestCrash::staleTempNames()
     QVERIFY(isStaleTempName(".a.txt.elsai-tmp-0123456789ab"));
     QVERIFY(isStaleTempName(".sandbox-tmp-3f"));
     QVERIFY(!isStaleTempName("a.txt.elsai-tmp-0123456789abcdef")); // no leading dot
-    QVERIFY(!isStaleTempName(".elsai-tmp-0123456789abcdef"));     // no name
-    QVERIFY(!isStaleTempName(".a.elsai-tmp-0123456789ABCDEF"));   // not our hex
-    QVERIFY(!isStaleTempName(".a.elsai-tmp-0123456789abcde"));    // wrong length
+    QVERIFY(!isStaleTempName(".elsai-tmp-0123456789abcdef"));      // no name
+    QVERIFY(!isStaleTempName(".a.elsai-tmp-0123456789ABCDEF"));    // not our hex
+    QVERIFY(!isStaleTempName(".a.elsai-tmp-0123456789abcde"));     // wrong length
     QVERIFY(!isStaleTempName(".sandbox-tmp-"));
     QVERIFY(!isStaleTempName(".sandbox-tmp-xyz"));
     QVERIFY(!isStaleTempName("notes.txt"));

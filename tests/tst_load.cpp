@@ -29,7 +29,8 @@ namespace {
 
 int entriesIn(const char *procDir)
 {
-    return int(QDir(QString::fromLatin1(procDir)).entryList(QDir::AllEntries | QDir::NoDotAndDotDot)
+    return int(QDir(QString::fromLatin1(procDir))
+                   .entryList(QDir::AllEntries | QDir::NoDotAndDotDot)
                    .size());
 }
 
@@ -80,8 +81,8 @@ void runAgent(const AgentPtr &agent, int calls, AgentRun *run)
                     {{QStringLiteral("path"), file}, {QStringLiteral("content"), token}});
                 run->calls[{QStringLiteral("sandbox.write_file"), file}]++;
                 written[file] = token;
-                if (r.data.value(QLatin1String("path")).toString() != file
-                    || r.data.value(QLatin1String("bytes")).toInteger() != token.size()) {
+                if (r.data.value(QLatin1String("path")).toString() != file ||
+                    r.data.value(QLatin1String("bytes")).toInteger() != token.size()) {
                     run->mismatch(QStringLiteral("write %1 → %2").arg(file, r.text));
                 }
                 break;
@@ -103,8 +104,8 @@ void runAgent(const AgentPtr &agent, int calls, AgentRun *run)
                 const QJsonArray entries = r.data.value(QLatin1String("entries")).toArray();
                 bool own = entries.size() == written.size();
                 for (const QJsonValue &e : entries) {
-                    own = own
-                        && written.contains(e.toObject().value(QLatin1String("path")).toString());
+                    own = own &&
+                          written.contains(e.toObject().value(QLatin1String("path")).toString());
                 }
                 if (!own)
                     run->mismatch(QStringLiteral("list %1 → %2").arg(dir, r.text.left(200)));
@@ -139,17 +140,18 @@ void TestLoad::eightAgentsInParallel()
     // Warm-up: one sandbox life with every tool, so lazily created process-wide state (thread
     // pools, the audit log, caches) exists before the baseline is taken.
     {
-        auto sandbox = Sandbox::create(QStringLiteral("load-warmup"),
-                                       std::make_shared<LocalSandboxBackend>(ws.path()),
-                                       std::nullopt);
+        auto sandbox =
+            Sandbox::create(QStringLiteral("load-warmup"),
+                            std::make_shared<LocalSandboxBackend>(ws.path()), std::nullopt);
         sandbox->start();
         AgentConfig config;
         config.sandbox = sandbox;
         config.sandboxMode = SandboxMode::Sandbox;
         const AgentPtr a = Agent::create(QStringLiteral("warmup"), config);
-        a->callTool(QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("true")}});
-        a->callTool(QStringLiteral("write_file"),
-                    {{QStringLiteral("path"), QStringLiteral("w")}, {QStringLiteral("content"), "1"}});
+        a->callTool(QStringLiteral("execute"),
+                    {{QStringLiteral("command"), QStringLiteral("true")}});
+        a->callTool(QStringLiteral("write_file"), {{QStringLiteral("path"), QStringLiteral("w")},
+                                                   {QStringLiteral("content"), "1"}});
         a->callTool(QStringLiteral("read_file"), {{QStringLiteral("path"), QStringLiteral("w")}});
         a->callTool(QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral(".")}});
         sandbox->stop(false);
@@ -187,8 +189,9 @@ void TestLoad::eightAgentsInParallel()
     std::map<QString, std::map<std::tuple<QString, QString>, int>> recorded;
     int okRecords = 0;
     for (const AuditEvent &e : audit.events()) {
-        const QString path =
-            e.event == QLatin1String("sandbox.execute") ? QString() : e.fields.value(QLatin1String("path")).toString();
+        const QString path = e.event == QLatin1String("sandbox.execute")
+                                 ? QString()
+                                 : e.fields.value(QLatin1String("path")).toString();
         recorded[e.actor][{e.event, path}]++;
         okRecords += e.outcome == QLatin1String("ok");
     }
@@ -217,9 +220,9 @@ void TestLoad::eightAgentsInParallel()
     qInfo("load: %d agents x %d calls = %d calls in %lld ms (%.0f calls/s), %d audit records, "
           "%d mismatches; fds %d -> %d, threads %d -> %d",
           agentCount, calls, agentCount * calls, elapsedMs,
-          elapsedMs > 0 ? agentCount * calls * 1000.0 / double(elapsedMs) : 0.0,
-          records, totalMismatches, fdsBefore, entriesIn("/proc/self/fd"),
-          threadsBefore, entriesIn("/proc/self/task"));
+          elapsedMs > 0 ? agentCount * calls * 1000.0 / double(elapsedMs) : 0.0, records,
+          totalMismatches, fdsBefore, entriesIn("/proc/self/fd"), threadsBefore,
+          entriesIn("/proc/self/task"));
 }
 
 QTEST_GUILESS_MAIN(TestLoad)

@@ -36,7 +36,8 @@ struct Fixture
         put(ws + QStringLiteral("/a/b/file.txt"), "inside\n");
         put(ws + QStringLiteral("/top.txt"), "top\n");
         link("../../secret", ws + QStringLiteral("/a/up"));
-        link(QFile::encodeName(base.path() + QStringLiteral("/secret")), ws + QStringLiteral("/abs"));
+        link(QFile::encodeName(base.path() + QStringLiteral("/secret")),
+             ws + QStringLiteral("/abs"));
         link("a/b", ws + QStringLiteral("/inner"));
         link("../ws-evil", ws + QStringLiteral("/evil"));
         link("missing/../../..", ws + QStringLiteral("/dangling"));
@@ -90,8 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static Fixture fixture;
     if (size > 8192)
         return 0;
-    const QString path =
-        QString::fromUtf8(reinterpret_cast<const char *>(data), qsizetype(size));
+    const QString path = QString::fromUtf8(reinterpret_cast<const char *>(data), qsizetype(size));
     try {
         (void)elsai::WorkspaceFs::normalize(path);
     } catch (const elsai::SandboxError &) {

@@ -39,8 +39,8 @@ public:
 bool touchesHost(const QJsonObject &o)
 {
     const QString op = o.value(QStringLiteral("op")).toString();
-    if (op == QLatin1String("download_files") || op == QLatin1String("flush")
-        || op == QLatin1String("sleep")) {
+    if (op == QLatin1String("download_files") || op == QLatin1String("flush") ||
+        op == QLatin1String("sleep")) {
         return true;
     }
     if (op == QLatin1String("stop"))
@@ -77,8 +77,7 @@ struct Fixture
         QDir().mkpath(dir.path());
         runs = 0;
         sandbox = elsai::Sandbox::create(QStringLiteral("fuzz"),
-                                         std::make_shared<NoExecBackend>(dir.path()),
-                                         std::nullopt);
+                                         std::make_shared<NoExecBackend>(dir.path()), std::nullopt);
         sandbox->start();
         runner = std::make_unique<elsai::ScriptRunner>(sandbox);
     }
@@ -103,8 +102,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 std::abort();
             continue;
         }
-        if (!result || !result->contains(QStringLiteral("op"))
-            || !result->value(QStringLiteral("ok")).isBool()) {
+        if (!result || !result->contains(QStringLiteral("op")) ||
+            !result->value(QStringLiteral("ok")).isBool()) {
             std::abort();
         }
     }

@@ -85,38 +85,51 @@ void TestFlushConflicts::randomizedTrials()
                     ++bothChanged;
                     const bool kept = now == hostNow[i];
                     const bool beside =
-                        readHostFile(host + QLatin1Char('/') + rel + QStringLiteral(".sandbox-conflict"))
-                        == wsNew[i];
+                        readHostFile(host + QLatin1Char('/') + rel +
+                                     QStringLiteral(".sandbox-conflict")) == wsNew[i];
                     if (!kept)
                         ++silentOverwrites;
                     if (!kept || !beside || !r.conflicts.contains(rel))
-                        problems << QStringLiteral("trial %1 round %2 %3: both changed; host kept %4, "
-                                                   "sandbox copy beside %5, reported %6")
-                                        .arg(trial).arg(round).arg(rel).arg(kept).arg(beside)
+                        problems << QStringLiteral(
+                                        "trial %1 round %2 %3: both changed; host kept %4, "
+                                        "sandbox copy beside %5, reported %6")
+                                        .arg(trial)
+                                        .arg(round)
+                                        .arg(rel)
+                                        .arg(kept)
+                                        .arg(beside)
                                         .arg(r.conflicts.contains(rel));
                 } else if (hostChanged[i]) {
                     if (now != hostNow[i]) {
                         ++silentOverwrites;
                         problems << QStringLiteral("trial %1 round %2 %3: host change lost")
-                                        .arg(trial).arg(round).arg(rel);
+                                        .arg(trial)
+                                        .arg(round)
+                                        .arg(rel);
                     }
                 } else if (wsChanged[i]) {
                     if (now != wsNew[i]) {
                         ++wrong;
-                        problems << QStringLiteral("trial %1 round %2 %3: workspace change not flushed")
-                                        .arg(trial).arg(round).arg(rel);
+                        problems << QStringLiteral(
+                                        "trial %1 round %2 %3: workspace change not flushed")
+                                        .arg(trial)
+                                        .arg(round)
+                                        .arg(rel);
                     }
                 } else if (now != hostNow[i]) {
                     ++wrong;
                     problems << QStringLiteral("trial %1 round %2 %3: untouched file changed")
-                                    .arg(trial).arg(round).arg(rel);
+                                    .arg(trial)
+                                    .arg(round)
+                                    .arg(rel);
                 }
                 // after the flush both sides agree on what the next round starts from
                 if (wsChanged[i] && !hostChanged[i])
                     hostNow[i] = wsNew[i];
                 // a resolved conflict: take the host version into the workspace as the base
                 if (hostChanged[i] && wsChanged[i]) {
-                    QFile::remove(host + QLatin1Char('/') + rel + QStringLiteral(".sandbox-conflict"));
+                    QFile::remove(host + QLatin1Char('/') + rel +
+                                  QStringLiteral(".sandbox-conflict"));
                 }
             }
             // start the next round from an agreed state: re-seed from the host

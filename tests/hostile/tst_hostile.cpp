@@ -59,24 +59,41 @@ QList<BackendFixture> backends()
 // download_files, move_file to / from, delete_files). Reads first, then writes, removals last:
 // a write may replace a planted FIFO and a removal may delete a planted link.
 enum Op {
-    Read, List, Stat, Cwd, HostRead, HostDownload,
-    Write, MakeDirs, HostAdd, HostMoveTo, HostMoveFrom, Remove, HostDelete, OpCount
+    Read,
+    List,
+    Stat,
+    Cwd,
+    HostRead,
+    HostDownload,
+    Write,
+    MakeDirs,
+    HostAdd,
+    HostMoveTo,
+    HostMoveFrom,
+    Remove,
+    HostDelete,
+    OpCount
 };
-const char *const OpNames[] = {"read", "list", "stat", "cwd", "host read_file",
-                               "download_files", "write", "mkdir", "add_files", "move_file to",
-                               "move_file from", "remove", "delete_files"};
+const char *const OpNames[] = {"read",           "list",           "stat",           "cwd",
+                               "host read_file", "download_files", "write",          "mkdir",
+                               "add_files",      "move_file to",   "move_file from", "remove",
+                               "delete_files"};
 
 /// Host operations must refuse what the backend operation they build on refuses.
 Op baseOp(Op op)
 {
     switch (op) {
-    case HostAdd: return Write;
+    case HostAdd:
+        return Write;
     case HostRead:
-    case HostDownload: return Read;
+    case HostDownload:
+        return Read;
     case HostMoveTo:
     case HostMoveFrom:
-    case HostDelete: return Remove;
-    default: return op;
+    case HostDelete:
+        return Remove;
+    default:
+        return op;
     }
 }
 
@@ -119,7 +136,9 @@ QList<Case> cases()
         {"P6 NUL", QString::fromUtf8("a\0b", 3), all},
         {"P6 NUL after ..", QString::fromUtf8("..\0x", 4), all},
         {"P8 long component", QString(256, QLatin1Char('n')), {Read, Write, List, MakeDirs, Cwd}},
-        {"P8 long path", QString(5000, QLatin1Char('d')).replace(QStringLiteral("dddd"), QStringLiteral("ddd/")), {Read, Write, List, MakeDirs, Cwd}},
+        {"P8 long path",
+         QString(5000, QLatin1Char('d')).replace(QStringLiteral("dddd"), QStringLiteral("ddd/")),
+         {Read, Write, List, MakeDirs, Cwd}},
         {"P9 empty", "", {Read, Write, Remove}},
         // a write replaces the FIFO atomically (rename over it), never opens it
         {"P10 fifo", "fifo", {Read, List, Cwd}},
@@ -147,9 +166,10 @@ QByteArray outsideDigest(const QString &base)
             continue;
         QFile f(it.filePath());
         const bool regular = it.fileInfo().isFile() && !it.fileInfo().isSymLink();
-        lines << rel + QLatin1Char('|') + (regular && f.open(QIODevice::ReadOnly)
-                                                ? QString::fromLatin1(f.readAll().toHex())
-                                                : QStringLiteral("-"));
+        lines << rel + QLatin1Char('|') +
+                     (regular && f.open(QIODevice::ReadOnly)
+                          ? QString::fromLatin1(f.readAll().toHex())
+                          : QStringLiteral("-"));
     }
     lines.sort();
     return QCryptographicHash::hash(lines.join(u'\n').toUtf8(), QCryptographicHash::Sha256);
@@ -204,8 +224,8 @@ bool attempt(SandboxBackend &b, Sandbox &sandbox, const QString &downloads, Op o
             b.makeDirs(path);
             break;
         case Cwd: {
-            const ExecuteResult r = b.execute(QStringLiteral("cat outside.txt 2>/dev/null; pwd"),
-                                              10, path);
+            const ExecuteResult r =
+                b.execute(QStringLiteral("cat outside.txt 2>/dev/null; pwd"), 10, path);
             *leaked = r.output.contains(QString::fromLatin1(Canary));
             break;
         }
@@ -238,9 +258,10 @@ ln ../outside.txt hl
 
 void plant(SandboxBackend &b)
 {
-    const ExecuteResult r = b.execute(QStringLiteral("CANARY='%1'\n%2")
-                                          .arg(QString::fromLatin1(Canary), QLatin1String(PlantScript)),
-                                      30);
+    const ExecuteResult r =
+        b.execute(QStringLiteral("CANARY='%1'\n%2")
+                      .arg(QString::fromLatin1(Canary), QLatin1String(PlantScript)),
+                  30);
     if (r.exitCode != 0)
         qFatal("planting the hostile layout failed: %s", qPrintable(r.output + r.stderr_));
 }
@@ -271,9 +292,11 @@ void TestHostile::pathTable()
             sandbox->start();
             const auto stop = qScopeGuard([&] { sandbox->stop(false); });
             QTemporaryDir downloads;
-            const QString base = QFileInfo(QString::fromUtf8(
-                                               b->execute(QStringLiteral("cd .. && pwd"), 10).output.trimmed().toUtf8()))
-                                     .filePath();
+            const QString base =
+                QFileInfo(
+                    QString::fromUtf8(
+                        b->execute(QStringLiteral("cd .. && pwd"), 10).output.trimmed().toUtf8()))
+                    .filePath();
             const QByteArray before = outsideDigest(base);
             for (int op = 0; op < OpCount; ++op) {
                 ++tried;
@@ -296,8 +319,8 @@ void TestHostile::pathTable()
             }
             QVERIFY(!QFileInfo::exists(QStringLiteral("/tmp/elsai-hostile-created")));
         }
-        qInfo("hostile: %s: %d cases x %d operations: %d tried, %d passed", qPrintable(fixture.name),
-              int(cases().size()), int(OpCount), tried, passed);
+        qInfo("hostile: %s: %d cases x %d operations: %d tried, %d passed",
+              qPrintable(fixture.name), int(cases().size()), int(OpCount), tried, passed);
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join(u'\n')));
     }
 }
@@ -324,7 +347,8 @@ void TestHostile::renameExchangeRace()
         std::atomic<qint64> swaps{0};
         std::thread attacker([&] {
             while (!stop.load()) {
-                if (::renameat2(AT_FDCWD, a.constData(), AT_FDCWD, l.constData(), RENAME_EXCHANGE) == 0)
+                if (::renameat2(AT_FDCWD, a.constData(), AT_FDCWD, l.constData(),
+                                RENAME_EXCHANGE) == 0)
                     swaps.fetch_add(1);
             }
         });
