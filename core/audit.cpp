@@ -1,6 +1,7 @@
 #include "audit.h"
 
 #include "errors.h"
+#include "faultinjection.h"
 
 #include <QCryptographicHash>
 #include <QJsonDocument>
@@ -59,6 +60,7 @@ void JsonLinesAuditSink::record(const AuditEvent &event)
     QMutexLocker lock(&m_mutex);
     m_file.write(line);
     m_file.flush();
+    ELSAI_FAULT_POINT("audit-append");
 }
 
 AuditLog &AuditLog::instance()

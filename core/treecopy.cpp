@@ -1,5 +1,6 @@
 #include "treecopy.h"
 
+#include "faultinjection.h"
 #include "fdutil.h"
 #include "workspacefs.h"
 
@@ -796,6 +797,7 @@ int openOrCreateDir(int rootFd, const QByteArray &rel)
         if (next < 0 && errno == ENOENT) {
             if (::mkdirat(cur.get(), part.constData(), 0777) != 0 && errno != EEXIST)
                 return -1;
+            ELSAI_FAULT_POINT("mkdir");
             ::fsync(cur.get()); // best effort: the file's own folder fsync is the one checked
             next = ::openat(cur.get(), part.constData(), flags);
         }
@@ -879,12 +881,14 @@ WriteStatus writeHostFile(int wsRoot, int destFd, const QString &path, const QBy
     };
     if (!copyContent(in.get(), tmpFd.get(), qint64(st.st_size), &out->bytes))
         return discard(QStringLiteral("cannot write"));
+    ELSAI_FAULT_POINT("write");
     // an existing host file keeps its permission bits; a new one gets the workspace's
     const mode_t mode = (hasOld ? old.st_mode : st.st_mode) & 0777;
     if (::fchmod(tmpFd.get(), mode) != 0)
         return discard(QStringLiteral("cannot set the mode of"));
     if (::fsync(tmpFd.get()) != 0)
         return discard(QStringLiteral("fsync failed for"));
+    ELSAI_FAULT_POINT("fsync");
     struct stat written;
     if (::fstat(tmpFd.get(), &written) != 0)
         return discard(QStringLiteral("cannot stat the copy of"));
@@ -911,8 +915,10 @@ WriteStatus writeHostFile(int wsRoot, int destFd, const QString &path, const QBy
             return WriteStatus::HostChanged;
         return fail(QStringLiteral("cannot move into place"), e);
     }
+    ELSAI_FAULT_POINT("rename");
     if (::fsync(dir.get()) != 0)
         return fail(QStringLiteral("fsync of the host folder failed for"), errno);
+    ELSAI_FAULT_POINT("fsync-dir");
     out->host = stampOf(written);
     out->workspace = stampOf(st);
     return WriteStatus::Ok;
@@ -989,9 +995,10 @@ SyncPlan planSync(const WorkspaceFs &ws, const QString &destRoot, const GlobSet 
                                              : QStringLiteral("not a regular file"));
             return;
         }
-        auto identical = [&] {
+        // captured by name: clang before 16 cannot capture a structured binding
+        auto identical = [&, hostName = name.constData()] {
             const Fd a(openBeneath(ws.rootFd(), QFile::encodeName(rel), kReadFlags));
-            const Fd b(::openat(pfd, name.constData(), kReadFlags | O_CLOEXEC));
+            const Fd b(::openat(pfd, hostName, kReadFlags | O_CLOEXEC));
             return a.isValid() && b.isValid() && sameContent(a.get(), b.get());
         };
         // no record counts as "both changed": only identical bytes avoid a conflict

@@ -1,6 +1,7 @@
 #include "workspacefs.h"
 
 #include "errors.h"
+#include "faultinjection.h"
 #include "fdutil.h"
 
 #include <QDir>
@@ -207,6 +208,7 @@ UniqueFd openOrCreateDirs(int rootFd, const QByteArray &rel, int flags, const QS
             const int at = parent.isValid() ? parent.get() : rootFd;
             if (mkdirat(at, part.constData(), 0777) != 0 && errno != EEXIST)
                 throwOsError(errno, what, shown(shownPrefix));
+            ELSAI_FAULT_POINT("mkdir");
             e = openBeneath(rootFd, prefix, O_PATH | O_DIRECTORY, &next);
         }
         if (e)
@@ -295,6 +297,7 @@ bool writeAll(int fd, const QByteArray &data)
                 continue;
             return false;
         }
+        ELSAI_FAULT_POINT("write");
         p += n;
         left -= n;
     }
@@ -378,6 +381,7 @@ void removeTree(int parentFd, const QByteArray &name, const QString &path)
             const int at = stack.empty() ? parentFd : stack.back().fd.get();
             if (unlinkat(at, done.constData(), AT_REMOVEDIR) != 0)
                 throwOsError(errno, what, shown(path));
+            ELSAI_FAULT_POINT("rmdir");
             continue;
         }
         const int dirFd = stack.back().fd.get();
@@ -392,6 +396,8 @@ void removeTree(int parentFd, const QByteArray &name, const QString &path)
             enter(dirFd, child);
         else if (unlinkat(dirFd, child.constData(), 0) != 0 && errno != ENOENT)
             throwOsError(errno, what, shown(path));
+        else
+            ELSAI_FAULT_POINT("unlink");
     }
 }
 
@@ -557,6 +563,7 @@ void WorkspaceFs::writeFile(const QString &path, const QByteArray &content, bool
         throwOsError(errno, what, shown(path));
     if (fsync(fd.get()) != 0)
         throwOsError(errno, what, shown(path));
+    ELSAI_FAULT_POINT("fsync");
     if (::close(fd.release()) != 0)
         throwOsError(errno, what, shown(path));
     if (const int err = renameEntry(dirFd, tmp.constData(), dirFd, entry.name.constData(),
@@ -564,8 +571,10 @@ void WorkspaceFs::writeFile(const QString &path, const QByteArray &content, bool
         throwOsError(err, what, shown(path));
     }
     removeTemp.dismiss();
+    ELSAI_FAULT_POINT("rename");
     if (fsync(dirFd) != 0)
         throwOsError(errno, what, shown(path));
+    ELSAI_FAULT_POINT("fsync-dir");
 }
 
 QList<FileInfo> WorkspaceFs::listDir(const QString &path) const
@@ -652,6 +661,7 @@ void WorkspaceFs::remove(const QString &path, bool recursive)
             throwOsError(ENOTDIR, what, shown(path));
         if (unlinkat(entry.parent.get(), name, 0) != 0)
             throwOsError(errno, what, shown(path));
+        ELSAI_FAULT_POINT("unlink");
         return;
     }
     if (!recursive) {
@@ -693,6 +703,7 @@ void WorkspaceFs::rename(const QString &src, const QString &dest, bool overwrite
                                     to.name.constData(), overwrite)) {
         throwOsError(err, what, shown(err == EEXIST ? dest : src));
     }
+    ELSAI_FAULT_POINT("rename");
 }
 
 int WorkspaceFs::openDirectory(const QString &path) const

@@ -3,15 +3,45 @@
 #include "errors.h"
 #include "fdutil.h"
 #include "glob.h"
+#include "tempfiles.h"
 #include "workspacefs.h"
 
 #include <QDir>
+#include <QFileInfo>
+#include <QSet>
 #include <QElapsedTimer>
 #include <QProcessEnvironment>
 
 #include <cmath>
 
 namespace elsai {
+
+namespace {
+
+/// Temp files an interrupted flush left on the host, in the folders this flush writes to
+/// (not the whole host tree: it is the user's project, possibly huge).
+void removeStaleFlushTemps(const QString &root, const SyncPlan &plan)
+{
+    if (!QFileInfo(root).isDir())
+        return;
+    QSet<QString> folders;
+    for (const SyncPlanEntry &e : plan.entries)
+        folders.insert(QFileInfo(e.path).path());
+    try {
+        const WorkspaceFs dest(root);
+        for (const QString &folder : std::as_const(folders)) {
+            try {
+                const UniqueFd fd(dest.openDirectory(folder));
+                removeStaleTempFiles(fd.get(), false);
+            } catch (const SandboxError &) {
+                // missing or refused: nothing of ours to clean there
+            }
+        }
+    } catch (const SandboxError &) {
+    }
+}
+
+} // namespace
 
 LocalSandboxBackend::LocalSandboxBackend(const QString &workspaceRoot, Options options)
     : m_root(QDir(workspaceRoot).absolutePath()), m_options(std::move(options))
@@ -41,8 +71,11 @@ QString LocalSandboxBackend::id() const
 void LocalSandboxBackend::create()
 {
     QMutexLocker lock(&m_mutex);
-    if (!m_fs)
+    if (!m_fs) {
         m_fs = std::make_shared<WorkspaceFs>(m_root);
+        // A crash in the middle of an atomic write leaves its temp file; never its target.
+        removeStaleTempFiles(m_fs->rootFd(), true);
+    }
 }
 
 void LocalSandboxBackend::close()
@@ -155,6 +188,7 @@ LocalSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolic
     const SyncPlan plan =
         elsai::planSync(*ws, root, includesOf(policy), GlobSet(policy.excludePatterns),
                         known ? &manifest : nullptr);
+    removeStaleFlushTemps(root, plan);
     return executeSync(plan, *ws, &manifest, progress);
 }
 

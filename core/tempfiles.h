@@ -1,0 +1,21 @@
+#pragma once
+
+#include <QByteArrayView>
+
+namespace elsai {
+
+/// Is `name` one of our own temp-file names (an atomic write that a crash interrupted)?
+///   ".<name>.elsai-tmp-<16 hex>"  WorkspaceFs::writeFile
+///   ".<name>.elsai-tmp-<12 hex>"  host-side writes (downloads)
+///   ".sandbox-tmp-<1-16 hex>"     flush to the host
+bool isStaleTempName(QByteArrayView name);
+
+/// Removes leftover temp files of ours in the folder `dirFd` (any fd naming a folder, O_PATH
+/// included) and, with `recursive`, in its subfolders. Only regular files whose name
+/// isStaleTempName() are removed; symlinks are never followed and never removed; folders deeper
+/// than 256 levels are not visited. Errors are ignored (best effort). Returns the count removed.
+/// A write in progress in another process at that moment fails cleanly (its rename finds no
+/// temp file), it never loses data.
+int removeStaleTempFiles(int dirFd, bool recursive);
+
+} // namespace elsai

@@ -1,0 +1,384 @@
+// Hostile-input suite (../shared/spec/hostile-inputs.md): a table of hostile paths tried with
+// every file operation of every backend that can run here, plus the openat2-style rename race
+// through the backend. The hostile layout is planted with the backend's own execute (ln -s,
+// mkfifo, …), so a backend added to backends() runs the same table: add one BackendFixture.
+// For every case and operation: the outside canary is never returned, nothing outside the
+// workspace changes, and the operations that must refuse do. Prints cases tried and passed.
+// ELSAI_HOSTILE_RACE_ROUNDS sets the race rounds (CI default 20,000; the long run 100,000+).
+#include "errors.h"
+#include "localsandboxbackend.h"
+#include "sandbox.h"
+#include "testutil.h"
+
+#include <QCryptographicHash>
+#include <QDirIterator>
+#include <QLoggingCategory>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include <fcntl.h>
+#include <stdio.h>
+
+using namespace elsai;
+
+namespace {
+
+const QByteArray Canary = "HOSTILE-CANARY-0b7e";
+
+struct BackendFixture
+{
+    QString name;
+    /// A started backend on a fresh, empty workspace whose parent folder the test may use as
+    /// "outside" (via execute with relative paths).
+    std::function<std::shared_ptr<SandboxBackend>()> make;
+};
+
+QList<BackendFixture> backends()
+{
+    static std::vector<std::unique_ptr<QTemporaryDir>> dirs;
+    return {
+        {QStringLiteral("local"),
+         [] {
+             dirs.push_back(std::make_unique<QTemporaryDir>());
+             const QString ws = dirs.back()->path() + QStringLiteral("/ws");
+             QDir().mkpath(ws);
+             auto b = std::make_shared<LocalSandboxBackend>(ws);
+             b->create();
+             return b;
+         }},
+        // The lead adds bwrap / ssh fixtures here.
+    };
+}
+
+// Backend operations and the host-side Sandbox operations (add_files, read_file,
+// download_files, move_file to / from, delete_files). Reads first, then writes, removals last:
+// a write may replace a planted FIFO and a removal may delete a planted link.
+enum Op {
+    Read,
+    List,
+    Stat,
+    Cwd,
+    HostRead,
+    HostDownload,
+    Write,
+    MakeDirs,
+    HostAdd,
+    HostMoveTo,
+    HostMoveFrom,
+    Remove,
+    HostDelete,
+    OpCount
+};
+const char *const OpNames[] = {"read",           "list",           "stat",           "cwd",
+                               "host read_file", "download_files", "write",          "mkdir",
+                               "add_files",      "move_file to",   "move_file from", "remove",
+                               "delete_files"};
+
+/// Host operations must refuse what the backend operation they build on refuses.
+Op baseOp(Op op)
+{
+    switch (op) {
+    case HostAdd:
+        return Write;
+    case HostRead:
+    case HostDownload:
+        return Read;
+    case HostMoveTo:
+    case HostMoveFrom:
+    case HostDelete:
+        return Remove;
+    default:
+        return op;
+    }
+}
+
+struct Case
+{
+    QString id;
+    QString path;
+    QList<Op> refused; ///< operations that must fail; every operation must stay inside
+    /// A hard link shares its inode with the outside file: reading it is reading that file,
+    /// which the agent could already do. Writes must still break the link (P11).
+    bool sharesInode = false;
+};
+
+QList<Case> cases()
+{
+    const QList<Op> all = {Read, Write, List, MakeDirs, Cwd, Stat, Remove};
+    const QList<Op> follows = {Read, Write, List, MakeDirs, Cwd};
+    QString deep;
+    for (int i = 0; i < 1000; ++i)
+        deep += QStringLiteral("a/");
+    for (int i = 0; i < 1001; ++i)
+        deep += QStringLiteral("../");
+    return {
+        {"P1 ..", "../outside.txt", all},
+        {"P1 a/../..", "sub/../../outside.txt", all},
+        {"P1 deep", deep + QStringLiteral("outside.txt"), all},
+        {"P1 ..folder", "..", all},
+        {"P1 trailing ..", "sub/../..", all},
+        {"P2 absolute", "/etc/passwd", all},
+        {"P2 absolute tmp", "/tmp/elsai-hostile-created", all},
+        {"P3 prefix sibling", "../ws-evil/s", all},
+        {"P4 abs link", "abs", {Read, Write, List, MakeDirs, Cwd}},
+        {"P4 up link", "up", follows},
+        {"P4 dir link", "dotdot/outside.txt", all},
+        {"P4 dir link itself", "dotdot", {List, Cwd, MakeDirs}},
+        {"P4 dir link slash", "dotdot/", {List, Cwd, Write, Read}},
+        {"P5 dangling", "dangling", {Read, Write, List, Cwd, MakeDirs}},
+        {"P5 through folder link", "linkdir/new.txt", all},
+        {"P5 through folder link deep", "linkdir/x/y/new.txt", all},
+        {"P6 NUL", QString::fromUtf8("a\0b", 3), all},
+        {"P6 NUL after ..", QString::fromUtf8("..\0x", 4), all},
+        {"P8 long component", QString(256, QLatin1Char('n')), {Read, Write, List, MakeDirs, Cwd}},
+        {"P8 long path",
+         QString(5000, QLatin1Char('d')).replace(QStringLiteral("dddd"), QStringLiteral("ddd/")),
+         {Read, Write, List, MakeDirs, Cwd}},
+        {"P9 empty", "", {Read, Write, Remove}},
+        // a write replaces the FIFO atomically (rename over it), never opens it
+        {"P10 fifo", "fifo", {Read, List, Cwd}},
+        {"P11 hard link", "hl", {}, true},
+        {"loop", "loop", {Read, Write, List, Cwd, MakeDirs}},
+        {"magic link", "magic/etc/passwd", all},
+        {"P7 literal %2e", "%2e%2e/x", {}},
+        {"P7 literal backslash", "..\\x", {}},
+        {"P9 tilde", "~/x", {}},
+        {"P9 dash", "-rf", {}},
+        {"P9 a//b", "sub//f", {}},
+        {"P4 inner link", "rel", {}},
+    };
+}
+
+QByteArray outsideDigest(const QString &base)
+{
+    QStringList lines;
+    QDirIterator it(base, QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot,
+                    QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        it.next();
+        const QString rel = QDir(base).relativeFilePath(it.filePath());
+        if (rel == QLatin1String("ws") || rel.startsWith(QLatin1String("ws/")))
+            continue;
+        QFile f(it.filePath());
+        const bool regular = it.fileInfo().isFile() && !it.fileInfo().isSymLink();
+        lines << rel + QLatin1Char('|') +
+                     (regular && f.open(QIODevice::ReadOnly)
+                          ? QString::fromLatin1(f.readAll().toHex())
+                          : QStringLiteral("-"));
+    }
+    lines.sort();
+    return QCryptographicHash::hash(lines.join(u'\n').toUtf8(), QCryptographicHash::Sha256);
+}
+
+/// Runs one operation; returns whether it was refused (threw). Sets *leaked when outside
+/// content came back.
+bool attempt(SandboxBackend &b, Sandbox &sandbox, const QString &downloads, Op op,
+             const QString &path, bool *leaked)
+{
+    try {
+        switch (op) {
+        case HostAdd:
+            sandbox.addFiles({{path, FileSource::text(QStringLiteral("added\n"))}});
+            break;
+        case HostRead:
+            *leaked = sandbox.readFileBytes(path).contains(Canary);
+            break;
+        case HostDownload: {
+            const QString to = downloads + QStringLiteral("/dl.txt");
+            QFile::remove(to);
+            sandbox.downloadFiles({{path, to}});
+            *leaked = test::readHostFile(to).contains(Canary);
+            break;
+        }
+        case HostMoveTo:
+            sandbox.moveFile(QStringLiteral("sub/f"), path);
+            break;
+        case HostMoveFrom:
+            sandbox.moveFile(path, QStringLiteral("moved-away"));
+            break;
+        case HostDelete:
+            sandbox.deleteFiles({path});
+            break;
+        case Read:
+            *leaked = b.readFile(path).contains(Canary);
+            break;
+        case Write:
+            b.writeFile(path, "written by a hostile case\n");
+            break;
+        case List:
+            for (const FileInfo &e : b.listDir(path))
+                *leaked = *leaked || e.path.contains(QLatin1String("outside"));
+            break;
+        case Stat:
+            b.stat(path);
+            break;
+        case Remove:
+            b.removeFile(path, false);
+            break;
+        case MakeDirs:
+            b.makeDirs(path);
+            break;
+        case Cwd: {
+            const ExecuteResult r =
+                b.execute(QStringLiteral("cat outside.txt 2>/dev/null; pwd"), 10, path);
+            *leaked = r.output.contains(QString::fromLatin1(Canary));
+            break;
+        }
+        case OpCount:
+            break;
+        }
+        return false;
+    } catch (const SandboxError &) {
+        return true;
+    }
+}
+
+const char *const PlantScript = R"(
+set -e
+printf '%s' "$CANARY" > ../outside.txt
+mkdir -p ../ws-evil && printf '%s' "$CANARY" > ../ws-evil/s
+mkdir -p ../linktarget
+mkdir -p sub && printf 'inner\n' > sub/f
+ln -s ../outside.txt up
+ln -s "$PWD/../outside.txt" abs
+ln -s .. dotdot
+ln -s ../created.txt dangling
+ln -s ../linktarget linkdir
+ln -s sub/f rel
+ln -s loop loop
+ln -s /proc/self/root magic
+mkfifo fifo
+ln ../outside.txt hl
+)";
+
+void plant(SandboxBackend &b)
+{
+    const ExecuteResult r =
+        b.execute(QStringLiteral("CANARY='%1'\n%2")
+                      .arg(QString::fromLatin1(Canary), QLatin1String(PlantScript)),
+                  30);
+    if (r.exitCode != 0)
+        qFatal("planting the hostile layout failed: %s", qPrintable(r.output + r.stderr_));
+}
+
+} // namespace
+
+class TestHostile : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() { QLoggingCategory::setFilterRules(QStringLiteral("elsai.*=false")); }
+    void pathTable();
+    void renameExchangeRace();
+};
+
+void TestHostile::pathTable()
+{
+    for (const BackendFixture &fixture : backends()) {
+        int tried = 0;
+        int passed = 0;
+        QStringList failures;
+        for (const Case &c : cases()) {
+            // a fresh layout per case: a write or remove may change it
+            const std::shared_ptr<SandboxBackend> b = fixture.make();
+            plant(*b);
+            const SandboxPtr sandbox = Sandbox::create(QStringLiteral("hostile"), b, std::nullopt);
+            sandbox->start();
+            const auto stop = qScopeGuard([&] { sandbox->stop(false); });
+            QTemporaryDir downloads;
+            const QString base =
+                QFileInfo(
+                    QString::fromUtf8(
+                        b->execute(QStringLiteral("cd .. && pwd"), 10).output.trimmed().toUtf8()))
+                    .filePath();
+            const QByteArray before = outsideDigest(base);
+            for (int op = 0; op < OpCount; ++op) {
+                ++tried;
+                bool leaked = false;
+                const bool refused =
+                    attempt(*b, *sandbox, downloads.path(), Op(op), c.path, &leaked);
+                QString problem;
+                if (leaked && !(c.sharesInode && baseOp(Op(op)) == Read))
+                    problem = QStringLiteral("returned outside content");
+                else if (c.refused.contains(baseOp(Op(op))) && !refused)
+                    problem = QStringLiteral("was not refused");
+                else if (outsideDigest(base) != before)
+                    problem = QStringLiteral("changed something outside the workspace");
+                if (problem.isEmpty())
+                    ++passed;
+                else
+                    failures << QStringLiteral("%1 [%2] %3 '%4': %5")
+                                    .arg(fixture.name, c.id, QLatin1String(OpNames[op]),
+                                         c.path.left(60), problem);
+            }
+            QVERIFY(!QFileInfo::exists(QStringLiteral("/tmp/elsai-hostile-created")));
+        }
+        qInfo("hostile: %s: %d cases x %d operations: %d tried, %d passed",
+              qPrintable(fixture.name), int(cases().size()), int(OpCount), tried, passed);
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.join(u'\n')));
+    }
+}
+
+void TestHostile::renameExchangeRace()
+{
+    const int rounds = qEnvironmentVariableIntValue("ELSAI_HOSTILE_RACE_ROUNDS") > 0
+                           ? qEnvironmentVariableIntValue("ELSAI_HOSTILE_RACE_ROUNDS")
+                           : 20000;
+    for (const BackendFixture &fixture : backends()) {
+        const std::shared_ptr<SandboxBackend> b = fixture.make();
+        // sw: a folder inside; swl: a link to a folder outside holding the canary. The attacker
+        // swaps them with RENAME_EXCHANGE while reads and listings resolve "sw/f".
+        const ExecuteResult r = b->execute(
+            QStringLiteral("set -e; mkdir -p ../race-out sw; printf '%1' > ../race-out/f;"
+                           "printf inside > sw/f; ln -s ../race-out swl; pwd")
+                .arg(QString::fromLatin1(Canary)),
+            10);
+        QCOMPARE(r.exitCode, 0);
+        const QByteArray ws = r.output.trimmed().toUtf8();
+        const QByteArray a = ws + "/sw";
+        const QByteArray l = ws + "/swl";
+        std::atomic<bool> stop{false};
+        std::atomic<qint64> swaps{0};
+        std::thread attacker([&] {
+            while (!stop.load()) {
+                if (::renameat2(AT_FDCWD, a.constData(), AT_FDCWD, l.constData(),
+                                RENAME_EXCHANGE) == 0)
+                    swaps.fetch_add(1);
+            }
+        });
+        int escapes = 0, inside = 0, refused = 0;
+        for (int round = 0; round < rounds; ++round) {
+            try {
+                if (b->readFile(QStringLiteral("sw/f")).contains(Canary))
+                    ++escapes;
+                else
+                    ++inside;
+            } catch (const SandboxError &) {
+                ++refused;
+            }
+            try {
+                for (const FileInfo &e : b->listDir(QStringLiteral("sw"))) {
+                    Q_UNUSED(e);
+                }
+                b->stat(QStringLiteral("sw/f"));
+            } catch (const SandboxError &) {
+            }
+        }
+        stop = true;
+        attacker.join();
+        qInfo("hostile: %s: RENAME_EXCHANGE race: %d rounds, %lld swaps, %d inside, %d refused, "
+              "%d escapes",
+              qPrintable(fixture.name), rounds, qint64(swaps.load()), inside, refused, escapes);
+        QCOMPARE(escapes, 0);
+        QVERIFY(swaps.load() > 0);
+    }
+}
+
+QTEST_GUILESS_MAIN(TestHostile)
+#include "tst_hostile.moc"
