@@ -685,7 +685,8 @@ private Q_SLOTS:
         spec.local.env.insert(QStringLiteral("FROM_CLI"), QStringLiteral("yes"));
         const auto b = std::dynamic_pointer_cast<DaytonaSandboxBackend>(spec.createBackend());
         QVERIFY(b);
-        QVERIFY(spec.workspaceRoot.isEmpty()); // no local folder for a remote workspace
+        // no local folder for a remote workspace: the id is shown instead, as for ssh
+        QCOMPARE(spec.workspaceRoot, b->id());
         QCOMPARE(b->options().config.apiUrl, fake.apiUrl());
         QCOMPARE(b->options().config.target, QStringLiteral("eu"));
         QCOMPARE(b->options().timeout, 7.0);
