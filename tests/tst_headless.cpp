@@ -551,7 +551,8 @@ private Q_SLOTS:
         RunResult r = runWorkbench(headless(
             {QStringLiteral("--backend"), QStringLiteral("bwrap"),
              QStringLiteral("--bwrap-max-file-size"), QStringLiteral("1K"),
-             QStringLiteral("--exec"), QStringLiteral("head -c 4096 /dev/zero > big; wc -c < big")}));
+             QStringLiteral("--exec"),
+             QStringLiteral("head -c 4096 /dev/zero > big; wc -c < big")}));
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QCOMPARE(r.out.trimmed(), QByteArray("1024"));
 
