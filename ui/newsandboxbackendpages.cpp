@@ -342,6 +342,12 @@ void NewSandboxBackendPages::showBackend(const QString &backend)
 {
     if (QWidget *w = m_ui->pages.value(backend))
         setCurrentWidget(w);
+    // Only the shown page sizes the stack: the local page is not as tall as Daytona's.
+    for (QWidget *page : std::as_const(m_ui->pages)) {
+        const auto policy = page == currentWidget() ? QSizePolicy::Preferred : QSizePolicy::Ignored;
+        page->setSizePolicy(policy, policy);
+    }
+    adjustSize();
     Q_EMIT edited();
 }
 

@@ -387,8 +387,9 @@ void NewSandboxDialog::backendChanged(const QString &backend)
     // Remote workspaces are not host folders (createBackend() names them itself); only the
     // local backend passes the workbench's environment on; ssh is the remote one with a grace.
     ui.workspaceRoot->parentWidget()->setEnabled(hostFolder);
-    ui.workspaceRoot->setToolTip(
-        hostFolder ? QString() : tr("%1 workspaces live on the remote side").arg(backend));
+    ui.workspaceRoot->setPlaceholderText(
+        hostFolder ? tr("a new folder under the temp folder (kept)")
+                   : tr("on the %1 side, named by the backend").arg(backend));
     ui.inheritEnv->setEnabled(backend == QLatin1String("local"));
     ui.killGrace->setEnabled(hostFolder || backend == QLatin1String("ssh"));
     ui.backendPages->showBackend(backend);
