@@ -254,6 +254,34 @@ private Q_SLOTS:
         QCOMPARE(dialog.spec().workspaceRoot, in.workspaceRoot);
     }
 
+    // Only the chosen backend's page is read: a half-filled page of another backend neither
+    // blocks Create nor leaks into the spec.
+    void otherBackendsPagesAreNotRead()
+    {
+        SandboxSpec in;
+        in.backend = QStringLiteral("bwrap");
+        in.ssh.host = QStringLiteral("kept.example");
+        NewSandboxDialog dialog;
+        dialog.setSpec(in);
+        dialog.findChild<QLineEdit *>(QStringLiteral("daytonaApiUrl"))
+            ->setText(QStringLiteral("not a url"));
+        dialog.findChild<QLineEdit *>(QStringLiteral("sshHost"))
+            ->setText(QStringLiteral("typed.example"));
+        QVERIFY(dialog.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->isEnabled());
+        const SandboxSpec out = dialog.spec();
+        QCOMPARE(out.backend, QStringLiteral("bwrap"));
+        QCOMPARE(out.ssh.host, QStringLiteral("kept.example"));
+        QCOMPARE(out.daytona.config.apiUrl, in.daytona.config.apiUrl);
+        // An emptied byte limit is an error naming the field, not a silent 0 (= unlimited).
+        dialog.findChild<QLineEdit *>(QStringLiteral("bwrapMaxMemoryBytes"))->clear();
+        try {
+            (void)dialog.spec();
+            QFAIL("an empty memory limit was accepted");
+        } catch (const ValueError &e) {
+            QVERIFY2(e.message().contains(QStringLiteral("memory")), qPrintable(e.message()));
+        }
+    }
+
     void bwrapFieldsRoundTrip()
     {
         SandboxSpec in;
