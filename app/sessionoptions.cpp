@@ -6,9 +6,11 @@
 #include <QCommandLineParser>
 #include <QTextStream>
 #include <QDir>
+#include <QRegularExpression>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace elsai {
 
@@ -88,8 +90,28 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("ssh: remote folder of the workspaces (default: .elsai/workspaces in "
                         "the remote home)."),
          QStringLiteral("DIR")},
+        {QStringLiteral("bwrap-network"),
+         QStringLiteral("bwrap: share the host's network (default: loopback only).")},
+        {QStringLiteral("bwrap-max-processes"),
+         QStringLiteral("bwrap: process limit (default: 256)."), QStringLiteral("N")},
+        {QStringLiteral("bwrap-max-file-size"),
+         QStringLiteral("bwrap: largest file a command may write, in bytes or with a K, M or "
+                        "G suffix; 0 = unlimited (default: 1G)."),
+         QStringLiteral("SIZE")},
+        {QStringLiteral("bwrap-max-memory"),
+         QStringLiteral("bwrap: data memory limit per process, bytes or K/M/G; 0 = unlimited "
+                        "(default: 4G)."),
+         QStringLiteral("SIZE")},
+        {QStringLiteral("bwrap-ro-bind"),
+         QStringLiteral("bwrap: host path bound read-only at the same place (repeatable)."),
+         QStringLiteral("PATH")},
+        {QStringLiteral("bwrap-program"),
+         QStringLiteral("bwrap: the bwrap executable (default: bwrap from PATH)."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("bwrap-no-pids-cgroup"),
+         QStringLiteral("bwrap: never bound processes with a pids cgroup (RLIMIT_NPROC only).")},
         {QStringLiteral("backend"),
-         QStringLiteral("Backend: local (default), bwrap, ssh (--ssh-*), daytona "
+         QStringLiteral("Backend: local (default), bwrap (--bwrap-*), ssh (--ssh-*), daytona "
                         "(DAYTONA_API_KEY, DAYTONA_API_URL, DAYTONA_TARGET), agentcore (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
                         "AWS_SESSION_TOKEN, AWS_REGION)."),
          QStringLiteral("NAME")},
@@ -164,6 +186,70 @@ static qint64 nonNegativeInt(const QString &option, const QString &value)
         throw ValueError(
             QStringLiteral("--%1 needs a whole number >= 0, got '%2'").arg(option, value));
     return v;
+}
+
+/// Bytes, or a whole number with a binary K, M or G suffix ("512M"); 0 stays 0 (unlimited).
+static qint64 byteSize(const QString &option, const QString &value)
+{
+    static const QRegularExpression re(QStringLiteral("^(\\d{1,18})([KMG]?)$"),
+                                       QRegularExpression::CaseInsensitiveOption);
+    const QRegularExpressionMatch m = re.match(value.trimmed());
+    if (!m.hasMatch())
+        throw ValueError(QStringLiteral("--%1 needs a size in bytes, or with a K, M or G suffix "
+                                        "(0 = unlimited), got '%2'")
+                             .arg(option, value));
+    const QChar unit = m.captured(2).isEmpty() ? QChar() : m.captured(2).at(0).toUpper();
+    const int shift = unit == QLatin1Char('K')   ? 10
+                      : unit == QLatin1Char('M') ? 20
+                      : unit == QLatin1Char('G') ? 30
+                                                 : 0;
+    const qint64 n = m.captured(1).toLongLong(); // 18 digits fit a qint64
+    if (n > (std::numeric_limits<qint64>::max() >> shift))
+        throw ValueError(QStringLiteral("--%1: '%2' is too large").arg(option, value));
+    return n << shift;
+}
+
+static void readBwrapOptions(const QCommandLineParser &p, SandboxSpec &spec)
+{
+    const QStringList names{QStringLiteral("bwrap-network"),
+                            QStringLiteral("bwrap-max-processes"),
+                            QStringLiteral("bwrap-max-file-size"),
+                            QStringLiteral("bwrap-max-memory"),
+                            QStringLiteral("bwrap-ro-bind"),
+                            QStringLiteral("bwrap-program"),
+                            QStringLiteral("bwrap-no-pids-cgroup")};
+    const bool any = std::any_of(names.cbegin(), names.cend(),
+                                 [&](const QString &n) { return p.isSet(n); });
+    if (!any)
+        return;
+    if (spec.backend != QLatin1String("bwrap"))
+        throw ValueError(QStringLiteral("the --bwrap-* options need --backend bwrap"));
+    BwrapSandboxBackend::Options &b = spec.bwrap;
+    b.network = p.isSet(names[0]);
+    if (p.isSet(names[1])) {
+        bool ok = false;
+        b.maxProcesses = p.value(names[1]).toInt(&ok);
+        if (!ok || b.maxProcesses < 1)
+            throw ValueError(QStringLiteral("--bwrap-max-processes needs a whole number >= 1, "
+                                            "got '%1'")
+                                 .arg(p.value(names[1])));
+    }
+    if (p.isSet(names[2]))
+        b.maxFileSizeBytes = byteSize(names[2], p.value(names[2]));
+    if (p.isSet(names[3]))
+        b.maxMemoryBytes = byteSize(names[3], p.value(names[3]));
+    b.readOnlyBinds = p.values(names[4]);
+    for (const QString &path : std::as_const(b.readOnlyBinds)) {
+        if (!path.startsWith(QLatin1Char('/')))
+            throw ValueError(
+                QStringLiteral("--bwrap-ro-bind needs an absolute path, got '%1'").arg(path));
+    }
+    if (p.isSet(names[5])) {
+        b.bwrapPath = p.value(names[5]);
+        if (b.bwrapPath.isEmpty())
+            throw ValueError(QStringLiteral("--bwrap-program must not be empty"));
+    }
+    b.pidsCgroup = !p.isSet(names[6]);
 }
 
 static void readSshOptions(const QCommandLineParser &p, SandboxSpec &spec)
@@ -241,6 +327,7 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
                                       SandboxSpec::availableBackends().join(QStringLiteral(", "))));
     }
     readSshOptions(p, spec);
+    readBwrapOptions(p, spec);
     if (has("aws-region"))
         spec.agentcore.region = val("aws-region");
     if (has("agentcore-endpoint")) {

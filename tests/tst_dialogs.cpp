@@ -6,14 +6,17 @@
 #include "types.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStackedWidget>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTreeWidget>
@@ -25,6 +28,37 @@
 using namespace elsai;
 using test::readHostFile;
 using test::writeHostFile;
+
+/// Unsets the named variables for the test and restores their values afterwards.
+class EnvGuard
+{
+public:
+    explicit EnvGuard(std::initializer_list<const char *> names)
+    {
+        for (const char *name : names) {
+            m_saved.append({name, qgetenv(name), qEnvironmentVariableIsSet(name)});
+            qunsetenv(name);
+        }
+    }
+    ~EnvGuard()
+    {
+        for (const Saved &s : m_saved) {
+            if (s.wasSet)
+                qputenv(s.name, s.value);
+            else
+                qunsetenv(s.name);
+        }
+    }
+
+private:
+    struct Saved
+    {
+        const char *name;
+        QByteArray value;
+        bool wasSet;
+    };
+    QList<Saved> m_saved;
+};
 
 class TestDialogs : public QObject
 {
@@ -163,6 +197,352 @@ private Q_SLOTS:
         QVERIFY(ok->isEnabled());
         dialog.addSyncInclude(QStringLiteral("[unclosed"));
         QVERIFY_THROWS_EXCEPTION(SandboxError, dialog.spec());
+    }
+
+    // ---- per-backend settings ---------------------------------------------------------------
+
+    void choosingABackendShowsItsPage_data()
+    {
+        QTest::addColumn<QString>("backend");
+        QTest::addColumn<bool>("hostFolder");
+        QTest::addColumn<bool>("inheritEnv");
+        for (const QString &b : SandboxSpec::availableBackends()) {
+            const bool host = b == QLatin1String("local") || b == QLatin1String("bwrap");
+            QTest::newRow(qPrintable(b)) << b << host << (b == QLatin1String("local"));
+        }
+    }
+
+    void choosingABackendShowsItsPage()
+    {
+        QFETCH(QString, backend);
+        QFETCH(bool, hostFolder);
+        QFETCH(bool, inheritEnv);
+        NewSandboxDialog dialog;
+        auto *combo = dialog.findChild<QComboBox *>(QStringLiteral("backend"));
+        auto *pages = dialog.findChild<QStackedWidget *>(QStringLiteral("backendPages"));
+        QVERIFY(combo && pages);
+        QCOMPARE(pages->currentWidget()->objectName(), QStringLiteral("page_local"));
+        combo->setCurrentText(backend);
+        QCOMPARE(pages->currentWidget()->objectName(), QStringLiteral("page_") + backend);
+        // Fields that do not apply to the backend are disabled.
+        QCOMPARE(dialog.findChild<QLineEdit *>(QStringLiteral("workspaceRoot"))->isEnabled(),
+                 hostFolder);
+        QCOMPARE(dialog.findChild<QCheckBox *>(QStringLiteral("inheritEnv"))->isEnabled(),
+                 inheritEnv);
+        // The seed preview keeps working whatever the backend.
+        const QString project = m_tmp.filePath(QStringLiteral("preview-") + backend);
+        writeHostFile(project + QStringLiteral("/a.txt"), "a\n");
+        dialog.findChild<QLineEdit *>(QStringLiteral("seedFrom"))->setText(project);
+        QSignalSpy ready(&dialog, &NewSandboxDialog::seedPreviewReady);
+        dialog.runSeedPreview();
+        QTRY_COMPARE(ready.size(), 1);
+        QVERIFY(
+            child(group(dialog.seedPreview(), QStringLiteral("To copy")), QStringLiteral("a.txt")));
+    }
+
+    void remoteBackendsLeaveTheWorkspaceRootToTheBackend()
+    {
+        SandboxSpec in;
+        in.backend = QStringLiteral("ssh");
+        in.ssh.host = QStringLiteral("build.example");
+        in.workspaceRoot = QStringLiteral("/home/me/typed-before");
+        NewSandboxDialog dialog;
+        dialog.setSpec(in);
+        QVERIFY(dialog.spec().workspaceRoot.isEmpty()); // createBackend() names it
+        dialog.findChild<QComboBox *>(QStringLiteral("backend"))
+            ->setCurrentText(QStringLiteral("local"));
+        QCOMPARE(dialog.spec().workspaceRoot, in.workspaceRoot);
+    }
+
+    // Only the chosen backend's page is read: a half-filled page of another backend neither
+    // blocks Create nor leaks into the spec.
+    void otherBackendsPagesAreNotRead()
+    {
+        SandboxSpec in;
+        in.backend = QStringLiteral("bwrap");
+        in.ssh.host = QStringLiteral("kept.example");
+        NewSandboxDialog dialog;
+        dialog.setSpec(in);
+        dialog.findChild<QLineEdit *>(QStringLiteral("daytonaApiUrl"))
+            ->setText(QStringLiteral("not a url"));
+        dialog.findChild<QLineEdit *>(QStringLiteral("sshHost"))
+            ->setText(QStringLiteral("typed.example"));
+        QVERIFY(dialog.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->isEnabled());
+        const SandboxSpec out = dialog.spec();
+        QCOMPARE(out.backend, QStringLiteral("bwrap"));
+        QCOMPARE(out.ssh.host, QStringLiteral("kept.example"));
+        QCOMPARE(out.daytona.config.apiUrl, in.daytona.config.apiUrl);
+        // An emptied byte limit is an error naming the field, not a silent 0 (= unlimited).
+        dialog.findChild<QLineEdit *>(QStringLiteral("bwrapMaxMemoryBytes"))->clear();
+        try {
+            (void)dialog.spec();
+            QFAIL("an empty memory limit was accepted");
+        } catch (const ValueError &e) {
+            QVERIFY2(e.message().contains(QStringLiteral("memory")), qPrintable(e.message()));
+        }
+    }
+
+    void bwrapFieldsRoundTrip()
+    {
+        SandboxSpec in;
+        in.backend = QStringLiteral("bwrap");
+        in.bwrap.network = true;
+        in.bwrap.maxProcesses = 77;
+        in.bwrap.maxFileSizeBytes = (qint64(5) << 30) + 3; // beyond an int
+        in.bwrap.maxMemoryBytes = 0;
+        in.bwrap.readOnlyBinds = {QStringLiteral("/opt/tool"), QStringLiteral("/srv/data")};
+        in.bwrap.bwrapPath = QStringLiteral("/usr/local/bin/bwrap");
+        in.bwrap.pidsCgroup = false;
+        NewSandboxDialog dialog;
+        dialog.setSpec(in);
+        QVERIFY(dialog.findChild<QCheckBox *>(QStringLiteral("bwrapNetwork"))->isChecked());
+        QCOMPARE(dialog.findChild<QSpinBox *>(QStringLiteral("bwrapMaxProcesses"))->value(), 77);
+        const SandboxSpec out = dialog.spec();
+        QCOMPARE(out.backend, in.backend);
+        QCOMPARE(out.bwrap.network, true);
+        QCOMPARE(out.bwrap.maxProcesses, 77);
+        QCOMPARE(out.bwrap.maxFileSizeBytes, in.bwrap.maxFileSizeBytes);
+        QCOMPARE(out.bwrap.maxMemoryBytes, qint64(0));
+        QCOMPARE(out.bwrap.readOnlyBinds, in.bwrap.readOnlyBinds);
+        QCOMPARE(out.bwrap.bwrapPath, in.bwrap.bwrapPath);
+        QCOMPARE(out.bwrap.pidsCgroup, false);
+
+        // Defaults shown are the backend's.
+        NewSandboxDialog fresh;
+        fresh.findChild<QComboBox *>(QStringLiteral("backend"))
+            ->setCurrentText(QStringLiteral("bwrap"));
+        const BwrapSandboxBackend::Options defaults;
+        QCOMPARE(fresh.findChild<QLineEdit *>(QStringLiteral("bwrapMaxMemoryBytes"))->text(),
+                 QString::number(defaults.maxMemoryBytes));
+        QCOMPARE(fresh.spec().bwrap.maxProcesses, defaults.maxProcesses);
+        QVERIFY(!fresh.spec().bwrap.network);
+
+        // A relative bind is refused with a message naming it.
+        dialog.findChild<QPlainTextEdit *>(QStringLiteral("bwrapReadOnlyBinds"))
+            ->setPlainText(QStringLiteral("opt/tool"));
+        try {
+            (void)dialog.spec();
+            QFAIL("a relative bind was accepted");
+        } catch (const ValueError &e) {
+            QVERIFY2(e.message().contains(QStringLiteral("opt/tool")), qPrintable(e.message()));
+        }
+    }
+
+    void sshFieldsRoundTrip()
+    {
+        SandboxSpec in;
+        in.backend = QStringLiteral("ssh");
+        in.ssh.host = QStringLiteral("build.example");
+        in.ssh.port = 2222;
+        in.ssh.user = QStringLiteral("ci");
+        in.ssh.identityFile = QStringLiteral("/home/me/.ssh/id_ci");
+        in.ssh.knownHostsFile = QStringLiteral("/home/me/.ssh/ci_hosts");
+        in.ssh.connectTimeoutSeconds = 17;
+        in.ssh.sshProgram = QStringLiteral("/opt/ssh/bin/ssh"); // not shown: kept
+        in.sshRemoteRoot = QStringLiteral("/srv/ws");
+        NewSandboxDialog dialog;
+        dialog.setSpec(in);
+        QCOMPARE(dialog.findChild<QLineEdit *>(QStringLiteral("sshHost"))->text(), in.ssh.host);
+        QVERIFY(dialog.findChild<QPushButton *>(QStringLiteral("sshIdentityBrowse")));
+        const SandboxSpec out = dialog.spec();
+        QCOMPARE(out.ssh.host, in.ssh.host);
+        QCOMPARE(out.ssh.port, 2222);
+        QCOMPARE(out.ssh.user, in.ssh.user);
+        QCOMPARE(out.ssh.identityFile, in.ssh.identityFile);
+        QCOMPARE(out.ssh.knownHostsFile, in.ssh.knownHostsFile);
+        QCOMPARE(out.ssh.connectTimeoutSeconds, 17);
+        QCOMPARE(out.ssh.sshProgram, in.ssh.sshProgram);
+        QCOMPARE(out.sshRemoteRoot, in.sshRemoteRoot);
+    }
+
+    void missingSshHostBlocksOk()
+    {
+        NewSandboxDialog dialog;
+        QPushButton *ok = dialog.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+        QVERIFY(ok->isEnabled());
+        QVERIFY(dialog.validationMessage().isEmpty());
+        dialog.findChild<QComboBox *>(QStringLiteral("backend"))
+            ->setCurrentText(QStringLiteral("ssh"));
+        QVERIFY(!ok->isEnabled());
+        QVERIFY2(dialog.validationMessage().contains(QStringLiteral("host")),
+                 qPrintable(dialog.validationMessage()));
+        QVERIFY(!dialog.findChild<QLabel *>(QStringLiteral("validationMessage"))->isHidden());
+        QVERIFY_THROWS_EXCEPTION(ValueError, dialog.spec());
+        // accept() (Enter) refuses too, and the dialog stays open with the message.
+        dialog.show();
+        dialog.accept();
+        QVERIFY(dialog.isVisible());
+        QCOMPARE(dialog.result(), int(QDialog::Rejected));
+
+        QTest::keyClicks(dialog.findChild<QLineEdit *>(QStringLiteral("sshHost")),
+                         QStringLiteral("h"));
+        QVERIFY(ok->isEnabled());
+        QVERIFY(dialog.validationMessage().isEmpty());
+        // Back to local: the ssh page's needs no longer apply.
+        dialog.findChild<QLineEdit *>(QStringLiteral("sshHost"))->clear();
+        QVERIFY(!ok->isEnabled());
+        dialog.findChild<QComboBox *>(QStringLiteral("backend"))
+            ->setCurrentText(QStringLiteral("local"));
+        QVERIFY(ok->isEnabled());
+        dialog.reject();
+    }
+
+    void daytonaFieldsRoundTrip()
+    {
+        const EnvGuard guard({"DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN", "DAYTONA_API_URL",
+                              "DAYTONA_SERVER_URL", "DAYTONA_TARGET", "DAYTONA_ORGANIZATION_ID"});
+        SandboxSpec in;
+        in.backend = QStringLiteral("daytona");
+        in.daytona.config.apiUrl = QUrl(QStringLiteral("http://127.0.0.1:3000/api"));
+        in.daytona.config.apiKey = QStringLiteral("dtn_typed");
+        in.daytona.config.target = QStringLiteral("eu");
+        in.daytona.config.organizationId = QStringLiteral("org-1");
+        in.daytona.snapshot = QStringLiteral("py-3.12");
+        in.daytona.name = QStringLiteral("mine");
+        in.daytona.autoStopMinutes = 0;
+        in.daytona.deleteOnClose = false;
+        in.daytona.existingSandbox = QStringLiteral("sb-42");
+        in.daytona.remoteRoot = QStringLiteral("/home/daytona/ws");
+        in.daytona.labels = {{QStringLiteral("team"), QStringLiteral("x")}}; // not shown: kept
+        NewSandboxDialog dialog;
+        dialog.setSpec(in);
+        const SandboxSpec out = dialog.spec();
+        QCOMPARE(out.daytona.config.apiUrl, in.daytona.config.apiUrl);
+        QCOMPARE(out.daytona.config.apiKey, in.daytona.config.apiKey);
+        QCOMPARE(out.daytona.config.target, in.daytona.config.target);
+        QCOMPARE(out.daytona.config.organizationId, in.daytona.config.organizationId);
+        QCOMPARE(out.daytona.snapshot, in.daytona.snapshot);
+        QCOMPARE(out.daytona.name, in.daytona.name);
+        QCOMPARE(out.daytona.autoStopMinutes, 0);
+        QCOMPARE(out.daytona.deleteOnClose, false);
+        QCOMPARE(out.daytona.existingSandbox, in.daytona.existingSandbox);
+        QCOMPARE(out.daytona.remoteRoot, in.daytona.remoteRoot);
+        QCOMPARE(out.daytona.labels, in.daytona.labels);
+        auto *key = dialog.findChild<QLineEdit *>(QStringLiteral("daytonaApiKey"));
+        QCOMPARE(key->echoMode(), QLineEdit::Password);
+        QVERIFY(dialog.findChild<QLabel *>(QStringLiteral("daytonaApiKeySource"))
+                    ->text()
+                    .isEmpty()); // typed, not from the environment
+
+        // No key at all: OK is blocked with a message naming the variable.
+        key->clear();
+        QVERIFY(!dialog.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->isEnabled());
+        QVERIFY2(dialog.validationMessage().contains(QStringLiteral("DAYTONA_API_KEY")),
+                 qPrintable(dialog.validationMessage()));
+        key->setText(QStringLiteral("k"));
+        dialog.findChild<QLineEdit *>(QStringLiteral("daytonaApiUrl"))
+            ->setText(QStringLiteral("not a url"));
+        QVERIFY_THROWS_EXCEPTION(ValueError, dialog.spec());
+    }
+
+    void daytonaDefaultsComeFromTheEnvironment()
+    {
+        const EnvGuard guard(
+            {"DAYTONA_API_KEY", "DAYTONA_API_URL", "DAYTONA_TARGET", "DAYTONA_SERVER_URL"});
+        qputenv("DAYTONA_API_KEY", "dtn_from_env_secret");
+        qputenv("DAYTONA_API_URL", "http://127.0.0.1:9/api");
+        qputenv("DAYTONA_TARGET", "us");
+        NewSandboxDialog dialog;
+        dialog.findChild<QComboBox *>(QStringLiteral("backend"))
+            ->setCurrentText(QStringLiteral("daytona"));
+        auto *key = dialog.findChild<QLineEdit *>(QStringLiteral("daytonaApiKey"));
+        QCOMPARE(key->text(), QStringLiteral("dtn_from_env_secret"));
+        QCOMPARE(key->echoMode(), QLineEdit::Password);
+        QVERIFY(!key->displayText().contains(QStringLiteral("dtn_")));
+        QCOMPARE(dialog.findChild<QLabel *>(QStringLiteral("daytonaApiKeySource"))->text(),
+                 QStringLiteral("from DAYTONA_API_KEY"));
+        QCOMPARE(dialog.findChild<QLineEdit *>(QStringLiteral("daytonaApiUrl"))->text(),
+                 QStringLiteral("http://127.0.0.1:9/api"));
+        QCOMPARE(dialog.findChild<QLabel *>(QStringLiteral("daytonaApiUrlSource"))->text(),
+                 QStringLiteral("from DAYTONA_API_URL"));
+        QCOMPARE(dialog.findChild<QLineEdit *>(QStringLiteral("daytonaTarget"))->text(),
+                 QStringLiteral("us"));
+        // No secret in any visible text of the dialog.
+        for (QLabel *label : dialog.findChildren<QLabel *>())
+            QVERIFY2(!label->text().contains(QStringLiteral("dtn_from_env")),
+                     qPrintable(label->objectName()));
+        QCOMPARE(dialog.spec().daytona.config.apiKey, QStringLiteral("dtn_from_env_secret"));
+        // Typing over it: the note no longer claims the environment.
+        key->setText(QStringLiteral("other"));
+        QVERIFY(
+            dialog.findChild<QLabel *>(QStringLiteral("daytonaApiKeySource"))->text().isEmpty());
+    }
+
+    void agentcoreFieldsRoundTrip()
+    {
+        const EnvGuard guard({"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
+                              "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+                              "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_BEDROCK_AGENTCORE"});
+        SandboxSpec in;
+        in.backend = QStringLiteral("agentcore");
+        in.agentcore.region = QStringLiteral("eu-west-1");
+        in.agentcore.endpoint = QUrl(QStringLiteral("http://127.0.0.1:4566"));
+        in.agentcore.credentials = {QStringLiteral("AKIDTYPED"), QStringLiteral("typedsecret"),
+                                    QStringLiteral("typedtoken")};
+        in.agentcore.codeInterpreterId = QStringLiteral("custom.ci-1");
+        in.agentcore.sessionTimeoutSeconds = 1800;
+        in.agentcore.requestTimeoutMs = 1234; // not shown: kept
+        NewSandboxDialog dialog;
+        dialog.setSpec(in);
+        const SandboxSpec out = dialog.spec();
+        QCOMPARE(out.agentcore.region, in.agentcore.region);
+        QCOMPARE(out.agentcore.endpoint, in.agentcore.endpoint);
+        QCOMPARE(out.agentcore.credentials.accessKeyId, in.agentcore.credentials.accessKeyId);
+        QCOMPARE(out.agentcore.credentials.secretAccessKey,
+                 in.agentcore.credentials.secretAccessKey);
+        QCOMPARE(out.agentcore.credentials.sessionToken, in.agentcore.credentials.sessionToken);
+        QCOMPARE(out.agentcore.codeInterpreterId, in.agentcore.codeInterpreterId);
+        QCOMPARE(out.agentcore.sessionTimeoutSeconds, 1800);
+        QCOMPARE(out.agentcore.requestTimeoutMs, 1234);
+        for (const char *secret : {"awsSecretAccessKey", "awsSessionToken"}) {
+            QCOMPARE(dialog.findChild<QLineEdit *>(QLatin1String(secret))->echoMode(),
+                     QLineEdit::Password);
+        }
+        // No environment and no region: OK is blocked, saying what to set.
+        dialog.findChild<QLineEdit *>(QStringLiteral("awsRegion"))->clear();
+        QVERIFY(!dialog.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->isEnabled());
+        QVERIFY2(dialog.validationMessage().contains(QStringLiteral("AWS_REGION")),
+                 qPrintable(dialog.validationMessage()));
+        QCOMPARE(dialog.findChild<QLabel *>(QStringLiteral("awsRegionSource"))->text(),
+                 QStringLiteral("AWS_REGION is not set"));
+    }
+
+    void agentcoreDefaultsComeFromTheEnvironment()
+    {
+        const EnvGuard guard({"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
+                              "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+                              "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_BEDROCK_AGENTCORE"});
+        qputenv("AWS_DEFAULT_REGION", "ap-south-1");
+        qputenv("AWS_ACCESS_KEY_ID", "AKIDFROMENV");
+        qputenv("AWS_SECRET_ACCESS_KEY", "envsecretvalue");
+        qputenv("AWS_SESSION_TOKEN", "envtokenvalue");
+        qputenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9");
+        NewSandboxDialog dialog;
+        dialog.findChild<QComboBox *>(QStringLiteral("backend"))
+            ->setCurrentText(QStringLiteral("agentcore"));
+        auto text = [&](const char *name) {
+            return dialog.findChild<QLineEdit *>(QLatin1String(name))->text();
+        };
+        auto note = [&](const char *name) {
+            return dialog.findChild<QLabel *>(QLatin1String(name) + QStringLiteral("Source"))
+                ->text();
+        };
+        QCOMPARE(text("awsRegion"), QStringLiteral("ap-south-1"));
+        QCOMPARE(note("awsRegion"), QStringLiteral("from AWS_DEFAULT_REGION"));
+        QCOMPARE(text("agentcoreEndpoint"), QStringLiteral("http://127.0.0.1:9"));
+        QCOMPARE(note("agentcoreEndpoint"), QStringLiteral("from AWS_ENDPOINT_URL"));
+        QCOMPARE(text("awsAccessKeyId"), QStringLiteral("AKIDFROMENV"));
+        QCOMPARE(note("awsSecretAccessKey"), QStringLiteral("from AWS_SECRET_ACCESS_KEY"));
+        QCOMPARE(note("awsSessionToken"), QStringLiteral("from AWS_SESSION_TOKEN"));
+        for (const char *secret : {"awsSecretAccessKey", "awsSessionToken"}) {
+            auto *edit = dialog.findChild<QLineEdit *>(QLatin1String(secret));
+            QCOMPARE(edit->echoMode(), QLineEdit::Password);
+            QVERIFY(!edit->displayText().contains(QStringLiteral("env")));
+        }
+        QVERIFY(dialog.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->isEnabled());
+        const SandboxSpec s = dialog.spec();
+        QCOMPARE(s.agentcore.region, QStringLiteral("ap-south-1"));
+        QCOMPARE(s.agentcore.credentials.secretAccessKey, QStringLiteral("envsecretvalue"));
     }
 
     void seedPreviewListsExcludedAndDropped()

@@ -1,6 +1,11 @@
 // Runs the real elsai-workbench executable headless (no display) and checks its command line,
 // its --exec runner, its JSON-lines script runner, its exit statuses and its audit log.
 
+#include "bwrapsandboxbackend.h"
+#include "errors.h"
+#include "sessionoptions.h"
+
+#include <QCommandLineParser>
 #include <QCryptographicHash>
 #include <QElapsedTimer>
 #include <QJsonArray>
@@ -190,7 +195,14 @@ private Q_SLOTS:
                               "--offload",
                               "--offload-dir",
                               "--offload-max-tokens",
-                              "--offload-preview-tokens"})
+                              "--offload-preview-tokens",
+                              "--bwrap-network",
+                              "--bwrap-max-processes",
+                              "--bwrap-max-file-size",
+                              "--bwrap-max-memory",
+                              "--bwrap-ro-bind",
+                              "--bwrap-program",
+                              "--bwrap-no-pids-cgroup"})
             QTest::newRow(o) << QString::fromLatin1(o);
     }
 
@@ -281,6 +293,27 @@ private Q_SLOTS:
             << QStringList{QStringLiteral("--workspace-id"), QString(), QStringLiteral("--exec"),
                            QStringLiteral("true")}
             << QStringLiteral("--workspace-id");
+        const QStringList bwrapExec{QStringLiteral("--backend"), QStringLiteral("bwrap"),
+                                    QStringLiteral("--exec"), QStringLiteral("true")};
+        QTest::newRow("bwrap option without --backend bwrap")
+            << QStringList{QStringLiteral("--bwrap-network"), QStringLiteral("--exec"),
+                           QStringLiteral("true")}
+            << QStringLiteral("--backend bwrap");
+        QTest::newRow("bwrap size with a bad unit")
+            << QStringList{QStringLiteral("--bwrap-max-memory"), QStringLiteral("12Q")} + bwrapExec
+            << QStringLiteral("--bwrap-max-memory");
+        QTest::newRow("bwrap size negative")
+            << QStringList{QStringLiteral("--bwrap-max-file-size"), QStringLiteral("-1")} +
+                   bwrapExec
+            << QStringLiteral("--bwrap-max-file-size");
+        QTest::newRow("bwrap zero processes")
+            << QStringList{QStringLiteral("--bwrap-max-processes"), QStringLiteral("0")} +
+                   bwrapExec
+            << QStringLiteral("--bwrap-max-processes");
+        QTest::newRow("bwrap relative bind")
+            << QStringList{QStringLiteral("--bwrap-ro-bind"), QStringLiteral("opt/tool")} +
+                   bwrapExec
+            << QStringLiteral("opt/tool");
         QTest::newRow("missing script file")
             << QStringList{QStringLiteral("--script"), QStringLiteral("/nonexistent/elsai.jsonl")}
             << QStringLiteral("/nonexistent/elsai.jsonl");
@@ -430,6 +463,113 @@ private Q_SLOTS:
                       QStringLiteral("--exec"), QStringLiteral("printf '%s' \"$ELSAI_T\"")}));
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(r.out, QByteArray("v=1"));
+    }
+
+    // ---- --backend bwrap ----------------------------------------------------------------------
+
+    void sessionOptionsReadTheBwrapOptions()
+    {
+        auto parse = [](QStringList args) {
+            QCommandLineParser parser;
+            elsai::SessionOptions::describe(parser, elsai::SessionOptions::Mode::Gui);
+            args.prepend(QStringLiteral("elsai-workbench"));
+            if (!parser.parse(args))
+                throw elsai::ValueError(parser.errorText());
+            return elsai::SessionOptions::fromParser(parser);
+        };
+        const elsai::BwrapSandboxBackend::Options defaults;
+        elsai::SessionOptions o = parse({QStringLiteral("--backend"), QStringLiteral("bwrap")});
+        QCOMPARE(o.spec.bwrap.network, defaults.network);
+        QCOMPARE(o.spec.bwrap.maxProcesses, defaults.maxProcesses);
+        QCOMPARE(o.spec.bwrap.maxFileSizeBytes, defaults.maxFileSizeBytes);
+        QCOMPARE(o.spec.bwrap.maxMemoryBytes, defaults.maxMemoryBytes);
+        QCOMPARE(o.spec.bwrap.pidsCgroup, true);
+
+        o = parse({QStringLiteral("--backend"), QStringLiteral("bwrap"),
+                   QStringLiteral("--bwrap-network"), QStringLiteral("--bwrap-max-processes"),
+                   QStringLiteral("64"), QStringLiteral("--bwrap-max-file-size"),
+                   QStringLiteral("512k"), QStringLiteral("--bwrap-max-memory"),
+                   QStringLiteral("0"), QStringLiteral("--bwrap-ro-bind"),
+                   QStringLiteral("/opt/a"), QStringLiteral("--bwrap-ro-bind"),
+                   QStringLiteral("/opt/b"), QStringLiteral("--bwrap-program"),
+                   QStringLiteral("/usr/local/bin/bwrap"),
+                   QStringLiteral("--bwrap-no-pids-cgroup")});
+        QCOMPARE(o.spec.backend, QStringLiteral("bwrap"));
+        QCOMPARE(o.spec.bwrap.network, true);
+        QCOMPARE(o.spec.bwrap.maxProcesses, 64);
+        QCOMPARE(o.spec.bwrap.maxFileSizeBytes, qint64(512) * 1024);
+        QCOMPARE(o.spec.bwrap.maxMemoryBytes, qint64(0));
+        QCOMPARE(o.spec.bwrap.readOnlyBinds,
+                 (QStringList{QStringLiteral("/opt/a"), QStringLiteral("/opt/b")}));
+        QCOMPARE(o.spec.bwrap.bwrapPath, QStringLiteral("/usr/local/bin/bwrap"));
+        QCOMPARE(o.spec.bwrap.pidsCgroup, false);
+
+        o = parse({QStringLiteral("--backend"), QStringLiteral("bwrap"),
+                   QStringLiteral("--bwrap-max-memory"), QStringLiteral("3G"),
+                   QStringLiteral("--bwrap-max-file-size"), QStringLiteral("7M")});
+        QCOMPARE(o.spec.bwrap.maxMemoryBytes, qint64(3) << 30);
+        QCOMPARE(o.spec.bwrap.maxFileSizeBytes, qint64(7) << 20);
+
+        auto fails = [&](const QStringList &args, const QString &mentions) {
+            try {
+                parse(args);
+            } catch (const elsai::ValueError &e) {
+                return e.message().contains(mentions);
+            }
+            return false;
+        };
+        const QStringList bwrap{QStringLiteral("--backend"), QStringLiteral("bwrap")};
+        QVERIFY(fails({QStringLiteral("--bwrap-network")}, QStringLiteral("--backend bwrap")));
+        QVERIFY(fails({QStringLiteral("--backend"), QStringLiteral("local"),
+                       QStringLiteral("--bwrap-max-processes"), QStringLiteral("9")},
+                      QStringLiteral("--backend bwrap")));
+        QVERIFY(fails(bwrap + QStringList{QStringLiteral("--bwrap-max-memory"),
+                                          QStringLiteral("99999999999G")},
+                      QStringLiteral("too large")));
+        QVERIFY(fails(bwrap + QStringList{QStringLiteral("--bwrap-max-file-size"),
+                                          QStringLiteral("1.5G")},
+                      QStringLiteral("--bwrap-max-file-size")));
+        QVERIFY(fails(bwrap + QStringList{QStringLiteral("--bwrap-max-processes"),
+                                          QStringLiteral("many")},
+                      QStringLiteral("--bwrap-max-processes")));
+        QVERIFY(fails(bwrap + QStringList{QStringLiteral("--bwrap-ro-bind"),
+                                          QStringLiteral("rel")},
+                      QStringLiteral("absolute")));
+        QVERIFY(fails(bwrap + QStringList{QStringLiteral("--bwrap-program"), QString()},
+                      QStringLiteral("--bwrap-program")));
+    }
+
+    void execBwrapLimitsAndNetwork()
+    {
+        try {
+            elsai::BwrapSandboxBackend probe(m_ws->path());
+            probe.create();
+        } catch (const elsai::SandboxError &e) {
+            QSKIP(qPrintable(QStringLiteral("bubblewrap cannot run here: ") + e.message()));
+        }
+        // The file size limit reaches the command: a 4 KiB write stops at 1 KiB.
+        RunResult r = runWorkbench(headless(
+            {QStringLiteral("--backend"), QStringLiteral("bwrap"),
+             QStringLiteral("--bwrap-max-file-size"), QStringLiteral("1K"),
+             QStringLiteral("--exec"),
+             QStringLiteral("head -c 4096 /dev/zero > big; wc -c < big")}));
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QCOMPARE(r.out.trimmed(), QByteArray("1024"));
+
+        // Interfaces seen: loopback only by default, the host's with --bwrap-network.
+        const QString count = QStringLiteral("tail -n +3 /proc/net/dev | wc -l");
+        r = runWorkbench(headless({QStringLiteral("--backend"), QStringLiteral("bwrap"),
+                                   QStringLiteral("--exec"), count}));
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QCOMPARE(r.out.trimmed(), QByteArray("1"));
+        QFile hostNet(QStringLiteral("/proc/net/dev"));
+        QVERIFY(hostNet.open(QIODevice::ReadOnly));
+        const int hostInterfaces = int(hostNet.readAll().trimmed().count('\n')) - 1;
+        r = runWorkbench(headless({QStringLiteral("--backend"), QStringLiteral("bwrap"),
+                                   QStringLiteral("--bwrap-network"), QStringLiteral("--exec"),
+                                   count}));
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QCOMPARE(r.out.trimmed().toInt(), hostInterfaces);
     }
 
     // ---- --script ----------------------------------------------------------------------------

@@ -44,6 +44,9 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollBar>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QCheckBox>
 #include <QSet>
 #include <QSettings>
 #include <QSortFilterProxyModel>
@@ -236,6 +239,7 @@ private Q_SLOTS:
     void selectingASandboxMakesItCurrent();
     void layoutIsSavedAndRestored();
     void screenshots();
+    void createBwrapSandboxThroughDialog();
 
 private:
     QString sandboxId() const { return QStringLiteral("tst-main"); }
@@ -930,4 +934,61 @@ void TestMainWindow::screenshots()
 }
 
 QTEST_MAIN(TestMainWindow)
+// Last: it makes another sandbox current. The bwrap page's fields reach the backend, and the
+// console runs its commands isolated (the workspace at /workspace, loopback only).
+void TestMainWindow::createBwrapSandboxThroughDialog()
+{
+    const QString root = m_tmp.filePath(QStringLiteral("ws-bwrap"));
+    QVERIFY(QDir().mkpath(root));
+    try {
+        BwrapSandboxBackend probe(root);
+        probe.create();
+    } catch (const SandboxError &e) {
+        QSKIP(qPrintable(QStringLiteral("bubblewrap cannot run here: ") + e.message()));
+    }
+    const QString id = QStringLiteral("bwrap-dialog");
+    m_window->action(QStringLiteral("actionNewSandbox"))->trigger();
+    NewSandboxDialog *dialog = nullptr;
+    QTRY_VERIFY((dialog = m_window->findChild<NewSandboxDialog *>()) != nullptr);
+    auto *idEdit = dialog->findChild<QLineEdit *>(QStringLiteral("workspaceId"));
+    idEdit->clear();
+    QTest::keyClicks(idEdit, id);
+    dialog->findChild<QComboBox *>(QStringLiteral("backend"))
+        ->setCurrentText(QStringLiteral("bwrap"));
+    auto *pages = dialog->findChild<QStackedWidget *>(QStringLiteral("backendPages"));
+    QVERIFY(pages);
+    QCOMPARE(pages->currentWidget()->objectName(), QStringLiteral("page_bwrap"));
+    auto *rootEdit = dialog->findChild<QLineEdit *>(QStringLiteral("workspaceRoot"));
+    QVERIFY(rootEdit->isEnabled());
+    rootEdit->clear();
+    QTest::keyClicks(rootEdit, root);
+    auto *processes = dialog->findChild<QSpinBox *>(QStringLiteral("bwrapMaxProcesses"));
+    QVERIFY(processes);
+    processes->setValue(99);
+    QVERIFY(!dialog->findChild<QCheckBox *>(QStringLiteral("bwrapNetwork"))->isChecked());
+    QPushButton *ok = dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+    QVERIFY(ok->isEnabled());
+    QTest::mouseClick(ok, Qt::LeftButton);
+
+    QTRY_COMPARE(toString(m_controller->state(id)), toString(SessionState::Running));
+    QCOMPARE(m_window->currentWorkspace(), id);
+    const auto backend =
+        std::dynamic_pointer_cast<BwrapSandboxBackend>(m_controller->sandbox(id)->backend());
+    QVERIFY(backend);
+    QCOMPARE(backend->bwrapOptions().maxProcesses, 99);
+    QCOMPARE(backend->bwrapOptions().network, false);
+
+    ConsolePanel *console = m_window->consolePanel();
+    QCOMPARE(console->workspaceId(), id);
+    console->runCommand(QStringLiteral("echo inside:$PWD; echo nets:$(tail -n +3 /proc/net/dev | "
+                                       "wc -l); echo hi > made.txt"));
+    QTRY_VERIFY(console->statusLabel()->text().startsWith(QStringLiteral("exit 0")));
+    QTRY_VERIFY(!console->hasPendingOutput());
+    QVERIFY2(hasLine(console->output(), QStringLiteral("inside:/workspace")),
+             qPrintable(console->output()->toPlainText()));
+    QVERIFY2(hasLine(console->output(), QStringLiteral("nets:1")),
+             qPrintable(console->output()->toPlainText()));
+    QCOMPARE(readHostFile(root + QStringLiteral("/made.txt")), QByteArray("hi\n"));
+}
+
 #include "tst_mainwindow.moc"

@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "glob.h"
+#include "newsandboxbackendpages.h"
 #include "treecopy.h"
 #include "types.h"
 
@@ -12,14 +13,15 @@
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QFutureWatcher>
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QLocale>
-#include <QMessageBox>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTreeWidget>
@@ -153,6 +155,8 @@ struct NewSandboxDialog::Ui
 {
     QLineEdit *workspaceId;
     QComboBox *backend;
+    QGroupBox *backendBox;
+    NewSandboxBackendPages *backendPages;
     QLineEdit *workspaceRoot;
     QLineEdit *seedFrom;
     ListEditor excludes;
@@ -166,6 +170,7 @@ struct NewSandboxDialog::Ui
     ListEditor env;
     QSpinBox *killGrace;
     QDialogButtonBox *buttons;
+    QLabel *validation;
     QTreeWidget *preview;
     QLabel *previewSummary;
     QPushButton *previewButton;
@@ -178,7 +183,11 @@ NewSandboxDialog::NewSandboxDialog(QWidget *parent) : QDialog(parent), m_ui(std:
     Ui &ui = *m_ui;
     auto *tabs = new QTabWidget(this);
 
-    auto *settings = new QWidget(tabs);
+    auto *scroll = new QScrollArea(tabs);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto *settings = new QWidget(scroll);
+    scroll->setWidget(settings);
     auto *form = new QFormLayout(settings);
     ui.workspaceId = new QLineEdit(settings);
     ui.workspaceId->setObjectName(QStringLiteral("workspaceId"));
@@ -187,6 +196,11 @@ NewSandboxDialog::NewSandboxDialog(QWidget *parent) : QDialog(parent), m_ui(std:
     ui.backend->setObjectName(QStringLiteral("backend"));
     ui.backend->addItems(SandboxSpec::availableBackends());
     form->addRow(tr("&Backend:"), ui.backend);
+    ui.backendBox = new QGroupBox(settings);
+    auto *backendLayout = new QVBoxLayout(ui.backendBox);
+    ui.backendPages = new NewSandboxBackendPages(ui.backendBox);
+    backendLayout->addWidget(ui.backendPages);
+    form->addRow(ui.backendBox);
     ui.workspaceRoot = new QLineEdit(settings);
     ui.workspaceRoot->setObjectName(QStringLiteral("workspaceRoot"));
     ui.workspaceRoot->setPlaceholderText(tr("a new folder under the temp folder (kept)"));
@@ -245,7 +259,7 @@ NewSandboxDialog::NewSandboxDialog(QWidget *parent) : QDialog(parent), m_ui(std:
     form->addRow(QString(), ui.inheritEnv);
     ui.env = makeListEditor(settings, QStringLiteral("env"), QStringLiteral("NAME=value"), false);
     form->addRow(tr("&Environment:"), ui.env.widget);
-    tabs->addTab(settings, tr("Settings"));
+    tabs->addTab(scroll, tr("Settings"));
 
     auto *previewPage = new QWidget(tabs);
     auto *previewLayout = new QVBoxLayout(previewPage);
@@ -333,8 +347,16 @@ NewSandboxDialog::NewSandboxDialog(QWidget *parent) : QDialog(parent), m_ui(std:
     connect(ui.buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(ui.workspaceId, &QLineEdit::textChanged, this, &NewSandboxDialog::updateOk);
 
+    connect(ui.backend, &QComboBox::currentTextChanged, this, &NewSandboxDialog::backendChanged);
+    connect(ui.backendPages, &NewSandboxBackendPages::edited, this, &NewSandboxDialog::updateOk);
+    ui.validation = new QLabel(this);
+    ui.validation->setObjectName(QStringLiteral("validationMessage"));
+    ui.validation->setWordWrap(true);
+    ui.validation->setStyleSheet(QStringLiteral("color: #b00020;"));
+
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(tabs, 1);
+    layout->addWidget(ui.validation);
     layout->addWidget(ui.buttons);
     setSpec(SandboxSpec());
     resize(620, 720);
@@ -344,17 +366,44 @@ NewSandboxDialog::~NewSandboxDialog() = default;
 
 void NewSandboxDialog::updateOk()
 {
-    m_ui->buttons->button(QDialogButtonBox::Ok)
-        ->setEnabled(!m_ui->workspaceId->text().trimmed().isEmpty());
+    QString problem = m_ui->workspaceId->text().trimmed().isEmpty()
+                          ? tr("The workspace id is empty.")
+                          : m_ui->backendPages->missingField();
+    m_ui->validation->setText(problem);
+    m_ui->validation->setVisible(!problem.isEmpty());
+    m_ui->buttons->button(QDialogButtonBox::Ok)->setEnabled(problem.isEmpty());
+}
+
+QString NewSandboxDialog::validationMessage() const
+{
+    return m_ui->validation->text();
+}
+
+void NewSandboxDialog::backendChanged(const QString &backend)
+{
+    Ui &ui = *m_ui;
+    ui.backendBox->setTitle(tr("%1 settings").arg(backend));
+    const bool hostFolder = backend == QLatin1String("local") || backend == QLatin1String("bwrap");
+    // Remote workspaces are not host folders (createBackend() names them itself); only the
+    // local backend passes the workbench's environment on; ssh is the remote one with a grace.
+    ui.workspaceRoot->parentWidget()->setEnabled(hostFolder);
+    ui.workspaceRoot->setPlaceholderText(
+        hostFolder ? tr("a new folder under the temp folder (kept)")
+                   : tr("on the %1 side, named by the backend").arg(backend));
+    ui.inheritEnv->setEnabled(backend == QLatin1String("local"));
+    ui.killGrace->setEnabled(hostFolder || backend == QLatin1String("ssh"));
+    ui.backendPages->showBackend(backend);
 }
 
 void NewSandboxDialog::setSpec(const SandboxSpec &spec)
 {
     Ui &ui = *m_ui;
     ui.workspaceId->setText(spec.workspaceId);
+    ui.backendPages->setSpec(spec);
     const int backend = ui.backend->findText(spec.backend);
     if (backend >= 0)
         ui.backend->setCurrentIndex(backend);
+    backendChanged(ui.backend->currentText());
     ui.workspaceRoot->setText(spec.workspaceRoot);
     ui.seedFrom->setText(spec.seedFrom.value_or(QString()));
     ui.excludes.set(DEFAULT_SANDBOX_SEED_EXCLUDES, spec.seedExclude);
@@ -382,7 +431,9 @@ SandboxSpec NewSandboxDialog::spec() const
     if (s.workspaceId.isEmpty())
         throw ValueError(tr("the workspace id is empty"));
     s.backend = ui.backend->currentText();
-    s.workspaceRoot = ui.workspaceRoot->text().trimmed();
+    if (ui.workspaceRoot->isEnabledTo(ui.workspaceRoot->window()))
+        s.workspaceRoot = ui.workspaceRoot->text().trimmed();
+    ui.backendPages->apply(s);
     if (const QString seed = ui.seedFrom->text().trimmed(); !seed.isEmpty())
         s.seedFrom = seed;
     // Only the extras: the sandbox merges them with the (locked) defaults itself.
@@ -461,7 +512,9 @@ void NewSandboxDialog::accept()
     try {
         (void)spec();
     } catch (const SandboxError &e) {
-        QMessageBox::warning(this, windowTitle(), e.message());
+        // Said in the dialog, beside the fields: no modal box on top of a modal dialog.
+        m_ui->validation->setText(e.message());
+        m_ui->validation->setVisible(true);
         return;
     }
     QDialog::accept();

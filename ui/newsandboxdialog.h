@@ -10,7 +10,8 @@ class QTreeWidget;
 
 namespace elsai {
 
-/// Every Sandbox parameter and the local backend's, with the spec's defaults pre-filled, the
+/// Every Sandbox parameter and the chosen backend's (NewSandboxBackendPages: a page per
+/// backend, shown when the combo changes), with the spec's defaults pre-filled, the
 /// default excludes and includes visible and editable, and a seed preview (planSeed off the
 /// GUI thread): what will be copied, what each exclude skips, symlinks and special files
 /// dropped.
@@ -45,6 +46,9 @@ public:
     void runSeedPreview();
     QTreeWidget *seedPreview() const;
 
+    /// Why OK is disabled or was refused (a missing ssh host, an invalid field), or empty.
+    QString validationMessage() const;
+
     void accept() override;
 
 Q_SIGNALS:
@@ -54,6 +58,7 @@ private:
     struct Ui;
     std::unique_ptr<Ui> m_ui;
     void updateOk();
+    void backendChanged(const QString &backend);
 };
 
 } // namespace elsai
