@@ -1,7 +1,7 @@
 // Per-call cost of BwrapSandboxBackend::execute("true") against the floor: a bare
 // posix_spawn of bwrap with exactly the arguments the backend gives it, plus waitpid. The
-// difference is the backend's own work: the launcher shell, the per-call pids cgroup, the
-// output pipes and the stray-process sweep. Both run in interleaved rounds (alternating which
+// difference is the backend's own work: the per-call pids cgroup (made, joined between fork
+// and exec, removed), the output pipes and poll loop, and building the arguments. Both run in interleaved rounds (alternating which
 // goes first) so that noise on a busy machine hits them alike; medians are the headline.
 //
 // Usage: bwrap_bench [calls per variant, default 200]
@@ -84,7 +84,7 @@ int main(int argc, char **argv)
     const Argv bare(QStringList{backend.bwrapProgram()} +
                     backend.bwrapArguments(QStringLiteral("true")));
     char path[] = "PATH=/usr/bin:/bin";
-    char *envp[] = {path, nullptr}; // what the backend's launcher shell gets
+    char *envp[] = {path, nullptr}; // what the backend gives bwrap (which clears it anyway)
 
     auto runElsai = [&] { return backend.execute(QStringLiteral("true")).exitCode == 0; };
     for (int i = 0; i < WarmUp; ++i) {

@@ -44,6 +44,13 @@ public:
     /// Atomic write; creates parent folders.
     virtual void writeFile(const QString &path, const QByteArray &content) = 0;
     virtual QList<FileInfo> listDir(const QString &path) = 0;
+    /// listDir() for a text listing: a folder of more than `statLimit` entries may come back
+    /// with types only (no size, no mtime) where that saves a stat per entry.
+    virtual QList<FileInfo> listDirBrief(const QString &path, qsizetype statLimit)
+    {
+        Q_UNUSED(statLimit);
+        return listDir(path);
+    }
     /// Removes a file (or, with `recursive`, a folder).
     virtual void removeFile(const QString &path, bool recursive = false) = 0;
     /// lstat of one entry; FileNotFoundError when missing.

@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "fdutil.h"
 
+#include <QFile>
 #include <QRandomGenerator>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/eventfd.h>
@@ -268,6 +270,90 @@ void awaitExit(std::vector<UniqueFd> &dying)
     }
 }
 
+/// What the child of spawnJoiningCgroup() needs, prepared before the clone: the child shares
+/// our memory and must not allocate.
+struct CloneChild
+{
+    const char *path = nullptr;
+    char *const *argv = nullptr;
+    char *const *envp = nullptr;
+    int cwdFd = -1;
+    int outFd = -1;
+    int errFd = -1;
+    int cgroupFd = -1;
+    int error = 0;     ///< errno of the step that failed; written by the child
+    const char *step = nullptr;
+};
+
+int cloneChildMain(void *arg)
+{
+    auto *c = static_cast<CloneChild *>(arg);
+    // Our handlers would run in a child that shares the parent's memory: defaults first, then
+    // the empty mask the program should start with (all signals are blocked until here).
+    struct sigaction dfl = {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) {
+        if (sig != SIGKILL && sig != SIGSTOP)
+            ::sigaction(sig, &dfl, nullptr); // glibc-internal signals refuse: harmless
+    }
+    const auto fail = [c](const char *step) {
+        c->error = errno;
+        c->step = step;
+        ::_exit(127);
+    };
+    if (::setsid() < 0)
+        fail("setsid");
+    if (c->cwdFd >= 0 && ::fchdir(c->cwdFd) != 0)
+        fail("fchdir");
+    if (::dup2(c->outFd, STDOUT_FILENO) < 0 || ::dup2(c->errFd, STDERR_FILENO) < 0)
+        fail("dup2");
+    const int in = ::open("/dev/null", O_RDONLY);
+    if (in < 0)
+        fail("open /dev/null");
+    if (in != STDIN_FILENO && (::dup2(in, STDIN_FILENO) < 0 || ::close(in) != 0))
+        fail("dup2");
+    // Before exec, so the program and everything it starts are inside from the first fork.
+    if (::write(c->cgroupFd, "0", 1) != 1)
+        fail("join the cgroup");
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(c->path, c->argv, c->envp);
+    fail("execve");
+    return 127;
+}
+
+/// posix_spawn cannot run code between fork and exec: a vfork-style clone (shared memory, the
+/// parent waits until the exec) that joins the cgroup as its last step. Returns the pid, or -1
+/// with `child.error` / `child.step` set.
+pid_t spawnJoiningCgroup(CloneChild &child)
+{
+    constexpr size_t StackSize = 64 * 1024; // the child only makes system calls
+    const auto stack = std::make_unique_for_overwrite<char[]>(StackSize);
+    void *top = reinterpret_cast<void *>(
+        (reinterpret_cast<std::uintptr_t>(stack.get()) + StackSize) & ~std::uintptr_t(15));
+    sigset_t all, old;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old);
+    const int savedErrno = errno;
+    const pid_t pid = ::clone(cloneChildMain, top, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
+    const int cloneErrno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    errno = savedErrno;
+    if (pid < 0) {
+        child.error = cloneErrno;
+        child.step = "clone";
+        return -1;
+    }
+    if (child.step) { // failed before or at exec: it has exited, reap it
+        int status = 0;
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        return -1;
+    }
+    return pid;
+}
+
 /// One command: the shell, its pipes, and everything needed to bring it and its descendants down.
 class Runner
 {
@@ -328,7 +414,20 @@ Runner::~Runner()
 
 void Runner::spawn()
 {
-    const QString shell = QStringLiteral("/bin/sh");
+    std::vector<QByteArray> argStore;
+    if (m_spec.arguments.isEmpty()) {
+        argStore = {QByteArrayLiteral("/bin/sh"), QByteArrayLiteral("-c"),
+                    m_spec.command.toUtf8()};
+    } else {
+        for (const QString &a : m_spec.arguments)
+            argStore.push_back(QFile::encodeName(a));
+    }
+    std::vector<char *> argv;
+    for (QByteArray &a : argStore)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const QString program = QFile::decodeName(argStore.front());
+
     quint32 raw[4];
     QRandomGenerator::system()->fillRange(raw);
     const QByteArray entry = QByteArray(MarkerPrefix)
@@ -338,23 +437,18 @@ void Runner::spawn()
     int outPipe[2];
     int errPipe[2];
     if (::pipe2(outPipe, O_CLOEXEC) != 0)
-        throwOsError(errno, QStringLiteral("Cannot create the output pipe for"), shell);
+        throwOsError(errno, QStringLiteral("Cannot create the output pipe for"), program);
     m_stdout.reset(outPipe[0]);
     UniqueFd outWrite(aboveStdio(outPipe[1]));
     if (::pipe2(errPipe, O_CLOEXEC) != 0)
-        throwOsError(errno, QStringLiteral("Cannot create the error pipe for"), shell);
+        throwOsError(errno, QStringLiteral("Cannot create the error pipe for"), program);
     m_stderr.reset(errPipe[0]);
     UniqueFd errWrite(aboveStdio(errPipe[1]));
     if (!outWrite.isValid() || !errWrite.isValid())
-        throwOsError(errno, QStringLiteral("Cannot create the pipes for"), shell);
+        throwOsError(errno, QStringLiteral("Cannot create the pipes for"), program);
     // Non-blocking on our side only: the child's ends stay blocking so writers get back-pressure.
     ::fcntl(m_stdout.get(), F_SETFL, O_NONBLOCK);
     ::fcntl(m_stderr.get(), F_SETFL, O_NONBLOCK);
-
-    const QByteArray command = m_spec.command.toUtf8();
-    char argSh[] = "/bin/sh";
-    char argC[] = "-c";
-    char *argv[] = {argSh, argC, const_cast<char *>(command.constData()), nullptr};
 
     std::vector<QByteArray> envStore;
     envStore.reserve(size_t(m_spec.environment.size()) + 1);
@@ -369,6 +463,26 @@ void Runner::spawn()
     for (QByteArray &kv : envStore)
         envp.push_back(kv.data());
     envp.push_back(nullptr);
+
+    if (m_spec.joinCgroupFd >= 0) {
+        CloneChild child;
+        child.path = argv[0];
+        child.argv = argv.data();
+        child.envp = envp.data();
+        child.cwdFd = m_spec.cwdFd;
+        child.outFd = outWrite.get();
+        child.errFd = errWrite.get();
+        child.cgroupFd = m_spec.joinCgroupFd;
+        const pid_t pid = spawnJoiningCgroup(child);
+        if (pid < 0) {
+            throwOsError(child.error,
+                         QStringLiteral("Cannot start (%1 failed)").arg(QLatin1String(child.step)),
+                         program);
+        }
+        m_pid = pid;
+        m_pidfd.reset(pidfdOpen(pid));
+        return;
+    }
 
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -392,11 +506,11 @@ void Runner::spawn()
                              POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
     pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, "/bin/sh", &actions, &attr, argv, envp.data());
+    const int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0)
-        throwOsError(rc, QStringLiteral("Cannot start"), shell); // never the command text
+        throwOsError(rc, QStringLiteral("Cannot start"), program); // never the command text
     m_pid = pid;
     // Without a pidfd (kernel < 5.3) the loop polls waitid() instead.
     m_pidfd.reset(pidfdOpen(pid));

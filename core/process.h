@@ -35,7 +35,10 @@ enum class OutputChannel { Stdout, Stderr };
 
 struct ProcessSpec
 {
-    QString command;                ///< run as /bin/sh -c <command>
+    QString command;                ///< run as /bin/sh -c <command> (when `arguments` is empty)
+    /// Program (absolute path) and arguments, run directly without a shell; overrides
+    /// `command`. Saves an exec where the caller already has an argument vector (bwrap).
+    QStringList arguments;
     int cwdFd = -1;                 ///< working folder as an fd (fchdir in the child); -1 = inherit
     QStringList environment;        ///< complete environment, "K=V" entries
     int timeoutMs = 120000;         ///< <= 0: no timeout
@@ -48,6 +51,11 @@ struct ProcessSpec
     /// caller whose command cannot outlive the group leader anyway (bwrap: a pid namespace
     /// dies with it) turns this off and saves scanning every pid allocated meanwhile.
     bool sweepStrays = true;
+    /// A writable cgroup file (`tasks` on cgroup v1, `cgroup.procs` on v2) the child writes
+    /// "0" to between fork and exec, so that it and every descendant start in that cgroup and
+    /// nothing escapes the limit. v1 `tasks` moves one thread without the global threadgroup
+    /// lock (whose RCU grace period `cgroup.procs` waits for). -1: stay in ours.
+    int joinCgroupFd = -1;
 };
 
 struct ProcessOutcome
@@ -62,9 +70,10 @@ struct ProcessOutcome
     qint64 droppedBytes = 0;
 };
 
-/// Runs one shell command synchronously on the calling thread and returns when it and every
-/// descendant are gone:
-/// - /bin/sh -c in a new session and process group (posix_spawn, POSIX_SPAWN_SETSID),
+/// Runs one shell command (or program) synchronously on the calling thread and returns when it
+/// and every descendant are gone:
+/// - /bin/sh -c (or `arguments`) in a new session and process group (posix_spawn with
+///   POSIX_SPAWN_SETSID; a vfork-style clone when a cgroup is joined before exec),
 ///   stdin = /dev/null, stdout and stderr on separate pipes read concurrently with poll();
 /// - output beyond maxOutputBytes is read and dropped (bounded memory, `truncated`);
 /// - on timeout or cancel: SIGTERM to the group, SIGKILL after the grace; exit code 124
@@ -72,7 +81,8 @@ struct ProcessOutcome
 /// - when the shell exits, the rest of its group is killed, so descendants holding the pipes
 ///   neither keep the call waiting nor outlive it; descendants that left the group (setsid,
 ///   double fork) are found by a marker variable in their environment and killed too.
-/// Throws OSError only when the process cannot be started at all.
+/// Throws OSError only when the process cannot be started at all (including: the cgroup could
+/// not be joined; the program is then never executed).
 /// Thread-safe: many calls may run at once on different threads.
 ProcessOutcome runProcess(const ProcessSpec &spec);
 

@@ -177,7 +177,7 @@ QString writeWorkspaceFile(Agent &agent, const QString &path, const QString &con
     }
 }
 
-QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path)
+QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path, qsizetype statLimit)
 {
     AuditRecorder audit(QStringLiteral("sandbox.list_dir"),
                         SandboxManager::resolveWorkspaceId(agent), agent.id(),
@@ -186,7 +186,8 @@ QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path)
         const AgentWorkspace ws = agentWorkspace(agent);
         audit.setWorkspaceId(ws.workspaceId);
         ws.manager->touch(ws.workspaceId);
-        QList<FileInfo> entries = ws.backend->listDir(path);
+        QList<FileInfo> entries = statLimit < 0 ? ws.backend->listDir(path)
+                                                : ws.backend->listDirBrief(path, statLimit);
         audit.setField(QStringLiteral("entries"), entries.size());
         audit.ok();
         return entries;
@@ -196,27 +197,57 @@ QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path)
     }
 }
 
-static QString describeEntry(const FileInfo &fi)
+/// Appends the line of one entry to `out` (no temporary string per entry: a listing can have
+/// thousands).
+static void appendEntry(QString &out, const FileInfo &fi)
 {
+    out += fi.path;
     switch (fi.type) {
     case FileInfo::Type::Directory:
-        return fi.path + QLatin1Char('/');
+        out += QLatin1Char('/');
+        return;
     case FileInfo::Type::Symlink:
-        return fi.path + QStringLiteral(" (symlink)");
+        out += QLatin1String(" (symlink)");
+        return;
     case FileInfo::Type::Other:
-        return fi.path + QStringLiteral(" (special file)");
+        out += QLatin1String(" (special file)");
+        return;
     case FileInfo::Type::File:
         break;
     }
-    return QStringLiteral("%1 (%2 bytes)").arg(fi.path).arg(fi.size.value_or(0));
+    if (fi.size) {
+        out += QLatin1String(" (");
+        out += QString::number(*fi.size);
+        out += QLatin1String(" bytes)");
+    }
+}
+
+static QString describeEntry(const FileInfo &fi)
+{
+    QString line;
+    appendEntry(line, fi);
+    return line;
 }
 
 QString listWorkspaceDir(Agent &agent, const QString &path)
 {
-    QStringList lines;
-    for (const FileInfo &fi : listWorkspaceEntries(agent, path))
-        lines.append(describeEntry(fi));
-    return lines.isEmpty() ? QStringLiteral("(empty folder)") : lines.join(QLatin1Char('\n'));
+    const QList<FileInfo> entries = listWorkspaceEntries(agent, path, listingSizeLimit());
+    if (entries.isEmpty())
+        return QStringLiteral("(empty folder)");
+    QString text;
+    text.reserve(entries.size() * (entries.front().path.size() + 16));
+    bool sizesOmitted = false;
+    for (const FileInfo &fi : entries) {
+        if (!text.isEmpty())
+            text += QLatin1Char('\n');
+        appendEntry(text, fi);
+        sizesOmitted = sizesOmitted || (fi.type == FileInfo::Type::File && !fi.size);
+    }
+    if (sizesOmitted && entries.size() > listingSizeLimit())
+        text += QStringLiteral("\n[%1 entries; file sizes are shown for folders of up to %2]")
+                    .arg(entries.size())
+                    .arg(listingSizeLimit());
+    return text;
 }
 
 // ---- Tools --------------------------------------------------------------------------------

@@ -42,9 +42,16 @@ QString readWorkspaceFile(Agent &agent, const QString &path, qint64 offset = 0,
                           std::optional<qint64> limit = std::nullopt);
 /// Writes a text file atomically; returns a confirmation line.
 QString writeWorkspaceFile(Agent &agent, const QString &path, const QString &content);
-/// One line per entry: "name/" for folders, "name (N bytes)" for files, "name -> (symlink)".
+/// One line per entry: "name/" for folders, "name (N bytes)" for files, "name (symlink)",
+/// "name (special file)". A folder of more than listingSizeLimit() entries is listed without
+/// file sizes (no stat per entry), which a last line says.
 QString listWorkspaceDir(Agent &agent, const QString &path);
-QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path);
+/// Folders with more entries than this are listed by listWorkspaceDir without sizes.
+constexpr qsizetype listingSizeLimit() { return 256; }
+/// The entries with lstat data; with `statLimit` >= 0, a folder of more entries may come back
+/// with types only (see ExecutionBackend::listDirBrief).
+QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path,
+                                     qsizetype statLimit = -1);
 /// Formats an ExecuteResult the way the execute tool shows it to the agent:
 /// stdout, then "[stderr]" and stderr when there is any, then a status line
 /// "[exit code: N]" with ", output truncated" / ", timed out" when they apply.

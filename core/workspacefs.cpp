@@ -10,6 +10,7 @@
 #include <QScopeGuard>
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -577,14 +578,23 @@ void WorkspaceFs::writeFile(const QString &path, const QByteArray &content, bool
     ELSAI_FAULT_POINT("fsync-dir");
 }
 
-QList<FileInfo> WorkspaceFs::listDir(const QString &path) const
+QList<FileInfo> WorkspaceFs::listDir(const QString &path, qsizetype statLimit) const
 {
     const QString rel = normalize(path);
     const QString what = QStringLiteral("cannot list");
     const DirPtr dir = openDirStream(
         resolve(m_rootFd, rel.toUtf8(), O_RDONLY | O_DIRECTORY | O_NONBLOCK, what, path), what,
         path);
-    QList<FileInfo> entries;
+    // Names go into one buffer (no allocation per entry before the paths are built).
+    struct Raw
+    {
+        qsizetype offset;
+        qsizetype length;
+        unsigned char type;
+    };
+    QByteArray names;
+    std::vector<Raw> raw;
+    bool ascii = true;
     for (;;) {
         errno = 0;
         const dirent *e = readdir(dir.get());
@@ -595,18 +605,57 @@ QList<FileInfo> WorkspaceFs::listDir(const QString &path) const
         }
         if (isDotOrDotDot(e->d_name))
             continue;
+        const size_t length = std::strlen(e->d_name);
+        for (size_t i = 0; i < length && ascii; ++i)
+            ascii = uchar(e->d_name[i]) < 0x80;
+        raw.push_back({names.size(), qsizetype(length), e->d_type});
+        names.append(e->d_name, qsizetype(length) + 1); // keeps the NUL for fstatat
+    }
+    const char *base = names.constData();
+    // Sorted before the paths are built: for ASCII names byte order is QString's order, and
+    // comparing short byte strings is several times cheaper than comparing the full paths.
+    if (ascii) {
+        std::sort(raw.begin(), raw.end(), [base](const Raw &a, const Raw &b) {
+            return std::strcmp(base + a.offset, base + b.offset) < 0;
+        });
+    }
+    const bool statAll = statLimit < 0 || qsizetype(raw.size()) <= statLimit;
+    const QString prefix = rel.isEmpty() ? QString() : rel + u'/';
+    QList<FileInfo> entries;
+    entries.reserve(qsizetype(raw.size()));
+    for (const Raw &r : raw) {
+        const char *name = base + r.offset;
+        QString entryPath;
+        entryPath.reserve(prefix.size() + r.length);
+        entryPath += prefix;
+        if (ascii)
+            entryPath += QLatin1StringView(name, r.length);
+        else
+            entryPath += QString::fromUtf8(name, r.length);
+        if (!statAll && r.type != DT_UNKNOWN) {
+            FileInfo info;
+            info.path = std::move(entryPath);
+            info.isDir = r.type == DT_DIR;
+            info.type = r.type == DT_REG   ? FileInfo::Type::File
+                        : r.type == DT_DIR ? FileInfo::Type::Directory
+                        : r.type == DT_LNK ? FileInfo::Type::Symlink
+                                           : FileInfo::Type::Other;
+            entries.append(std::move(info));
+            continue;
+        }
         struct stat st;
-        if (fstatat(dirfd(dir.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (fstatat(dirfd(dir.get()), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             if (errno == ENOENT) // removed since readdir()
                 continue;
             throwOsError(errno, what, shown(path));
         }
-        const QString name = QString::fromUtf8(e->d_name);
-        entries.append(makeInfo(rel.isEmpty() ? name : rel + u'/' + name, st));
+        entries.append(makeInfo(entryPath, st));
     }
-    // Same prefix everywhere, so this orders by name.
-    std::sort(entries.begin(), entries.end(),
-              [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
+    if (!ascii) {
+        // Same prefix everywhere, so this orders by name.
+        std::sort(entries.begin(), entries.end(),
+                  [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
+    }
     return entries;
 }
 

@@ -54,7 +54,11 @@ public:
                    int mode = 0644);
 
     /// Entries of a folder, sorted by name, with lstat data (symlinks are not followed).
-    QList<FileInfo> listDir(const QString &path) const;
+    /// A folder of more than `statLimit` entries is listed from the directory entries' types
+    /// alone: no stat per entry (the cost of a large listing), so `size` stays empty and
+    /// `mtimeMs` 0; the type is exact (an entry whose type the file system does not report is
+    /// still stat'ed).
+    QList<FileInfo> listDir(const QString &path, qsizetype statLimit = -1) const;
 
     /// lstat of one entry (the last component is not followed; a trailing `/` follows a final
     /// symlink that stays inside, as POSIX does).

@@ -19,6 +19,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace elsai;
@@ -97,6 +98,10 @@ private Q_SLOTS:
     void signalStateIsNotInherited();
     void concurrentCalls();
     void noFdLeak();
+    void argumentsRunWithoutShell();
+    void joinCgroupFdIsWrittenBeforeExec();
+    void joinCgroupChildIsSetUpLikePosixSpawn();
+    void joinCgroupFailureRunsNothing();
 };
 
 void TestProcess::stdoutAndStderrAreSeparate()
@@ -604,6 +609,130 @@ void TestProcess::noFdLeak()
     timed.cancel.reset();
     QCOMPARE(openFdCount(), before);
     QCOMPARE(processesWithArg("100.77"), 0);
+}
+
+void TestProcess::argumentsRunWithoutShell()
+{
+    ProcessSpec spec = shell({});
+    spec.arguments = {QStringLiteral("/bin/echo"), QStringLiteral("a  b"), QStringLiteral("$HOME"),
+                      QStringLiteral("'q'; true")};
+    const ProcessOutcome out = runProcess(spec);
+    QCOMPARE(out.exitCode, 0);
+    QCOMPARE(out.stdoutData, QByteArray("a  b $HOME 'q'; true\n")); // nothing expanded
+
+    spec.arguments = {QStringLiteral("/nonexistent/elsai-prog")};
+    try {
+        runProcess(spec);
+        QFAIL("expected an OSError for a missing program");
+    } catch (const OSError &e) {
+        QCOMPARE(e.errnoValue(), ENOENT);
+    }
+}
+
+namespace {
+
+/// Runs `spec` with the write end of a pipe as its "cgroup file" and returns what the child
+/// wrote there (a cgroup's `tasks` would read "0" as "the writer").
+QByteArray runJoiningPipe(ProcessSpec spec, ProcessOutcome &out)
+{
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        return "pipe failed";
+    spec.joinCgroupFd = fds[1];
+    out = runProcess(spec);
+    ::close(fds[1]);
+    char buf[16];
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    ::close(fds[0]);
+    return n > 0 ? QByteArray(buf, n) : QByteArray();
+}
+
+} // namespace
+
+void TestProcess::joinCgroupFdIsWrittenBeforeExec()
+{
+    ProcessOutcome out;
+    QCOMPARE(runJoiningPipe(shell(QStringLiteral("echo ran")), out), QByteArray("0"));
+    QCOMPARE(out.exitCode, 0);
+    QCOMPARE(out.stdoutData, QByteArray("ran\n"));
+
+    ProcessSpec direct = shell({});
+    direct.arguments = {QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                        QStringLiteral("echo $1 >&2; exit 3"), QStringLiteral("sh"),
+                        QStringLiteral("direct")};
+    QCOMPARE(runJoiningPipe(direct, out), QByteArray("0"));
+    QCOMPARE(out.exitCode, 3);
+    QCOMPARE(out.stderrData, QByteArray("direct\n"));
+
+    // Timeouts still take the whole group down on this spawn path.
+    ProcessSpec timed = shell(QStringLiteral("sleep 100.93 & sleep 100.94"), 300);
+    timed.killGraceMs = 100;
+    QCOMPARE(runJoiningPipe(timed, out), QByteArray("0"));
+    QCOMPARE(out.exitCode, 124);
+    QVERIFY(out.timedOut);
+    QCOMPARE(processesWithArg("100.93"), 0);
+    QCOMPARE(processesWithArg("100.94"), 0);
+}
+
+// The clone path must give the child what posix_spawn does: its own session, stdin from
+// /dev/null, the cwd fd, exactly the environment, and default signal dispositions.
+void TestProcess::joinCgroupChildIsSetUpLikePosixSpawn()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const int cwd = ::open(QFile::encodeName(dir.path()).constData(),
+                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    QVERIFY(cwd >= 0);
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    struct sigaction previous = {};
+    QCOMPARE(::sigaction(SIGPIPE, &ignore, &previous), 0);
+
+    ProcessSpec spec = shell(QStringLiteral(
+        "set -- $(cut -d' ' -f6 /proc/$$/stat); "
+        "[ \"$1\" = $$ ] && echo own-session; cat; pwd -P; echo \"FOO=$FOO\"; "
+        "yes | head -c 1; echo"));
+    spec.environment = {QStringLiteral("FOO=bar"), QStringLiteral("PATH=/usr/bin:/bin")};
+    spec.cwdFd = cwd;
+    ProcessOutcome out;
+    const QByteArray joined = runJoiningPipe(spec, out);
+    ::sigaction(SIGPIPE, &previous, nullptr);
+    ::close(cwd);
+
+    QCOMPARE(joined, QByteArray("0"));
+    QCOMPARE(out.exitCode, 0);
+    const QByteArray expected = "own-session\n" + QFile::encodeName(QDir(dir.path()).canonicalPath())
+                                + "\nFOO=bar\ny\n";
+    QCOMPARE(out.stdoutData, expected);
+    QVERIFY2(out.stderrData.isEmpty(), out.stderrData.constData()); // no "Broken pipe"
+}
+
+void TestProcess::joinCgroupFailureRunsNothing()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString canary = dir.filePath(QStringLiteral("ran"));
+    const int readOnly = ::open("/dev/null", O_RDONLY | O_CLOEXEC); // not writable
+    QVERIFY(readOnly >= 0);
+    const int fdBefore = openFdCount();
+
+    ProcessSpec spec = shell(QStringLiteral("touch '%1'").arg(canary));
+    spec.joinCgroupFd = readOnly;
+    try {
+        runProcess(spec);
+        QFAIL("expected an OSError when the cgroup cannot be joined");
+    } catch (const OSError &e) {
+        QCOMPARE(e.errnoValue(), EBADF);
+        QVERIFY2(e.message().contains(QStringLiteral("cgroup")), qPrintable(e.message()));
+        QVERIFY(!e.message().contains(QStringLiteral("touch")));
+    }
+    QCOMPARE(openFdCount(), fdBefore);
+    ::close(readOnly);
+    QVERIFY(!QFile::exists(canary));
+    // The failed child was reaped: no zombie is left for us.
+    siginfo_t info{};
+    QCOMPARE(::waitid(P_ALL, 0, &info, WEXITED | WNOHANG), -1);
+    QCOMPARE(errno, ECHILD);
 }
 
 QTEST_GUILESS_MAIN(TestProcess)

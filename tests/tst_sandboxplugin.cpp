@@ -236,6 +236,50 @@ private Q_SLOTS:
         m_sandbox->deleteFiles({QStringLiteral("new")});
     }
 
+    // A folder over listingSizeLimit() is listed from the directory entries alone: same
+    // entries, order and kinds, no sizes, and a last line that says so. The structured
+    // list_dir tool still stats every entry.
+    void largeListingOmitsSizes()
+    {
+        const qsizetype n = listingSizeLimit() + 1;
+        QList<QPair<QString, FileSource>> files;
+        for (qsizetype i = 0; i < n; ++i)
+            files.append({QStringLiteral("big/f%1.txt").arg(i, 4, 10, QLatin1Char('0')),
+                          FileSource::text(QStringLiteral("xyz"))});
+        files.append({QStringLiteral("big/sub/x"), FileSource::text(QStringLiteral("x"))});
+        m_sandbox->addFiles(files);
+        QVERIFY(QFile::link(QStringLiteral("f0000.txt"),
+                            m_tmp.filePath(QStringLiteral("ws/big/link"))));
+
+        const QStringList lines =
+            listWorkspaceDir(*m_reader, QStringLiteral("big")).split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), n + 3);
+        QCOMPARE(lines.first(), QStringLiteral("big/f0000.txt"));
+        QCOMPARE(lines.at(n - 1), QStringLiteral("big/f%1.txt").arg(n - 1, 4, 10, QLatin1Char('0')));
+        QCOMPARE(lines.at(n), QStringLiteral("big/link (symlink)"));
+        QCOMPARE(lines.at(n + 1), QStringLiteral("big/sub/"));
+        QCOMPARE(lines.last(),
+                 QStringLiteral("[%1 entries; file sizes are shown for folders of up to %2]")
+                     .arg(n + 2)
+                     .arg(listingSizeLimit()));
+
+        const ToolResult structured = m_reader->callTool(
+            QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral("big")}});
+        QVERIFY(structured.text.startsWith(QStringLiteral("big/f0000.txt (3 bytes)\n")));
+        const QJsonArray entries = structured.data.value(QStringLiteral("entries")).toArray();
+        QCOMPARE(entries.size(), n + 2);
+        QCOMPARE(entries.first().toObject().value(QStringLiteral("size")).toInt(), 3);
+
+        // At the limit, sizes are shown and there is no note.
+        m_sandbox->deleteFiles({QStringLiteral("big/f0000.txt"), QStringLiteral("big/link"),
+                                QStringLiteral("big/sub")});
+        const QString small = listWorkspaceDir(*m_reader, QStringLiteral("big"));
+        QCOMPARE(small.count(QLatin1Char('\n')) + 1, listingSizeLimit());
+        QVERIFY(small.startsWith(QStringLiteral("big/f0001.txt (3 bytes)\n")));
+        QVERIFY(!small.contains(QLatin1Char('[')));
+        m_sandbox->deleteFiles({QStringLiteral("big")});
+    }
+
     void executeTool()
     {
         const ToolResult r = m_writer->callTool(

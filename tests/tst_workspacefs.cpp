@@ -121,6 +121,8 @@ private Q_SLOTS:
     void listRefused_data();
     void listRefused();
     void listSortedWithTypes();
+    void listOverStatLimitHasTypesOnly();
+    void listOrderIsQStringOrder();
     void statCases_data();
     void statCases();
     void exists();
@@ -637,6 +639,64 @@ void TestWorkspaceFs::listSortedWithTypes()
     const QList<FileInfo> viaLink = m_fs->listDir(QStringLiteral("subl"));
     QCOMPARE(viaLink.size(), 4); // f, inner, up2, upf
     QCOMPARE(viaLink.first().path, QStringLiteral("subl/f"));
+}
+
+void TestWorkspaceFs::listOverStatLimitHasTypesOnly()
+{
+    put(ws(QStringLiteral("lst/b.txt")), "abc");
+    QVERIFY(QDir().mkpath(ws(QStringLiteral("lst/a"))));
+    makeLink(QStringLiteral("b.txt"), ws(QStringLiteral("lst/link")));
+    QCOMPARE(::mkfifo(QFile::encodeName(ws(QStringLiteral("lst/fifo"))).constData(), 0644), 0);
+
+    const QList<FileInfo> full = m_fs->listDir(QStringLiteral("lst"));
+    QCOMPARE(m_fs->listDir(QStringLiteral("lst"), full.size()).at(1).size,
+             std::optional<qint64>(3)); // at the limit: stat'ed
+    const QList<FileInfo> brief = m_fs->listDir(QStringLiteral("lst"), full.size() - 1);
+    QCOMPARE(brief.size(), full.size());
+    for (qsizetype i = 0; i < full.size(); ++i) {
+        QCOMPARE(brief[i].path, full[i].path);
+        QCOMPARE(brief[i].type, full[i].type);
+        QCOMPARE(brief[i].isDir, full[i].isDir);
+        QVERIFY(!brief[i].size);
+        QCOMPARE(brief[i].mtimeMs, 0);
+    }
+    QCOMPARE(brief[0].type, FileInfo::Type::Directory);
+    QCOMPARE(brief[1].type, FileInfo::Type::File);
+    QCOMPARE(brief[2].type, FileInfo::Type::Other);
+    QCOMPARE(brief[3].type, FileInfo::Type::Symlink);
+    QVERIFY_THROWS_EXCEPTION(PermissionError, m_fs->listDir(QStringLiteral("outdir"), 0));
+}
+
+// ASCII names are sorted as bytes before the paths are built; any other name falls back to
+// QString order (UTF-16), which differs from byte order for characters beyond the BMP.
+void TestWorkspaceFs::listOrderIsQStringOrder()
+{
+    const QStringList names{QStringLiteral("b"), QStringLiteral("B"), QStringLiteral("a-1"),
+                            QStringLiteral("a_1"), QStringLiteral("a1"),
+                            QString::fromUtf8("\xee\x80\x80"),          // U+E000
+                            QString::fromUtf8("\xf0\x9f\x98\x80"),      // U+1F600
+                            QString::fromUtf8("\xc3\xa9")};              // é
+    for (const QString &name : names)
+        put(ws(QStringLiteral("ord/") + name), "x");
+    QStringList expected;
+    for (const QString &name : names)
+        expected.append(QStringLiteral("ord/") + name);
+    std::sort(expected.begin(), expected.end());
+    for (const qsizetype limit : {qsizetype(-1), qsizetype(0)}) {
+        QStringList paths;
+        for (const FileInfo &e : m_fs->listDir(QStringLiteral("ord"), limit))
+            paths.append(e.path);
+        QCOMPARE(paths, expected);
+    }
+    m_fs->remove(QString::fromUtf8("ord/\xf0\x9f\x98\x80"));
+    m_fs->remove(QString::fromUtf8("ord/\xee\x80\x80"));
+    m_fs->remove(QString::fromUtf8("ord/\xc3\xa9"));
+    QStringList ascii;
+    for (const FileInfo &e : m_fs->listDir(QStringLiteral("ord"), 0))
+        ascii.append(e.path);
+    QCOMPARE(ascii, (QStringList{QStringLiteral("ord/B"), QStringLiteral("ord/a-1"),
+                                 QStringLiteral("ord/a1"), QStringLiteral("ord/a_1"),
+                                 QStringLiteral("ord/b")}));
 }
 
 void TestWorkspaceFs::statCases_data()

@@ -14,6 +14,7 @@
 
 #include <cmath>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 Q_LOGGING_CATEGORY(lcBwrap, "elsai.bwrap", QtInfoMsg)
@@ -52,13 +53,6 @@ const QStringList HostAllowlist = {
     QStringLiteral("LANG"),        QStringLiteral("LC_ALL"), QStringLiteral("LC_CTYPE"),
     QStringLiteral("LC_MESSAGES"), QStringLiteral("TERM"),   QStringLiteral("TZ"),
 };
-
-QString shellQuote(const QString &s)
-{
-    QString q = s;
-    q.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-    return QLatin1Char('\'') + q + QLatin1Char('\'');
-}
 
 void checkVariableName(const QString &name)
 {
@@ -133,10 +127,7 @@ void BwrapSandboxBackend::create()
     // than on every command.
     m_bwrapProgram = program;
     ProcessSpec probe;
-    QStringList launcher{shellQuote(program)};
-    for (const QString &a : bwrapArguments(QStringLiteral("true")))
-        launcher.append(shellQuote(a));
-    probe.command = QStringLiteral("exec ") + launcher.join(QLatin1Char(' '));
+    probe.arguments = QStringList{program} + bwrapArguments(QStringLiteral("true"));
     probe.environment = {QStringLiteral("PATH=/usr/bin:/bin")};
     probe.timeoutMs = 30000;
     const ProcessOutcome out = runProcess(probe);
@@ -280,18 +271,20 @@ ExecuteResult BwrapSandboxBackend::execute(const QString &command,
     const QStringList args =
         bwrapArguments(command, insideCwd(cwd), options.readOnlyWorkspace, options.env);
 
-    // The launcher shell joins the cgroup first, then becomes bwrap (same pid, same process
-    // group: a timeout's kill reaches bwrap, and --die-with-parent takes the sandbox down).
+    // bwrap itself is the child (no launcher shell): it leads the process group, so a
+    // timeout's kill reaches it, and --die-with-parent takes the sandbox down. It joins the
+    // per-call cgroup between fork and exec, before it can fork anything.
     const std::unique_ptr<PidsCgroup> cgroup =
         m_bwrap.pidsCgroup ? PidsCgroup::create(m_bwrap.maxProcesses) : nullptr;
-    QString launcher;
-    if (cgroup)
-        launcher =
-            QStringLiteral("echo $$ > %1 || exit 125; ").arg(shellQuote(cgroup->procsFile()));
-    launcher += QStringLiteral("exec ") + shellQuote(m_bwrapProgram);
-    for (const QString &arg : args)
-        launcher += QLatin1Char(' ') + shellQuote(arg);
-    spec.command = launcher;
+    UniqueFd joinFd;
+    if (cgroup) {
+        joinFd.reset(::open(QFile::encodeName(cgroup->joinFile()).constData(),
+                            O_WRONLY | O_CLOEXEC));
+        if (!joinFd.isValid())
+            throwOsError(errno, QStringLiteral("Cannot open the pids cgroup"), cgroup->folder());
+    }
+    spec.arguments = QStringList{m_bwrapProgram} + args;
+    spec.joinCgroupFd = joinFd.get();
     spec.environment = {QStringLiteral("PATH=/usr/bin:/bin")};
     spec.killGraceMs = LocalSandboxBackend::options().killGraceMs;
     spec.maxOutputBytes = LocalSandboxBackend::options().maxOutputBytes;

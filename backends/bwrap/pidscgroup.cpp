@@ -185,6 +185,12 @@ std::unique_ptr<PidsCgroup> PidsCgroup::create(int maxPids)
     return cg;
 }
 
+QString PidsCgroup::joinFile() const
+{
+    const QString tasks = m_folder + QStringLiteral("/tasks");
+    return QFile::exists(tasks) ? tasks : procsFile();
+}
+
 PidsCgroup::~PidsCgroup()
 {
     if (::rmdir(QFile::encodeName(m_folder).constData()) == 0 || errno == ENOENT)

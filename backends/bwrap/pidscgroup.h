@@ -26,6 +26,9 @@ public:
     const QString &folder() const { return m_folder; }
     /// Writing a pid here moves that process (and its future children) in.
     QString procsFile() const { return m_folder + QStringLiteral("/cgroup.procs"); }
+    /// The file a single-threaded child writes "0" to before exec to join: v1 `tasks` (moves
+    /// one thread without the global threadgroup lock and its RCU wait), else `cgroup.procs`.
+    QString joinFile() const;
 
 private:
     explicit PidsCgroup(QString folder) : m_folder(std::move(folder)) {}

@@ -115,6 +115,11 @@ QList<FileInfo> LocalSandboxBackend::listDir(const QString &path)
     return fs()->listDir(path);
 }
 
+QList<FileInfo> LocalSandboxBackend::listDirBrief(const QString &path, qsizetype statLimit)
+{
+    return fs()->listDir(path, statLimit);
+}
+
 void LocalSandboxBackend::removeFile(const QString &path, bool recursive)
 {
     fs()->remove(path, recursive);
