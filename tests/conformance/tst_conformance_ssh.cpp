@@ -10,7 +10,8 @@ int main(int argc, char **argv)
     elsai::test::SshServer sshd;
     const bool started = sshd.start();
     const auto factory = sshd.factory();
-    const BackendFixture fixture{QStringLiteral("ssh"), [&]() -> std::shared_ptr<elsai::SandboxBackend> {
+    const BackendFixture fixture{QStringLiteral("ssh"),
+                                 [&]() -> std::shared_ptr<elsai::SandboxBackend> {
                                      if (!started)
                                          throw elsai::SandboxStartError(sshd.error());
                                      auto b = factory();
