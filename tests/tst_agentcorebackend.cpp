@@ -349,10 +349,12 @@ void TestAgentCoreBackend::executeCwdAndEnvironment()
     QVERIFY2(lines.at(0).endsWith(QLatin1String("/sub dir/x")), qPrintable(r.output));
     QCOMPARE(lines.at(1), QStringLiteral("it's base"));
     QCOMPARE(lines.at(2), QStringLiteral("$(not expanded)"));
-    const ExecuteResult missing =
-        backend->execute(QStringLiteral("echo never"), {}, QStringLiteral("no-such-dir"));
-    QVERIFY(missing.exitCode != 0);
-    QVERIFY(missing.output.isEmpty());
+    // A missing or non-folder cwd raises what the local backend raises (conformance suite).
+    QVERIFY_THROWS_EXCEPTION(FileNotFoundError, backend->execute(QStringLiteral("echo never"), {},
+                                                                 QStringLiteral("no-such-dir")));
+    backend->writeFile(QStringLiteral("plain.txt"), "f");
+    QVERIFY_THROWS_EXCEPTION(NotADirectoryError, backend->execute(QStringLiteral("echo never"), {},
+                                                                  QStringLiteral("plain.txt")));
     ExecuteOptions bad;
     bad.env.insert(QStringLiteral("BAD NAME"), QStringLiteral("x"));
     QVERIFY_THROWS_EXCEPTION(ValueError, backend->execute(QStringLiteral("true"), {}, {}, bad));

@@ -44,8 +44,14 @@ ExecuteResult AgentCoreSandboxBackend::execute(const QString &command,
         return result;
     }
 
-    if (!dir.isEmpty())
+    if (!dir.isEmpty()) {
         guardPaths({dir});
+        // `cd` failing inside the script would only be exit 1: raise what the interface says.
+        if (!stat(dir).isDir)
+            throw NotADirectoryError(
+                QStringLiteral("cannot run in '%1': not a folder; pass a folder of the workspace")
+                    .arg(dir));
+    }
 
     // The service runs the script with no timeout, no cwd and no output cap: the wrapper adds
     // them. `timeout` runs the command in its own process group and signals the whole group
@@ -65,9 +71,13 @@ ExecuteResult AgentCoreSandboxBackend::execute(const QString &command,
         script += QStringLiteral("timeout -k %1 %2 ")
                       .arg(KILL_GRACE_S)
                       .arg(QString::number(timeout, 'f', 3));
-    script += QStringLiteral("sh -c %1 </dev/null >\"$__elsai_d/o\" 2>\"$__elsai_d/e\"\n"
-                             "__elsai_rc=$?\n")
+    // In the background so its pid is known: timeout(1) leads the command's process group,
+    // which is killed once the command ends (work it left behind must not outlive the call).
+    script += QStringLiteral("sh -c %1 </dev/null >\"$__elsai_d/o\" 2>\"$__elsai_d/e\" &\n"
+                             "__elsai_p=$!\nwait \"$__elsai_p\"\n__elsai_rc=$?\n")
                   .arg(shellQuote(command));
+    if (timeout > 0)
+        script += QStringLiteral("kill -KILL -\"$__elsai_p\" 2>/dev/null\n");
     if (timeout > 0)
         // Killed after the grace: timeout(1) reports 137; the interface says 124.
         script += QStringLiteral("if [ \"$__elsai_rc\" -eq 137 ] && "

@@ -267,10 +267,48 @@ void DaytonaSandboxBackend::close()
 
 // ---- files -------------------------------------------------------------------------------
 
-QPair<QString, QString> DaytonaSandboxBackend::resolve(const Remote &r, const QString &path) const
+QPair<QString, QString> DaytonaSandboxBackend::resolve(const Remote &r, const QString &path,
+                                                       Follow follow)
 {
     const QString rel = WorkspaceFs::normalize(path);
+    const QString checked = follow == Follow::All ? rel : rel.section(QLatin1Char('/'), 0, -2);
+    if (!checked.isEmpty())
+        checkConfined(r, {checked});
     return {rel, joinRemote(r.root, rel)};
+}
+
+void DaytonaSandboxBackend::checkConfined(const Remote &r, const QStringList &rels)
+{
+    // The toolbox file API follows symlinks, and an agent can plant them with a command:
+    // resolve every link on the way (realpath -m: also below names that do not exist yet, so
+    // a dangling link cannot aim a write outside) and refuse what lands outside the root.
+    QString script =
+        QStringLiteral("ws=$(cd -- %1 && pwd -P) || exit 2\nfor p in").arg(shellQuote(r.root));
+    for (const QString &rel : rels)
+        script += QLatin1Char(' ') + shellQuote(joinRemote(r.root, rel));
+    script += QStringLiteral("; do\n  x=$(realpath -m -- \"$p\") || exit 3\n"
+                             "  case \"$x\" in \"$ws\"|\"$ws\"/*) ;; *) exit 3 ;; esac\n"
+                             "done\n");
+    const QJsonObject body{
+        {QStringLiteral("command"), QStringLiteral("/bin/sh -c ") + shellQuote(script)},
+        {QStringLiteral("timeout"), 30}};
+    const HttpResponse resp =
+        m_api.toolbox(r.toolbox, "POST", QStringLiteral("/process/execute"), {},
+                      QJsonDocument(body).toJson(QJsonDocument::Compact), "application/json");
+    if (!resp.ok())
+        DaytonaApi::raise(resp, CallKind::File, QStringLiteral("check the path of"), rels.value(0));
+    const int code = DaytonaApi::object(resp).value(QStringLiteral("exitCode")).toInt(-1);
+    if (code == 3)
+        throw PermissionError(
+            QStringLiteral("'%1' leads outside the workspace through a symlink; use a path "
+                           "inside the workspace")
+                .arg(rels.join(QStringLiteral("', '"))),
+            EACCES);
+    if (code != 0)
+        throw OSError(QStringLiteral("cannot check '%1' in the Daytona sandbox (exit %2); "
+                                     "is the sandbox running?")
+                          .arg(rels.join(QStringLiteral("', '")))
+                          .arg(code));
 }
 
 static QUrlQuery pathQuery(const QString &remotePath)
@@ -425,7 +463,7 @@ QList<FileInfo> DaytonaSandboxBackend::listDir(const QString &path)
 FileInfo DaytonaSandboxBackend::stat(const QString &path)
 {
     const Remote r = remote();
-    const auto [rel, abs] = resolve(r, path);
+    const auto [rel, abs] = resolve(r, path, Follow::Parent);
     const HttpResponse resp =
         m_api.toolbox(r.toolbox, "GET", QStringLiteral("/files/info"), pathQuery(abs));
     if (!resp.ok())
@@ -436,7 +474,7 @@ FileInfo DaytonaSandboxBackend::stat(const QString &path)
 void DaytonaSandboxBackend::removeFile(const QString &path, bool recursive)
 {
     const Remote r = remote();
-    const auto [rel, abs] = resolve(r, path);
+    const auto [rel, abs] = resolve(r, path, Follow::Parent);
     if (rel.isEmpty())
         throw PermissionError(QStringLiteral("refusing to remove the workspace root"), EPERM);
     QUrlQuery q = pathQuery(abs);
@@ -484,13 +522,18 @@ QString DaytonaSandboxBackend::wrapCommand(const QString &command, const QString
         lines.insert(1, QStringLiteral("m=$(mktemp) || exit 1"));
         lines << QStringLiteral("setsid /bin/sh -c %1 \"$p\" \"$m\" </dev/null >/dev/null 2>&1 &")
                      .arg(shellQuote(watchdog))
-              << QStringLiteral("w=$!") << QStringLiteral("wait \"$p\" 2>/dev/null; rc=$?")
+              << QStringLiteral("w=$!")
+              << QStringLiteral("wait \"$p\" 2>/dev/null; rc=$?")
+              // what the command left running in its group must not outlive the call
+              << QStringLiteral("kill -KILL -\"$p\" 2>/dev/null")
               << QStringLiteral("kill -KILL -\"$w\" 2>/dev/null; kill -KILL \"$w\" 2>/dev/null")
               << QStringLiteral("wait \"$w\" 2>/dev/null")
               << QStringLiteral("if [ -s \"$m\" ]; then rc=124; fi")
               << QStringLiteral("rm -f \"$m\"") << cleanup << QStringLiteral("exit \"$rc\"");
     } else {
-        lines << QStringLiteral("wait \"$p\"; rc=$?") << cleanup << QStringLiteral("exit \"$rc\"");
+        lines << QStringLiteral("wait \"$p\"; rc=$?")
+              << QStringLiteral("kill -KILL -\"$p\" 2>/dev/null") << cleanup
+              << QStringLiteral("exit \"$rc\"");
     }
     return QStringLiteral("/bin/sh -c ") + shellQuote(lines.join(QLatin1Char('\n')));
 }
@@ -512,8 +555,9 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
         throw ValueError(QStringLiteral("the command is empty"));
     const auto [rel, dir] = resolve(r, cwd.isEmpty() ? QStringLiteral(".") : cwd);
     if (!rel.isEmpty()) {
+        // a link here was resolved inside the workspace by resolve(); `cd` follows it
         const FileInfo info = stat(rel);
-        if (!info.isDir)
+        if (!info.isDir && info.type != FileInfo::Type::Symlink)
             throw NotADirectoryError(
                 QStringLiteral("the working folder '%1' is not a folder").arg(rel), ENOTDIR);
     }

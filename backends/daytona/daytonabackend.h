@@ -99,8 +99,15 @@ private:
         QString root;
     };
     Remote remote() const; ///< throws when not created
-    /// Normalizes (confines) `path` and returns {relative, absolute in the sandbox}.
-    QPair<QString, QString> resolve(const Remote &r, const QString &path) const;
+    /// Which part of a path must resolve (symlinks followed) inside the workspace: all of it,
+    /// or its folder only (stat and remove act on a link itself, never on its target).
+    enum class Follow { All, Parent };
+    /// Normalizes (confines) `path`, refuses it (PermissionError) when a symlink on the way
+    /// leads outside the workspace, and returns {relative, absolute in the sandbox}.
+    QPair<QString, QString> resolve(const Remote &r, const QString &path,
+                                    Follow follow = Follow::All);
+    /// Throws PermissionError unless each of `rels` resolves inside the workspace (one call).
+    void checkConfined(const Remote &r, const QStringList &rels);
     QJsonObject waitForState(const QString &sandboxId, const QStringList &wanted);
     void uploadBatch(const Remote &r, const QList<QPair<QString, QByteArray>> &files);
     /// Mirrors the selected remote files into the shadow folder (only changed ones rewritten).

@@ -101,6 +101,14 @@ private Q_SLOTS:
         }
     }
 
+    void init()
+    {
+        const QString bug =
+            m_fixture.knownBugs.value(QString::fromLatin1(QTest::currentTestFunction()));
+        if (!bug.isEmpty())
+            QSKIP(qPrintable(QStringLiteral("known %1 backend bug: ").arg(m_fixture.name) + bug));
+    }
+
     // --- lifecycle -----------------------------------------------------------------------
 
     void createIsIdempotent()
@@ -464,8 +472,11 @@ private Q_SLOTS:
         // The links themselves are listed, not followed.
         const QList<FileInfo> top = b->listDir(QStringLiteral("."));
         QVERIFY(entryNamed(top, QStringLiteral("abs")));
-        QCOMPARE(entryNamed(top, QStringLiteral("abs"))->type, FileInfo::Type::Symlink);
-        QVERIFY(!entryNamed(top, QStringLiteral("up"))->isDir);
+        QVERIFY(entryNamed(top, QStringLiteral("up")));
+        if (m_fixture.listsSymlinks) {
+            QCOMPARE(entryNamed(top, QStringLiteral("abs"))->type, FileInfo::Type::Symlink);
+            QVERIFY(!entryNamed(top, QStringLiteral("up"))->isDir);
+        }
     }
 
     void symlinksInsideTheWorkspaceWork()

@@ -1,0 +1,22 @@
+// The conformance suite against SshSandboxBackend over a throwaway sshd on 127.0.0.1
+// (tests/sshfixture.h); skipped as a whole, with the fixture's reason, where sshd cannot run.
+
+#include "conformance.h"
+#include "errors.h"
+#include "sshfixture.h"
+
+int main(int argc, char **argv)
+{
+    elsai::test::SshServer sshd;
+    const bool started = sshd.start();
+    const auto factory = sshd.factory();
+    const BackendFixture fixture{QStringLiteral("ssh"),
+                                 [&]() -> std::shared_ptr<elsai::SandboxBackend> {
+                                     if (!started)
+                                         throw elsai::SandboxStartError(sshd.error());
+                                     auto b = factory();
+                                     b->create();
+                                     return b;
+                                 }};
+    return runBackendConformance(argc, argv, fixture);
+}
