@@ -285,6 +285,11 @@ struct CloneChild
     const char *step = nullptr;
 };
 
+// The child runs on a stack of ours and shares our memory until exec: the sanitizers' stack
+// bookkeeping would describe the parent, so they stay out of this one function.
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize("address", "undefined")))
+#endif
 int cloneChildMain(void *arg)
 {
     auto *c = static_cast<CloneChild *>(arg);
