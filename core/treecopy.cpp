@@ -1153,4 +1153,13 @@ void setTreeCopyForceFallback(bool force)
 
 } // namespace detail
 
+QHash<QString, FileStamp> SeedManifest::workspaceStamps() const
+{
+    QHash<QString, FileStamp> out;
+    out.reserve(files.size());
+    for (auto f = files.cbegin(); f != files.cend(); ++f)
+        out.insert(f.key(), f->workspace);
+    return out;
+}
+
 } // namespace elsai

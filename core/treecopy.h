@@ -33,6 +33,10 @@ struct SeedManifest
     };
     QString hostRoot; ///< absolute host folder the entries refer to
     QHash<QString, Entry> files;
+
+    /// Path → stamp of each file in the workspace as this manifest recorded it (the baseline of
+    /// ExecutionBackend::seedBaseline()).
+    QHash<QString, FileStamp> workspaceStamps() const;
 };
 
 /// Progress: files done so far, total files planned. Always called on the thread that called

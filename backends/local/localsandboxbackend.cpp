@@ -138,13 +138,8 @@ void LocalSandboxBackend::makeDirs(const QString &path)
 QHash<QString, FileStamp> LocalSandboxBackend::seedBaseline() const
 {
     QMutexLocker lock(&m_manifestMutex);
-    QHash<QString, FileStamp> out;
     const auto it = m_manifests.constFind(m_seedRoot);
-    if (it == m_manifests.constEnd())
-        return out;
-    for (auto f = it->files.cbegin(); f != it->files.cend(); ++f)
-        out.insert(f.key(), f->workspace);
-    return out;
+    return it == m_manifests.constEnd() ? QHash<QString, FileStamp>() : it->workspaceStamps();
 }
 
 WorkspaceSeedResult

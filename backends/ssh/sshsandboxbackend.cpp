@@ -450,13 +450,8 @@ ExecuteResult SshSandboxBackend::execute(const QString &command,
 QHash<QString, FileStamp> SshSandboxBackend::seedBaseline() const
 {
     QMutexLocker lock(&m_manifestMutex);
-    QHash<QString, FileStamp> out;
     const auto it = m_manifests.constFind(m_seedRoot);
-    if (it == m_manifests.constEnd())
-        return out;
-    for (auto f = it->files.cbegin(); f != it->files.cend(); ++f)
-        out.insert(f.key(), f->workspace);
-    return out;
+    return it == m_manifests.constEnd() ? QHash<QString, FileStamp>() : it->workspaceStamps();
 }
 
 WorkspaceSeedResult
