@@ -628,8 +628,14 @@ private Q_SLOTS:
 int runBackendConformance(int argc, char **argv, const BackendFixture &fixture)
 {
     QCoreApplication app(argc, argv);
-    BackendConformance suite(fixture);
-    return QTest::qExec(&suite, argc, argv);
+    int status = 0;
+    {
+        BackendConformance suite(fixture);
+        status = QTest::qExec(&suite, argc, argv);
+    }
+    if (fixture.teardown)
+        fixture.teardown();
+    return status;
 }
 
 #include "conformance.moc"

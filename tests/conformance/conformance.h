@@ -29,6 +29,9 @@ struct BackendFixture
     /// Test function → why it is skipped for this backend: a known backend bug not fixed yet
     /// (the reason names it; README "Backend conformance suite" lists them). Keep it empty.
     QHash<QString, QString> knownBugs = {};
+    /// Runs after the last case, while the suite's QCoreApplication still exists: a fake
+    /// service whose server thread needs the event loop must be released here, not at exit.
+    std::function<void()> teardown = {};
 };
 
 /// Runs every conformance case against backends made by `fixture` (QTest::qExec; the usual

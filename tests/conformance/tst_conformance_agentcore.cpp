@@ -17,5 +17,6 @@ int main(int argc, char **argv)
                                  }};
     BackendFixture withCaps = fixture;
     withCaps.listsSymlinks = false; // listFiles answers resource links: files and folders only
+    withCaps.teardown = [&] { factory = nullptr; }; // the fake server stops with the suite
     return runBackendConformance(argc, argv, withCaps);
 }

@@ -16,6 +16,7 @@ int main(int argc, char **argv)
                                      return b;
                                  }};
     BackendFixture withBugs = fixture;
+    withBugs.teardown = [&] { factory = nullptr; }; // the fake server stops with the suite
     withBugs.knownBugs.insert(
         QStringLiteral("endlessOutputIsCappedUntilTheTimeout"),
         QStringLiteral("execute() fetches the whole session log, which the API does not cap: "
