@@ -1,80 +1,19 @@
 // execute("true") through SshSandboxBackend against a bare `ssh … true` over the SAME
 // ControlMaster connection (the floor: one mux channel, one remote login shell). A throwaway
-// sshd on 127.0.0.1 (tests/sshfixture.h) is the remote. Interleaved rounds, alternating which
-// variant goes first, so noise on a busy machine hits both alike; medians are the headline.
+// sshd on 127.0.0.1 (tests/sshfixture.h) is the remote.
 //
 // Usage: ssh_bench [calls per variant, default 200]
 
+#include "pairbench.h"
 #include "sshfixture.h"
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
+#include <QStandardPaths>
+
 #include <cstdlib>
-#include <numeric>
-#include <vector>
-
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
-extern char **environ;
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double elapsedMs(Clock::time_point from)
-{
-    return std::chrono::duration<double, std::milli>(Clock::now() - from).count();
-}
-
-/// posix_spawn of `ssh -F <cfg> -T <alias> true`, output to /dev/null, then waitpid.
-bool bareSsh(const std::vector<QByteArray> &args)
-{
-    std::vector<char *> argv;
-    for (const QByteArray &a : args)
-        argv.push_back(const_cast<char *>(a.constData()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        return false;
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
-            return false;
-    }
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-double median(std::vector<double> v)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double mean(const std::vector<double> &v)
-{
-    return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
-}
-
-} // namespace
 
 int main(int argc, char **argv)
 {
     const int calls = argc > 1 ? std::max(10, std::atoi(argv[1])) : 200;
-    constexpr int Rounds = 10;
-    constexpr int WarmUp = 10;
 
     elsai::test::SshServer sshd;
     if (!sshd.start()) {
@@ -88,37 +27,14 @@ int main(int argc, char **argv)
     for (const QString &a : conn->clientArguments("true"))
         bare.push_back(a.toUtf8());
 
-    auto viaBackend = [&] { return backend->execute(QStringLiteral("true")).exitCode == 0; };
-    for (int i = 0; i < WarmUp; ++i) {
-        if (!viaBackend() || !bareSsh(bare)) {
-            std::fprintf(stderr, "ssh_bench: warm-up call failed\n");
-            return 1;
-        }
-    }
-    std::vector<double> elsaiMs;
-    std::vector<double> bareMs;
-    int failures = 0;
-    for (int round = 0; round < Rounds; ++round) {
-        const int perRound = calls / Rounds + (round < calls % Rounds ? 1 : 0);
-        for (int pass = 0; pass < 2; ++pass) {
-            const bool elsaiPass = (pass == 0) == (round % 2 == 0);
-            for (int i = 0; i < perRound; ++i) {
-                const auto start = Clock::now();
-                const bool ok = elsaiPass ? viaBackend() : bareSsh(bare);
-                (elsaiPass ? elsaiMs : bareMs).push_back(elapsedMs(start));
-                failures += ok ? 0 : 1;
-            }
-        }
-    }
+    elsai::bench::PairResult r;
+    const bool ran = elsai::bench::runPair(
+        "ssh_bench", calls, 10, 10,
+        [&] { return backend->execute(QStringLiteral("true")).exitCode == 0; },
+        [&] { return elsai::bench::spawnAndWait(bare, environ, true); }, &r);
     backend->close();
-    const double em = median(elsaiMs);
-    const double bm = median(bareMs);
-    std::printf("calls: %d per variant in %d interleaved rounds (after %d warm-up), %d failed\n",
-                calls, Rounds, WarmUp, failures);
-    std::printf("mean:   elsai %.2f ms/call, bare ssh %.2f ms/call, ratio %.2f\n",
-                mean(elsaiMs), mean(bareMs), mean(bareMs) > 0 ? mean(elsaiMs) / mean(bareMs) : 0);
-    std::printf("execute over ssh: elsai %.2f ms/call, bare ssh on the same master %.2f ms/call, "
-                "ratio %.2f (median; target <= 1.2)\n",
-                em, bm, bm > 0 ? em / bm : 0.0);
-    return failures == 0 ? 0 : 1;
+    if (!ran)
+        return 1;
+    elsai::bench::printMedianRatio("execute over ssh", "bare ssh on the same master", r, 1.2);
+    return r.failures == 0 ? 0 : 1;
 }
