@@ -16,13 +16,15 @@
 
 namespace elsai::test {
 
-inline void writeHostFile(const QString &path, const QByteArray &data)
+/// Writes a host file (making its folders); a failure ends the test run. Returns true, so
+/// that it also reads well inside QVERIFY.
+inline bool writeHostFile(const QString &path, const QByteArray &data)
 {
     QDir().mkpath(QFileInfo(path).absolutePath());
     QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(data) != data.size())
         qFatal("cannot write %s", qPrintable(path));
-    f.write(data);
+    return true;
 }
 
 inline QByteArray readHostFile(const QString &path)

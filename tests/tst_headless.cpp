@@ -4,6 +4,7 @@
 #include "bwrapsandboxbackend.h"
 #include "errors.h"
 #include "sessionoptions.h"
+#include "testutil.h"
 
 #include <QCommandLineParser>
 #include <QCryptographicHash>
@@ -34,18 +35,8 @@ struct RunResult
     qint64 elapsedMs = 0;
 };
 
-bool writeHost(const QString &path, const QByteArray &data)
-{
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
-}
-
-QByteArray readHost(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray("<unreadable>");
-}
+using elsai::test::readHostFile;
+using elsai::test::writeHostFile;
 
 QList<QJsonObject> parseLines(const QByteArray &data, QString *problem)
 {
@@ -138,9 +129,9 @@ private:
 
     void makeProject()
     {
-        QVERIFY(writeHost(m_project->path() + QStringLiteral("/src/main.py"), "print('hi')\n"));
-        QVERIFY(writeHost(m_project->path() + QStringLiteral("/README.md"), "# demo\n"));
-        QVERIFY(writeHost(m_project->path() + QStringLiteral("/.env"), "TOKEN=secret\n"));
+        QVERIFY(writeHostFile(m_project->path() + QStringLiteral("/src/main.py"), "print('hi')\n"));
+        QVERIFY(writeHostFile(m_project->path() + QStringLiteral("/README.md"), "# demo\n"));
+        QVERIFY(writeHostFile(m_project->path() + QStringLiteral("/.env"), "TOKEN=secret\n"));
     }
 
     std::unique_ptr<QTemporaryDir> m_tmp;
@@ -394,10 +385,10 @@ private Q_SLOTS:
                           "test -f src/main.py && test ! -e .env && echo 'x = 1' > src/new.py")}));
         QVERIFY(r.finished);
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        QCOMPARE(readHost(m_project->path() + QStringLiteral("/src/new.py")),
+        QCOMPARE(readHostFile(m_project->path() + QStringLiteral("/src/new.py")),
                  QByteArray("x = 1\n"));
-        QCOMPARE(readHost(m_ws->path() + QStringLiteral("/src/new.py")), QByteArray("x = 1\n"));
-        QCOMPARE(readHost(m_project->path() + QStringLiteral("/src/main.py")),
+        QCOMPARE(readHostFile(m_ws->path() + QStringLiteral("/src/new.py")), QByteArray("x = 1\n"));
+        QCOMPARE(readHostFile(m_project->path() + QStringLiteral("/src/main.py")),
                  QByteArray("print('hi')\n"));
     }
 
@@ -411,7 +402,7 @@ private Q_SLOTS:
              QStringLiteral("echo a > out.txt; echo b > src/skipped.py")}));
         QVERIFY(r.finished);
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        QCOMPARE(readHost(dest + QStringLiteral("/out.txt")), QByteArray("a\n"));
+        QCOMPARE(readHostFile(dest + QStringLiteral("/out.txt")), QByteArray("a\n"));
         QVERIFY(!QFileInfo::exists(dest + QStringLiteral("/src/skipped.py")));
         QVERIFY(!QFileInfo::exists(m_project->path() + QStringLiteral("/out.txt")));
     }
@@ -580,7 +571,7 @@ private Q_SLOTS:
         const QString hostIn = tmpPath(QStringLiteral("host-in.txt"));
         const QString hostOut = tmpPath(QStringLiteral("downloads/added.txt"));
         const QString flushDest = tmpPath(QStringLiteral("flushed"));
-        QVERIFY(writeHost(hostIn, "from the host\n"));
+        QVERIFY(writeHostFile(hostIn, "from the host\n"));
         const QByteArray binary("\x01\x02\xff", 3);
 
         QList<QJsonObject> ops;
@@ -627,7 +618,7 @@ private Q_SLOTS:
         for (const QJsonObject &o : std::as_const(ops))
             script += jsonLine(o);
         const QString scriptPath = tmpPath(QStringLiteral("script.jsonl"));
-        QVERIFY(writeHost(scriptPath, script));
+        QVERIFY(writeHostFile(scriptPath, script));
 
         const RunResult r = runWorkbench(headless(
             {QStringLiteral("--seed-from"), m_project->path(), QStringLiteral("--workspace-id"),
@@ -675,18 +666,18 @@ private Q_SLOTS:
         // add_files, download_files, read_file
         QCOMPARE(stringsOf(result(7)).size(), 3);
         QCOMPARE(stringsOf(result(8)), QStringList{QStringLiteral("added.txt")});
-        QCOMPARE(readHost(hostOut), QByteArray("added\n"));
+        QCOMPARE(readHostFile(hostOut), QByteArray("added\n"));
         QCOMPARE(result(9).toString(), QStringLiteral("from the host\n"));
         // move_file, delete_files
         QVERIFY(result(10).isNull());
-        QCOMPARE(readHost(m_ws->path() + QStringLiteral("/docs/moved.md")), QByteArray("added\n"));
+        QCOMPARE(readHostFile(m_ws->path() + QStringLiteral("/docs/moved.md")), QByteArray("added\n"));
         QVERIFY(!QFileInfo::exists(m_ws->path() + QStringLiteral("/added.txt")));
         QVERIFY(result(11).isNull());
         QVERIFY(!QFileInfo::exists(m_ws->path() + QStringLiteral("/blob.bin")));
         // flush to an explicit folder: notes.md, README.md, docs/moved.md, src/main.py
         const QJsonObject flush = result(12).toObject();
         QCOMPARE(flush.value(QLatin1String("files_synced")).toInt(), 4);
-        QCOMPARE(readHost(flushDest + QStringLiteral("/docs/moved.md")), QByteArray("added\n"));
+        QCOMPARE(readHostFile(flushDest + QStringLiteral("/docs/moved.md")), QByteArray("added\n"));
         // sessions, cleanup_expired
         QCOMPARE(result(13).toArray().size(), 1);
         QCOMPARE(
@@ -696,7 +687,7 @@ private Q_SLOTS:
         // detach, stop (syncs to the seed folder)
         QVERIFY(result(15).isNull());
         QCOMPARE(result(16).toObject().value(QLatin1String("success")).toBool(), true);
-        QCOMPARE(readHost(m_project->path() + QStringLiteral("/notes.md")),
+        QCOMPARE(readHostFile(m_project->path() + QStringLiteral("/notes.md")),
                  QByteArray("a\nb\nc\n"));
     }
 
@@ -777,7 +768,7 @@ private Q_SLOTS:
                  QStringLiteral("ValueError"));
         QCOMPARE(results[2].value(QLatin1String("ok")).toBool(), true);
         QCOMPARE(results[3].value(QLatin1String("result")).toString(), QStringLiteral("B"));
-        QCOMPARE(readHost(m_ws->path() + QStringLiteral("/b.txt")), QByteArray("B"));
+        QCOMPARE(readHostFile(m_ws->path() + QStringLiteral("/b.txt")), QByteArray("B"));
     }
 
     void scriptExitStatus_data()
@@ -866,7 +857,7 @@ private Q_SLOTS:
         QVERIFY(r.finished);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QString problem;
-        const QList<QJsonObject> events = parseLines(readHost(log), &problem);
+        const QList<QJsonObject> events = parseLines(readHostFile(log), &problem);
         QVERIFY2(problem.isEmpty(), qPrintable(problem));
         QStringList names;
         for (const QJsonObject &e : events)
@@ -908,7 +899,7 @@ private Q_SLOTS:
         QVERIFY(exec.value(QLatin1String("truncated")).isBool());
         QCOMPARE(events[4].value(QLatin1String("files_synced")).toInt(), 1);
 
-        const QByteArray raw = readHost(log);
+        const QByteArray raw = readHostFile(log);
         QVERIFY2(!raw.contains("audited"), raw.constData());
         QVERIFY2(!raw.contains(command.toUtf8()), raw.constData());
     }
@@ -916,13 +907,13 @@ private Q_SLOTS:
     void auditLogAppends()
     {
         const QString log = tmpPath(QStringLiteral("audit.jsonl"));
-        QVERIFY(writeHost(log, "{\"event\":\"earlier\"}\n"));
+        QVERIFY(writeHostFile(log, "{\"event\":\"earlier\"}\n"));
         const RunResult r =
             runWorkbench(headless({QStringLiteral("--audit-log"), log, QStringLiteral("--exec"),
                                    QStringLiteral("true")}));
         QCOMPARE(r.exitCode, 0);
         QString problem;
-        const QList<QJsonObject> events = parseLines(readHost(log), &problem);
+        const QList<QJsonObject> events = parseLines(readHostFile(log), &problem);
         QVERIFY2(problem.isEmpty(), qPrintable(problem));
         QVERIFY(events.size() > 1);
         QCOMPARE(events.first().value(QLatin1String("event")).toString(),

@@ -2,6 +2,8 @@
 // bundled demo plans against the seeded sample project, plan files, mode and name overrides,
 // the JSON lines, the audit log and every documented exit status.
 
+#include "testutil.h"
+
 #include <QDirIterator>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -27,18 +29,8 @@ struct RunResult
     QString problem;          ///< a line that is not a JSON object
 };
 
-QByteArray readAll(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray("<missing>");
-}
-
-bool writeFile(const QString &path, const QByteArray &data)
-{
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
-}
+using elsai::test::readHostFile;
+using elsai::test::writeHostFile;
 
 QString dump(const QJsonObject &o)
 {
@@ -64,7 +56,7 @@ class TestRunAgent : public QObject
         QDirIterator it(source, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
         while (it.hasNext()) {
             const QString file = it.next();
-            writeFile(dest + file.mid(source.size()), readAll(file));
+            writeHostFile(dest + file.mid(source.size()), readHostFile(file));
         }
         return dest;
     }
@@ -143,7 +135,7 @@ private Q_SLOTS:
         QFETCH(QString, agent);
         QFETCH(QString, mode);
         QString project, workspace;
-        const QByteArray originalOps = readAll(sampleCopy() + "/src/calc/ops.py");
+        const QByteArray originalOps = readHostFile(sampleCopy() + "/src/calc/ops.py");
         const RunResult r =
             run(onSample(&project, &workspace) + QStringList{"--run-agent", "demo:" + demo});
         QVERIFY(r.finished);
@@ -164,8 +156,8 @@ private Q_SLOTS:
         QCOMPARE(r.summary.value("workspace_root").toString(), workspace);
 
         // The agent changed the workspace only; the project is not flushed.
-        QCOMPARE(readAll(project + "/src/calc/ops.py"), originalOps);
-        const QByteArray wsOps = readAll(workspace + "/src/calc/ops.py");
+        QCOMPARE(readHostFile(project + "/src/calc/ops.py"), originalOps);
+        const QByteArray wsOps = readHostFile(workspace + "/src/calc/ops.py");
         QCOMPARE(wsOps.contains("100.0 * part / whole"), demo == "fix-failing-test");
     }
 
@@ -211,7 +203,7 @@ private Q_SLOTS:
     void planFileFailedExpectation()
     {
         const QString plan = fresh("plan-") + ".json";
-        QVERIFY(writeFile(plan, R"({"format":"elsai-agent-plan","version":1,"name":"mine",
+        QVERIFY(writeHostFile(plan, R"({"format":"elsai-agent-plan","version":1,"name":"mine",
             "stop_on_failure":false,
             "steps":[{"name":"says hi","tool":"execute","args":{"command":"echo hi"},
                       "expect":{"output_contains":"bye"}},
@@ -236,7 +228,7 @@ private Q_SLOTS:
                                          "bot-7", "--audit-log", audit});
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(r.summary.value("agent").toString(), QStringLiteral("bot-7"));
-        const QByteArray log = readAll(audit);
+        const QByteArray log = readHostFile(audit);
         QVERIFY(!log.contains("unittest discover")); // never the command text
         QStringList toolEvents;
         for (const QByteArray &line : log.split('\n')) {
@@ -255,7 +247,7 @@ private Q_SLOTS:
     void invalidPlanIsAUsageError()
     {
         const QString plan = fresh("bad-") + ".json";
-        QVERIFY(writeFile(plan, R"({"format":"elsai-agent-plan","version":1,"steps":[
+        QVERIFY(writeHostFile(plan, R"({"format":"elsai-agent-plan","version":1,"steps":[
             {"name":"ok","tool":"list_dir","args":{"path":"."}},
             {"name":"typo","tool":"read_file","args":{"path":"a"},"expect":{"exitcode":0}}]})"));
         const QString ws = fresh("ws-");
@@ -307,7 +299,7 @@ private Q_SLOTS:
     void setupErrorIsThree()
     {
         const QString notAFolder = fresh("file-");
-        QVERIFY(writeFile(notAFolder, "x"));
+        QVERIFY(writeHostFile(notAFolder, "x"));
         const RunResult r =
             run({"--workspace-root", notAFolder, "--run-agent", "demo:explore-readonly"});
         QCOMPARE(r.exitCode, 3);
