@@ -1,13 +1,18 @@
 // The Daytona command-line options (--daytona-api-url, --daytona-target,
 // --daytona-api-key-file): parsed into the spec, refused with a message that says what to do,
-// the environment as the default, and the real executable against FakeDaytona.
+// the environment as the default, and the real executable against FakeDaytona. And the
+// window's side: every backend's options, put in the New Sandbox dialog (as File > New
+// Sandbox does in a window started with them), come back out of it unchanged.
 
 #include "errors.h"
 #include "fakedaytona.h"
+#include "newsandboxdialog.h"
 #include "sessionoptions.h"
 #include "testutil.h"
 
 #include <QCommandLineParser>
+#include <QComboBox>
+#include <QStackedWidget>
 #include <QtTest>
 
 #include <sys/stat.h>
@@ -40,32 +45,33 @@ QString failure(const QStringList &args)
 
 const QStringList kDaytona{QStringLiteral("--backend"), QStringLiteral("daytona")};
 
-/// Clears the DAYTONA_* variables for one test and puts them back after it.
-class CleanDaytonaEnv
+/// Clears variables (the DAYTONA_* ones by default) for one test, and puts them back after it.
+class CleanEnv
 {
 public:
-    CleanDaytonaEnv()
+    explicit CleanEnv(QList<QByteArray> names = {"DAYTONA_API_KEY", "DAYTONA_API_URL",
+                                                 "DAYTONA_SERVER_URL", "DAYTONA_TARGET",
+                                                 "DAYTONA_JWT_TOKEN", "DAYTONA_ORGANIZATION_ID"})
+        : m_names(std::move(names))
     {
-        for (const char *name : kNames) {
-            if (qEnvironmentVariableIsSet(name))
-                m_saved.insert(name, qgetenv(name));
-            qunsetenv(name);
+        for (const QByteArray &name : std::as_const(m_names)) {
+            if (qEnvironmentVariableIsSet(name.constData()))
+                m_saved.insert(name, qgetenv(name.constData()));
+            qunsetenv(name.constData());
         }
     }
-    ~CleanDaytonaEnv()
+    ~CleanEnv()
     {
-        for (const char *name : kNames) {
+        for (const QByteArray &name : std::as_const(m_names)) {
             if (m_saved.contains(name))
-                qputenv(name, m_saved.value(name));
+                qputenv(name.constData(), m_saved.value(name));
             else
-                qunsetenv(name);
+                qunsetenv(name.constData());
         }
     }
 
 private:
-    static constexpr const char *kNames[] = {"DAYTONA_API_KEY", "DAYTONA_API_URL",
-                                             "DAYTONA_SERVER_URL", "DAYTONA_TARGET",
-                                             "DAYTONA_JWT_TOKEN", "DAYTONA_ORGANIZATION_ID"};
+    QList<QByteArray> m_names;
     QHash<QByteArray, QByteArray> m_saved;
 };
 
@@ -76,9 +82,16 @@ class TestSessionOptions : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        m_keyFile = m_dir.filePath(QStringLiteral("daytona-key"));
+        test::writeHostFile(m_keyFile, "dtn_key\n");
+    }
+
     void daytonaOptionsFillTheSpec()
     {
-        const CleanDaytonaEnv clean;
+        const CleanEnv clean;
         const QTemporaryDir dir;
         const QString keyFile = dir.filePath(QStringLiteral("key"));
         test::writeHostFile(keyFile, "dtn_secret-1\r\nsecond line ignored\n");
@@ -95,7 +108,7 @@ private Q_SLOTS:
 
     void theEnvironmentIsTheDefaultAndTheCommandLineWins()
     {
-        const CleanDaytonaEnv clean;
+        const CleanEnv clean;
         qputenv("DAYTONA_API_KEY", "from-env");
         qputenv("DAYTONA_API_URL", "https://env.example/api");
         qputenv("DAYTONA_TARGET", "us");
@@ -202,6 +215,101 @@ private Q_SLOTS:
         }
     }
 
+    void commandLineSurvivesTheNewSandboxDialog_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        const QString project = QDir::tempPath();
+        const QStringList common{QStringLiteral("--workspace-id"), QStringLiteral("cli"),
+                                 QStringLiteral("--seed-from"), project,
+                                 QStringLiteral("--seed-exclude"), QStringLiteral("*.log"),
+                                 QStringLiteral("--sync-include"), QStringLiteral("src/**"),
+                                 QStringLiteral("--sync-dest"), QStringLiteral("/tmp/out"),
+                                 QStringLiteral("--ttl"), QStringLiteral("none"),
+                                 QStringLiteral("--timeout"), QStringLiteral("33"),
+                                 QStringLiteral("--max-output-bytes"), QStringLiteral("5000"),
+                                 QStringLiteral("--env"), QStringLiteral("A=b=c")};
+        QTest::newRow("local") << common + QStringList{QStringLiteral("--workspace-root"),
+                                                       QStringLiteral("/tmp/ws-cli"),
+                                                       QStringLiteral("--no-inherit-env")};
+        QTest::newRow("bwrap") << common + QStringList{
+            QStringLiteral("--backend"), QStringLiteral("bwrap"),
+            QStringLiteral("--workspace-root"), QStringLiteral("/tmp/ws-cli"),
+            QStringLiteral("--bwrap-network"), QStringLiteral("--bwrap-max-processes"),
+            QStringLiteral("64"), QStringLiteral("--bwrap-max-file-size"), QStringLiteral("2M"),
+            QStringLiteral("--bwrap-max-memory"), QStringLiteral("0"),
+            QStringLiteral("--bwrap-ro-bind"), QStringLiteral("/opt/a"),
+            QStringLiteral("--bwrap-program"), QStringLiteral("/usr/bin/bwrap"),
+            QStringLiteral("--bwrap-no-pids-cgroup")};
+        QTest::newRow("ssh") << common + QStringList{
+            QStringLiteral("--backend"), QStringLiteral("ssh"), QStringLiteral("--ssh-host"),
+            QStringLiteral("build.example"), QStringLiteral("--ssh-port"), QStringLiteral("2222"),
+            QStringLiteral("--ssh-user"), QStringLiteral("ci"), QStringLiteral("--ssh-identity"),
+            QStringLiteral("/k"), QStringLiteral("--ssh-known-hosts"), QStringLiteral("/kh"),
+            QStringLiteral("--ssh-remote-root"), QStringLiteral("/srv/ws")};
+        QTest::newRow("daytona") << common + QStringList{
+            QStringLiteral("--backend"), QStringLiteral("daytona"),
+            QStringLiteral("--daytona-api-key-file"), m_keyFile,
+            QStringLiteral("--daytona-api-url"), QStringLiteral("https://d.example/api"),
+            QStringLiteral("--daytona-target"), QStringLiteral("eu")};
+        QTest::newRow("agentcore") << common + QStringList{
+            QStringLiteral("--backend"), QStringLiteral("agentcore"),
+            QStringLiteral("--aws-region"), QStringLiteral("eu-west-3"),
+            QStringLiteral("--agentcore-endpoint"), QStringLiteral("http://127.0.0.1:9")};
+    }
+
+    void commandLineSurvivesTheNewSandboxDialog()
+    {
+        QFETCH(QStringList, args);
+        const CleanEnv clean;
+        // AgentCore's credentials only ever come from the environment (no option takes them)
+        const CleanEnv aws({"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"});
+        qputenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE");
+        qputenv("AWS_SECRET_ACCESS_KEY", "secret");
+        const SandboxSpec cli = parse(args).spec;
+        NewSandboxDialog dialog;
+        dialog.setSpec(cli);
+        QCOMPARE(dialog.findChild<QComboBox *>(QStringLiteral("backend"))->currentText(),
+                 cli.backend);
+        QCOMPARE(dialog.findChild<QStackedWidget *>(QStringLiteral("backendPages"))
+                     ->currentWidget()
+                     ->objectName(),
+                 QStringLiteral("page_") + cli.backend);
+        QVERIFY2(dialog.validationMessage().isEmpty(), qPrintable(dialog.validationMessage()));
+        const SandboxSpec back = dialog.spec();
+        QCOMPARE(back.workspaceId, cli.workspaceId);
+        QCOMPARE(back.backend, cli.backend);
+        QCOMPARE(back.workspaceRoot, cli.workspaceRoot);
+        QCOMPARE(back.seedFrom, cli.seedFrom);
+        QCOMPARE(back.seedExclude, cli.seedExclude);
+        QCOMPARE(back.syncInclude, cli.syncInclude);
+        QCOMPARE(back.syncDest, cli.syncDest);
+        QCOMPARE(back.ttlSeconds, cli.ttlSeconds);
+        QCOMPARE(back.local.timeout, cli.local.timeout);
+        QCOMPARE(back.local.maxOutputBytes, cli.local.maxOutputBytes);
+        QCOMPARE(back.local.env, cli.local.env);
+        if (cli.backend == QLatin1String("local"))
+            QCOMPARE(back.local.inheritEnv, cli.local.inheritEnv);
+        const BwrapSandboxBackend::Options &b = back.bwrap;
+        QCOMPARE(b.network, cli.bwrap.network);
+        QCOMPARE(b.maxProcesses, cli.bwrap.maxProcesses);
+        QCOMPARE(b.maxFileSizeBytes, cli.bwrap.maxFileSizeBytes);
+        QCOMPARE(b.maxMemoryBytes, cli.bwrap.maxMemoryBytes);
+        QCOMPARE(b.readOnlyBinds, cli.bwrap.readOnlyBinds);
+        QCOMPARE(b.bwrapPath, cli.bwrap.bwrapPath);
+        QCOMPARE(b.pidsCgroup, cli.bwrap.pidsCgroup);
+        QCOMPARE(back.ssh.host, cli.ssh.host);
+        QCOMPARE(back.ssh.port, cli.ssh.port);
+        QCOMPARE(back.ssh.user, cli.ssh.user);
+        QCOMPARE(back.ssh.identityFile, cli.ssh.identityFile);
+        QCOMPARE(back.ssh.knownHostsFile, cli.ssh.knownHostsFile);
+        QCOMPARE(back.sshRemoteRoot, cli.sshRemoteRoot);
+        QCOMPARE(back.daytona.config.apiUrl, cli.daytona.config.apiUrl);
+        QCOMPARE(back.daytona.config.target, cli.daytona.config.target);
+        QCOMPARE(back.daytona.config.apiKey, cli.daytona.config.apiKey);
+        QCOMPARE(back.agentcore.region, cli.agentcore.region);
+        QCOMPARE(back.agentcore.endpoint, cli.agentcore.endpoint);
+    }
+
     void headlessExecTakesDaytonaFromTheCommandLine()
     {
         FakeDaytona fake;
@@ -242,7 +350,11 @@ private Q_SLOTS:
         QVERIFY(bad.readAllStandardError().contains("--backend daytona"));
         QCOMPARE(fake.sandboxes().size(), 1);
     }
+
+private:
+    QTemporaryDir m_dir;
+    QString m_keyFile;
 };
 
-QTEST_GUILESS_MAIN(TestSessionOptions)
+QTEST_MAIN(TestSessionOptions)
 #include "tst_sessionoptions.moc"
