@@ -16,6 +16,7 @@
 #include <QtTest>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace elsai;
 using elsai::test::FakeDaytona;
