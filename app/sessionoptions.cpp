@@ -4,11 +4,11 @@
 #include "s3storage.h"
 
 #include <QCommandLineParser>
-#include <QTextStream>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QRegularExpression>
+#include <QTextStream>
 
 #include <algorithm>
 #include <cmath>
@@ -159,8 +159,7 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("Run JSON-lines operations from FILE ('-' = stdin)."),
          QStringLiteral("FILE")},
         {QStringLiteral("run-agent"),
-         QStringLiteral("Run a scripted agent: a plan file or demo:NAME."),
-         QStringLiteral("PLAN")},
+         QStringLiteral("Run a scripted agent: a plan file or demo:NAME."), QStringLiteral("PLAN")},
         {QStringLiteral("agent-mode"),
          QStringLiteral("Attach mode of the --run-agent agent: read_write or read_only "
                         "(default: the plan's)."),
@@ -317,13 +316,13 @@ static QString readKeyFile(const QString &option, const QString &path)
                              .arg(info.size()));
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
-        throw ValueError(QStringLiteral("--%1: cannot read '%2' (%3)")
-                             .arg(option, path, file.errorString()));
-    const QString key = QString::fromUtf8(file.read(kMaxKeyFileBytes).split('\n').value(0))
-                            .trimmed();
+        throw ValueError(
+            QStringLiteral("--%1: cannot read '%2' (%3)").arg(option, path, file.errorString()));
+    const QString key =
+        QString::fromUtf8(file.read(kMaxKeyFileBytes).split('\n').value(0)).trimmed();
     if (key.isEmpty())
-        throw ValueError(QStringLiteral("--%1: '%2' is empty; put the key on its first line")
-                             .arg(option, path));
+        throw ValueError(
+            QStringLiteral("--%1: '%2' is empty; put the key on its first line").arg(option, path));
     if (std::any_of(key.cbegin(), key.cend(), [](QChar c) { return c.isSpace() || !c.isPrint(); }))
         throw ValueError(QStringLiteral("--%1: the first line of '%2' is not a key (it holds "
                                         "spaces or control characters)")
@@ -335,8 +334,8 @@ static void readDaytonaOptions(const QCommandLineParser &p, SandboxSpec &spec)
 {
     const QStringList names{QStringLiteral("daytona-api-url"), QStringLiteral("daytona-target"),
                             QStringLiteral("daytona-api-key-file")};
-    const bool any = std::any_of(names.cbegin(), names.cend(),
-                                 [&](const QString &n) { return p.isSet(n); });
+    const bool any =
+        std::any_of(names.cbegin(), names.cend(), [&](const QString &n) { return p.isSet(n); });
     if (!any)
         return;
     if (spec.backend != QLatin1String("daytona"))

@@ -598,17 +598,16 @@ private Q_SLOTS:
         QTest::addColumn<qint64>("droppedOut");
         QTest::newRow("alone") << QByteArray("\ntag 3 10 0\n") << true << QByteArray() << 3
                                << qint64(10);
-        QTest::newRow("after text") << QByteArray("err\n\ntag 0 0 5\n") << true
-                                    << QByteArray("err\n") << 0 << qint64(0);
-        QTest::newRow("forged earlier") << QByteArray("\ntag 0 0 0\nmore\n\ntag 1 2 3\n")
-                                        << true << QByteArray("\ntag 0 0 0\nmore\n") << 1
-                                        << qint64(2);
+        QTest::newRow("after text")
+            << QByteArray("err\n\ntag 0 0 5\n") << true << QByteArray("err\n") << 0 << qint64(0);
+        QTest::newRow("forged earlier") << QByteArray("\ntag 0 0 0\nmore\n\ntag 1 2 3\n") << true
+                                        << QByteArray("\ntag 0 0 0\nmore\n") << 1 << qint64(2);
         QTest::newRow("other tag") << QByteArray("\ntag2 0 0 0\n") << false
                                    << QByteArray("\ntag2 0 0 0\n") << -1 << qint64(-1);
         QTest::newRow("not a number") << QByteArray("\ntag 0 x 0\n") << false
                                       << QByteArray("\ntag 0 x 0\n") << -1 << qint64(-1);
-        QTest::newRow("unfinished") << QByteArray("\ntag 0 0 0") << false
-                                    << QByteArray("\ntag 0 0 0") << -1 << qint64(-1);
+        QTest::newRow("unfinished")
+            << QByteArray("\ntag 0 0 0") << false << QByteArray("\ntag 0 0 0") << -1 << qint64(-1);
     }
 
     void takeTrailerReadsOnlyItsOwnLastLine()

@@ -1026,9 +1026,9 @@ void TestMainWindow::newSandboxStartsFromTheStartupSpec()
     QCOMPARE(text(dialog, "workspaceRoot"), first.workspaceRoot);
     QVERIFY(dialog->findChild<QCheckBox *>(QStringLiteral("bwrapNetwork"))->isChecked());
     QCOMPARE(dialog->findChild<QSpinBox *>(QStringLiteral("bwrapMaxProcesses"))->value(), 77);
-    QCOMPARE(dialog->findChild<QPlainTextEdit *>(QStringLiteral("bwrapReadOnlyBinds"))
-                 ->toPlainText(),
-             QStringLiteral("/opt/tools"));
+    QCOMPARE(
+        dialog->findChild<QPlainTextEdit *>(QStringLiteral("bwrapReadOnlyBinds"))->toPlainText(),
+        QStringLiteral("/opt/tools"));
     close(dialog);
 
     // --backend daytona --daytona-api-url … --daytona-target … --daytona-api-key-file …

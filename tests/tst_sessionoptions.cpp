@@ -10,8 +10,8 @@
 #include "sessionoptions.h"
 #include "testutil.h"
 
-#include <QCommandLineParser>
 #include <QComboBox>
+#include <QCommandLineParser>
 #include <QStackedWidget>
 #include <QtTest>
 
@@ -96,11 +96,11 @@ private Q_SLOTS:
         const QTemporaryDir dir;
         const QString keyFile = dir.filePath(QStringLiteral("key"));
         test::writeHostFile(keyFile, "dtn_secret-1\r\nsecond line ignored\n");
-        const SessionOptions o = parse(
-            kDaytona + QStringList{QStringLiteral("--daytona-api-url"),
-                                   QStringLiteral("http://127.0.0.1:4000/api"),
-                                   QStringLiteral("--daytona-target"), QStringLiteral("eu"),
-                                   QStringLiteral("--daytona-api-key-file"), keyFile});
+        const SessionOptions o =
+            parse(kDaytona + QStringList{QStringLiteral("--daytona-api-url"),
+                                         QStringLiteral("http://127.0.0.1:4000/api"),
+                                         QStringLiteral("--daytona-target"), QStringLiteral("eu"),
+                                         QStringLiteral("--daytona-api-key-file"), keyFile});
         QCOMPARE(o.spec.backend, QStringLiteral("daytona"));
         QCOMPARE(o.spec.daytona.config.apiUrl, QUrl(QStringLiteral("http://127.0.0.1:4000/api")));
         QCOMPARE(o.spec.daytona.config.target, QStringLiteral("eu"));
@@ -159,18 +159,17 @@ private Q_SLOTS:
         QTest::newRow("key file without the backend")
             << QStringList{key, QStringLiteral("/nonexistent")}
             << QStringLiteral("need --backend daytona");
-        QTest::newRow("url not http")
-            << kDaytona + QStringList{url, QStringLiteral("ftp://x/api")}
-            << QStringLiteral("https://app.daytona.io/api");
+        QTest::newRow("url not http") << kDaytona + QStringList{url, QStringLiteral("ftp://x/api")}
+                                      << QStringLiteral("https://app.daytona.io/api");
         QTest::newRow("url without host")
             << kDaytona + QStringList{url, QStringLiteral("app.daytona.io/api")}
             << QStringLiteral("needs an http(s) URL");
-        QTest::newRow("url empty") << kDaytona + QStringList{url, QString()}
-                                   << QStringLiteral("needs an http(s) URL");
-        QTest::newRow("target empty") << kDaytona + QStringList{target, QString()}
-                                      << QStringLiteral("such as us or eu");
-        QTest::newRow("target with a space") << kDaytona + QStringList{target, QStringLiteral("e u")}
-                                             << QStringLiteral("got 'e u'");
+        QTest::newRow("url empty")
+            << kDaytona + QStringList{url, QString()} << QStringLiteral("needs an http(s) URL");
+        QTest::newRow("target empty")
+            << kDaytona + QStringList{target, QString()} << QStringLiteral("such as us or eu");
+        QTest::newRow("target with a space")
+            << kDaytona + QStringList{target, QStringLiteral("e u")} << QStringLiteral("got 'e u'");
         QTest::newRow("target path") << kDaytona + QStringList{target, QStringLiteral("../eu")}
                                      << QStringLiteral("such as us or eu");
         QTest::newRow("key file missing")
@@ -192,8 +191,7 @@ private Q_SLOTS:
     {
         const QTemporaryDir dir;
         const auto keyFailure = [&](const QString &path) {
-            return failure(kDaytona +
-                           QStringList{QStringLiteral("--daytona-api-key-file"), path});
+            return failure(kDaytona + QStringList{QStringLiteral("--daytona-api-key-file"), path});
         };
         const QString empty = dir.filePath(QStringLiteral("empty"));
         test::writeHostFile(empty, "\n\n");
@@ -220,42 +218,66 @@ private Q_SLOTS:
     {
         QTest::addColumn<QStringList>("args");
         const QString project = QDir::tempPath();
-        const QStringList common{QStringLiteral("--workspace-id"), QStringLiteral("cli"),
-                                 QStringLiteral("--seed-from"), project,
-                                 QStringLiteral("--seed-exclude"), QStringLiteral("*.log"),
-                                 QStringLiteral("--sync-include"), QStringLiteral("src/**"),
-                                 QStringLiteral("--sync-dest"), QStringLiteral("/tmp/out"),
-                                 QStringLiteral("--ttl"), QStringLiteral("none"),
-                                 QStringLiteral("--timeout"), QStringLiteral("33"),
-                                 QStringLiteral("--max-output-bytes"), QStringLiteral("5000"),
-                                 QStringLiteral("--env"), QStringLiteral("A=b=c")};
+        const QStringList common{QStringLiteral("--workspace-id"),
+                                 QStringLiteral("cli"),
+                                 QStringLiteral("--seed-from"),
+                                 project,
+                                 QStringLiteral("--seed-exclude"),
+                                 QStringLiteral("*.log"),
+                                 QStringLiteral("--sync-include"),
+                                 QStringLiteral("src/**"),
+                                 QStringLiteral("--sync-dest"),
+                                 QStringLiteral("/tmp/out"),
+                                 QStringLiteral("--ttl"),
+                                 QStringLiteral("none"),
+                                 QStringLiteral("--timeout"),
+                                 QStringLiteral("33"),
+                                 QStringLiteral("--max-output-bytes"),
+                                 QStringLiteral("5000"),
+                                 QStringLiteral("--env"),
+                                 QStringLiteral("A=b=c")};
         QTest::newRow("local") << common + QStringList{QStringLiteral("--workspace-root"),
                                                        QStringLiteral("/tmp/ws-cli"),
                                                        QStringLiteral("--no-inherit-env")};
-        QTest::newRow("bwrap") << common + QStringList{
-            QStringLiteral("--backend"), QStringLiteral("bwrap"),
-            QStringLiteral("--workspace-root"), QStringLiteral("/tmp/ws-cli"),
-            QStringLiteral("--bwrap-network"), QStringLiteral("--bwrap-max-processes"),
-            QStringLiteral("64"), QStringLiteral("--bwrap-max-file-size"), QStringLiteral("2M"),
-            QStringLiteral("--bwrap-max-memory"), QStringLiteral("0"),
-            QStringLiteral("--bwrap-ro-bind"), QStringLiteral("/opt/a"),
-            QStringLiteral("--bwrap-program"), QStringLiteral("/usr/bin/bwrap"),
-            QStringLiteral("--bwrap-no-pids-cgroup")};
-        QTest::newRow("ssh") << common + QStringList{
-            QStringLiteral("--backend"), QStringLiteral("ssh"), QStringLiteral("--ssh-host"),
-            QStringLiteral("build.example"), QStringLiteral("--ssh-port"), QStringLiteral("2222"),
-            QStringLiteral("--ssh-user"), QStringLiteral("ci"), QStringLiteral("--ssh-identity"),
-            QStringLiteral("/k"), QStringLiteral("--ssh-known-hosts"), QStringLiteral("/kh"),
-            QStringLiteral("--ssh-remote-root"), QStringLiteral("/srv/ws")};
-        QTest::newRow("daytona") << common + QStringList{
-            QStringLiteral("--backend"), QStringLiteral("daytona"),
-            QStringLiteral("--daytona-api-key-file"), m_keyFile,
-            QStringLiteral("--daytona-api-url"), QStringLiteral("https://d.example/api"),
-            QStringLiteral("--daytona-target"), QStringLiteral("eu")};
-        QTest::newRow("agentcore") << common + QStringList{
-            QStringLiteral("--backend"), QStringLiteral("agentcore"),
-            QStringLiteral("--aws-region"), QStringLiteral("eu-west-3"),
-            QStringLiteral("--agentcore-endpoint"), QStringLiteral("http://127.0.0.1:9")};
+        QTest::newRow("bwrap") << common + QStringList{QStringLiteral("--backend"),
+                                                       QStringLiteral("bwrap"),
+                                                       QStringLiteral("--workspace-root"),
+                                                       QStringLiteral("/tmp/ws-cli"),
+                                                       QStringLiteral("--bwrap-network"),
+                                                       QStringLiteral("--bwrap-max-processes"),
+                                                       QStringLiteral("64"),
+                                                       QStringLiteral("--bwrap-max-file-size"),
+                                                       QStringLiteral("2M"),
+                                                       QStringLiteral("--bwrap-max-memory"),
+                                                       QStringLiteral("0"),
+                                                       QStringLiteral("--bwrap-ro-bind"),
+                                                       QStringLiteral("/opt/a"),
+                                                       QStringLiteral("--bwrap-program"),
+                                                       QStringLiteral("/usr/bin/bwrap"),
+                                                       QStringLiteral("--bwrap-no-pids-cgroup")};
+        QTest::newRow("ssh")
+            << common +
+                   QStringList{QStringLiteral("--backend"),         QStringLiteral("ssh"),
+                               QStringLiteral("--ssh-host"),        QStringLiteral("build.example"),
+                               QStringLiteral("--ssh-port"),        QStringLiteral("2222"),
+                               QStringLiteral("--ssh-user"),        QStringLiteral("ci"),
+                               QStringLiteral("--ssh-identity"),    QStringLiteral("/k"),
+                               QStringLiteral("--ssh-known-hosts"), QStringLiteral("/kh"),
+                               QStringLiteral("--ssh-remote-root"), QStringLiteral("/srv/ws")};
+        QTest::newRow("daytona") << common + QStringList{QStringLiteral("--backend"),
+                                                         QStringLiteral("daytona"),
+                                                         QStringLiteral("--daytona-api-key-file"),
+                                                         m_keyFile,
+                                                         QStringLiteral("--daytona-api-url"),
+                                                         QStringLiteral("https://d.example/api"),
+                                                         QStringLiteral("--daytona-target"),
+                                                         QStringLiteral("eu")};
+        QTest::newRow("agentcore") << common + QStringList{QStringLiteral("--backend"),
+                                                           QStringLiteral("agentcore"),
+                                                           QStringLiteral("--aws-region"),
+                                                           QStringLiteral("eu-west-3"),
+                                                           QStringLiteral("--agentcore-endpoint"),
+                                                           QStringLiteral("http://127.0.0.1:9")};
     }
 
     void commandLineSurvivesTheNewSandboxDialog()

@@ -981,9 +981,8 @@ DaytonaSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPol
     SeedManifest &manifest = m_manifests[root];
     manifest.hostRoot = root;
     // A destination without a record has no base: differing files there are conflicts.
-    SyncPlan plan =
-        elsai::planSync(*m_shadow, root, includesOf(policy), GlobSet(policy.excludePatterns),
-                        known ? &manifest : nullptr);
+    SyncPlan plan = elsai::planSync(*m_shadow, root, includesOf(policy),
+                                    GlobSet(policy.excludePatterns), known ? &manifest : nullptr);
     plan.entries += skipped;
     WorkspaceSyncResult result = executeSync(plan, *m_shadow, &manifest, progress);
     result.errors += errors;

@@ -9,12 +9,12 @@ int main(int argc, char **argv)
     // made on first use: the fake's server thread needs the suite's QCoreApplication
     std::function<std::shared_ptr<elsai::SandboxBackend>()> factory;
     BackendFixture fixture{QStringLiteral("daytona"), [&] {
-                                     if (!factory)
-                                         factory = elsai::test::FakeDaytona::backendFactory();
-                                     auto b = factory();
-                                     b->create();
-                                     return b;
-                                 }};
+                               if (!factory)
+                                   factory = elsai::test::FakeDaytona::backendFactory();
+                               auto b = factory();
+                               b->create();
+                               return b;
+                           }};
     fixture.teardown = [&] { factory = nullptr; }; // the fake server stops with the suite
     return runBackendConformance(argc, argv, fixture);
 }
