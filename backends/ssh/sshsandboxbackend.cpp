@@ -311,7 +311,9 @@ void SshSandboxBackend::writeFile(const QString &path, const QByteArray &content
     if (!tmp.open() || tmp.write(content) != content.size() || !tmp.flush())
         throw OSError(QStringLiteral("cannot stage '%1' for upload: %2")
                           .arg(path, tmp.errorString()));
-    throwIfFailed(op(s, QStringLiteral("write"), {rel}, tmp.fileName()),
+    // The remote temporary name comes from here: the remote shell has no random source of its
+    // own, and the helper creates it with O_EXCL, so a name planted in advance only fails.
+    throwIfFailed(op(s, QStringLiteral("write"), {rel, randomToken()}, tmp.fileName()),
                   QStringLiteral("writing '%1'").arg(path));
 }
 
