@@ -2,6 +2,8 @@
 // ControlMaster connection (the floor: one mux channel, one remote login shell). A throwaway
 // sshd on 127.0.0.1 (tests/sshfixture.h) is the remote. Interleaved rounds, alternating which
 // variant goes first, so noise on a busy machine hits both alike; medians are the headline.
+// read_file("d/f.txt") and list_dir("d") are measured the same way against the same floor
+// (informational: each walks one folder and asks the kernel where it ended up).
 //
 // Usage: ssh_bench [calls per variant, default 200]
 
@@ -11,6 +13,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <tuple>
 #include <numeric>
 #include <vector>
 
@@ -95,21 +99,32 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    std::vector<double> elsaiMs;
-    std::vector<double> bareMs;
     int failures = 0;
-    for (int round = 0; round < Rounds; ++round) {
-        const int perRound = calls / Rounds + (round < calls % Rounds ? 1 : 0);
-        for (int pass = 0; pass < 2; ++pass) {
-            const bool elsaiPass = (pass == 0) == (round % 2 == 0);
-            for (int i = 0; i < perRound; ++i) {
-                const auto start = Clock::now();
-                const bool ok = elsaiPass ? viaBackend() : bareSsh(bare);
-                (elsaiPass ? elsaiMs : bareMs).push_back(elapsedMs(start));
-                failures += ok ? 0 : 1;
+    // Interleaved rounds of `call` and the bare ssh, alternating which goes first.
+    auto measure = [&](const std::function<bool()> &call, int n) {
+        std::pair<std::vector<double>, std::vector<double>> ms;
+        for (int round = 0; round < Rounds; ++round) {
+            const int perRound = n / Rounds + (round < n % Rounds ? 1 : 0);
+            for (int pass = 0; pass < 2; ++pass) {
+                const bool elsaiPass = (pass == 0) == (round % 2 == 0);
+                for (int i = 0; i < perRound; ++i) {
+                    const auto start = Clock::now();
+                    const bool ok = elsaiPass ? call() : bareSsh(bare);
+                    (elsaiPass ? ms.first : ms.second).push_back(elapsedMs(start));
+                    failures += ok ? 0 : 1;
+                }
             }
         }
-    }
+        return ms;
+    };
+    const auto [elsaiMs, bareMs] = measure(viaBackend, calls);
+
+    backend->writeFile(QStringLiteral("d/f.txt"), QByteArray(4096, 'x'));
+    const int fileCalls = std::max(10, calls / 4);
+    const auto [readMs, readBareMs] = measure(
+        [&] { return backend->readFile(QStringLiteral("d/f.txt")).size() == 4096; }, fileCalls);
+    const auto [listMs, listBareMs] = measure(
+        [&] { return backend->listDir(QStringLiteral("d")).size() == 1; }, fileCalls);
     backend->close();
     const double em = median(elsaiMs);
     const double bm = median(bareMs);
@@ -120,5 +135,13 @@ int main(int argc, char **argv)
     std::printf("execute over ssh: elsai %.2f ms/call, bare ssh on the same master %.2f ms/call, "
                 "ratio %.2f (median; target <= 1.2)\n",
                 em, bm, bm > 0 ? em / bm : 0.0);
+    for (const auto &[what, ms, bareRef] :
+         {std::tuple{"read_file(\"d/f.txt\")", &readMs, &readBareMs},
+          std::tuple{"list_dir(\"d\")", &listMs, &listBareMs}}) {
+        const double m = median(*ms), b = median(*bareRef);
+        std::printf("%s over ssh, %d calls: %.2f ms/call, bare ssh %.2f ms/call, ratio %.2f "
+                    "(median)\n",
+                    what, fileCalls, m, b, b > 0 ? m / b : 0.0);
+    }
     return failures == 0 ? 0 : 1;
 }
