@@ -122,8 +122,10 @@ seed)
   find "$R" -mindepth 1 -type f -printf '%y\t%s\t%T@\t%P\0'
   exit $rc;;
 pack)
-  cd -- "$R" || die ENOENT "the workspace folder is gone"
-  exec tar -c -f - --format=posix --null --no-recursion -T -;;
+  # GNU tar walks a tree from "." with openat(parent, name, O_NOFOLLOW), where a name list
+  # (-T) would be opened as whole paths: what is not wanted is excluded instead (stdin).
+  home
+  exec tar -c -f - --format=posix --no-wildcards --anchored -X - .;;
 exec)
   home; walk "$1" all; settle
   to=$2 grace=$3 tok=$4 cmd=$5; shift 5
