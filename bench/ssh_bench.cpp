@@ -14,8 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <tuple>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
 #include <fcntl.h>
@@ -123,8 +123,8 @@ int main(int argc, char **argv)
     const int fileCalls = std::max(10, calls / 4);
     const auto [readMs, readBareMs] = measure(
         [&] { return backend->readFile(QStringLiteral("d/f.txt")).size() == 4096; }, fileCalls);
-    const auto [listMs, listBareMs] = measure(
-        [&] { return backend->listDir(QStringLiteral("d")).size() == 1; }, fileCalls);
+    const auto [listMs, listBareMs] =
+        measure([&] { return backend->listDir(QStringLiteral("d")).size() == 1; }, fileCalls);
     backend->close();
     const double em = median(elsaiMs);
     const double bm = median(bareMs);

@@ -329,8 +329,8 @@ private Q_SLOTS:
         QVERIFY(done > 0);
         QCOMPARE(outsideCwd, 0);
         QCOMPARE(outsideFlush, 0);
-        QStringList left = QDir(out).entryList(QDir::AllEntries | QDir::Hidden |
-                                               QDir::NoDotAndDotDot);
+        QStringList left =
+            QDir(out).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot);
         left.sort();
         QCOMPARE(left, QStringList({QStringLiteral("flushed.txt"), QStringLiteral("victim")}));
         QCOMPARE(readHostFile(out + QStringLiteral("/victim")), QByteArray("outside"));

@@ -6,19 +6,23 @@
 
 namespace elsai::ssh {
 
-// Runs in the remote login shell (bash, dash, ksh: POSIX features only). The client refuses `..`
-// and absolute paths; here a path is never checked as a string and then used: the helper
-// enters its folders one component at a time with `cd -P` (the kernel follows a link and the
-// shell's working folder stays pinned to the folder it reached, wherever it is renamed
-// later), asks the kernel where that folder is (`/bin/pwd -P`, getcwd in a child: a shell's
-// own `pwd -P` may be computed from the path text it was given) and refuses anything not
-// beneath R, and only then touches the last component relative to it, without following a
-// link (dd iflag=nofollow, find without -L, O_EXCL creation, rename within the folder).
+// Runs in the remote login shell (bash, dash, ksh: POSIX features only). The client refuses
+// `..` and absolute paths; here a path is never checked as a string and then used: the helper
+// enters its folders one component at a time with `cd -P` (the kernel follows a link, and the
+// shell's working folder stays pinned to the folder reached, wherever it is renamed later),
+// asks the kernel where that folder is (coreutils `pwd -P`, getcwd in a child: a shell's own
+// `pwd -P` may be computed from the path text it was given, bash's is) and refuses anything
+// not beneath R; only then does it touch the last component, relative to that folder and
+// without following a link (dd iflag=nofollow, find without -L, O_EXCL creation, a rename
+// within the folder). walk: $2 = parent stops before the last component (left in $name),
+// $3 = 1 creates missing folders; settle: the check, due once a folder was entered ($moved);
+// follow: a read's final symlinks, resolved by the same walk.
 static const char kHelper[] = R"SH(R=$1; op=$2; shift 2
 unset CDPATH
+pwdx=/bin/pwd; [ -x /bin/pwd ] || pwdx='env pwd' # (NixOS has no /bin/pwd)
 die() { printf '\001elsai:%s:%s\n' "$1" "$2" >&2; exit 253; }
 confined() {
-  h=$(/bin/pwd -P && echo .) || return 1
+  h=$($pwdx -P && echo .) || return 1
   h=${h%.}; h=${h%?}
   case $h in "$R"|"$R"/*) return 0;; esac; return 1
 }
