@@ -4,7 +4,8 @@
 // mkfifo, …), so a backend added to backends() runs the same table: add one BackendFixture.
 // For every case and operation: the outside canary is never returned, nothing outside the
 // workspace changes, and the operations that must refuse do. Prints cases tried and passed.
-// ELSAI_HOSTILE_RACE_ROUNDS sets the race rounds (CI default 20,000; the long run 100,000+).
+// ELSAI_HOSTILE_RACE_ROUNDS sets the race rounds (CI default 20,000, ssh 50; the long run
+// 100,000+, ssh 2,000).
 #include "errors.h"
 #include "localsandboxbackend.h"
 #include "sandbox.h"
