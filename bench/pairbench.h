@@ -110,13 +110,16 @@ inline bool runPair(const char *name, int calls, int rounds, int warmUp,
 }
 
 /// The headline line: "<what>: elsai X ms/call, <baseline> Y ms/call, ratio R (median; target
-/// <= T)".
+/// <= T)"; a target of 0 means the figure is informational.
 inline void printMedianRatio(const char *what, const char *baseline, const PairResult &r,
                              double target)
 {
     const double e = median(r.elsaiMs), b = median(r.baselineMs);
-    std::printf("%s: elsai %.3f ms/call, %s %.3f ms/call, ratio %.2f (median; target <= %.1f)\n",
-                what, e, baseline, b, b > 0 ? e / b : 0.0, target);
+    std::printf("%s: elsai %.3f ms/call, %s %.3f ms/call, ratio %.2f (median", what, e, baseline,
+                b, b > 0 ? e / b : 0.0);
+    if (target > 0)
+        std::printf("; target <= %.1f", target);
+    std::printf(")\n");
 }
 
 } // namespace elsai::bench

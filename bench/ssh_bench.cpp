@@ -1,6 +1,8 @@
 // execute("true") through SshSandboxBackend against a bare `ssh … true` over the SAME
 // ControlMaster connection (the floor: one mux channel, one remote login shell). A throwaway
-// sshd on 127.0.0.1 (tests/sshfixture.h) is the remote.
+// sshd on 127.0.0.1 (tests/sshfixture.h) is the remote. read_file("d/f.txt") and
+// list_dir("d") are measured the same way against the same floor (informational: each walks
+// one folder and asks the kernel where it ended up).
 //
 // Usage: ssh_bench [calls per variant, default 200]
 
@@ -26,15 +28,27 @@ int main(int argc, char **argv)
     std::vector<QByteArray> bare{QStandardPaths::findExecutable(QStringLiteral("ssh")).toUtf8()};
     for (const QString &a : conn->clientArguments("true"))
         bare.push_back(a.toUtf8());
+    const auto bareSsh = [&] { return elsai::bench::spawnAndWait(bare, environ, true); };
 
-    elsai::bench::PairResult r;
-    const bool ran = elsai::bench::runPair(
+    elsai::bench::PairResult exec, read, list;
+    bool ran = elsai::bench::runPair(
         "ssh_bench", calls, 10, 10,
-        [&] { return backend->execute(QStringLiteral("true")).exitCode == 0; },
-        [&] { return elsai::bench::spawnAndWait(bare, environ, true); }, &r);
+        [&] { return backend->execute(QStringLiteral("true")).exitCode == 0; }, bareSsh, &exec);
+    backend->writeFile(QStringLiteral("d/f.txt"), QByteArray(4096, 'x'));
+    const int fileCalls = std::max(10, calls / 4);
+    ran = ran &&
+          elsai::bench::runPair(
+              "ssh_bench", fileCalls, 10, 0,
+              [&] { return backend->readFile(QStringLiteral("d/f.txt")).size() == 4096; },
+              bareSsh, &read) &&
+          elsai::bench::runPair(
+              "ssh_bench", fileCalls, 10, 0,
+              [&] { return backend->listDir(QStringLiteral("d")).size() == 1; }, bareSsh, &list);
     backend->close();
     if (!ran)
         return 1;
-    elsai::bench::printMedianRatio("execute over ssh", "bare ssh on the same master", r, 1.2);
-    return r.failures == 0 ? 0 : 1;
+    elsai::bench::printMedianRatio("execute over ssh", "bare ssh on the same master", exec, 1.2);
+    elsai::bench::printMedianRatio("read_file(\"d/f.txt\") over ssh", "bare ssh", read, 0);
+    elsai::bench::printMedianRatio("list_dir(\"d\") over ssh", "bare ssh", list, 0);
+    return exec.failures + read.failures + list.failures == 0 ? 0 : 1;
 }

@@ -13,6 +13,13 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <QtTest>
 
+#include <atomic>
+#include <functional>
+#include <thread>
+
+#include <fcntl.h>
+#include <stdio.h>
+
 
 using namespace elsai;
 using namespace elsai::test;
@@ -257,6 +264,78 @@ private Q_SLOTS:
         // writing onto a symlink is refused even when it points inside
         QVERIFY_THROWS_EXCEPTION(PermissionError,
                                  m_backend->writeFile(QStringLiteral("in/ln"), "x"));
+    }
+
+    // tst_hostile races reads, listings and stats; this races everything that writes, removes,
+    // enters or packs: an attacker swaps a folder and a link to outside (RENAME_EXCHANGE)
+    // while the calls go through it. Nothing outside may change, no command may start
+    // outside, and no flush may bring back outside content.
+    void swappedFolderNeverRedirectsMutations()
+    {
+        auto b = m_sshd.makeBackend(QStringLiteral("racews"));
+        b->create();
+        const QString root = b->remoteWorkspace();
+        const QString out = m_sshd.remoteRoot() + QStringLiteral("/race-mut-out");
+        QDir().mkpath(out);
+        writeHostFile(out + QStringLiteral("/victim"), "outside");
+        writeHostFile(out + QStringLiteral("/flushed.txt"), "outside");
+        b->writeFile(QStringLiteral("sw/victim"), "inside");
+        b->writeFile(QStringLiteral("sw/flushed.txt"), "inside");
+        QVERIFY(QFile::link(out, root + QStringLiteral("/swl")));
+        const QByteArray a = QFile::encodeName(root + QStringLiteral("/sw"));
+        const QByteArray l = QFile::encodeName(root + QStringLiteral("/swl"));
+        std::atomic<bool> stop{false};
+        std::atomic<qint64> swaps{0};
+        std::thread attacker([&] {
+            while (!stop.load()) {
+                if (::renameat2(AT_FDCWD, a.constData(), AT_FDCWD, l.constData(),
+                                RENAME_EXCHANGE) == 0)
+                    swaps.fetch_add(1);
+            }
+        });
+        QTemporaryDir project;
+        int outsideCwd = 0, outsideFlush = 0, done = 0;
+        for (int round = 0; round < 25; ++round) {
+            const QString n = QString::number(round);
+            const auto attempt = [&](const std::function<void()> &call) {
+                try {
+                    call();
+                    ++done;
+                } catch (const SandboxError &) {
+                }
+            };
+            attempt([&] { b->writeFile(QStringLiteral("sw/new") + n, "x"); });
+            attempt([&] { b->makeDirs(QStringLiteral("sw/d") + n + QStringLiteral("/e")); });
+            attempt([&] { b->removeFile(QStringLiteral("sw/victim")); });
+            attempt([&] { b->writeFile(QStringLiteral("sw/victim"), "inside"); });
+            attempt([&] {
+                const QString pwd =
+                    b->execute(QStringLiteral("pwd -P"), 10, QStringLiteral("sw")).output;
+                outsideCwd += pwd.startsWith(root + QLatin1Char('/')) ? 0 : 1;
+            });
+            if (round % 5 == 4) {
+                attempt([&] { b->syncArtifacts(project.path(), defaultSandboxSyncPolicy()); });
+                QDirIterator it(project.path(), QDir::Files | QDir::Hidden,
+                                QDirIterator::Subdirectories);
+                while (it.hasNext())
+                    outsideFlush += readHostFile(it.next()).contains("outside") ? 1 : 0;
+            }
+        }
+        stop = true;
+        attacker.join();
+        qInfo("ssh mutation race: 25 rounds, %lld swaps, %d calls went through",
+              qint64(swaps.load()), done);
+        QVERIFY(swaps.load() > 0);
+        QVERIFY(done > 0);
+        QCOMPARE(outsideCwd, 0);
+        QCOMPARE(outsideFlush, 0);
+        QStringList left =
+            QDir(out).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot);
+        left.sort();
+        QCOMPARE(left, QStringList({QStringLiteral("flushed.txt"), QStringLiteral("victim")}));
+        QCOMPARE(readHostFile(out + QStringLiteral("/victim")), QByteArray("outside"));
+        QCOMPARE(readHostFile(out + QStringLiteral("/flushed.txt")), QByteArray("outside"));
+        b->close();
     }
 
     void executeBasics()

@@ -6,41 +6,65 @@
 
 namespace elsai::ssh {
 
-// Runs in the remote login shell (bash, dash, ksh: POSIX features only). Every path is checked
-// twice: the client refuses `..` and absolute paths, and here each existing path is resolved
-// with `realpath -e` (symlinks followed) and must stay beneath R. Folders are created one
-// component at a time so `mkdir -p` never follows a symlink out of the workspace.
+// Runs in the remote login shell (bash, dash, ksh: POSIX features only). The client refuses
+// `..` and absolute paths; here a path is never checked as a string and then used: the helper
+// enters its folders one component at a time with `cd -P` (the kernel follows a link, and the
+// shell's working folder stays pinned to the folder reached, wherever it is renamed later),
+// asks the kernel where that folder is (coreutils `pwd -P`, getcwd in a child: a shell's own
+// `pwd -P` may be computed from the path text it was given, bash's is) and refuses anything
+// not beneath R; only then does it touch the last component, relative to that folder and
+// without following a link (dd iflag=nofollow, find without -L, O_EXCL creation, a rename
+// within the folder). walk: $2 = parent stops before the last component (left in $name),
+// $3 = 1 creates missing folders; settle: the check, due once a folder was entered ($moved);
+// follow: a read's final symlinks, resolved by the same walk.
 static const char kHelper[] = R"SH(R=$1; op=$2; shift 2
+unset CDPATH
+pwdx=/bin/pwd; [ -x /bin/pwd ] || pwdx='env pwd' # (NixOS has no /bin/pwd)
 die() { printf '\001elsai:%s:%s\n' "$1" "$2" >&2; exit 253; }
-inside() { case $1 in "$R"|"$R"/*) return 0;; esac; return 1; }
-resolve() {
-  if ! r=$(realpath -e -- "$1" 2>/dev/null); then
-    r=$(realpath -m -- "$1" 2>/dev/null) && ! inside "$r" &&
-      die EACCES "'$2' leaves the workspace through a (dangling) symlink"
-    die ENOENT "'$2': no such file or folder"
+confined() {
+  h=$($pwdx -P && echo .) || return 1
+  h=${h%.}; h=${h%?}
+  case $h in "$R"|"$R"/*) return 0;; esac; return 1
+}
+settle() {
+  [ -z "$moved" ] || confined || die EACCES "'$p' leaves the workspace through a symlink"
+  moved=
+}
+home() { cd -P -- "$R" || die ENOENT "the workspace folder $R is gone"; moved=; }
+stuck() {
+  settle
+  if [ -L "./$1" ] && [ ! -e "./$1" ]; then
+    case $(readlink -- "./$1") in /*|..|../*|*/..|*/../*)
+      die EACCES "'$p' leaves the workspace through a dangling symlink";; esac
   fi
-  inside "$r" || die EACCES "'$2' leaves the workspace through a symlink"
+  [ -e "./$1" ] || die ENOENT "'$p': no such file or folder"
+  [ -d "./$1" ] || die ENOTDIR "'$p': '$1' is not a folder"
+  die EACCES "'$p': cannot enter the folder '$1'"
 }
-parent() {
-  case $1 in */*) pd=/${1%/*};; *) pd=;; esac
-  name=${1##*/}
-  resolve "$R$pd" "$1"; dir=$r
-  [ -d "$dir" ] || die ENOTDIR "'$1': a parent is not a folder"
-}
-mkdirs() {
-  dir=$R; rest=$1
+walk() {
+  rest=$1; name=
   while [ -n "$rest" ]; do
     c=${rest%%/*}
     case $rest in */*) rest=${rest#*/};; *) rest=;; esac
-    [ -n "$c" ] || continue
-    next=$dir/$c
-    if [ -L "$next" ]; then resolve "$next" "$1"; next=$r
-    elif [ ! -e "$next" ]; then
-      mkdir -- "$next" 2>/dev/null || [ -d "$next" ] ||
-        die EIO "cannot create the folder '$c' of '$1'"
+    case $c in ''|.) continue;; esac
+    if [ -z "$rest" ] && [ "$2" = parent ] && [ "$c" != .. ]; then name=$c; return 0; fi
+    if [ -n "$3" ] && [ "$c" != .. ] && [ ! -e "./$c" ] && [ ! -L "./$c" ]; then
+      settle
+      mkdir -- "./$c" 2>/dev/null || [ -d "./$c" ] ||
+        die EIO "cannot create the folder '$c' of '$p'"
     fi
-    [ -d "$next" ] || die ENOTDIR "'$1': '$c' is not a folder"
-    dir=$next
+    cd -P -- "./$c" 2>/dev/null || stuck "$c"
+    moved=1
+  done
+}
+follow() {
+  hops=0
+  while settle; [ -n "$name" ] && [ -L "./$name" ]; do
+    hops=$((hops + 1))
+    [ "$hops" -le 40 ] || die EIO "'$p': too many levels of symbolic links"
+    t=$(readlink -- "./$name") || die EIO "cannot read the symlink '$name' of '$p'"
+    case $t in /*) cd -P / || die EIO "cannot resolve '$p'"; moved=1;; esac
+    walk "$t" parent
   done
 }
 sweep() {
@@ -50,40 +74,51 @@ sweep() {
     for f in $l; do f=${f#/proc/}; kill -9 "${f%/environ}" 2>/dev/null; done
   done
 }
+p=$1
 case $op in
 read)
-  resolve "$R/$1" "$1"
-  [ -d "$r" ] && die EISDIR "cannot read '$1': it is a folder"
-  [ -f "$r" ] || die EIO "cannot read '$1': not a regular file"
-  exec cat -- "$r";;
+  home; walk "$1" parent; follow
+  [ -n "$name" ] && [ ! -d "./$name" ] || die EISDIR "cannot read '$1': it is a folder"
+  [ -e "./$name" ] || die ENOENT "'$1': no such file or folder"
+  [ -f "./$name" ] || die EIO "cannot read '$1': not a regular file"
+  dd if="./$name" iflag=nofollow,nonblock bs=128K status=none 2>/dev/null && exit 0
+  [ -L "./$name" ] && die EACCES "'$1' was replaced by a symlink while being read; try again"
+  die EIO "cannot read '$1'";;
 write)
-  case $1 in */*) mkdirs "${1%/*}";; *) dir=$R;; esac
-  t=$dir/${1##*/}
-  [ -L "$t" ] && die EACCES "refusing to write '$1': it is a symlink"
-  [ -d "$t" ] && die EISDIR "cannot write '$1': the path names a folder"
-  tmp=$(mktemp -- "$dir/.elsai-tmp-XXXXXX") || die EIO "cannot create a temporary file beside '$1'"
-  if [ -f "$t" ]; then m=$(stat -c %a -- "$t"); else m=644; fi
-  if cat > "$tmp" && chmod "$m" -- "$tmp" && sync -- "$tmp" && mv -f -T -- "$tmp" "$t"; then
+  home; walk "$1" parent 1; settle
+  [ -L "./$name" ] && die EACCES "refusing to write '$1': it is a symlink"
+  [ -d "./$name" ] && die EISDIR "cannot write '$1': the path names a folder"
+  m=644
+  if [ -f "./$name" ]; then
+    m=$(stat -c %a -- "./$name" 2>/dev/null); case $m in ''|*[!0-7]*) m=644;; esac
+  fi
+  # Created with O_EXCL under a name only this call uses, then held open: chmod and sync act
+  # on that file through /dev/fd even if the name is swapped meanwhile.
+  tmp=./.elsai-tmp-$2; set -C
+  command exec 3>"$tmp" || die EIO "cannot create a temporary file beside '$1'"
+  if [ -f /dev/fd/3 ] && cat >&3 && chmod "$m" /dev/fd/3 && sync /dev/fd/3 &&
+     mv -f -T -- "$tmp" "./$name"; then
     exit 0
   fi
   rm -f -- "$tmp"; die EIO "cannot write '$1'";;
 list)
-  if [ -z "$1" ]; then r=$R; else resolve "$R/$1" "$1"; fi
-  [ -d "$r" ] || die ENOTDIR "cannot list '$1': not a folder"
-  exec find "$r" -mindepth 1 -maxdepth 1 -printf '%y\t%s\t%T@\t%f\0';;
+  home; walk "$1" all; settle
+  exec find . -mindepth 1 -maxdepth 1 -printf '%y\t%s\t%T@\t%f\0';;
 stat)
-  if [ -z "$1" ]; then t=$R; else parent "$1"; t=$dir/$name; fi
-  [ -e "$t" ] || [ -L "$t" ] || die ENOENT "'$1': no such file or folder"
-  exec find "$t" -maxdepth 0 -printf '%y\t%s\t%T@\t%f\0';;
+  home
+  [ -n "$1" ] || exec find . -maxdepth 0 -printf '%y\t%s\t%T@\t%f\0'
+  walk "$1" parent; settle
+  [ -e "./$name" ] || [ -L "./$name" ] || die ENOENT "'$1': no such file or folder"
+  exec find "./$name" -maxdepth 0 -printf '%y\t%s\t%T@\t%f\0';;
 remove)
-  parent "$1"; t=$dir/$name
-  [ -e "$t" ] || [ -L "$t" ] || die ENOENT "cannot remove '$1': no such file or folder"
-  if [ -d "$t" ] && [ ! -L "$t" ]; then
+  home; walk "$1" parent; settle
+  [ -e "./$name" ] || [ -L "./$name" ] || die ENOENT "cannot remove '$1': no such file or folder"
+  if [ -d "./$name" ] && [ ! -L "./$name" ]; then
     [ "$2" = 1 ] || die EISDIR "cannot remove '$1': it is a folder (remove it recursively)"
   fi
-  rm -rf -- "$t" || die EIO "cannot remove '$1' completely";;
+  rm -rf -- "./$name" || die EIO "cannot remove '$1' completely";;
 mkdirs)
-  mkdirs "$1";;
+  home; walk "$1" all 1; settle;;
 listall)
   exec find "$R" -mindepth 1 -printf '%y\t%s\t%T@\t%P\0';;
 seed)
@@ -91,14 +126,12 @@ seed)
   find "$R" -mindepth 1 -type f -printf '%y\t%s\t%T@\t%P\0'
   exit $rc;;
 pack)
-  cd -- "$R" || die ENOENT "the workspace folder is gone"
-  exec tar -c -f - --format=posix --null --no-recursion -T -;;
+  # GNU tar walks a tree from "." with openat(parent, name, O_NOFOLLOW), where a name list
+  # (-T) would be opened as whole paths: what is not wanted is excluded instead (stdin).
+  home
+  exec tar -c -f - --format=posix --no-wildcards --anchored -X - .;;
 exec)
-  if [ -n "$1" ]; then
-    resolve "$R/$1" "$1"
-    [ -d "$r" ] || die ENOTDIR "cwd '$1' is not a folder"
-  else r=$R; fi
-  cd -- "$r" || die EIO "cannot enter '$1'"
+  home; walk "$1" all; settle
   to=$2 grace=$3 tok=$4 cmd=$5; shift 5
   if [ $# -gt 0 ]; then
     ELSAI_SSH_CALL=$tok timeout -k "$grace" "$to" env -- "$@" sh -c -- "$cmd" </dev/null & p=$!

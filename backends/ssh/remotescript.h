@@ -8,12 +8,13 @@ namespace elsai::ssh {
 
 /// The POSIX sh helper every remote operation runs in the login shell of the remote user
 /// (`set -- ROOT OP ARGS…; <helper>`), so no extra process starts for it. It needs GNU
-/// coreutils (realpath, timeout, mktemp, sync), findutils and tar on the remote.
+/// coreutils (/bin/pwd, dd, readlink, timeout, sync), findutils and tar on the remote.
 ///
 /// Operations (ROOT = the canonical workspace folder; paths are workspace-relative and already
 /// normalized by the client):
-///   read P | write P (content on stdin) | list P | stat P | remove P 0|1 | mkdirs P |
-///   listall | seed (tar on stdin) | pack (NUL-separated list on stdin, tar on stdout) |
+///   read P | write P TOKEN (content on stdin) | list P | stat P | remove P 0|1 | mkdirs P |
+///   listall | seed (tar on stdin) | pack (newline-separated `./` names NOT wanted on stdin,
+///   tar of the rest of the workspace on stdout) |
 ///   exec CWD TIMEOUT GRACE TOKEN COMMAND [NAME=VALUE…] | sweep TOKEN
 ///
 /// A refusal or failure of the helper itself exits with kHelperExit and one stderr line

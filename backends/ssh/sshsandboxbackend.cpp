@@ -311,7 +311,9 @@ void SshSandboxBackend::writeFile(const QString &path, const QByteArray &content
     if (!tmp.open() || tmp.write(content) != content.size() || !tmp.flush())
         throw OSError(QStringLiteral("cannot stage '%1' for upload: %2")
                           .arg(path, tmp.errorString()));
-    throwIfFailed(op(s, QStringLiteral("write"), {rel}, tmp.fileName()),
+    // The remote temporary name comes from here: the remote shell has no random source of its
+    // own, and the helper creates it with O_EXCL, so a name planted in advance only fails.
+    throwIfFailed(op(s, QStringLiteral("write"), {rel, randomToken()}, tmp.fileName()),
                   QStringLiteral("writing '%1'").arg(path));
 }
 
@@ -357,6 +359,27 @@ void SshSandboxBackend::makeDirs(const QString &path)
         return;
     throwIfFailed(op(session(), QStringLiteral("mkdirs"), {rel}),
                   QStringLiteral("creating the folder '%1'").arg(path));
+}
+
+QByteArray SshSandboxBackend::packExclusions(const QHash<QString, RemoteEntry> &remote,
+                                             const QSet<QString> &wanted)
+{
+    QSet<QString> onTheWay;
+    for (const QString &rel : wanted) {
+        for (qsizetype slash = rel.indexOf(u'/'); slash > 0; slash = rel.indexOf(u'/', slash + 1))
+            onTheWay.insert(rel.left(slash));
+    }
+    QByteArray out;
+    for (auto it = remote.cbegin(); it != remote.cend(); ++it) {
+        const QString &rel = it.key();
+        if (wanted.contains(rel) || (it->type == 'd' && onTheWay.contains(rel)) ||
+            rel.contains(u'\n'))
+            continue;
+        const qsizetype slash = rel.lastIndexOf(u'/');
+        if (slash < 0 || onTheWay.contains(rel.left(slash))) // top-most: tar skips the rest
+            out += "./" + rel.toUtf8() + '\n';
+    }
+    return out;
 }
 
 QHash<QString, SshSandboxBackend::RemoteEntry> SshSandboxBackend::listAll(const Session &s) const
@@ -593,7 +616,7 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
             continue;
         }
         st->staged.insert(rel);
-        list += rel.toUtf8() + '\0';
+        list += "./" + rel.toUtf8() + '\0';
         if (rec)
             st->manifest.files.insert(rel, {rec->host, kChangedStamp});
     }
@@ -601,21 +624,25 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
     if (!list.isEmpty()) {
         const QString listFile = st->dir->path() + QStringLiteral("/list");
         const QString tarFile = st->dir->path() + QStringLiteral("/flush.tar");
-        if (!writeLocal(listFile, list))
+        const QString excludeFile = st->dir->path() + QStringLiteral("/exclude");
+        if (!writeLocal(listFile, list) ||
+            !writeLocal(excludeFile, packExclusions(st->remote, st->staged)))
             throw OSError(QStringLiteral("cannot write the flush list locally"));
-        const ProcessOutcome o = op(s, QStringLiteral("pack"), {}, listFile, tarFile);
+        const ProcessOutcome o = op(s, QStringLiteral("pack"), {}, excludeFile, tarFile);
         if (o.exitCode != 0) {
             for (const QByteArray &l : o.stderrData.split('\n')) {
                 if (!l.trimmed().isEmpty())
                     errors << QStringLiteral("remote tar: ") + QString::fromUtf8(l);
             }
         }
-        // Only the listed names are extracted; GNU tar refuses `..` and absolute members and
-        // delays symlinks, and the folder is ours alone.
+        // Only the listed names are extracted (the archive may hold more: names the exclusions
+        // cannot express, files created since the listing); GNU tar refuses `..` and absolute
+        // members and delays symlinks, and the folder is ours alone.
         errors += runLocalTar({QStringLiteral("-x"), QStringLiteral("-f"), tarFile,
                                QStringLiteral("-C"), files, QStringLiteral("--no-same-owner"),
                                QStringLiteral("--no-same-permissions"),
-                               QStringLiteral("--null"), QStringLiteral("-T"), listFile});
+                               QStringLiteral("--no-recursion"), QStringLiteral("--null"),
+                               QStringLiteral("-T"), listFile});
     }
     st->fs = std::make_unique<WorkspaceFs>(files);
     st->plan = elsai::planSync(*st->fs, root, includes, excludes,

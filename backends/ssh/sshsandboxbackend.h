@@ -7,6 +7,7 @@
 #include <QHash>
 #include <QMap>
 #include <QMutex>
+#include <QSet>
 #include <QString>
 
 #include <memory>
@@ -84,6 +85,11 @@ private:
         FileStamp stamp;
     };
     QHash<QString, RemoteEntry> listAll(const Session &s) const;
+    /// What the flush's pack leaves out: every entry that is neither a wanted file nor a folder
+    /// on the way to one, top-most only, as newline-separated `./` names (a name holding a
+    /// newline cannot be listed: it is packed, then not extracted).
+    static QByteArray packExclusions(const QHash<QString, RemoteEntry> &remote,
+                                     const QSet<QString> &wanted);
     /// Downloads the changed selected files into a local staging folder and plans the flush
     /// there with the core planner (see the .cpp).
     struct Staged;

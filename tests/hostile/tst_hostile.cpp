@@ -4,7 +4,8 @@
 // mkfifo, …), so a backend added to backends() runs the same table: add one BackendFixture.
 // For every case and operation: the outside canary is never returned, nothing outside the
 // workspace changes, and the operations that must refuse do. Prints cases tried and passed.
-// ELSAI_HOSTILE_RACE_ROUNDS sets the race rounds (CI default 20,000; the long run 100,000+).
+// ELSAI_HOSTILE_RACE_ROUNDS sets the race rounds (CI default 20,000, ssh 50; the long run
+// 100,000+, ssh 2,000).
 #include "bwrapsandboxbackend.h"
 #include "errors.h"
 #include "fakeagentcore.h"
@@ -84,10 +85,10 @@ QList<BackendFixture> backends()
                          b->create();
                          return b;
                      },
-                     40, // a known bug (below): enough rounds to show it, few enough for CI
-                     QStringLiteral("readFile through a folder swapped for a link to outside "
-                                    "mid-call returns outside content (~15% of rounds; cause "
-                                    "not yet found)")});
+                     // A round is three ssh channels: ~1 s on the 2 busy shared cores here
+                     // (the attacker spins one of them), so 50 keep the suite near 90 s.
+                     // The long run: ELSAI_HOSTILE_RACE_ROUNDS=2000 (README, Reliability).
+                     50});
     } else {
         qInfo("hostile: ssh skipped: %s", qPrintable(sshd.error()));
     }
@@ -549,7 +550,8 @@ void TestHostile::renameExchangeRace()
         // swaps them with RENAME_EXCHANGE while reads and listings resolve "sw/f".
         const ExecuteResult r = b->execute(
             QStringLiteral("set -e; mkdir -p ../race-out sw; printf '%1' > ../race-out/f;"
-                           "printf inside > sw/f; ln -s ../race-out swl; pwd")
+                           ": > ../race-out/outside-only; printf inside > sw/f; "
+                           "ln -s ../race-out swl; pwd")
                 .arg(QString::fromLatin1(Canary)),
             10);
         QCOMPARE(r.exitCode, 0);
@@ -565,7 +567,7 @@ void TestHostile::renameExchangeRace()
                     swaps.fetch_add(1);
             }
         });
-        int escapes = 0, inside = 0, refused = 0;
+        int escapes = 0, inside = 0, refused = 0, listEscapes = 0, statEscapes = 0;
         for (int round = 0; round < rounds; ++round) {
             try {
                 if (b->readFile(QStringLiteral("sw/f")).contains(Canary))
@@ -575,25 +577,31 @@ void TestHostile::renameExchangeRace()
             } catch (const SandboxError &) {
                 ++refused;
             }
+            // an outside listing has "outside-only"; the outside f is the canary's size
             try {
-                for (const FileInfo &e : b->listDir(QStringLiteral("sw"))) {
-                    Q_UNUSED(e);
-                }
-                b->stat(QStringLiteral("sw/f"));
+                for (const FileInfo &e : b->listDir(QStringLiteral("sw")))
+                    listEscapes += e.path.contains(QLatin1String("outside-only")) ? 1 : 0;
+            } catch (const SandboxError &) {
+            }
+            try {
+                statEscapes += b->stat(QStringLiteral("sw/f")).size == Canary.size() ? 1 : 0;
             } catch (const SandboxError &) {
             }
         }
         stop = true;
         attacker.join();
         qInfo("hostile: %s: RENAME_EXCHANGE race: %d rounds, %lld swaps, %d inside, %d refused, "
-              "%d escapes",
-              qPrintable(fixture.name), rounds, qint64(swaps.load()), inside, refused, escapes);
-        if (!fixture.raceKnownBug.isEmpty() && escapes > 0) {
+              "%d escapes (read), %d (list), %d (stat)",
+              qPrintable(fixture.name), rounds, qint64(swaps.load()), inside, refused, escapes,
+              listEscapes, statEscapes);
+        if (!fixture.raceKnownBug.isEmpty() && escapes + listEscapes + statEscapes > 0) {
             qWarning("hostile: %s: KNOWN BUG, %d escapes: %s", qPrintable(fixture.name), escapes,
                      qPrintable(fixture.raceKnownBug));
             continue;
         }
         QCOMPARE(escapes, 0);
+        QCOMPARE(listEscapes, 0);
+        QCOMPARE(statEscapes, 0);
         QVERIFY(swaps.load() > 0);
     }
 }
