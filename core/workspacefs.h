@@ -59,6 +59,8 @@ public:
     /// `mtimeMs` 0; the type is exact (an entry whose type the file system does not report is
     /// still stat'ed).
     QList<FileInfo> listDir(const QString &path, qsizetype statLimit = -1) const;
+    /// listDir() in the compact form (names in one buffer; what a text listing needs).
+    DirListing listDirCompact(const QString &path, qsizetype statLimit = -1) const;
 
     /// lstat of one entry (the last component is not followed; a trailing `/` follows a final
     /// symlink that stays inside, as POSIX does).
