@@ -5,6 +5,7 @@
 #include <QJsonParseError>
 
 #include <cmath>
+#include <cstring>
 
 namespace elsai::jsonrpc {
 
@@ -131,6 +132,50 @@ QJsonObject notification(const QString &method, const QJsonObject &params)
 QByteArray serialize(const QJsonObject &message)
 {
     return QJsonDocument(message).toJson(QJsonDocument::Compact);
+}
+
+void appendEscaped(QByteArray &out, QByteArrayView utf8)
+{
+    static constexpr char kHex[] = "0123456789abcdef";
+    // Two passes: the exact size first, so a large text is copied once, not grown.
+    auto escapeLength = [](uchar c) -> qsizetype {
+        if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
+            return 2;
+        return c < 0x20 ? 6 : 1;
+    };
+    qsizetype length = 0;
+    for (const char c : utf8)
+        length += escapeLength(uchar(c));
+    const qsizetype start = out.size();
+    out.resize(start + length);
+    char *p = out.data() + start;
+    if (length == utf8.size()) {
+        std::memcpy(p, utf8.data(), size_t(length));
+        return;
+    }
+    for (const char ch : utf8) {
+        const uchar c = uchar(ch);
+        if (escapeLength(c) == 1) {
+            *p++ = ch;
+            continue;
+        }
+        *p++ = '\\';
+        switch (c) {
+        case '"': *p++ = '"'; break;
+        case '\\': *p++ = '\\'; break;
+        case '\b': *p++ = 'b'; break;
+        case '\f': *p++ = 'f'; break;
+        case '\n': *p++ = 'n'; break;
+        case '\r': *p++ = 'r'; break;
+        case '\t': *p++ = 't'; break;
+        default:
+            *p++ = 'u';
+            *p++ = '0';
+            *p++ = '0';
+            *p++ = kHex[c >> 4];
+            *p++ = kHex[c & 0xf];
+        }
+    }
 }
 
 QString idKey(const QJsonValue &id)
