@@ -1,5 +1,6 @@
 #include "workspacefs.h"
 
+#include "dirlistingcache.h"
 #include "errors.h"
 #include "faultinjection.h"
 #include "fdutil.h"
@@ -405,6 +406,7 @@ void removeTree(int parentFd, const QByteArray &name, const QString &path)
 } // namespace
 
 WorkspaceFs::WorkspaceFs(const QString &rootPath)
+    : m_listingCache(std::make_unique<DirListingCache>())
 {
     if (rootPath.isEmpty())
         throw ValueError(QStringLiteral("empty workspace root path"));
@@ -616,12 +618,11 @@ void sortByName(std::vector<Entry> &entries, const char *base)
     std::sort(keyed.begin(), keyed.end(), [&](const Keyed &a, const Keyed &b) {
         if (a.key != b.key)
             return a.key < b.key;
-        // Equal keys: both names are longer than the key (a name ending inside it would have
-        // a 0 where the other has a byte) or they are equal.
-        if (size_t(a.entry.length) <= common + 8)
-            return false;
+        // Equal keys: the names agree up to the key's end, where either may end (a name ending
+        // inside the key would have a 0 where the other has a byte, so then both end there).
         const size_t skip = common + 8;
-        return std::strcmp(base + a.entry.offset + skip, base + b.entry.offset + skip) < 0;
+        return std::strcmp(base + a.entry.offset + std::min(size_t(a.entry.length), skip),
+                           base + b.entry.offset + std::min(size_t(b.entry.length), skip)) < 0;
     });
     for (size_t i = 0; i < entries.size(); ++i)
         entries[i] = keyed[i].entry;
@@ -647,9 +648,21 @@ DirListing WorkspaceFs::listDirCompact(const QString &path, qsizetype statLimit)
 {
     const QString rel = normalize(path);
     const QString what = QStringLiteral("cannot list");
-    const DirPtr dir = openDirStream(
-        resolve(m_rootFd, rel.toUtf8(), O_RDONLY | O_DIRECTORY | O_NONBLOCK, what, path), what,
-        path);
+    UniqueFd fd = resolve(m_rootFd, rel.toUtf8(), O_RDONLY | O_DIRECTORY | O_NONBLOCK, what, path);
+    const bool brief = statLimit >= 0 && DirListingCache::enabled();
+    struct stat before = {};
+    DirListingCache::Start start;
+    if (brief) {
+        start = DirListingCache::now(); // before the fstat: see DirListingCache
+        if (fstat(fd.get(), &before) != 0)
+            throwOsError(errno, what, shown(path));
+        if (std::optional<DirListing> hit = m_listingCache->find(before);
+            hit && hit->size() > statLimit) {
+            hit->folder = rel;
+            return std::move(*hit);
+        }
+    }
+    const DirPtr dir = openDirStream(std::move(fd), what, path);
     DirListing listing;
     listing.folder = rel;
     // Names go into one buffer, each followed by a NUL (for fstatat and the sort).
@@ -684,10 +697,12 @@ DirListing WorkspaceFs::listDirCompact(const QString &path, qsizetype statLimit)
     if (ascii)
         sortByName(raw, base);
     const bool statAll = statLimit < 0 || qsizetype(raw.size()) <= statLimit;
+    bool statted = false; // sizes or types from stat can change without the folder changing
     listing.entries.reserve(raw.size());
     for (const Raw &r : raw) {
         DirListing::Entry entry{r.offset, r.length, typeOf(r.type), std::nullopt, 0};
         if (statAll || r.type == DT_UNKNOWN) {
+            statted = true;
             struct stat st;
             if (fstatat(dirfd(dir.get()), base + r.offset, &st, AT_SYMLINK_NOFOLLOW) != 0) {
                 if (errno == ENOENT) // removed since readdir()
@@ -712,7 +727,15 @@ DirListing WorkspaceFs::listDirCompact(const QString &path, qsizetype statLimit)
         for (size_t i = 0; i < named.size(); ++i)
             listing.entries[i] = named[i].second;
     }
+    struct stat after;
+    if (brief && !statted && fstat(dirfd(dir.get()), &after) == 0)
+        m_listingCache->insert(dirfd(dir.get()), start, before, after, listing);
     return listing;
+}
+
+quint64 WorkspaceFs::listingCacheHits() const
+{
+    return m_listingCache->hits();
 }
 
 QList<FileInfo> WorkspaceFs::listDir(const QString &path, qsizetype statLimit) const
