@@ -69,8 +69,8 @@ std::optional<DirListing> DirListingCache::find(const struct stat &st)
     });
     if (it == m_slots.end())
         return std::nullopt;
-    if (!unchanged(it->st, st) || std::llabs(now().realMinusMonoNs - it->realMinusMonoNs) >
-                                      5'000'000) {
+    if (!unchanged(it->st, st) ||
+        std::llabs(now().realMinusMonoNs - it->realMinusMonoNs) > 5'000'000) {
         m_slots.erase(it);
         return std::nullopt;
     }
@@ -96,10 +96,9 @@ void DirListingCache::insert(int dirFd, const Start &start, const struct stat &b
         return;
     }
     if (m_slots.size() >= kMaxFolders) {
-        m_slots.erase(std::min_element(m_slots.begin(), m_slots.end(),
-                                       [](const Slot &a, const Slot &b) {
-                                           return a.lastUse < b.lastUse;
-                                       }));
+        m_slots.erase(
+            std::min_element(m_slots.begin(), m_slots.end(),
+                             [](const Slot &a, const Slot &b) { return a.lastUse < b.lastUse; }));
     }
     m_slots.push_back(std::move(slot));
 }

@@ -45,8 +45,8 @@ public:
     /// Its `folder` is left for the caller to set.
     std::optional<DirListing> find(const struct stat &st);
     /// Keeps `listing` when the rules above allow it. `dirFd` is the listed folder.
-    void insert(int dirFd, const Start &start, const struct stat &before,
-                const struct stat &after, const DirListing &listing);
+    void insert(int dirFd, const Start &start, const struct stat &before, const struct stat &after,
+                const DirListing &listing);
 
     quint64 hits() const; ///< for tests
     void clear();

@@ -161,13 +161,27 @@ void appendEscaped(QByteArray &out, QByteArrayView utf8)
         }
         *p++ = '\\';
         switch (c) {
-        case '"': *p++ = '"'; break;
-        case '\\': *p++ = '\\'; break;
-        case '\b': *p++ = 'b'; break;
-        case '\f': *p++ = 'f'; break;
-        case '\n': *p++ = 'n'; break;
-        case '\r': *p++ = 'r'; break;
-        case '\t': *p++ = 't'; break;
+        case '"':
+            *p++ = '"';
+            break;
+        case '\\':
+            *p++ = '\\';
+            break;
+        case '\b':
+            *p++ = 'b';
+            break;
+        case '\f':
+            *p++ = 'f';
+            break;
+        case '\n':
+            *p++ = 'n';
+            break;
+        case '\r':
+            *p++ = 'r';
+            break;
+        case '\t':
+            *p++ = 't';
+            break;
         default:
             *p++ = 'u';
             *p++ = '0';

@@ -90,9 +90,8 @@ private:
         QJsonObject result;
         QString text;
     };
-    std::variant<ToolCallResult, jsonrpc::Fault> callTool(const QJsonValue &id,
-                                                          const QJsonObject &params,
-                                                          bool *cancelled);
+    std::variant<ToolCallResult, jsonrpc::Fault>
+    callTool(const QJsonValue &id, const QJsonObject &params, bool *cancelled);
     void cancelRequest(const QJsonValue &requestId);
 
     const QString m_id;

@@ -414,8 +414,8 @@ private Q_SLOTS:
     // place the text goes).
     void serializedEqualsHandled()
     {
-        McpSession s(QStringLiteral("ser"), spec(QStringLiteral("ser"), SandboxAttachMode::ReadWrite),
-                     m_sandbox);
+        McpSession s(QStringLiteral("ser"),
+                     spec(QStringLiteral("ser"), SandboxAttachMode::ReadWrite), m_sandbox);
         init(s);
         QString odd = QString::fromUtf8("\"q\" \\ \x01\x1f\t caf\xc3\xa9 \xf0\x9f\x98\x80\n");
         tool(s, QStringLiteral("write_file"),
@@ -426,13 +426,15 @@ private Q_SLOTS:
              {QStringLiteral("arguments"),
               QJsonObject{{QStringLiteral("path"), QStringLiteral("ser/odd \"name\".txt")}}}},
             {{QStringLiteral("name"), QStringLiteral("list_dir")},
-             {QStringLiteral("arguments"), QJsonObject{{QStringLiteral("path"), QStringLiteral("ser")}}}},
+             {QStringLiteral("arguments"),
+              QJsonObject{{QStringLiteral("path"), QStringLiteral("ser")}}}},
             {{QStringLiteral("name"), QStringLiteral("read_file")}, // a tool error
              {QStringLiteral("arguments"),
               QJsonObject{{QStringLiteral("path"), QStringLiteral("../outside")}}}},
             {{QStringLiteral("name"), QStringLiteral("no_such_tool")}}, // a JSON-RPC fault
         };
-        const QList<QJsonValue> ids{QJsonValue(7), QJsonValue(QStringLiteral(R"("content":[{"text":"")")),
+        const QList<QJsonValue> ids{QJsonValue(7),
+                                    QJsonValue(QStringLiteral(R"("content":[{"text":"")")),
                                     QJsonValue(QStringLiteral("\"}],\"isError\":true"))};
         for (const QJsonObject &params : calls) {
             for (const QJsonValue &id : ids) {
@@ -448,11 +450,13 @@ private Q_SLOTS:
                 QCOMPARE(doc.object(), handled);
             }
         }
-        const QJsonObject read = tool(s, QStringLiteral("read_file"),
-                                      {{QStringLiteral("path"), QStringLiteral("ser/odd \"name\".txt")}});
+        const QJsonObject read =
+            tool(s, QStringLiteral("read_file"),
+                 {{QStringLiteral("path"), QStringLiteral("ser/odd \"name\".txt")}});
         QCOMPARE(text(read), odd);
         // Messages without a tool text are serialized whole.
-        QCOMPARE(QJsonDocument::fromJson(s.handleSerialized(request(QStringLiteral("ping"), {}, 9)).bytes)
+        QCOMPARE(QJsonDocument::fromJson(
+                     s.handleSerialized(request(QStringLiteral("ping"), {}, 9)).bytes)
                      .object(),
                  *s.handle(request(QStringLiteral("ping"), {}, 9)).response);
         jsonrpc::Message note;

@@ -708,11 +708,17 @@ void TestWorkspaceFs::listOrderIsQStringOrder()
 // strcmp order.
 void TestWorkspaceFs::listSortSharedPrefixes()
 {
-    QStringList names{QStringLiteral("file-"), QStringLiteral("file-0"), QStringLiteral("file-00"),
-                      QStringLiteral("file-0123456789-a"), QStringLiteral("file-0123456789-b"),
-                      QStringLiteral("file-0123456789"), QStringLiteral("file-01234567"),
-                      QStringLiteral("file-01234568"), QStringLiteral("file-1"),
-                      QStringLiteral("file-~"), QStringLiteral("file-A")};
+    QStringList names{QStringLiteral("file-"),
+                      QStringLiteral("file-0"),
+                      QStringLiteral("file-00"),
+                      QStringLiteral("file-0123456789-a"),
+                      QStringLiteral("file-0123456789-b"),
+                      QStringLiteral("file-0123456789"),
+                      QStringLiteral("file-01234567"),
+                      QStringLiteral("file-01234568"),
+                      QStringLiteral("file-1"),
+                      QStringLiteral("file-~"),
+                      QStringLiteral("file-A")};
     auto *rng = QRandomGenerator::global();
     for (int i = 0; i < 300; ++i) {
         QString name = QStringLiteral("file-");
