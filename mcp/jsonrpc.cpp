@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QJsonParseError>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -134,38 +135,45 @@ QByteArray serialize(const QJsonObject &message)
     return QJsonDocument(message).toJson(QJsonDocument::Compact);
 }
 
+namespace {
+// Bytes each input byte becomes inside a JSON string.
+constexpr std::array<uchar, 256> kEscapedLength = [] {
+    std::array<uchar, 256> t{};
+    for (size_t c = 0; c < t.size(); ++c)
+        t[c] = c < 0x20 ? 6 : 1;
+    for (const char c : {'"', '\\', '\b', '\f', '\n', '\r', '\t'})
+        t[uchar(c)] = 2;
+    return t;
+}();
+} // namespace
+
 void appendEscaped(QByteArray &out, QByteArrayView utf8)
 {
     static constexpr char kHex[] = "0123456789abcdef";
-    // Two passes: the exact size first, so a large text is copied once, not grown.
-    auto escapeLength = [](uchar c) -> qsizetype {
-        if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
-            return 2;
-        return c < 0x20 ? 6 : 1;
-    };
+    const auto *in = reinterpret_cast<const uchar *>(utf8.data());
+    const qsizetype n = utf8.size();
+    // The exact size first (a table lookup per byte), so a large text is copied once.
     qsizetype length = 0;
-    for (const char c : utf8)
-        length += escapeLength(uchar(c));
+    for (qsizetype i = 0; i < n; ++i)
+        length += kEscapedLength[in[i]];
     const qsizetype start = out.size();
     out.resize(start + length);
     char *p = out.data() + start;
-    if (length == utf8.size()) {
-        std::memcpy(p, utf8.data(), size_t(length));
-        return;
-    }
-    for (const char ch : utf8) {
-        const uchar c = uchar(ch);
-        if (escapeLength(c) == 1) {
-            *p++ = ch;
-            continue;
-        }
+    for (qsizetype i = 0; i < n;) {
+        qsizetype run = i; // copy a run of bytes that need no escape at once
+        while (run < n && kEscapedLength[in[run]] == 1)
+            ++run;
+        std::memcpy(p, in + i, size_t(run - i));
+        p += run - i;
+        if (run == n)
+            break;
+        const uchar c = in[run];
+        i = run + 1;
         *p++ = '\\';
         switch (c) {
         case '"':
-            *p++ = '"';
-            break;
         case '\\':
-            *p++ = '\\';
+            *p++ = char(c);
             break;
         case '\b':
             *p++ = 'b';
