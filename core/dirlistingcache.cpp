@@ -28,8 +28,18 @@ bool unchanged(const struct stat &a, const struct stat &b)
            sameTime(a.st_mtim, b.st_mtim) && a.st_size == b.st_size && a.st_nlink == b.st_nlink;
 }
 
+} // namespace
+
+DirListingCache::Start DirListingCache::now()
+{
+    timespec real{}, mono{};
+    clock_gettime(CLOCK_REALTIME, &real);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    return {nanoseconds(real), nanoseconds(real) - nanoseconds(mono)};
+}
+
 // File systems that set a folder's ctime from the kernel clock on every entry change.
-bool trustedFileSystem(int dirFd)
+bool DirListingCache::trustedFileSystem(int dirFd)
 {
     struct statfs fs;
     if (fstatfs(dirFd, &fs) != 0)
@@ -43,16 +53,6 @@ bool trustedFileSystem(int dirFd)
     default:
         return false;
     }
-}
-
-} // namespace
-
-DirListingCache::Start DirListingCache::now()
-{
-    timespec real{}, mono{};
-    clock_gettime(CLOCK_REALTIME, &real);
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    return {nanoseconds(real), nanoseconds(real) - nanoseconds(mono)};
 }
 
 bool DirListingCache::enabled()

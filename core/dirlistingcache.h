@@ -40,6 +40,8 @@ public:
     static Start now();
     /// False when the environment has ELSAI_LIST_CACHE=0 (benchmarks, debugging).
     static bool enabled();
+    /// Whether listings of the folder open as `dirFd` may be kept (its file system).
+    static bool trustedFileSystem(int dirFd);
 
     /// The listing of the folder with stat `st` (taken after it was opened), if still valid.
     /// Its `folder` is left for the caller to set.
