@@ -51,6 +51,12 @@ public:
         Q_UNUSED(statLimit);
         return listDir(path);
     }
+    /// listDirBrief() in the compact form a text listing uses (no string per entry). The
+    /// default converts listDirBrief(); the local backends read the folder straight into it.
+    virtual DirListing listDirCompact(const QString &path, qsizetype statLimit)
+    {
+        return DirListing::fromInfos(path, listDirBrief(path, statLimit));
+    }
     /// Removes a file (or, with `recursive`, a folder).
     virtual void removeFile(const QString &path, bool recursive = false) = 0;
     /// lstat of one entry; FileNotFoundError when missing.

@@ -177,7 +177,9 @@ QString writeWorkspaceFile(Agent &agent, const QString &path, const QString &con
     }
 }
 
-QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path, qsizetype statLimit)
+// Audits one list_dir call around `list` (the backend call).
+template<typename List>
+static auto auditedListing(Agent &agent, const QString &path, List list)
 {
     AuditRecorder audit(QStringLiteral("sandbox.list_dir"),
                         SandboxManager::resolveWorkspaceId(agent), agent.id(),
@@ -186,9 +188,8 @@ QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path, qsizetyp
         const AgentWorkspace ws = agentWorkspace(agent);
         audit.setWorkspaceId(ws.workspaceId);
         ws.manager->touch(ws.workspaceId);
-        QList<FileInfo> entries = statLimit < 0 ? ws.backend->listDir(path)
-                                                : ws.backend->listDirBrief(path, statLimit);
-        audit.setField(QStringLiteral("entries"), entries.size());
+        auto entries = list(*ws.backend);
+        audit.setField(QStringLiteral("entries"), qint64(entries.size()));
         audit.ok();
         return entries;
     } catch (const SandboxError &e) {
@@ -197,55 +198,74 @@ QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path, qsizetyp
     }
 }
 
+QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path, qsizetype statLimit)
+{
+    return auditedListing(agent, path, [&](ExecutionBackend &backend) {
+        return statLimit < 0 ? backend.listDir(path) : backend.listDirBrief(path, statLimit);
+    });
+}
+
 /// Appends the line of one entry to `out` (no temporary string per entry: a listing can have
 /// thousands).
-static void appendEntry(QString &out, const FileInfo &fi)
+static void appendEntry(QString &out, const DirListing &listing, const DirListing::Entry &e,
+                        const QString &prefix)
 {
-    out += fi.path;
-    switch (fi.type) {
+    out += prefix;
+    const QByteArrayView name = listing.name(e);
+    if (listing.ascii)
+        out += QLatin1StringView(name.data(), name.size());
+    else
+        out += QString::fromUtf8(name);
+    switch (e.type) {
     case FileInfo::Type::Directory:
-        out += QLatin1Char('/');
+        out += u'/';
         return;
     case FileInfo::Type::Symlink:
-        out += QLatin1String(" (symlink)");
+        out += QLatin1StringView(" (symlink)");
         return;
     case FileInfo::Type::Other:
-        out += QLatin1String(" (special file)");
+        out += QLatin1StringView(" (special file)");
         return;
     case FileInfo::Type::File:
         break;
     }
-    if (fi.size) {
-        out += QLatin1String(" (");
-        out += QString::number(*fi.size);
-        out += QLatin1String(" bytes)");
+    if (e.size) {
+        out += QLatin1StringView(" (");
+        out += QString::number(*e.size);
+        out += QLatin1StringView(" bytes)");
     }
 }
 
 static QString describeEntry(const FileInfo &fi)
 {
+    DirListing one = DirListing::fromInfos(QString(), {fi});
     QString line;
-    appendEntry(line, fi);
+    appendEntry(line, one, one.entries.front(), QString());
     return line;
 }
 
 QString listWorkspaceDir(Agent &agent, const QString &path)
 {
-    const QList<FileInfo> entries = listWorkspaceEntries(agent, path, listingSizeLimit());
-    if (entries.isEmpty())
+    const DirListing listing = auditedListing(agent, path, [&](ExecutionBackend &backend) {
+        return backend.listDirCompact(path, listingSizeLimit());
+    });
+    if (listing.entries.empty())
         return QStringLiteral("(empty folder)");
+    const QString prefix = listing.folder.isEmpty() ? QString() : listing.folder + u'/';
     QString text;
-    text.reserve(entries.size() * (entries.front().path.size() + 16));
+    text.reserve(qsizetype(listing.entries.size()) * (prefix.size() + 2) + listing.names.size() +
+                 64);
     bool sizesOmitted = false;
-    for (const FileInfo &fi : entries) {
+    for (const DirListing::Entry &e : listing.entries) {
         if (!text.isEmpty())
-            text += QLatin1Char('\n');
-        appendEntry(text, fi);
-        sizesOmitted = sizesOmitted || (fi.type == FileInfo::Type::File && !fi.size);
+            text += u'\n';
+        appendEntry(text, listing, e, prefix);
+        sizesOmitted = sizesOmitted || (e.type == FileInfo::Type::File && !e.size);
     }
-    if (sizesOmitted && entries.size() > listingSizeLimit())
+    const qsizetype count = qsizetype(listing.entries.size());
+    if (sizesOmitted && count > listingSizeLimit())
         text += QStringLiteral("\n[%1 entries; file sizes are shown for folders of up to %2]")
-                    .arg(entries.size())
+                    .arg(count)
                     .arg(listingSizeLimit());
     return text;
 }

@@ -2,6 +2,8 @@
 
 #include <QJsonArray>
 
+#include <algorithm>
+
 namespace elsai {
 
 QJsonObject ExecuteResult::toJson() const
@@ -35,6 +37,54 @@ QJsonObject FileInfo::toJson() const
                   {QStringLiteral("mtime_ms"), mtimeMs}};
     o.insert(QStringLiteral("size"), size ? QJsonValue(*size) : QJsonValue());
     return o;
+}
+
+QString DirListing::path(const Entry &e) const
+{
+    const QByteArrayView n = name(e);
+    QString p;
+    p.reserve(folder.size() + 1 + n.size());
+    p += folder;
+    if (!folder.isEmpty())
+        p += u'/';
+    if (ascii)
+        p += QLatin1StringView(n.data(), n.size());
+    else
+        p += QString::fromUtf8(n);
+    return p;
+}
+
+FileInfo DirListing::info(const Entry &e) const
+{
+    FileInfo fi;
+    fi.path = path(e);
+    fi.type = e.type;
+    fi.isDir = e.type == FileInfo::Type::Directory;
+    fi.size = e.size;
+    fi.mtimeMs = e.mtimeMs;
+    return fi;
+}
+
+DirListing DirListing::fromInfos(const QString &folder, const QList<FileInfo> &infos)
+{
+    DirListing l;
+    const QString prefix = folder.isEmpty() ? QString() : folder + u'/';
+    // Names relative to the folder when every path is beneath it; otherwise the whole paths.
+    const bool beneath = std::all_of(infos.cbegin(), infos.cend(), [&](const FileInfo &fi) {
+        return fi.path.startsWith(prefix) && fi.path.size() > prefix.size();
+    });
+    if (beneath)
+        l.folder = folder;
+    l.entries.reserve(size_t(infos.size()));
+    for (const FileInfo &fi : infos) {
+        const QByteArray name =
+            (beneath ? QStringView(fi.path).mid(prefix.size()) : QStringView(fi.path)).toUtf8();
+        for (const char c : name)
+            l.ascii = l.ascii && uchar(c) < 0x80;
+        l.entries.push_back({l.names.size(), name.size(), fi.type, fi.size, fi.mtimeMs});
+        l.names += name;
+    }
+    return l;
 }
 
 QJsonObject WorkspaceSeedResult::toJson() const

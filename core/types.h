@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QByteArrayView>
 #include <QJsonObject>
 #include <QList>
 #include <QMetaType>
@@ -8,6 +9,7 @@
 #include <QStringList>
 
 #include <optional>
+#include <vector>
 
 namespace elsai {
 
@@ -35,6 +37,32 @@ struct FileInfo
     Type type = Type::File; ///< extension: entry type, symlinks are not followed
     qint64 mtimeMs = 0;     ///< extension: modification time, ms since the epoch
     QJsonObject toJson() const;
+};
+
+/// A folder's entries in the compact form a text listing uses: the names in one buffer, no
+/// string per entry (a listing of thousands of entries is dominated by per-entry allocations).
+struct DirListing
+{
+    struct Entry
+    {
+        qsizetype offset = 0; ///< of the name in `names`
+        qsizetype length = 0;
+        FileInfo::Type type = FileInfo::Type::File;
+        std::optional<qint64> size; ///< files only, when stat'ed
+        qint64 mtimeMs = 0;         ///< when stat'ed
+    };
+    QString folder;   ///< workspace-relative path the names are relative to; "" for the root
+    QByteArray names; ///< the entries' names, UTF-8, one after the other
+    std::vector<Entry> entries; ///< sorted by name, in QString order
+    bool ascii = true;          ///< every name is ASCII (a name is then its own Latin-1 form)
+
+    qsizetype size() const { return qsizetype(entries.size()); }
+    QByteArrayView name(const Entry &e) const { return {names.constData() + e.offset, e.length}; }
+    /// The workspace-relative path of an entry: `folder/name`.
+    QString path(const Entry &e) const;
+    FileInfo info(const Entry &e) const;
+    /// From full FileInfo entries (sorted); names become their paths relative to `folder`.
+    static DirListing fromInfos(const QString &folder, const QList<FileInfo> &infos);
 };
 
 /// Result of one file moved between host and workspace (spec: FileTransferResult).

@@ -1,5 +1,6 @@
 #include "workspacefs.h"
 
+#include "dirlistingcache.h"
 #include "errors.h"
 #include "faultinjection.h"
 #include "fdutil.h"
@@ -405,6 +406,7 @@ void removeTree(int parentFd, const QByteArray &name, const QString &path)
 } // namespace
 
 WorkspaceFs::WorkspaceFs(const QString &rootPath)
+    : m_listingCache(std::make_unique<DirListingCache>())
 {
     if (rootPath.isEmpty())
         throw ValueError(QStringLiteral("empty workspace root path"));
@@ -578,21 +580,99 @@ void WorkspaceFs::writeFile(const QString &path, const QByteArray &content, bool
     ELSAI_FAULT_POINT("fsync-dir");
 }
 
-QList<FileInfo> WorkspaceFs::listDir(const QString &path, qsizetype statLimit) const
+namespace {
+
+// Sorts entries by their names' bytes (strcmp order). Each entry gets a key: the 8 bytes that
+// follow the prefix all names share, big-endian, so most comparisons are one integer compare
+// ("file-0001.txt" … "file-0999.txt" differ only after "file-0"); equal keys fall back to
+// comparing the rest. A NUL ends every name in `base`.
+template<typename Entry>
+void sortByName(std::vector<Entry> &entries, const char *base)
+{
+    if (entries.size() < 2)
+        return;
+    size_t common = size_t(entries.front().length);
+    const char *first = base + entries.front().offset;
+    for (const Entry &e : entries) {
+        const char *name = base + e.offset;
+        size_t i = 0;
+        while (i < common && name[i] == first[i])
+            ++i;
+        common = i;
+    }
+    struct Keyed
+    {
+        quint64 key;
+        Entry entry;
+    };
+    std::vector<Keyed> keyed;
+    keyed.reserve(entries.size());
+    for (const Entry &e : entries) {
+        const char *rest = base + e.offset + common;
+        const size_t left = size_t(e.length) - common;
+        quint64 key = 0;
+        for (size_t i = 0; i < 8; ++i)
+            key = (key << 8) | (i < left ? uchar(rest[i]) : 0u);
+        keyed.push_back({key, e});
+    }
+    std::sort(keyed.begin(), keyed.end(), [&](const Keyed &a, const Keyed &b) {
+        if (a.key != b.key)
+            return a.key < b.key;
+        // Equal keys: the names agree up to the key's end, where either may end (a name ending
+        // inside the key would have a 0 where the other has a byte, so then both end there).
+        const size_t skip = common + 8;
+        return std::strcmp(base + a.entry.offset + std::min(size_t(a.entry.length), skip),
+                           base + b.entry.offset + std::min(size_t(b.entry.length), skip)) < 0;
+    });
+    for (size_t i = 0; i < entries.size(); ++i)
+        entries[i] = keyed[i].entry;
+}
+
+FileInfo::Type typeOf(unsigned char dtype)
+{
+    switch (dtype) {
+    case DT_REG:
+        return FileInfo::Type::File;
+    case DT_DIR:
+        return FileInfo::Type::Directory;
+    case DT_LNK:
+        return FileInfo::Type::Symlink;
+    default:
+        return FileInfo::Type::Other;
+    }
+}
+
+} // namespace
+
+DirListing WorkspaceFs::listDirCompact(const QString &path, qsizetype statLimit) const
 {
     const QString rel = normalize(path);
     const QString what = QStringLiteral("cannot list");
-    const DirPtr dir = openDirStream(
-        resolve(m_rootFd, rel.toUtf8(), O_RDONLY | O_DIRECTORY | O_NONBLOCK, what, path), what,
-        path);
-    // Names go into one buffer (no allocation per entry before the paths are built).
+    UniqueFd fd = resolve(m_rootFd, rel.toUtf8(), O_RDONLY | O_DIRECTORY | O_NONBLOCK, what, path);
+    const bool brief = statLimit >= 0 && DirListingCache::enabled();
+    struct stat before = {};
+    DirListingCache::Start start;
+    if (brief) {
+        start = DirListingCache::now(); // before the fstat: see DirListingCache
+        if (fstat(fd.get(), &before) != 0)
+            throwOsError(errno, what, shown(path));
+        if (std::optional<DirListing> hit = m_listingCache->find(before);
+            hit && hit->size() > statLimit) {
+            hit->folder = rel;
+            return std::move(*hit);
+        }
+    }
+    const DirPtr dir = openDirStream(std::move(fd), what, path);
+    DirListing listing;
+    listing.folder = rel;
+    // Names go into one buffer, each followed by a NUL (for fstatat and the sort).
     struct Raw
     {
         qsizetype offset;
         qsizetype length;
         unsigned char type;
     };
-    QByteArray names;
+    QByteArray &names = listing.names;
     std::vector<Raw> raw;
     bool ascii = true;
     for (;;) {
@@ -609,53 +689,62 @@ QList<FileInfo> WorkspaceFs::listDir(const QString &path, qsizetype statLimit) c
         for (size_t i = 0; i < length && ascii; ++i)
             ascii = uchar(e->d_name[i]) < 0x80;
         raw.push_back({names.size(), qsizetype(length), e->d_type});
-        names.append(e->d_name, qsizetype(length) + 1); // keeps the NUL for fstatat
+        names.append(e->d_name, qsizetype(length) + 1);
     }
+    listing.ascii = ascii;
     const char *base = names.constData();
-    // Sorted before the paths are built: for ASCII names byte order is QString's order, and
-    // comparing short byte strings is several times cheaper than comparing the full paths.
-    if (ascii) {
-        std::sort(raw.begin(), raw.end(), [base](const Raw &a, const Raw &b) {
-            return std::strcmp(base + a.offset, base + b.offset) < 0;
-        });
-    }
+    // For ASCII names byte order is QString's order; other names are sorted as QStrings below.
+    if (ascii)
+        sortByName(raw, base);
     const bool statAll = statLimit < 0 || qsizetype(raw.size()) <= statLimit;
-    const QString prefix = rel.isEmpty() ? QString() : rel + u'/';
-    QList<FileInfo> entries;
-    entries.reserve(qsizetype(raw.size()));
+    bool statted = false; // sizes or types from stat can change without the folder changing
+    listing.entries.reserve(raw.size());
     for (const Raw &r : raw) {
-        const char *name = base + r.offset;
-        QString entryPath;
-        entryPath.reserve(prefix.size() + r.length);
-        entryPath += prefix;
-        if (ascii)
-            entryPath += QLatin1StringView(name, r.length);
-        else
-            entryPath += QString::fromUtf8(name, r.length);
-        if (!statAll && r.type != DT_UNKNOWN) {
-            FileInfo info;
-            info.path = std::move(entryPath);
-            info.isDir = r.type == DT_DIR;
-            info.type = r.type == DT_REG   ? FileInfo::Type::File
-                        : r.type == DT_DIR ? FileInfo::Type::Directory
-                        : r.type == DT_LNK ? FileInfo::Type::Symlink
-                                           : FileInfo::Type::Other;
-            entries.append(std::move(info));
-            continue;
+        DirListing::Entry entry{r.offset, r.length, typeOf(r.type), std::nullopt, 0};
+        if (statAll || r.type == DT_UNKNOWN) {
+            statted = true;
+            struct stat st;
+            if (fstatat(dirfd(dir.get()), base + r.offset, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+                if (errno == ENOENT) // removed since readdir()
+                    continue;
+                throwOsError(errno, what, shown(path));
+            }
+            const FileInfo fi = makeInfo(QString(), st);
+            entry.type = fi.type;
+            entry.size = fi.size;
+            entry.mtimeMs = fi.mtimeMs;
         }
-        struct stat st;
-        if (fstatat(dirfd(dir.get()), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            if (errno == ENOENT) // removed since readdir()
-                continue;
-            throwOsError(errno, what, shown(path));
-        }
-        entries.append(makeInfo(entryPath, st));
+        listing.entries.push_back(entry);
     }
     if (!ascii) {
-        // Same prefix everywhere, so this orders by name.
-        std::sort(entries.begin(), entries.end(),
-                  [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
+        // UTF-16 order differs from UTF-8 byte order beyond the BMP: sort as QString does.
+        std::vector<std::pair<QString, DirListing::Entry>> named;
+        named.reserve(listing.entries.size());
+        for (const DirListing::Entry &e : listing.entries)
+            named.emplace_back(QString::fromUtf8(listing.name(e)), e);
+        std::sort(named.begin(), named.end(),
+                  [](const auto &a, const auto &b) { return a.first < b.first; });
+        for (size_t i = 0; i < named.size(); ++i)
+            listing.entries[i] = named[i].second;
     }
+    struct stat after;
+    if (brief && !statted && fstat(dirfd(dir.get()), &after) == 0)
+        m_listingCache->insert(dirfd(dir.get()), start, before, after, listing);
+    return listing;
+}
+
+quint64 WorkspaceFs::listingCacheHits() const
+{
+    return m_listingCache->hits();
+}
+
+QList<FileInfo> WorkspaceFs::listDir(const QString &path, qsizetype statLimit) const
+{
+    const DirListing listing = listDirCompact(path, statLimit);
+    QList<FileInfo> entries;
+    entries.reserve(qsizetype(listing.entries.size()));
+    for (const DirListing::Entry &e : listing.entries)
+        entries.append(listing.info(e));
     return entries;
 }
 

@@ -6,7 +6,11 @@
 #include <QList>
 #include <QString>
 
+#include <memory>
+
 namespace elsai {
+
+class DirListingCache;
 
 /// Confined file access beneath one workspace folder (see ../shared/spec/hostile-inputs.md).
 ///
@@ -22,7 +26,8 @@ namespace elsai {
 /// 4095 bytes is refused with an OSError (ENAMETOOLONG).
 ///
 /// Errors are thrown as the OSError subclasses of errors.h.
-/// Thread safety: immutable after construction; every method may run concurrently.
+/// Thread safety: immutable after construction (but for the listing cache, which locks);
+/// every method may run concurrently.
 class WorkspaceFs
 {
 public:
@@ -59,6 +64,12 @@ public:
     /// `mtimeMs` 0; the type is exact (an entry whose type the file system does not report is
     /// still stat'ed).
     QList<FileInfo> listDir(const QString &path, qsizetype statLimit = -1) const;
+    /// listDir() in the compact form (names in one buffer; what a text listing needs).
+    /// A brief listing (over `statLimit` entries) of a folder that is provably unchanged since
+    /// it was last read is reused (see DirListingCache).
+    DirListing listDirCompact(const QString &path, qsizetype statLimit = -1) const;
+    /// Tests: how many brief listings were reused.
+    quint64 listingCacheHits() const;
 
     /// lstat of one entry (the last component is not followed; a trailing `/` follows a final
     /// symlink that stays inside, as POSIX does).
@@ -88,6 +99,7 @@ public:
 private:
     QString m_rootPath;
     int m_rootFd = -1;
+    std::unique_ptr<DirListingCache> m_listingCache; ///< thread-safe itself
 };
 
 } // namespace elsai

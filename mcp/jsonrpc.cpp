@@ -4,7 +4,9 @@
 #include <QJsonDocument>
 #include <QJsonParseError>
 
+#include <array>
 #include <cmath>
+#include <cstring>
 
 namespace elsai::jsonrpc {
 
@@ -131,6 +133,71 @@ QJsonObject notification(const QString &method, const QJsonObject &params)
 QByteArray serialize(const QJsonObject &message)
 {
     return QJsonDocument(message).toJson(QJsonDocument::Compact);
+}
+
+namespace {
+// Bytes each input byte becomes inside a JSON string.
+constexpr std::array<uchar, 256> kEscapedLength = [] {
+    std::array<uchar, 256> t{};
+    for (size_t c = 0; c < t.size(); ++c)
+        t[c] = c < 0x20 ? 6 : 1;
+    for (const char c : {'"', '\\', '\b', '\f', '\n', '\r', '\t'})
+        t[uchar(c)] = 2;
+    return t;
+}();
+} // namespace
+
+void appendEscaped(QByteArray &out, QByteArrayView utf8)
+{
+    static constexpr char kHex[] = "0123456789abcdef";
+    const auto *in = reinterpret_cast<const uchar *>(utf8.data());
+    const qsizetype n = utf8.size();
+    // The exact size first (a table lookup per byte), so a large text is copied once.
+    qsizetype length = 0;
+    for (qsizetype i = 0; i < n; ++i)
+        length += kEscapedLength[in[i]];
+    const qsizetype start = out.size();
+    out.resize(start + length);
+    char *p = out.data() + start;
+    for (qsizetype i = 0; i < n;) {
+        qsizetype run = i; // copy a run of bytes that need no escape at once
+        while (run < n && kEscapedLength[in[run]] == 1)
+            ++run;
+        std::memcpy(p, in + i, size_t(run - i));
+        p += run - i;
+        if (run == n)
+            break;
+        const uchar c = in[run];
+        i = run + 1;
+        *p++ = '\\';
+        switch (c) {
+        case '"':
+        case '\\':
+            *p++ = char(c);
+            break;
+        case '\b':
+            *p++ = 'b';
+            break;
+        case '\f':
+            *p++ = 'f';
+            break;
+        case '\n':
+            *p++ = 'n';
+            break;
+        case '\r':
+            *p++ = 'r';
+            break;
+        case '\t':
+            *p++ = 't';
+            break;
+        default:
+            *p++ = 'u';
+            *p++ = '0';
+            *p++ = '0';
+            *p++ = kHex[c >> 4];
+            *p++ = kHex[c & 0xf];
+        }
+    }
 }
 
 QString idKey(const QJsonValue &id)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QByteArrayView>
 #include <QJsonObject>
 #include <QJsonValue>
 #include <QString>
@@ -61,6 +62,10 @@ QJsonObject notification(const QString &method, const QJsonObject &params = {});
 
 /// Compact serialization, without a trailing newline.
 QByteArray serialize(const QJsonObject &message);
+
+/// Appends `utf8` (valid UTF-8) to `out` as the inside of a JSON string, escaped as
+/// QJsonDocument escapes: `"`, `\\`, and control characters; other bytes are copied.
+void appendEscaped(QByteArray &out, QByteArrayView utf8);
 
 /// A stable key for a request id (ids may be strings or numbers: "s:abc" / "n:42").
 QString idKey(const QJsonValue &id);

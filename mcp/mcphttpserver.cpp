@@ -337,15 +337,13 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
         return httpcompat::write(responder, Status::Accepted, {}, {});
     }
     if (message.method != QLatin1String("tools/call")) {
-        const McpSession::Reply reply = session->handle(message);
         return httpcompat::write(responder, Status::Ok, {{"Content-Type", kJson}},
-                                 jsonrpc::serialize(*reply.response));
+                                 session->handleSerialized(message).bytes);
     }
     // A tool call may run for minutes: off the server thread, answered when done.
     auto pending = std::make_shared<Pending>(std::move(responder));
     m_pool.start([this, pending, session, message] {
-        const McpSession::Reply reply = session->handle(message);
-        const QByteArray body = jsonrpc::serialize(*reply.response);
+        const QByteArray body = session->handleSerialized(message).bytes;
         QMetaObject::invokeMethod(
             this,
             [pending, body] {

@@ -168,7 +168,50 @@ void McpSession::close()
     qCDebug(lcMcpSession) << "session" << m_id << "of" << m_spec.name << "closed";
 }
 
+// The response of a tools/call with its text content item filled in.
+static QJsonObject withText(QJsonObject response, const QString &text)
+{
+    QJsonObject result = response.value(QLatin1String("result")).toObject();
+    result.insert(QStringLiteral("content"), QJsonArray{textContent(text)});
+    response.insert(QStringLiteral("result"), result);
+    return response;
+}
+
 McpSession::Reply McpSession::handle(const jsonrpc::Message &m)
+{
+    Answer a = answer(m);
+    if (a.response && a.text)
+        return {withText(std::move(*a.response), *a.text), a.cancelled};
+    return {std::move(a.response), a.cancelled};
+}
+
+McpSession::SerializedReply McpSession::handleSerialized(const jsonrpc::Message &m)
+{
+    const Answer a = answer(m);
+    if (!a.response)
+        return {{}, a.cancelled};
+    QByteArray bytes = jsonrpc::serialize(*a.response);
+    if (!a.text)
+        return {bytes, a.cancelled};
+    // The only unescaped `"content":[{"text":""` is the structure itself: inside JSON strings
+    // every quote is escaped, and "content" is the first key of the result.
+    static const QByteArray marker = QByteArrayLiteral("\"content\":[{\"text\":\"");
+    const qsizetype at = bytes.indexOf(marker + '"');
+    if (at < 0) { // cannot happen; stays correct if the serializer ever changes
+        qCWarning(lcMcpSession) << "text content not found in a serialized tools/call result";
+        return {jsonrpc::serialize(withText(*a.response, *a.text)), a.cancelled};
+    }
+    const qsizetype split = at + marker.size();
+    const QByteArray utf8 = a.text->toUtf8();
+    QByteArray out;
+    out.reserve(bytes.size() + utf8.size() + utf8.size() / 8 + 16); // room for escapes and '\n'
+    out.append(bytes.constData(), split);
+    jsonrpc::appendEscaped(out, utf8);
+    out.append(bytes.constData() + split, bytes.size() - split);
+    return {out, a.cancelled};
+}
+
+McpSession::Answer McpSession::answer(const jsonrpc::Message &m)
 {
     using namespace jsonrpc;
     if (m.kind == Message::Kind::Response || m.kind == Message::Kind::ErrorResponse)
@@ -181,16 +224,16 @@ McpSession::Reply McpSession::handle(const jsonrpc::Message &m)
     }
 
     auto fault = [&](int code, const QString &message) {
-        return Reply{errorResponse(m.id, code, message), false};
+        return Answer{errorResponse(m.id, code, message), std::nullopt, false};
     };
     if (isClosed())
         return fault(InvalidRequest,
                      QStringLiteral("the MCP session has ended; initialize a new one"));
     if (m.method == QLatin1String("ping"))
-        return {resultResponse(m.id, QJsonObject{}), false};
+        return {resultResponse(m.id, QJsonObject{}), std::nullopt, false};
     if (m.method == QLatin1String("initialize")) {
         try {
-            return {resultResponse(m.id, initialize(m.params)), false};
+            return {resultResponse(m.id, initialize(m.params)), std::nullopt, false};
         } catch (const SandboxError &e) {
             return fault(InternalError, e.display());
         }
@@ -199,13 +242,14 @@ McpSession::Reply McpSession::handle(const jsonrpc::Message &m)
         return fault(InvalidRequest,
                      QStringLiteral("'%1' before initialize: send initialize first").arg(m.method));
     if (m.method == QLatin1String("tools/list"))
-        return {resultResponse(m.id, listTools()), false};
+        return {resultResponse(m.id, listTools()), std::nullopt, false};
     if (m.method == QLatin1String("tools/call")) {
         bool cancelled = false;
         auto result = callTool(m.id, m.params, &cancelled);
         if (const auto *f = std::get_if<Fault>(&result))
-            return {errorResponse(m.id, f->code, f->message), cancelled};
-        return {resultResponse(m.id, std::get<QJsonObject>(result)), cancelled};
+            return {errorResponse(m.id, f->code, f->message), std::nullopt, cancelled};
+        ToolCallResult &r = std::get<ToolCallResult>(result);
+        return {resultResponse(m.id, r.result), std::move(r.text), cancelled};
     }
     return fault(MethodNotFound, QStringLiteral("method '%1' is not supported; this server "
                                                 "offers ping, tools/list and tools/call")
@@ -262,7 +306,7 @@ QJsonObject McpSession::listTools() const
     return {{QStringLiteral("tools"), tools}};
 }
 
-std::variant<QJsonObject, jsonrpc::Fault>
+std::variant<McpSession::ToolCallResult, jsonrpc::Fault>
 McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *cancelled)
 {
     using jsonrpc::Fault;
@@ -287,7 +331,7 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *canc
                 QStringLiteral("request id %1 is already running; use a new id").arg(key.mid(2))};
         m_running.insert(key, token);
     }
-    QJsonObject result;
+    ToolCallResult call;
     std::optional<Fault> fault;
     try {
         CancelScope scope(token);
@@ -296,18 +340,20 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *canc
         // The text already carries these; repeating them would double large results.
         for (const char *big : {"output", "stderr", "content", "entries"})
             structured.remove(QLatin1String(big));
-        result = {{QStringLiteral("content"), QJsonArray{textContent(r.text)}},
-                  {QStringLiteral("structuredContent"), structured},
-                  {QStringLiteral("isError"), false}};
+        call.result = {{QStringLiteral("content"), QJsonArray{textContent(QString())}},
+                       {QStringLiteral("structuredContent"), structured},
+                       {QStringLiteral("isError"), false}};
+        call.text = r.text;
     } catch (const ToolNotFoundError &e) {
         fault = Fault{jsonrpc::InvalidParams, e.display()};
     } catch (const SandboxError &e) {
-        result = {{QStringLiteral("content"), QJsonArray{textContent(e.display())}},
-                  {QStringLiteral("structuredContent"),
-                   QJsonObject{{QStringLiteral("error"),
-                                QJsonObject{{QStringLiteral("type"), e.specName()},
-                                            {QStringLiteral("message"), e.message()}}}}},
-                  {QStringLiteral("isError"), true}};
+        call.result = {{QStringLiteral("content"), QJsonArray{textContent(QString())}},
+                       {QStringLiteral("structuredContent"),
+                        QJsonObject{{QStringLiteral("error"),
+                                     QJsonObject{{QStringLiteral("type"), e.specName()},
+                                                 {QStringLiteral("message"), e.message()}}}}},
+                       {QStringLiteral("isError"), true}};
+        call.text = e.display();
     } catch (const std::exception &e) {
         qCWarning(lcMcpSession) << "tool" << name << "failed unexpectedly:" << e.what();
         fault =
@@ -321,7 +367,7 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *canc
     *cancelled = token->isCancelled();
     if (fault)
         return *fault;
-    return result;
+    return call;
 }
 
 void McpSession::cancelRequest(const QJsonValue &requestId)

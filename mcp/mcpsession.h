@@ -49,6 +49,15 @@ public:
 
     Reply handle(const jsonrpc::Message &message);
 
+    /// handle() as the transports need it: the response as compact JSON without a newline
+    /// (empty for none). A tool's text is escaped straight into it, not put in a QJsonObject.
+    struct SerializedReply
+    {
+        QByteArray bytes;
+        bool cancelled = false;
+    };
+    SerializedReply handleSerialized(const jsonrpc::Message &message);
+
     /// Cancels running calls and detaches the agent. Later requests are refused. Idempotent.
     void close();
 
@@ -62,11 +71,27 @@ public:
     int runningCalls() const;
 
 private:
+    /// A response whose text content item (content[0].text, empty in `response`) is `text`:
+    /// the text of a large result is added where it is serialized, never copied into JSON
+    /// values first.
+    struct Answer
+    {
+        std::optional<QJsonObject> response;
+        std::optional<QString> text;
+        bool cancelled = false;
+    };
+    Answer answer(const jsonrpc::Message &message);
     QJsonObject initialize(const QJsonObject &params);
     QJsonObject listTools() const;
-    /// Either a tools/call result object or a JSON-RPC fault (unknown tool, bad params).
-    std::variant<QJsonObject, jsonrpc::Fault> callTool(const QJsonValue &id,
-                                                       const QJsonObject &params, bool *cancelled);
+    /// A tools/call result object (its text content item empty) and the text, or a JSON-RPC
+    /// fault (unknown tool, bad params).
+    struct ToolCallResult
+    {
+        QJsonObject result;
+        QString text;
+    };
+    std::variant<ToolCallResult, jsonrpc::Fault>
+    callTool(const QJsonValue &id, const QJsonObject &params, bool *cancelled);
     void cancelRequest(const QJsonValue &requestId);
 
     const QString m_id;

@@ -101,20 +101,24 @@ void McpStdioServer::dispatch(const QByteArray &line)
     const jsonrpc::Message &message = std::get<jsonrpc::Message>(parsed);
     if (message.isRequest() && message.method == QLatin1String("tools/call")) {
         m_pool.start([this, message] {
-            const McpSession::Reply reply = m_session->handle(message);
-            if (reply.response && !reply.cancelled)
-                send(*reply.response);
+            McpSession::SerializedReply reply = m_session->handleSerialized(message);
+            if (!reply.bytes.isEmpty() && !reply.cancelled)
+                sendBytes(std::move(reply.bytes));
         });
         return;
     }
-    const McpSession::Reply reply = m_session->handle(message);
-    if (reply.response)
-        send(*reply.response);
+    McpSession::SerializedReply reply = m_session->handleSerialized(message);
+    if (!reply.bytes.isEmpty())
+        sendBytes(std::move(reply.bytes));
 }
 
 void McpStdioServer::send(const QJsonObject &message)
 {
-    QByteArray bytes = jsonrpc::serialize(message);
+    sendBytes(jsonrpc::serialize(message));
+}
+
+void McpStdioServer::sendBytes(QByteArray bytes)
+{
     bytes.append('\n');
     QMutexLocker lock(&m_writeMutex);
     const char *p = bytes.constData();

@@ -42,6 +42,8 @@ private:
     void readLoop();
     void dispatch(const QByteArray &line);
     void send(const QJsonObject &message);
+    /// Writes one serialized message and its newline in a single write.
+    void sendBytes(QByteArray bytes);
 
     McpSessionPtr m_session;
     const int m_inFd;

@@ -2,6 +2,7 @@
 #include "jsonrpc.h"
 #include "mcpagentspec.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QSet>
 #include <QtTest>
@@ -232,6 +233,39 @@ private Q_SLOTS:
                                        McpAgentSpec::parse("b=read_only:aaaaaaaaaaaaaaaaaaaa")}));
         QVERIFY_THROWS_EXCEPTION(ValueError, McpTokenTable({McpAgentSpec::parse("a=read_write"),
                                                             McpAgentSpec::parse("a=read_only")}));
+    }
+
+    // The tools/call text is escaped by hand into the serialized response: whatever it holds,
+    // a JSON parser must read back exactly the text.
+    void escapedTextRoundTrips_data()
+    {
+        QTest::addColumn<QString>("text");
+        QString controls;
+        for (char16_t c = 0; c < 0x20; ++c)
+            controls += QChar(c);
+        QTest::newRow("empty") << QString();
+        QTest::newRow("plain") << QStringLiteral("many/file-0001.txt\nmany/file-0002.txt");
+        QTest::newRow("quotes and backslashes")
+            << QStringLiteral(R"(a "quoted" \ path\\ "content":[{"text":"")");
+        QTest::newRow("every control character") << controls + QStringLiteral("end");
+        QTest::newRow("DEL and non-ASCII")
+            << QString::fromUtf8("\x7f caf\xc3\xa9 \xe2\x80\xa8 \xef\xbf\xbd \xf0\x9f\x98\x80");
+        QTest::newRow("only escapes") << QStringLiteral("\"\"\\\\\n\t\r\b\f");
+    }
+    void escapedTextRoundTrips()
+    {
+        QFETCH(QString, text);
+        QByteArray json = "[\"";
+        jsonrpc::appendEscaped(json, text.toUtf8());
+        json += "\"]";
+        QJsonParseError error;
+        const QJsonDocument doc = QJsonDocument::fromJson(json, &error);
+        QCOMPARE(error.error, QJsonParseError::NoError);
+        QCOMPARE(doc.array().at(0).toString(), text);
+        // Appends: what was in the buffer stays.
+        QByteArray prefixed = "x";
+        jsonrpc::appendEscaped(prefixed, "a\nb");
+        QCOMPARE(prefixed, QByteArray("xa\\nb"));
     }
 };
 

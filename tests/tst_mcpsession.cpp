@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QMutex>
 #include <QTemporaryDir>
 #include <QtConcurrent>
@@ -406,6 +407,62 @@ private Q_SLOTS:
             QVERIFY(text(r).startsWith(QString::number(i) + QLatin1Char('\n')));
             QCOMPARE(futures[i].result().response->value(QLatin1String("id")).toInt(), 1000 + i);
         }
+    }
+
+    // handleSerialized() escapes a tool's text into the response by hand: it must be the same
+    // JSON as handle() builds, for any text and any request id (even one that spells the
+    // place the text goes).
+    void serializedEqualsHandled()
+    {
+        McpSession s(QStringLiteral("ser"),
+                     spec(QStringLiteral("ser"), SandboxAttachMode::ReadWrite), m_sandbox);
+        init(s);
+        QString odd = QString::fromUtf8("\"q\" \\ \x01\x1f\t caf\xc3\xa9 \xf0\x9f\x98\x80\n");
+        tool(s, QStringLiteral("write_file"),
+             {{QStringLiteral("path"), QStringLiteral("ser/odd \"name\".txt")},
+              {QStringLiteral("content"), odd}});
+        const QList<QJsonObject> calls{
+            {{QStringLiteral("name"), QStringLiteral("read_file")},
+             {QStringLiteral("arguments"),
+              QJsonObject{{QStringLiteral("path"), QStringLiteral("ser/odd \"name\".txt")}}}},
+            {{QStringLiteral("name"), QStringLiteral("list_dir")},
+             {QStringLiteral("arguments"),
+              QJsonObject{{QStringLiteral("path"), QStringLiteral("ser")}}}},
+            {{QStringLiteral("name"), QStringLiteral("read_file")}, // a tool error
+             {QStringLiteral("arguments"),
+              QJsonObject{{QStringLiteral("path"), QStringLiteral("../outside")}}}},
+            {{QStringLiteral("name"), QStringLiteral("no_such_tool")}}, // a JSON-RPC fault
+        };
+        const QList<QJsonValue> ids{QJsonValue(7),
+                                    QJsonValue(QStringLiteral(R"("content":[{"text":"")")),
+                                    QJsonValue(QStringLiteral("\"}],\"isError\":true"))};
+        for (const QJsonObject &params : calls) {
+            for (const QJsonValue &id : ids) {
+                jsonrpc::Message m = request(QStringLiteral("tools/call"), params, 0);
+                m.id = id;
+                const QJsonObject handled = *s.handle(m).response;
+                const McpSession::SerializedReply serialized = s.handleSerialized(m);
+                QVERIFY(!serialized.cancelled);
+                QVERIFY(!serialized.bytes.contains('\n'));
+                QJsonParseError error;
+                const QJsonDocument doc = QJsonDocument::fromJson(serialized.bytes, &error);
+                QCOMPARE(error.error, QJsonParseError::NoError);
+                QCOMPARE(doc.object(), handled);
+            }
+        }
+        const QJsonObject read =
+            tool(s, QStringLiteral("read_file"),
+                 {{QStringLiteral("path"), QStringLiteral("ser/odd \"name\".txt")}});
+        QCOMPARE(text(read), odd);
+        // Messages without a tool text are serialized whole.
+        QCOMPARE(QJsonDocument::fromJson(
+                     s.handleSerialized(request(QStringLiteral("ping"), {}, 9)).bytes)
+                     .object(),
+                 *s.handle(request(QStringLiteral("ping"), {}, 9)).response);
+        jsonrpc::Message note;
+        note.kind = jsonrpc::Message::Kind::Notification;
+        note.method = QStringLiteral("notifications/initialized");
+        QVERIFY(s.handleSerialized(note).bytes.isEmpty());
     }
 };
 

@@ -1,6 +1,7 @@
 // Hostile-input tests of WorkspaceFs (shared/spec/hostile-inputs.md, P1-P11). Every test runs
 // twice through initTestCase_data(): once with openat2 and once with the openat(O_NOFOLLOW) walk.
 
+#include "dirlistingcache.h"
 #include "errors.h"
 #include "workspacefs.h"
 
@@ -123,6 +124,9 @@ private Q_SLOTS:
     void listSortedWithTypes();
     void listOverStatLimitHasTypesOnly();
     void listOrderIsQStringOrder();
+    void listSortSharedPrefixes();
+    void listCacheFollowsChanges();
+    void listCacheNeverKeepsFreshOrStatted();
     void statCases_data();
     void statCases();
     void exists();
@@ -697,6 +701,158 @@ void TestWorkspaceFs::listOrderIsQStringOrder()
     QCOMPARE(ascii, (QStringList{QStringLiteral("ord/B"), QStringLiteral("ord/a-1"),
                                  QStringLiteral("ord/a1"), QStringLiteral("ord/a_1"),
                                  QStringLiteral("ord/b")}));
+}
+
+// The sort keys on the 8 bytes after the prefix all names share: names that end inside the
+// key, share more than 8 bytes after it, or differ only at the end must still come out in
+// strcmp order.
+void TestWorkspaceFs::listSortSharedPrefixes()
+{
+    QStringList names{QStringLiteral("file-"),
+                      QStringLiteral("file-0"),
+                      QStringLiteral("file-00"),
+                      QStringLiteral("file-0123456789-a"),
+                      QStringLiteral("file-0123456789-b"),
+                      QStringLiteral("file-0123456789"),
+                      QStringLiteral("file-01234567"),
+                      QStringLiteral("file-01234568"),
+                      QStringLiteral("file-1"),
+                      QStringLiteral("file-~"),
+                      QStringLiteral("file-A")};
+    auto *rng = QRandomGenerator::global();
+    for (int i = 0; i < 300; ++i) {
+        QString name = QStringLiteral("file-");
+        for (int n = int(rng->bounded(1, 20)); n > 0; --n) {
+            const char c = char(rng->bounded(0x21, 0x7f)); // printable ASCII
+            name += QLatin1Char(c == '/' ? 'x' : c);
+        }
+        if (!names.contains(name))
+            names.append(name);
+    }
+    for (const QString &name : std::as_const(names))
+        put(ws(QStringLiteral("keys/") + name), "x");
+    names.sort();
+    for (const qsizetype limit : {qsizetype(-1), qsizetype(0)}) {
+        const DirListing listing = m_fs->listDirCompact(QStringLiteral("keys"), limit);
+        QStringList got;
+        for (const DirListing::Entry &e : listing.entries)
+            got.append(QString::fromUtf8(listing.name(e)));
+        QCOMPARE(got, names);
+        QCOMPARE(listing.path(listing.entries.front()), QStringLiteral("keys/file-"));
+    }
+}
+
+namespace {
+// Waits until the folder's ctime is old enough for DirListingCache to keep its listing (setup
+// only: nothing is asserted about time).
+bool waitUntilSettled(const QString &path)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < 10000) {
+        struct stat st;
+        timespec now{};
+        if (::stat(QFile::encodeName(path).constData(), &st) != 0)
+            return false;
+        clock_gettime(CLOCK_REALTIME, &now);
+        const qint64 age = (qint64(now.tv_sec) - st.st_ctim.tv_sec) * 1000000000 +
+                           (now.tv_nsec - st.st_ctim.tv_nsec);
+        if (age > 2 * DirListingCache::kRacyMarginNs)
+            return true;
+        QThread::msleep(20);
+    }
+    return false;
+}
+
+QStringList listed(const DirListing &listing)
+{
+    QStringList lines;
+    for (const DirListing::Entry &e : listing.entries)
+        lines.append(listing.path(e) +
+                     (e.type == FileInfo::Type::Directory ? QStringLiteral("/") : QString()));
+    return lines;
+}
+} // namespace
+
+// A reused listing is never stale: every kind of entry change right after a reuse shows.
+void TestWorkspaceFs::listCacheFollowsChanges()
+{
+    if (!DirListingCache::enabled())
+        QSKIP("ELSAI_LIST_CACHE=0");
+    {
+        const int fd = ::open(QFile::encodeName(m_ws).constData(), O_RDONLY | O_DIRECTORY);
+        const bool trusted = fd >= 0 && DirListingCache::trustedFileSystem(fd);
+        if (fd >= 0)
+            ::close(fd);
+        if (!trusted)
+            QSKIP("the test folder is not on ext4, XFS, Btrfs or tmpfs: listings are not kept");
+    }
+    for (int i = 0; i < 40; ++i)
+        put(ws(QStringLiteral("big/f%1").arg(i, 2, 10, QLatin1Char('0'))), "x");
+    QVERIFY(waitUntilSettled(ws(QStringLiteral("big"))));
+    const quint64 hits = m_fs->listingCacheHits();
+    const QStringList first = listed(m_fs->listDirCompact(QStringLiteral("big"), 10));
+    QCOMPARE(first.size(), 40);
+    QCOMPARE(listed(m_fs->listDirCompact(QStringLiteral("./big/"), 10)), first);
+    QCOMPARE(m_fs->listingCacheHits(), hits + 1);
+    // A reuse keeps the folder's path as asked now, not as first listed.
+    QCOMPARE(m_fs->listDirCompact(QStringLiteral("big"), 10).folder, QStringLiteral("big"));
+    QCOMPARE(m_fs->listingCacheHits(), hits + 2);
+    // A larger limit needs sizes: never answered from the brief listing.
+    QVERIFY(m_fs->listDirCompact(QStringLiteral("big"), 100).entries.front().size);
+
+    m_fs->writeFile(QStringLiteral("big/new"), "n"); // within the same clock tick as the reuse
+    QStringList now = listed(m_fs->listDirCompact(QStringLiteral("big"), 10));
+    QVERIFY(now.contains(QStringLiteral("big/new")));
+    m_fs->remove(QStringLiteral("big/f00"));
+    now = listed(m_fs->listDirCompact(QStringLiteral("big"), 10));
+    QVERIFY(!now.contains(QStringLiteral("big/f00")));
+    m_fs->rename(QStringLiteral("big/f01"), QStringLiteral("big/zz"));
+    now = listed(m_fs->listDirCompact(QStringLiteral("big"), 10));
+    QVERIFY(!now.contains(QStringLiteral("big/f01")));
+    QVERIFY(now.contains(QStringLiteral("big/zz")));
+    m_fs->remove(QStringLiteral("big/f02"));
+    m_fs->makeDirs(QStringLiteral("big/f02"));
+    now = listed(m_fs->listDirCompact(QStringLiteral("big"), 10));
+    QVERIFY(now.contains(QStringLiteral("big/f02/")));
+    // A change made outside WorkspaceFs, after the folder settled again.
+    QVERIFY(waitUntilSettled(ws(QStringLiteral("big"))));
+    QCOMPARE(listed(m_fs->listDirCompact(QStringLiteral("big"), 10)), now);
+    QCOMPARE(listed(m_fs->listDirCompact(QStringLiteral("big"), 10)), now); // reused
+    QVERIFY(QDir().rename(ws(QStringLiteral("big/f03")), ws(QStringLiteral("moved-out"))));
+    QVERIFY(!listed(m_fs->listDirCompact(QStringLiteral("big"), 10))
+                 .contains(QStringLiteral("big/f03")));
+    // A folder replaced by another one of the same name is another inode.
+    QVERIFY(QDir(ws(QStringLiteral("big"))).removeRecursively());
+    put(ws(QStringLiteral("big/only")), "x");
+    QCOMPARE(listed(m_fs->listDirCompact(QStringLiteral("big"), 0)),
+             QStringList{QStringLiteral("big/only")});
+}
+
+void TestWorkspaceFs::listCacheNeverKeepsFreshOrStatted()
+{
+    for (int i = 0; i < 20; ++i)
+        put(ws(QStringLiteral("small/f%1").arg(i)), "x");
+    QVERIFY(waitUntilSettled(ws(QStringLiteral("small"))));
+    const quint64 hits = m_fs->listingCacheHits();
+    // Sizes are stat'ed (at or under the limit): a size can change without the folder changing.
+    m_fs->listDirCompact(QStringLiteral("small"), 20);
+    m_fs->listDirCompact(QStringLiteral("small"), 20);
+    m_fs->listDir(QStringLiteral("small"));
+    QCOMPARE(m_fs->listingCacheHits(), hits);
+    m_fs->writeFile(QStringLiteral("small/f0"), "longer");
+    QCOMPARE(m_fs->listDirCompact(QStringLiteral("small"), 30).entries.front().size,
+             std::optional<qint64>(6));
+    // A folder changed a moment ago: its ctime could be shared by a change racing the read.
+    QElapsedTimer timer;
+    timer.start();
+    m_fs->writeFile(QStringLiteral("small/fresh"), "x");
+    m_fs->listDirCompact(QStringLiteral("small"), 5);
+    m_fs->listDirCompact(QStringLiteral("small"), 5);
+    if (timer.nsecsElapsed() < DirListingCache::kRacyMarginNs / 2)
+        QCOMPARE(m_fs->listingCacheHits(), hits);
+    else
+        qWarning("the machine was too slow to check the fresh-folder case");
 }
 
 void TestWorkspaceFs::statCases_data()

@@ -120,6 +120,11 @@ QList<FileInfo> LocalSandboxBackend::listDirBrief(const QString &path, qsizetype
     return fs()->listDir(path, statLimit);
 }
 
+DirListing LocalSandboxBackend::listDirCompact(const QString &path, qsizetype statLimit)
+{
+    return fs()->listDirCompact(path, statLimit);
+}
+
 void LocalSandboxBackend::removeFile(const QString &path, bool recursive)
 {
     fs()->remove(path, recursive);

@@ -48,6 +48,7 @@ public:
     void writeFile(const QString &path, const QByteArray &content) override;
     QList<FileInfo> listDir(const QString &path) override;
     QList<FileInfo> listDirBrief(const QString &path, qsizetype statLimit) override;
+    DirListing listDirCompact(const QString &path, qsizetype statLimit) override;
     void removeFile(const QString &path, bool recursive = false) override;
     FileInfo stat(const QString &path) override;
     void makeDirs(const QString &path) override;
