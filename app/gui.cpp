@@ -108,6 +108,8 @@ int runGui(int argc, char **argv)
     {
         SandboxController controller;
         MainWindow window(&controller);
+        // File > New Sandbox starts from the command line's sandbox, also when it failed.
+        window.setNewSandboxSpec(options.spec);
         window.show();
         try {
             controller.addSandbox(options.spec);

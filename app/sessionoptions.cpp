@@ -6,6 +6,8 @@
 #include <QCommandLineParser>
 #include <QTextStream>
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QRegularExpression>
 
 #include <algorithm>
@@ -112,9 +114,22 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("bwrap: never bound processes with a pids cgroup (RLIMIT_NPROC only).")},
         {QStringLiteral("backend"),
          QStringLiteral("Backend: local (default), bwrap (--bwrap-*), ssh (--ssh-*), daytona "
-                        "(DAYTONA_API_KEY, DAYTONA_API_URL, DAYTONA_TARGET), agentcore (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
-                        "AWS_SESSION_TOKEN, AWS_REGION)."),
+                        "(--daytona-*, DAYTONA_API_KEY), agentcore (AWS_ACCESS_KEY_ID, "
+                        "AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION)."),
          QStringLiteral("NAME")},
+        {QStringLiteral("daytona-api-url"),
+         QStringLiteral("daytona: control-plane URL (default: DAYTONA_API_URL, else "
+                        "https://app.daytona.io/api)."),
+         QStringLiteral("URL")},
+        {QStringLiteral("daytona-target"),
+         QStringLiteral("daytona: target region of new sandboxes, e.g. us or eu (default: "
+                        "DAYTONA_TARGET, else the server's)."),
+         QStringLiteral("TARGET")},
+        {QStringLiteral("daytona-api-key-file"),
+         QStringLiteral("daytona: read the API key from the first line of FILE (default: "
+                        "DAYTONA_API_KEY). There is no option taking the key itself: "
+                        "command lines are visible to every user (ps)."),
+         QStringLiteral("FILE")},
         {QStringLiteral("aws-region"),
          QStringLiteral("AgentCore region (default: AWS_REGION, AWS_DEFAULT_REGION)."),
          QStringLiteral("REGION")},
@@ -167,6 +182,9 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("Allow --mcp-http on a non-loopback address.")},
     });
 }
+
+/// A key is a line of text; anything bigger is the wrong file.
+constexpr qint64 kMaxKeyFileBytes = 64 * 1024;
 
 static double positiveNumber(const QString &option, const QString &value)
 {
@@ -281,6 +299,72 @@ static void readSshOptions(const QCommandLineParser &p, SandboxSpec &spec)
         spec.sshRemoteRoot = p.value(names[5]);
 }
 
+/// The first line of a key file, trimmed. Only a regular file is opened (a FIFO would block).
+static QString readKeyFile(const QString &option, const QString &path)
+{
+    const QFileInfo info(path);
+    if (path.isEmpty() || !info.exists())
+        throw ValueError(QStringLiteral("--%1: no such file '%2'; give the file holding the key")
+                             .arg(option, path));
+    if (!info.isFile())
+        throw ValueError(QStringLiteral("--%1: '%2' is not a regular file; give the file "
+                                        "holding the key")
+                             .arg(option, path));
+    if (info.size() > kMaxKeyFileBytes)
+        throw ValueError(QStringLiteral("--%1: '%2' is %3 bytes, too large for a key file; "
+                                        "put only the key in it")
+                             .arg(option, path)
+                             .arg(info.size()));
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        throw ValueError(QStringLiteral("--%1: cannot read '%2' (%3)")
+                             .arg(option, path, file.errorString()));
+    const QString key = QString::fromUtf8(file.read(kMaxKeyFileBytes).split('\n').value(0))
+                            .trimmed();
+    if (key.isEmpty())
+        throw ValueError(QStringLiteral("--%1: '%2' is empty; put the key on its first line")
+                             .arg(option, path));
+    if (std::any_of(key.cbegin(), key.cend(), [](QChar c) { return c.isSpace() || !c.isPrint(); }))
+        throw ValueError(QStringLiteral("--%1: the first line of '%2' is not a key (it holds "
+                                        "spaces or control characters)")
+                             .arg(option, path));
+    return key;
+}
+
+static void readDaytonaOptions(const QCommandLineParser &p, SandboxSpec &spec)
+{
+    const QStringList names{QStringLiteral("daytona-api-url"), QStringLiteral("daytona-target"),
+                            QStringLiteral("daytona-api-key-file")};
+    const bool any = std::any_of(names.cbegin(), names.cend(),
+                                 [&](const QString &n) { return p.isSet(n); });
+    if (!any)
+        return;
+    if (spec.backend != QLatin1String("daytona"))
+        throw ValueError(QStringLiteral("the --daytona-* options need --backend daytona"));
+    daytona::DaytonaConfig &c = spec.daytona.config;
+    if (p.isSet(names[0])) {
+        const QString value = p.value(names[0]);
+        const QUrl url(value, QUrl::StrictMode);
+        const QString scheme = url.scheme().toLower();
+        if (!url.isValid() || url.host().isEmpty() ||
+            (scheme != QLatin1String("https") && scheme != QLatin1String("http")))
+            throw ValueError(QStringLiteral("--daytona-api-url needs an http(s) URL such as "
+                                            "https://app.daytona.io/api, got '%1'")
+                                 .arg(value));
+        c.apiUrl = url;
+    }
+    if (p.isSet(names[1])) {
+        static const QRegularExpression re(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"));
+        c.target = p.value(names[1]);
+        if (!re.match(c.target).hasMatch())
+            throw ValueError(QStringLiteral("--daytona-target needs a target name such as us "
+                                            "or eu (letters, digits, '-', '_', '.'), got '%1'")
+                                 .arg(c.target));
+    }
+    if (p.isSet(names[2]))
+        c.apiKey = readKeyFile(names[2], p.value(names[2]));
+}
+
 SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
 {
     SessionOptions o;
@@ -328,6 +412,7 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
     }
     readSshOptions(p, spec);
     readBwrapOptions(p, spec);
+    readDaytonaOptions(p, spec);
     if (has("aws-region"))
         spec.agentcore.region = val("aws-region");
     if (has("agentcore-endpoint")) {

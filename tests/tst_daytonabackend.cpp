@@ -517,6 +517,150 @@ private Q_SLOTS:
         QVERIFY(!small.truncated);
     }
 
+    void floodIsCappedInsideTheSandbox()
+    {
+        // The wrapper itself, in a real shell: what reaches the session log is the first
+        // maxOutputBytes of each stream and one trailer line, however much the command writes.
+        const QTemporaryDir dir;
+        const QString script = DaytonaSandboxBackend::wrapCommand(
+            QStringLiteral("yes; echo never"), dir.path(), {}, 1.0, 1000, QStringLiteral("T9"));
+        QProcess sh;
+        sh.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), script});
+        QVERIFY(sh.waitForFinished(30000));
+        QCOMPARE(sh.exitCode(), 124);
+        const QByteArray out = sh.readAllStandardOutput();
+        QCOMPARE(out, QByteArray("y\n").repeated(500));
+        QByteArray err = sh.readAllStandardError();
+        qint64 droppedOut = 0, droppedErr = -1;
+        int rc = 0;
+        QVERIFY2(DaytonaSandboxBackend::takeTrailer(err, "T9", &droppedOut, &droppedErr, &rc),
+                 err.constData());
+        QCOMPARE(rc, 124);
+        QVERIFY(droppedOut > 0);
+        QCOMPARE(droppedErr, 0);
+        QCOMPARE(err, QByteArray());
+    }
+
+    void floodComesBackCappedWithTheTimeout()
+    {
+        FakeDaytona fake;
+        auto o = fake.options();
+        o.maxOutputBytes = 1000;
+        auto b = started(fake, QStringLiteral("ws"), o);
+        QByteArray streamed;
+        ExecuteOptions opts;
+        opts.onOutput = [&](OutputChannel, const QByteArray &d) { streamed += d; };
+        const ExecuteResult r = b->execute(QStringLiteral("yes"), 1.0, {}, opts);
+        QCOMPARE(r.exitCode, 124);
+        QVERIFY(r.timedOut);
+        QVERIFY(r.truncated);
+        QCOMPARE(r.output, QStringLiteral("y\n").repeated(500));
+        QCOMPARE(r.stderr_, QString());
+        QCOMPARE(streamed, QByteArray("y\n").repeated(500));
+    }
+
+    void exitCodeAndStderrSurviveTheCap()
+    {
+        FakeDaytona fake;
+        auto o = fake.options();
+        o.maxOutputBytes = 10;
+        auto b = started(fake, QStringLiteral("ws"), o);
+        const ExecuteResult r =
+            b->execute(QStringLiteral("head -c 5000 /dev/zero | tr '\\0' a; exit 7"));
+        QCOMPARE(r.exitCode, 7);
+        QVERIFY(r.truncated);
+        QVERIFY(!r.timedOut);
+        QCOMPARE(r.output, QStringLiteral("aaaaaaaaaa"));
+        // stderr without a final newline comes back as written, with no trace of the trailer
+        QByteArray streamedErr;
+        ExecuteOptions opts;
+        opts.onOutput = [&](OutputChannel c, const QByteArray &d) {
+            if (c == OutputChannel::Stderr)
+                streamedErr += d;
+        };
+        const ExecuteResult e = b->execute(QStringLiteral("printf 'x\\ny' >&2"), {}, {}, opts);
+        QCOMPARE(e.exitCode, 0);
+        QVERIFY(!e.truncated);
+        QCOMPARE(e.stderr_, QStringLiteral("x\ny"));
+        QCOMPARE(streamedErr, QByteArray("x\ny"));
+        // exactly the cap is not truncated
+        const ExecuteResult full = b->execute(QStringLiteral("printf 0123456789"));
+        QCOMPARE(full.output, QStringLiteral("0123456789"));
+        QVERIFY(!full.truncated);
+    }
+
+    void takeTrailerReadsOnlyItsOwnLastLine_data()
+    {
+        QTest::addColumn<QByteArray>("stream");
+        QTest::addColumn<bool>("found");
+        QTest::addColumn<QByteArray>("rest");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<qint64>("droppedOut");
+        QTest::newRow("alone") << QByteArray("\ntag 3 10 0\n") << true << QByteArray() << 3
+                               << qint64(10);
+        QTest::newRow("after text") << QByteArray("err\n\ntag 0 0 5\n") << true
+                                    << QByteArray("err\n") << 0 << qint64(0);
+        QTest::newRow("forged earlier") << QByteArray("\ntag 0 0 0\nmore\n\ntag 1 2 3\n")
+                                        << true << QByteArray("\ntag 0 0 0\nmore\n") << 1
+                                        << qint64(2);
+        QTest::newRow("other tag") << QByteArray("\ntag2 0 0 0\n") << false
+                                   << QByteArray("\ntag2 0 0 0\n") << -1 << qint64(-1);
+        QTest::newRow("not a number") << QByteArray("\ntag 0 x 0\n") << false
+                                      << QByteArray("\ntag 0 x 0\n") << -1 << qint64(-1);
+        QTest::newRow("unfinished") << QByteArray("\ntag 0 0 0") << false
+                                    << QByteArray("\ntag 0 0 0") << -1 << qint64(-1);
+    }
+
+    void takeTrailerReadsOnlyItsOwnLastLine()
+    {
+        QFETCH(QByteArray, stream);
+        QFETCH(bool, found);
+        QFETCH(QByteArray, rest);
+        QFETCH(int, exitCode);
+        QFETCH(qint64, droppedOut);
+        qint64 o = -1, e = -1;
+        int rc = -1;
+        QCOMPARE(DaytonaSandboxBackend::takeTrailer(stream, "tag", &o, &e, &rc), found);
+        QCOMPARE(stream, rest);
+        QCOMPARE(rc, exitCode);
+        QCOMPARE(o, droppedOut);
+    }
+
+    void flushReportsLinksAndSpecialFiles()
+    {
+        FakeDaytona fake;
+        auto b = started(fake);
+        QTemporaryDir project;
+        test::writeHostFile(project.path() + "/src/a.py", "a\n");
+        QVERIFY(b->seedWorkspace(project.path(), DEFAULT_SANDBOX_SEED_EXCLUDES).success());
+        QCOMPARE(b->execute(QStringLiteral("ln -s /etc/passwd src/link.py && ln -s . src/dirlink "
+                                           "&& mkfifo src/pipe.py && echo b > src/b.py"))
+                     .exitCode,
+                 0);
+        const SyncPlan plan = b->planSync(project.path(), defaultSandboxSyncPolicy());
+        QHash<QString, SyncPlanEntry::Action> actions;
+        for (const SyncPlanEntry &e : plan.entries)
+            actions.insert(e.path, e.action);
+        QCOMPARE(actions.value(QStringLiteral("src/link.py")),
+                 SyncPlanEntry::Action::SkippedSymlink);
+        QCOMPARE(actions.value(QStringLiteral("src/pipe.py")),
+                 SyncPlanEntry::Action::SkippedSpecial);
+        QCOMPARE(actions.value(QStringLiteral("src/dirlink")),
+                 SyncPlanEntry::Action::SkippedSymlink); // and not walked into
+        QCOMPARE(actions.value(QStringLiteral("src/b.py")), SyncPlanEntry::Action::Add);
+        QCOMPARE(plan.entries.size(), 5); // + src/a.py, unchanged
+        const WorkspaceSyncResult r = b->syncArtifacts(project.path(), defaultSandboxSyncPolicy());
+        QVERIFY2(r.success(), qPrintable(r.errors.join('\n')));
+        QVERIFY(r.skippedPaths.contains(QStringLiteral("src/link.py")));
+        QVERIFY(r.skippedPaths.contains(QStringLiteral("src/pipe.py")));
+        QCOMPARE(r.filesSynced, 1);
+        QVERIFY(!QFileInfo(project.path() + "/src/link.py").isSymLink());
+        QVERIFY(!QFileInfo::exists(project.path() + "/src/link.py"));
+        QVERIFY(!QFileInfo::exists(project.path() + "/src/pipe.py"));
+        QVERIFY(!QFileInfo::exists(project.path() + "/src/dirlink"));
+        QCOMPARE(test::readHostFile(project.path() + "/src/b.py"), QByteArray("b\n"));
+    }
+
     void cancelledBeforeStartRunsNothing()
     {
         FakeDaytona fake;
@@ -778,7 +922,8 @@ private Q_SLOTS:
     void wrapCommandQuotesEverything()
     {
         const QString w = DaytonaSandboxBackend::wrapCommand(
-            QStringLiteral("echo 'x'"), QStringLiteral("/w/it's"), {{"A", "b'c"}}, 2.5);
+            QStringLiteral("echo 'x'"), QStringLiteral("/w/it's"), {{"A", "b'c"}}, 2.5, 100,
+            QStringLiteral("tag'1"));
         QVERIFY(w.startsWith(QStringLiteral("/bin/sh -c '")));
         QVERIFY(w.contains(QStringLiteral("sleep 2.500")));
         QVERIFY(w.contains(QStringLiteral("setsid")));

@@ -239,6 +239,7 @@ private Q_SLOTS:
     void selectingASandboxMakesItCurrent();
     void layoutIsSavedAndRestored();
     void screenshots();
+    void newSandboxStartsFromTheStartupSpec();
     void createBwrapSandboxThroughDialog();
 
 private:
@@ -934,6 +935,134 @@ void TestMainWindow::screenshots()
 }
 
 QTEST_MAIN(TestMainWindow)
+// File > New Sandbox in a window started with options (app/gui.cpp hands it the command
+// line's spec): the backend's page is chosen and every field the options set is filled, under
+// a workspace id no sandbox has yet. A window of its own, so the shared one keeps its defaults.
+void TestMainWindow::newSandboxStartsFromTheStartupSpec()
+{
+    SandboxController controller;
+    MainWindow window(&controller);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const auto open = [&](const SandboxSpec &spec) -> NewSandboxDialog * {
+        window.setNewSandboxSpec(spec);
+        window.action(QStringLiteral("actionNewSandbox"))->trigger();
+        NewSandboxDialog *dialog = window.findChild<NewSandboxDialog *>();
+        return dialog && dialog->isVisible() ? dialog : nullptr;
+    };
+    const auto close = [&](NewSandboxDialog *dialog) {
+        dialog->reject();
+        QTRY_VERIFY(window.findChild<NewSandboxDialog *>() == nullptr);
+    };
+    const auto text = [](QWidget *dialog, const char *name) {
+        auto *edit = dialog->findChild<QLineEdit *>(QLatin1String(name));
+        return edit ? edit->text() : QStringLiteral("<no field %1>").arg(QLatin1String(name));
+    };
+    const auto page = [](QWidget *dialog) {
+        return dialog->findChild<QStackedWidget *>(QStringLiteral("backendPages"))
+            ->currentWidget()
+            ->objectName();
+    };
+
+    // --backend ssh --ssh-host … --seed-from … --seed-exclude '*.log' --timeout 42 --env A=b
+    SandboxSpec ssh;
+    ssh.workspaceId = QStringLiteral("from-cli");
+    ssh.backend = QStringLiteral("ssh");
+    ssh.ssh.host = QStringLiteral("build.example");
+    ssh.ssh.port = 2222;
+    ssh.ssh.user = QStringLiteral("ci");
+    ssh.ssh.identityFile = QStringLiteral("/keys/id_ed25519");
+    ssh.ssh.knownHostsFile = QStringLiteral("/keys/known_hosts");
+    ssh.sshRemoteRoot = QStringLiteral("/srv/workspaces");
+    ssh.seedFrom = m_project;
+    ssh.seedExclude = {QStringLiteral("*.log")};
+    ssh.local.timeout = 42;
+    ssh.local.maxOutputBytes = 4242;
+    ssh.local.env.insert(QStringLiteral("A"), QStringLiteral("b"));
+    NewSandboxDialog *dialog = open(ssh);
+    QVERIFY(dialog);
+    QCOMPARE(dialog->findChild<QComboBox *>(QStringLiteral("backend"))->currentText(),
+             QStringLiteral("ssh"));
+    QCOMPARE(page(dialog), QStringLiteral("page_ssh"));
+    QCOMPARE(text(dialog, "workspaceId"), QStringLiteral("from-cli")); // no sandbox has it
+    QCOMPARE(text(dialog, "sshHost"), QStringLiteral("build.example"));
+    QCOMPARE(dialog->findChild<QSpinBox *>(QStringLiteral("sshPort"))->value(), 2222);
+    QCOMPARE(text(dialog, "sshUser"), QStringLiteral("ci"));
+    QCOMPARE(text(dialog, "sshIdentity"), QStringLiteral("/keys/id_ed25519"));
+    QCOMPARE(text(dialog, "sshKnownHosts"), QStringLiteral("/keys/known_hosts"));
+    QCOMPARE(text(dialog, "sshRemoteRoot"), QStringLiteral("/srv/workspaces"));
+    QCOMPARE(text(dialog, "seedFrom"), m_project);
+    QVERIFY(dialog->seedExcludes().contains(QStringLiteral("*.log")));
+    QVERIFY(!dialog->findChild<QLineEdit *>(QStringLiteral("workspaceRoot"))->isEnabled());
+    QCOMPARE(dialog->findChild<QDoubleSpinBox *>(QStringLiteral("timeout"))->value(), 42.0);
+    QCOMPARE(dialog->findChild<QSpinBox *>(QStringLiteral("maxOutputBytes"))->value(), 4242);
+    QVERIFY(dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->isEnabled());
+    // What Create would make is the same sandbox.
+    const SandboxSpec again = dialog->spec();
+    QCOMPARE(again.backend, ssh.backend);
+    QCOMPARE(again.ssh.host, ssh.ssh.host);
+    QCOMPARE(again.ssh.port, ssh.ssh.port);
+    QCOMPARE(again.ssh.identityFile, ssh.ssh.identityFile);
+    QCOMPARE(again.sshRemoteRoot, ssh.sshRemoteRoot);
+    QCOMPARE(again.seedFrom, ssh.seedFrom);
+    QCOMPARE(again.seedExclude, ssh.seedExclude);
+    QCOMPARE(again.local.env, ssh.local.env);
+    close(dialog);
+
+    // --backend bwrap --workspace-root … --bwrap-*: the id is taken, the copy gets "-2".
+    SandboxSpec first;
+    first.workspaceId = QStringLiteral("like");
+    first.workspaceRoot = m_tmp.filePath(QStringLiteral("ws-like"));
+    controller.addSandbox(first, /*start=*/false);
+    SandboxSpec bwrap = first;
+    bwrap.backend = QStringLiteral("bwrap");
+    bwrap.bwrap.network = true;
+    bwrap.bwrap.maxProcesses = 77;
+    bwrap.bwrap.readOnlyBinds = {QStringLiteral("/opt/tools")};
+    dialog = open(bwrap);
+    QVERIFY(dialog);
+    QCOMPARE(page(dialog), QStringLiteral("page_bwrap"));
+    QCOMPARE(text(dialog, "workspaceId"), QStringLiteral("like-2"));
+    QCOMPARE(text(dialog, "workspaceRoot"), first.workspaceRoot);
+    QVERIFY(dialog->findChild<QCheckBox *>(QStringLiteral("bwrapNetwork"))->isChecked());
+    QCOMPARE(dialog->findChild<QSpinBox *>(QStringLiteral("bwrapMaxProcesses"))->value(), 77);
+    QCOMPARE(dialog->findChild<QPlainTextEdit *>(QStringLiteral("bwrapReadOnlyBinds"))
+                 ->toPlainText(),
+             QStringLiteral("/opt/tools"));
+    close(dialog);
+
+    // --backend daytona --daytona-api-url … --daytona-target … --daytona-api-key-file …
+    SandboxSpec daytona;
+    daytona.workspaceId = QStringLiteral("remote");
+    daytona.backend = QStringLiteral("daytona");
+    daytona.daytona.config.apiUrl = QUrl(QStringLiteral("https://daytona.example/api"));
+    daytona.daytona.config.target = QStringLiteral("eu");
+    daytona.daytona.config.apiKey = QStringLiteral("dtn_from_a_file");
+    dialog = open(daytona);
+    QVERIFY(dialog);
+    QCOMPARE(page(dialog), QStringLiteral("page_daytona"));
+    QCOMPARE(text(dialog, "daytonaApiUrl"), QStringLiteral("https://daytona.example/api"));
+    QCOMPARE(text(dialog, "daytonaTarget"), QStringLiteral("eu"));
+    auto *key = dialog->findChild<QLineEdit *>(QStringLiteral("daytonaApiKey"));
+    QCOMPARE(key->text(), QStringLiteral("dtn_from_a_file"));
+    QCOMPARE(key->echoMode(), QLineEdit::Password);
+    QCOMPARE(dialog->spec().daytona.config.apiKey, QStringLiteral("dtn_from_a_file"));
+    close(dialog);
+
+    // --backend agentcore --aws-region … --agentcore-endpoint …
+    SandboxSpec agentcore;
+    agentcore.backend = QStringLiteral("agentcore");
+    agentcore.agentcore.region = QStringLiteral("eu-west-3");
+    agentcore.agentcore.endpoint = QUrl(QStringLiteral("http://127.0.0.1:9/"));
+    dialog = open(agentcore);
+    QVERIFY(dialog);
+    QCOMPARE(page(dialog), QStringLiteral("page_agentcore"));
+    QCOMPARE(text(dialog, "awsRegion"), QStringLiteral("eu-west-3"));
+    QCOMPARE(text(dialog, "agentcoreEndpoint"), QStringLiteral("http://127.0.0.1:9/"));
+    close(dialog);
+    controller.waitForIdle();
+}
+
 // Last: it makes another sandbox current. The bwrap page's fields reach the backend, and the
 // console runs its commands isolated (the workspace at /workspace, loopback only).
 void TestMainWindow::createBwrapSandboxThroughDialog()

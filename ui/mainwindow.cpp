@@ -42,6 +42,7 @@ struct MainWindow::Private
     QAction *start = nullptr, *stop = nullptr, *stopNoSync = nullptr, *flush = nullptr,
             *remove = nullptr;
     QPointer<NewSandboxDialog> newDialog;
+    std::optional<SandboxSpec> newSpec; ///< what the dialog starts from; none: the defaults
     QMenu *viewMenu = nullptr;
     QMenu *sandboxMenu = nullptr;
     QList<QPointer<QDockWidget>> docks; ///< every registered panel (removed ones turn null)
@@ -313,6 +314,11 @@ void MainWindow::setCurrentWorkspace(const QString &workspaceId)
     updateStatus();
 }
 
+void MainWindow::setNewSandboxSpec(const SandboxSpec &spec)
+{
+    d->newSpec = spec;
+}
+
 void MainWindow::newSandbox()
 {
     if (d->newDialog) {
@@ -323,6 +329,9 @@ void MainWindow::newSandbox()
     // Window-modal and asynchronous (open(), not exec()): the GUI keeps running underneath.
     auto *dialog = new NewSandboxDialog(this);
     d->newDialog = dialog;
+    if (d->newSpec)
+        dialog->setSpec(
+            NewSandboxDialog::withFreeWorkspaceId(*d->newSpec, m_controller->workspaceIds()));
     connect(dialog, &QDialog::finished, this, [this, dialog](int result) {
         if (result != QDialog::Accepted) {
             dialog->deleteLater();

@@ -14,6 +14,7 @@ class FileTabs;
 class SandboxController;
 class SessionsPanel;
 class WorkspacePanel;
+struct SandboxSpec;
 
 /// The workbench window: dockable panels (sessions, workspace tree, console, agents, audit
 /// log) around the file tabs, a status bar (workspace id, backend, TTL countdown), keyboard
@@ -57,6 +58,9 @@ Q_SIGNALS:
 public Q_SLOTS:
     void setCurrentWorkspace(const QString &workspaceId);
     void newSandbox();     ///< the New Sandbox dialog
+    /// The New Sandbox dialog starts from `spec` (the command line's: another sandbox like
+    /// the first is one click away), under a workspace id no sandbox has yet.
+    void setNewSandboxSpec(const SandboxSpec &spec);
     void flushPreview();   ///< the flush preview of the current sandbox
     void exportAuditLog(); ///< the audit panel's visible rows, through a save dialog
 

@@ -423,6 +423,14 @@ void NewSandboxDialog::setSpec(const SandboxSpec &spec)
     updateOk();
 }
 
+SandboxSpec NewSandboxDialog::withFreeWorkspaceId(SandboxSpec spec, const QStringList &taken)
+{
+    const QString base = spec.workspaceId;
+    for (int n = 2; taken.contains(spec.workspaceId); ++n)
+        spec.workspaceId = QStringLiteral("%1-%2").arg(base).arg(n);
+    return spec;
+}
+
 SandboxSpec NewSandboxDialog::spec() const
 {
     const Ui &ui = *m_ui;

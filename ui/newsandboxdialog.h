@@ -30,7 +30,11 @@ public:
     explicit NewSandboxDialog(QWidget *parent = nullptr);
     ~NewSandboxDialog() override;
 
+    /// Fills every field from `spec`: the backend's page is chosen and filled too.
     void setSpec(const SandboxSpec &spec);
+    /// `spec` under its own workspace id when no id of `taken` is it, else under the first of
+    /// "<id>-2", "<id>-3", … that is free (a sandbox "like" an existing one).
+    static SandboxSpec withFreeWorkspaceId(SandboxSpec spec, const QStringList &taken);
     /// The spec the fields describe (ValueError when a field is invalid).
     SandboxSpec spec() const;
 

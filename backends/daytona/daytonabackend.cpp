@@ -10,6 +10,7 @@
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QLoggingCategory>
+#include <QRandomGenerator>
 #include <QScopeGuard>
 #include <QSet>
 #include <QThread>
@@ -500,42 +501,87 @@ void DaytonaSandboxBackend::makeDirs(const QString &path)
 
 QString DaytonaSandboxBackend::wrapCommand(const QString &command, const QString &dir,
                                            const QMap<QString, QString> &env, double timeoutSeconds,
+                                           qint64 maxOutputBytes, const QString &trailerTag,
                                            const QString &pidFile)
 {
     QStringList lines;
     lines << QStringLiteral("cd -- %1 || exit 1").arg(shellQuote(dir));
     for (auto it = env.cbegin(); it != env.cend(); ++it)
         lines << QStringLiteral("export %1=%2").arg(it.key(), shellQuote(it.value()));
+    // The session log is never capped by the daemon: each stream goes through a FIFO whose
+    // reader passes on its first maxOutputBytes (live, so output still streams) and counts the
+    // rest without keeping it. The command is never cut short by a closed pipe (`yes` runs
+    // until its timeout), and the log stays under 2 × maxOutputBytes plus a trailer line.
+    // head(1) writes through stdio, which holds a pipe's output until 4 KiB or exit:
+    // `stdbuf -o0` (coreutils) makes it pass each read on at once.
+    const qint64 cap = std::max<qint64>(0, maxOutputBytes);
+    lines << QStringLiteral("d=$(mktemp -d) || exit 125")
+          << QStringLiteral("mkfifo \"$d/o\" \"$d/e\" || exit 125")
+          << QStringLiteral("u=; command -v stdbuf >/dev/null 2>&1 && u='stdbuf -o0'")
+          << QStringLiteral("{ $u head -c %1; wc -c >\"$d/on\"; } <\"$d/o\" &").arg(cap)
+          << QStringLiteral("ro=$!")
+          << QStringLiteral("{ $u head -c %1 >&2; wc -c >\"$d/en\"; } <\"$d/e\" &").arg(cap)
+          << QStringLiteral("re=$!");
     // setsid: the command leads its own process group, so the watchdog's kill reaches every
     // process it started (the daemon's session exec has no timeout of its own).
-    lines << QStringLiteral("setsid /bin/sh -c %1 </dev/null &").arg(shellQuote(command))
+    lines << QStringLiteral("setsid /bin/sh -c %1 </dev/null >\"$d/o\" 2>\"$d/e\" &")
+                 .arg(shellQuote(command))
           << QStringLiteral("p=$!");
     if (!pidFile.isEmpty())
         lines << QStringLiteral("echo \"$p\" > %1").arg(shellQuote(pidFile));
-    const QString cleanup =
-        pidFile.isEmpty() ? QString() : QStringLiteral("rm -f %1").arg(shellQuote(pidFile));
     if (timeoutSeconds > 0) {
-        // The watchdog marks the timeout in a temp file before it kills the command's group:
-        // exit statuses alone cannot tell "killed by the watchdog" from "killed by itself".
+        // The watchdog marks the timeout in a file before it kills the command's group: exit
+        // statuses alone cannot tell "killed by the watchdog" from "killed by itself".
         const QString watchdog = QStringLiteral("sleep %1; echo t > \"$1\"; kill -KILL -$0")
                                      .arg(QString::number(timeoutSeconds, 'f', 3));
-        lines.insert(1, QStringLiteral("m=$(mktemp) || exit 1"));
-        lines << QStringLiteral("setsid /bin/sh -c %1 \"$p\" \"$m\" </dev/null >/dev/null 2>&1 &")
+        lines << QStringLiteral("setsid /bin/sh -c %1 \"$p\" \"$d/t\" </dev/null >/dev/null 2>&1 &")
                      .arg(shellQuote(watchdog))
-              << QStringLiteral("w=$!")
-              << QStringLiteral("wait \"$p\" 2>/dev/null; rc=$?")
-              // what the command left running in its group must not outlive the call
-              << QStringLiteral("kill -KILL -\"$p\" 2>/dev/null")
-              << QStringLiteral("kill -KILL -\"$w\" 2>/dev/null; kill -KILL \"$w\" 2>/dev/null")
-              << QStringLiteral("wait \"$w\" 2>/dev/null")
-              << QStringLiteral("if [ -s \"$m\" ]; then rc=124; fi")
-              << QStringLiteral("rm -f \"$m\"") << cleanup << QStringLiteral("exit \"$rc\"");
-    } else {
-        lines << QStringLiteral("wait \"$p\"; rc=$?")
-              << QStringLiteral("kill -KILL -\"$p\" 2>/dev/null") << cleanup
-              << QStringLiteral("exit \"$rc\"");
+              << QStringLiteral("w=$!");
     }
+    lines << QStringLiteral("wait \"$p\" 2>/dev/null; rc=$?")
+          // what the command left running in its group must not outlive the call
+          << QStringLiteral("kill -KILL -\"$p\" 2>/dev/null");
+    if (timeoutSeconds > 0)
+        lines << QStringLiteral("kill -KILL -\"$w\" 2>/dev/null; kill -KILL \"$w\" 2>/dev/null")
+              << QStringLiteral("wait \"$w\" 2>/dev/null")
+              << QStringLiteral("if [ -s \"$d/t\" ]; then rc=124; fi");
+    // The readers end once the group is gone (nothing holds the FIFOs open any more); the
+    // trailer, on stderr after everything else, gives the bytes each reader dropped.
+    lines << QStringLiteral("wait \"$ro\" \"$re\" 2>/dev/null")
+          << QStringLiteral("on=$(cat \"$d/on\" 2>/dev/null); en=$(cat \"$d/en\" 2>/dev/null)")
+          << QStringLiteral("printf '\\n%s %s %s %s\\n' %1 \"$rc\" \"${on:-0}\" \"${en:-0}\" >&2")
+                 .arg(shellQuote(trailerTag.isEmpty() ? QStringLiteral("elsai-trailer")
+                                                      : trailerTag))
+          << QStringLiteral("rm -rf \"$d\"");
+    if (!pidFile.isEmpty())
+        lines << QStringLiteral("rm -f %1").arg(shellQuote(pidFile));
+    lines << QStringLiteral("exit \"$rc\"");
     return QStringLiteral("/bin/sh -c ") + shellQuote(lines.join(QLatin1Char('\n')));
+}
+
+bool DaytonaSandboxBackend::takeTrailer(QByteArray &stream, const QByteArray &tag,
+                                        qint64 *droppedOut, qint64 *droppedErr, int *exitCode)
+{
+    // The last occurrence: a command can print a look-alike, but only before the real one.
+    const qsizetype at = stream.lastIndexOf("\n" + tag + ' ');
+    if (at < 0)
+        return false;
+    const qsizetype end = stream.indexOf('\n', at + 1);
+    if (end < 0)
+        return false; // not whole yet (cannot happen: one printf writes it at once)
+    const QList<QByteArray> fields =
+        stream.mid(at + 1, end - at - 1).split(' '); // tag rc droppedOut droppedErr
+    bool ok[3] = {};
+    const int rc = fields.value(1).toInt(&ok[0]);
+    const qint64 o = fields.value(2).trimmed().toLongLong(&ok[1]);
+    const qint64 e = fields.value(3).trimmed().toLongLong(&ok[2]);
+    if (fields.size() != 4 || !ok[0] || !ok[1] || !ok[2])
+        return false;
+    *exitCode = rc;
+    *droppedOut = o;
+    *droppedErr = e;
+    stream.truncate(at);
+    return true;
 }
 
 ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
@@ -574,7 +620,12 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
         QStringLiteral("elsai-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
     const QString sessionPath = QStringLiteral("/process/session/") + session;
     const QString pidFile = QStringLiteral("/tmp/%1.pid").arg(session);
-    const QString script = wrapCommand(command, dir, env, timeout, pidFile);
+    const qint64 cap = std::max<qint64>(0, m_options.maxOutputBytes);
+    // The trailer's tag is new per call, so output cannot pass for it by accident.
+    const QByteArray tag =
+        "elsai-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
+    const QString script =
+        wrapCommand(command, dir, env, timeout, cap, QString::fromLatin1(tag), pidFile);
     const auto json = [](const QJsonObject &o) {
         return QJsonDocument(o).toJson(QJsonDocument::Compact);
     };
@@ -605,8 +656,16 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
     const QString cmdId = done.value(QStringLiteral("cmdId")).toString();
     const QString cmdPath = sessionPath + QStringLiteral("/command/") +
                             QString::fromUtf8(QUrl::toPercentEncoding(cmdId));
-    const qint64 cap = std::max<qint64>(0, m_options.maxOutputBytes);
     QByteArray out, err; // everything the service reported so far
+    qint64 droppedOut = 0, droppedErr = 0; // what the wrapper's readers did not pass on
+    int trailerExit = -1;
+    bool haveTrailer = false;
+    // Strips the wrapper's trailer (stderr; the combined `output` of an old daemon).
+    const auto takeTrailers = [&] {
+        haveTrailer = haveTrailer ||
+                      takeTrailer(err, tag, &droppedOut, &droppedErr, &trailerExit) ||
+                      takeTrailer(out, tag, &droppedOut, &droppedErr, &trailerExit);
+    };
     qint64 sentOut = 0, sentErr = 0;
     // Streams the part of each channel not sent yet, within the output cap.
     const auto deliver = [&] {
@@ -629,6 +688,8 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
         const QJsonObject o = DaytonaApi::object(logs);
         out = o.value(QStringLiteral("stdout")).toString().toUtf8();
         err = o.value(QStringLiteral("stderr")).toString().toUtf8();
+        haveTrailer = false;
+        takeTrailers();
         deliver();
     };
     // Kills the command's process group through a second, independent call.
@@ -671,25 +732,31 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
     }
     if (finished) {
         outcome.exitCode = done.value(QStringLiteral("exitCode")).toInt(-1);
-        if (out.isEmpty() && err.isEmpty()) {
+        if (out.isEmpty() && err.isEmpty() && !haveTrailer) {
             // A daemon that answered synchronously carries the output in the exec answer.
             out = done.value(QStringLiteral("stdout")).toString().toUtf8();
             err = done.value(QStringLiteral("stderr")).toString().toUtf8();
             if (!done.contains(QStringLiteral("stdout")) &&
                 !done.contains(QStringLiteral("stderr")))
                 out = done.value(QStringLiteral("output")).toString().toUtf8(); // old daemon
+            takeTrailers();
             deliver();
         }
         outcome.timedOut = outcome.exitCode == 124 && timeout > 0 &&
                            clock.elapsed() >= qint64(timeout * 1000) - 50;
     }
-    // The API does not cap output: keep stdout first, then stderr, up to the limit.
+    if (haveTrailer && finished && trailerExit != outcome.exitCode)
+        qCWarning(lcDaytona) << "the command status" << outcome.exitCode
+                             << "differs from the wrapper's" << trailerExit;
+    // Each stream arrives capped by the wrapper; the cap is on both together: stdout first,
+    // then stderr. Bytes the wrapper dropped count too, so a flood is reported truncated.
+    outcome.droppedBytes = droppedOut + droppedErr;
     if (out.size() + err.size() > cap) {
-        outcome.truncated = true;
-        outcome.droppedBytes = out.size() + err.size() - cap;
+        outcome.droppedBytes += out.size() + err.size() - cap;
         out.truncate(std::min<qint64>(out.size(), cap));
         err.truncate(std::min<qint64>(err.size(), cap - out.size()));
     }
+    outcome.truncated = outcome.droppedBytes > 0;
     outcome.stdoutData = out;
     outcome.stderrData = err;
     outcome.durationMs = clock.elapsed();
@@ -798,7 +865,8 @@ QHash<QString, QByteArray> DaytonaSandboxBackend::bulkDownload(const Remote &r,
     return out;
 }
 
-QStringList DaytonaSandboxBackend::mirrorToShadow(const GlobSet &includes, const GlobSet &excludes)
+QStringList DaytonaSandboxBackend::mirrorToShadow(const GlobSet &includes, const GlobSet &excludes,
+                                                  QList<SyncPlanEntry> *skipped)
 {
     QStringList errors;
     if (!m_shadow) {
@@ -824,9 +892,16 @@ QStringList DaytonaSandboxBackend::mirrorToShadow(const GlobSet &includes, const
                 pending.append(f.path);
                 continue;
             }
-            if (f.type != FileInfo::Type::File || !includes.matchesPathOrParent(f.path, false))
+            if (!includes.matchesPathOrParent(f.path, false))
                 continue;
-            remoteFiles.insert(f.path);
+            // Links and special files never reach the host; they are reported, as the local
+            // and SSH backends do (the shadow only ever holds regular files).
+            if (f.type == FileInfo::Type::Symlink)
+                skipped->append({f.path, SyncPlanEntry::Action::SkippedSymlink, 0});
+            else if (f.type != FileInfo::Type::File)
+                skipped->append({f.path, SyncPlanEntry::Action::SkippedSpecial, 0});
+            else
+                remoteFiles.insert(f.path);
         }
     }
     QStringList selected = remoteFiles.values();
@@ -879,12 +954,15 @@ SyncPlan DaytonaSandboxBackend::planSync(const QString &dest, const WorkspaceSyn
 {
     remote(); // throws when not created
     QMutexLocker lock(&m_syncMutex);
-    const QStringList errors = mirrorToShadow(includesOf(policy), GlobSet(policy.excludePatterns));
+    QList<SyncPlanEntry> skipped;
+    const QStringList errors =
+        mirrorToShadow(includesOf(policy), GlobSet(policy.excludePatterns), &skipped);
     const QString root = QDir(dest).absolutePath();
     const auto it = m_manifests.constFind(root);
     SyncPlan plan =
         elsai::planSync(*m_shadow, root, includesOf(policy), GlobSet(policy.excludePatterns),
                         it == m_manifests.constEnd() ? nullptr : &*it);
+    plan.entries += skipped;
     plan.errors += errors;
     return plan;
 }
@@ -895,15 +973,18 @@ DaytonaSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPol
 {
     remote(); // throws when not created
     QMutexLocker lock(&m_syncMutex);
-    const QStringList errors = mirrorToShadow(includesOf(policy), GlobSet(policy.excludePatterns));
+    QList<SyncPlanEntry> skipped;
+    const QStringList errors =
+        mirrorToShadow(includesOf(policy), GlobSet(policy.excludePatterns), &skipped);
     const QString root = QDir(dest).absolutePath();
     const bool known = m_manifests.contains(root);
     SeedManifest &manifest = m_manifests[root];
     manifest.hostRoot = root;
     // A destination without a record has no base: differing files there are conflicts.
-    const SyncPlan plan =
+    SyncPlan plan =
         elsai::planSync(*m_shadow, root, includesOf(policy), GlobSet(policy.excludePatterns),
                         known ? &manifest : nullptr);
+    plan.entries += skipped;
     WorkspaceSyncResult result = executeSync(plan, *m_shadow, &manifest, progress);
     result.errors += errors;
     return result;

@@ -86,10 +86,17 @@ public:
 
     /// The shell script execute() sends: cd to `dir`, export `env`, run `command` in its own
     /// session (process group) and SIGKILL that group after `timeoutSeconds` (exit 124).
-    /// `pidFile` (optional) receives the group id while the command runs (for cancel).
+    /// Each stream passes on only its first `maxOutputBytes` (the rest is counted, not kept);
+    /// the last stderr line is the trailer `\n<trailerTag> <exit> <dropped stdout> <dropped
+    /// stderr>\n`. `pidFile` (optional) receives the group id while the command runs.
     static QString wrapCommand(const QString &command, const QString &dir,
                                const QMap<QString, QString> &env, double timeoutSeconds,
+                               qint64 maxOutputBytes, const QString &trailerTag,
                                const QString &pidFile = {});
+    /// Removes wrapCommand()'s trailer tagged `tag` from the end of `stream` and reads it;
+    /// false (stream unchanged) when there is none.
+    static bool takeTrailer(QByteArray &stream, const QByteArray &tag, qint64 *droppedOut,
+                            qint64 *droppedErr, int *exitCode);
 
 private:
     struct Remote
@@ -110,8 +117,10 @@ private:
     void checkConfined(const Remote &r, const QStringList &rels);
     QJsonObject waitForState(const QString &sandboxId, const QStringList &wanted);
     void uploadBatch(const Remote &r, const QList<QPair<QString, QByteArray>> &files);
-    /// Mirrors the selected remote files into the shadow folder (only changed ones rewritten).
-    QStringList mirrorToShadow(const GlobSet &includes, const GlobSet &excludes);
+    /// Mirrors the selected remote files into the shadow folder (only changed ones rewritten);
+    /// selected symlinks and special files go to `skipped` instead. Returns the errors.
+    QStringList mirrorToShadow(const GlobSet &includes, const GlobSet &excludes,
+                               QList<SyncPlanEntry> *skipped);
     /// POST /files/bulk-download; the files that came back whole, by relative path.
     QHash<QString, QByteArray> bulkDownload(const Remote &r, const QStringList &paths);
     FileInfo toFileInfo(const QJsonObject &info, const QString &relPath) const;
