@@ -5,7 +5,10 @@
 // For every case and operation: the outside canary is never returned, nothing outside the
 // workspace changes, and the operations that must refuse do. Prints cases tried and passed.
 // ELSAI_HOSTILE_RACE_ROUNDS sets the race rounds (CI default 20,000; the long run 100,000+).
+#include "bwrapsandboxbackend.h"
 #include "errors.h"
+#include "fakeagentcore.h"
+#include "fakedaytona.h"
 #include "localsandboxbackend.h"
 #include "sandbox.h"
 #include "sshfixture.h"
@@ -42,6 +45,18 @@ struct BackendFixture
     /// A race escape this backend is known to have (not fixed yet): the race still runs and
     /// prints its figures, but escapes are reported as a warning instead of failing.
     QString raceKnownBug = {};
+    /// Host folder of a workspace whose commands see it elsewhere (bwrap: /workspace). Set:
+    /// the layout is planted by a local backend on that folder, and "outside" is its parent.
+    /// Unset: commands run at the workspace's host path (local, ssh and the loopback fakes).
+    std::function<QString(SandboxBackend &)> hostFolder = {};
+    /// Why the backend cannot run here (empty: it can); checked before its first case.
+    std::function<QString()> unavailable = {};
+    /// Case id → why a required refusal cannot apply to this backend. The case still runs every
+    /// operation and still asserts confinement (no canary, nothing outside changed).
+    QHash<QString, QString> refusalNotApplicable = {};
+    /// "case id" or "case id|operation" → a known backend bug, not fixed yet (README
+    /// "Reliability" lists them): not run (it hangs or escapes), reported with the reason.
+    QHash<QString, QString> knownBugs = {};
 };
 
 QList<BackendFixture> backends()
@@ -78,6 +93,130 @@ QList<BackendFixture> backends()
                                     "not yet found)")});
     } else {
         qInfo("hostile: ssh skipped: %s", qPrintable(sshd.error()));
+    }
+    return list;
+}
+
+/// The loopback protocol servers of the remote fixtures, made on first use (their server
+/// threads need the QCoreApplication) and released by cleanupTestCase() (LeakSanitizer).
+struct RemoteFakes
+{
+    std::function<std::shared_ptr<SandboxBackend>()> daytona;
+    std::function<std::shared_ptr<SandboxBackend>()> agentcore;
+};
+RemoteFakes &remoteFakes()
+{
+    static RemoteFakes fakes;
+    return fakes;
+}
+
+/// bwrap and the remote backends over their loopback fakes: the same table as backends().
+QList<BackendFixture> moreBackends()
+{
+    static std::vector<std::unique_ptr<QTemporaryDir>> dirs;
+    BackendFixture bwrap{QStringLiteral("bwrap"), [] {
+                             dirs.push_back(std::make_unique<QTemporaryDir>());
+                             const QString ws = dirs.back()->path() + QStringLiteral("/ws");
+                             QDir().mkpath(ws);
+                             auto b = std::make_shared<BwrapSandboxBackend>(ws);
+                             b->create();
+                             return b;
+                         }};
+    bwrap.hostFolder = [](SandboxBackend &b) {
+        return static_cast<BwrapSandboxBackend &>(b).workspaceRoot();
+    };
+    bwrap.unavailable = [] {
+        QTemporaryDir dir;
+        try {
+            BwrapSandboxBackend(dir.path()).create();
+            return QString();
+        } catch (const SandboxError &e) {
+            return QStringLiteral("bubblewrap cannot run here: ") + e.display();
+        }
+    };
+
+    // The fake runs each sandbox in a temp folder of its own; the workspace is a folder in it
+    // (`<sandbox>/workspace`), so the sandbox folder is the outside the cases watch.
+    BackendFixture daytona{QStringLiteral("daytona"), [] {
+                               if (!remoteFakes().daytona)
+                                   remoteFakes().daytona = test::FakeDaytona::backendFactory();
+                               auto b = remoteFakes().daytona();
+                               b->create();
+                               return b;
+                           }};
+
+    // The fake's session folder is the workspace, a QTemporaryDir: made under a fresh folder
+    // of ours (TMPDIR while create() starts the session) so that its parent, the outside the
+    // cases watch, is private instead of /tmp.
+    BackendFixture agentcore{QStringLiteral("agentcore"), [] {
+                                 if (!remoteFakes().agentcore)
+                                     remoteFakes().agentcore =
+                                         test::FakeAgentCore::backendFactory();
+                                 dirs.push_back(std::make_unique<QTemporaryDir>());
+                                 const QByteArray savedTmp = qgetenv("TMPDIR");
+                                 const bool hadTmp = qEnvironmentVariableIsSet("TMPDIR");
+                                 qputenv("TMPDIR", QFile::encodeName(dirs.back()->path()));
+                                 const auto restore = qScopeGuard([&] {
+                                     if (hadTmp)
+                                         qputenv("TMPDIR", savedTmp);
+                                     else
+                                         qunsetenv("TMPDIR");
+                                 });
+                                 auto b = remoteFakes().agentcore();
+                                 b->create();
+                                 return b;
+                             }};
+    // Known bugs of both remote backends (README "Reliability"), not fixed yet.
+    const QString fifoBug = QStringLiteral(
+        "a FIFO in the workspace goes to the service's file API (download / readFiles, "
+        "upload / writeFiles), which opens it and blocks until the HTTP timeout - on the "
+        "single-threaded fake for good, so no operation of the case can run; the backend's "
+        "path check should refuse what is not a regular file (P10)");
+    const QString hardLinkBug = QStringLiteral(
+        "a write goes to the service's upload (bulk-upload / writeFiles), which truncates the "
+        "existing file in place: a hard link to a file outside the workspace is written "
+        "through (the outside file changes); the local backends rename a temp file over it, "
+        "which breaks the link (P11)");
+    for (BackendFixture *f : {&daytona, &agentcore}) {
+        f->knownBugs.insert(QStringLiteral("P10 fifo"), fifoBug);
+        for (const char *op : {"write", "add_files", "move_file to"})
+            f->knownBugs.insert(QStringLiteral("P11 hard link|") + QLatin1String(op), hardLinkBug);
+    }
+    for (BackendFixture *f : {&daytona, &agentcore}) {
+        f->raceRounds = 40; // each call is a few round trips and a shell on the fake
+        f->raceKnownBug = QStringLiteral(
+            "the path check resolves with realpath in one call and the file API opens the path "
+            "by name in the next (check-then-use): a folder swapped for a link to outside in "
+            "between lets readFile return outside content; the remote APIs have no "
+            "openat-style call, so a fix must do the check and the read in one command");
+    }
+    daytona.knownBugs.insert(
+        QStringLiteral("loop|cwd"),
+        QStringLiteral("execute(cwd) on a link to itself is not refused: realpath -m accepts "
+                       "the loop, and the command's own `cd` fails instead (no escape)"));
+    return {bwrap, daytona, agentcore};
+}
+
+/// The fixtures ELSAI_HOSTILE_BACKENDS names (comma-separated; unset: all of them). CTest runs
+/// one test per group so that each has its own time budget and they run in parallel.
+bool wanted(const QString &name)
+{
+    const QStringList only =
+        qEnvironmentVariable("ELSAI_HOSTILE_BACKENDS").split(u',', Qt::SkipEmptyParts);
+    return only.isEmpty() || only.contains(name);
+}
+
+QList<BackendFixture> selectedBackends()
+{
+    QList<BackendFixture> all;
+    // backends() starts the throwaway sshd: only when local or ssh is asked for
+    if (wanted(QStringLiteral("local")) || wanted(QStringLiteral("ssh")))
+        all += backends();
+    all += moreBackends();
+    QList<BackendFixture> list;
+    for (const BackendFixture &f : all) {
+        if (wanted(f.name))
+            list.append(f);
     }
     return list;
 }
@@ -134,7 +273,8 @@ struct Case
     bool sharesInode = false;
 };
 
-QList<Case> cases()
+/// `wsName`: the workspace folder's name, for the prefix sibling (`../<wsName>-evil`).
+QList<Case> cases(const QString &wsName = QStringLiteral("ws"))
 {
     const QList<Op> all = {Read, Write, List, MakeDirs, Cwd, Stat, Remove};
     const QList<Op> follows = {Read, Write, List, MakeDirs, Cwd};
@@ -151,7 +291,7 @@ QList<Case> cases()
         {"P1 trailing ..", "sub/../..", all},
         {"P2 absolute", "/etc/passwd", all},
         {"P2 absolute tmp", "/tmp/elsai-hostile-created", all},
-        {"P3 prefix sibling", "../ws-evil/s", all},
+        {"P3 prefix sibling", QStringLiteral("../%1-evil/s").arg(wsName), all},
         {"P4 abs link", "abs", {Read, Write, List, MakeDirs, Cwd}},
         {"P4 up link", "up", follows},
         {"P4 dir link", "dotdot/outside.txt", all},
@@ -181,7 +321,7 @@ QList<Case> cases()
     };
 }
 
-QByteArray outsideDigest(const QString &base)
+QByteArray outsideDigest(const QString &base, const QString &wsName = QStringLiteral("ws"))
 {
     QStringList lines;
     QDirIterator it(base, QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot,
@@ -189,7 +329,7 @@ QByteArray outsideDigest(const QString &base)
     while (it.hasNext()) {
         it.next();
         const QString rel = QDir(base).relativeFilePath(it.filePath());
-        if (rel == QLatin1String("ws") || rel.startsWith(QLatin1String("ws/")))
+        if (rel == wsName || rel.startsWith(wsName + QLatin1Char('/')))
             continue;
         QFile f(it.filePath());
         const bool regular = it.fileInfo().isFile() && !it.fileInfo().isSymLink();
@@ -268,7 +408,7 @@ bool attempt(SandboxBackend &b, Sandbox &sandbox, const QString &downloads, Op o
 const char *const PlantScript = R"(
 set -e
 printf '%s' "$CANARY" > ../outside.txt
-mkdir -p ../ws-evil && printf '%s' "$CANARY" > ../ws-evil/s
+mkdir -p "../${PWD##*/}-evil" && printf '%s' "$CANARY" > "../${PWD##*/}-evil/s"
 mkdir -p ../linktarget
 mkdir -p sub && printf 'inner\n' > sub/f
 ln -s ../outside.txt up
@@ -282,6 +422,29 @@ ln -s /proc/self/root magic
 mkfifo fifo
 ln ../outside.txt hl
 )";
+
+void plant(SandboxBackend &b);
+
+/// Plants through the backend, or from the host where its commands see the workspace
+/// elsewhere (the layout's absolute link and `..` must be host paths).
+void plant(const BackendFixture &fixture, SandboxBackend &b)
+{
+    if (!fixture.hostFolder) {
+        plant(b);
+        return;
+    }
+    LocalSandboxBackend host(fixture.hostFolder(b));
+    host.create();
+    plant(host);
+}
+
+/// The host folder of the workspace and its parent (the outside the cases watch).
+QString hostWorkspace(const BackendFixture &fixture, SandboxBackend &b)
+{
+    if (fixture.hostFolder)
+        return fixture.hostFolder(b);
+    return QString::fromUtf8(b.execute(QStringLiteral("pwd -P"), 10).output.trimmed().toUtf8());
+}
 
 void plant(SandboxBackend &b)
 {
@@ -301,55 +464,93 @@ class TestHostile : public QObject
 
 private Q_SLOTS:
     void initTestCase() { QLoggingCategory::setFilterRules(QStringLiteral("elsai.*=false")); }
+    // the fakes' server threads end while the QCoreApplication still exists
+    void cleanupTestCase() { remoteFakes() = {}; }
     void pathTable();
     void renameExchangeRace();
+    void renameExchangeRaceMore();
 };
 
 void TestHostile::pathTable()
 {
-    for (const BackendFixture &fixture : backends()) {
+    QStringList failures;
+    QStringList skipped;
+    for (const BackendFixture &fixture : selectedBackends()) {
+        if (fixture.unavailable) {
+            const QString why = fixture.unavailable();
+            if (!why.isEmpty()) {
+                qInfo("hostile: %s skipped: %s", qPrintable(fixture.name), qPrintable(why));
+                skipped << fixture.name;
+                continue;
+            }
+        }
         int tried = 0;
         int passed = 0;
-        QStringList failures;
-        for (const Case &c : cases()) {
+        int relaxed = 0;
+        int knownBugs = 0;
+        const qsizetype caseCount = cases().size();
+        for (qsizetype i = 0; i < caseCount; ++i) {
             // a fresh layout per case: a write or remove may change it
             const std::shared_ptr<SandboxBackend> b = fixture.make();
-            plant(*b);
+            plant(fixture, *b);
             const SandboxPtr sandbox = Sandbox::create(QStringLiteral("hostile"), b, std::nullopt);
             sandbox->start();
             const auto stop = qScopeGuard([&] { sandbox->stop(false); });
             QTemporaryDir downloads;
-            const QString base =
-                QFileInfo(
-                    QString::fromUtf8(
-                        b->execute(QStringLiteral("cd .. && pwd"), 10).output.trimmed().toUtf8()))
-                    .filePath();
-            const QByteArray before = outsideDigest(base);
+            const QFileInfo ws(hostWorkspace(fixture, *b));
+            const QString base = ws.path();
+            const Case c = cases(ws.fileName()).at(i);
+            const QString notApplicable = fixture.refusalNotApplicable.value(c.id);
+            if (!notApplicable.isEmpty())
+                qInfo("hostile: %s [%s]: refusals not required (confinement still checked): %s",
+                      qPrintable(fixture.name), qPrintable(c.id), qPrintable(notApplicable));
+            QByteArray before = outsideDigest(base, ws.fileName());
             for (int op = 0; op < OpCount; ++op) {
+                const QString bug = fixture.knownBugs.value(
+                    c.id, fixture.knownBugs.value(c.id + u'|' + QLatin1String(OpNames[op])));
+                if (!bug.isEmpty()) {
+                    qWarning("hostile: %s [%s] %s: KNOWN BUG, not run: %s",
+                             qPrintable(fixture.name), qPrintable(c.id), OpNames[op],
+                             qPrintable(bug));
+                    ++knownBugs;
+                    continue;
+                }
                 ++tried;
+                if (qEnvironmentVariableIsSet("ELSAI_HOSTILE_TRACE")) // which call hangs
+                    qInfo("hostile: %s [%s] %s", qPrintable(fixture.name), qPrintable(c.id),
+                          OpNames[op]);
                 bool leaked = false;
                 const bool refused =
                     attempt(*b, *sandbox, downloads.path(), Op(op), c.path, &leaked);
+                const bool mustRefuse = c.refused.contains(baseOp(Op(op)));
                 QString problem;
                 if (leaked && !(c.sharesInode && baseOp(Op(op)) == Read))
                     problem = QStringLiteral("returned outside content");
-                else if (c.refused.contains(baseOp(Op(op))) && !refused)
+                else if (mustRefuse && !refused && notApplicable.isEmpty())
                     problem = QStringLiteral("was not refused");
-                else if (outsideDigest(base) != before)
+                else if (outsideDigest(base, ws.fileName()) != before)
                     problem = QStringLiteral("changed something outside the workspace");
-                if (problem.isEmpty())
+                if (!problem.isEmpty()) // the next operations are judged on their own change
+                    before = outsideDigest(base, ws.fileName());
+                if (problem.isEmpty()) {
                     ++passed;
-                else
+                    relaxed += mustRefuse && !refused ? 1 : 0;
+                } else {
                     failures << QStringLiteral("%1 [%2] %3 '%4': %5")
                                     .arg(fixture.name, c.id, QLatin1String(OpNames[op]),
                                          c.path.left(60), problem);
+                }
             }
             QVERIFY(!QFileInfo::exists(QStringLiteral("/tmp/elsai-hostile-created")));
         }
-        qInfo("hostile: %s: %d cases x %d operations: %d tried, %d passed",
-              qPrintable(fixture.name), int(cases().size()), int(OpCount), tried, passed);
-        QVERIFY2(failures.isEmpty(), qPrintable(failures.join(u'\n')));
+        qInfo("hostile: %s: %d cases x %d operations: %d tried, %d passed (%d of them without "
+              "the refusal, where it cannot apply), %d not run (known bugs)",
+              qPrintable(fixture.name), int(caseCount), int(OpCount), tried, passed, relaxed,
+              knownBugs);
     }
+    QVERIFY2(failures.isEmpty(), qPrintable(failures.join(u'\n')));
+    if (!skipped.isEmpty() && skipped.size() == selectedBackends().size())
+        QSKIP(qPrintable(QStringLiteral("no backend could run here: ") + skipped.join(u' ')));
 }
 
 void TestHostile::renameExchangeRace()
@@ -410,6 +611,77 @@ void TestHostile::renameExchangeRace()
         }
         QCOMPARE(escapes, 0);
         QVERIFY(swaps.load() > 0);
+    }
+}
+
+/// renameExchangeRace for the backends of moreBackends(): the attacker runs on the host folder
+/// of the workspace (bwrap's commands see it at /workspace; the fakes' sandboxes are host
+/// folders too).
+void TestHostile::renameExchangeRaceMore()
+{
+    for (const BackendFixture &fixture : moreBackends()) {
+        if (!wanted(fixture.name))
+            continue;
+        if (fixture.unavailable && !fixture.unavailable().isEmpty()) {
+            qInfo("hostile: %s race skipped: %s", qPrintable(fixture.name),
+                  qPrintable(fixture.unavailable()));
+            continue;
+        }
+        const int rounds = qEnvironmentVariableIntValue("ELSAI_HOSTILE_RACE_ROUNDS") > 0
+                               ? qEnvironmentVariableIntValue("ELSAI_HOSTILE_RACE_ROUNDS")
+                           : fixture.raceRounds > 0 ? fixture.raceRounds
+                                                    : 20000;
+        const std::shared_ptr<SandboxBackend> b = fixture.make();
+        const QString hostWs = hostWorkspace(fixture, *b);
+        // sw: a folder inside; swl: a link to a folder outside holding the canary.
+        LocalSandboxBackend planter(hostWs);
+        planter.create();
+        const ExecuteResult r = planter.execute(
+            QStringLiteral("set -e; mkdir -p ../race-out sw; printf '%1' > ../race-out/f;"
+                           "printf inside > sw/f; ln -s ../race-out swl")
+                .arg(QString::fromLatin1(Canary)),
+            10);
+        QCOMPARE(r.exitCode, 0);
+        const QByteArray a = QFile::encodeName(hostWs + QStringLiteral("/sw"));
+        const QByteArray l = QFile::encodeName(hostWs + QStringLiteral("/swl"));
+        std::atomic<bool> stop{false};
+        std::atomic<qint64> swaps{0};
+        std::thread attacker([&] {
+            while (!stop.load()) {
+                if (::renameat2(AT_FDCWD, a.constData(), AT_FDCWD, l.constData(),
+                                RENAME_EXCHANGE) == 0)
+                    swaps.fetch_add(1);
+            }
+        });
+        int escapes = 0, inside = 0, refused = 0;
+        for (int round = 0; round < rounds; ++round) {
+            try {
+                if (b->readFile(QStringLiteral("sw/f")).contains(Canary))
+                    ++escapes;
+                else
+                    ++inside;
+            } catch (const SandboxError &) {
+                ++refused;
+            }
+            try {
+                for (const FileInfo &e : b->listDir(QStringLiteral("sw")))
+                    escapes += e.path.contains(QLatin1String("outside")) ? 1 : 0;
+                b->stat(QStringLiteral("sw/f"));
+            } catch (const SandboxError &) {
+            }
+        }
+        stop = true;
+        attacker.join();
+        qInfo("hostile: %s: RENAME_EXCHANGE race: %d rounds, %lld swaps, %d inside, %d refused, "
+              "%d escapes",
+              qPrintable(fixture.name), rounds, qint64(swaps.load()), inside, refused, escapes);
+        QVERIFY(swaps.load() > 0);
+        if (!fixture.raceKnownBug.isEmpty() && escapes > 0) {
+            qWarning("hostile: %s: KNOWN BUG, %d escapes: %s", qPrintable(fixture.name), escapes,
+                     qPrintable(fixture.raceKnownBug));
+            continue;
+        }
+        QCOMPARE(escapes, 0);
     }
 }
 
