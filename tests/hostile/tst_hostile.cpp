@@ -167,8 +167,8 @@ QList<BackendFixture> moreBackends()
                                  return b;
                              }};
     // Each race round is a few confined shell commands on the fake (one round trip each).
-    daytona.raceRounds = 40;
-    agentcore.raceRounds = 40;
+    daytona.raceRounds = 100;
+    agentcore.raceRounds = 100;
     return {bwrap, daytona, agentcore};
 }
 
