@@ -237,6 +237,38 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(OSError, b->listDir(QStringLiteral(".")));
     }
 
+    void fifoHardLinkAndLoopAreHandledInTheSandbox()
+    {
+        // P10, P11 and a link loop, in the sandbox (hostile-inputs.md): the file API would block
+        // on the FIFO and truncate through the hard link; the confined commands do neither.
+        FakeDaytona fake;
+        auto b = started(fake);
+        const ExecuteResult r = b->execute(QStringLiteral(
+            "set -e; mkfifo fifo; printf out > ../outside; ln ../outside hl; "
+            "printf big > ../outside2; ln ../outside2 hl2; ln -s loop loop; pwd -P"));
+        QCOMPARE(r.exitCode, 0);
+        const QString outside = QFileInfo(r.output.trimmed()).path();
+        QVERIFY_THROWS_EXCEPTION(OSError, b->readFile(QStringLiteral("fifo")));
+        b->writeFile(QStringLiteral("hl"), "new");
+        QCOMPARE(test::readHostFile(outside + "/outside"), QByteArray("out"));
+        QCOMPARE(b->readFile(QStringLiteral("hl")), QByteArray("new"));
+        const QByteArray big(100 * 1024, 'b'); // uploaded to a temp file, then renamed
+        b->writeFile(QStringLiteral("hl2"), big);
+        QCOMPARE(test::readHostFile(outside + "/outside2"), QByteArray("big"));
+        QCOMPARE(b->readFile(QStringLiteral("hl2")), big);
+        b->writeFile(QStringLiteral("fifo"), "replaced"); // renamed over, never opened
+        QCOMPARE(b->readFile(QStringLiteral("fifo")), QByteArray("replaced"));
+        try {
+            b->execute(QStringLiteral("pwd"), 10, QStringLiteral("loop"));
+            QFAIL("a cwd that is a link to itself was not refused");
+        } catch (const OSError &e) {
+            QCOMPARE(e.errnoValue(), ELOOP);
+        }
+        QVERIFY_THROWS_EXCEPTION(OSError, b->readFile(QStringLiteral("loop")));
+        for (const FileInfo &e : b->listDir(QStringLiteral(".")))
+            QVERIFY2(!e.path.startsWith(QLatin1String(".elsai-tmp-")), qPrintable(e.path));
+    }
+
     void fileErrorsAreTyped()
     {
         FakeDaytona fake;
