@@ -125,9 +125,10 @@ void TestAgentCoreBackend::everyRequestIsSignedAndCarriesTheSession()
             QCOMPARE(r.header("content-type"), QByteArray("application/json"));
         }
     }
-    // writeFile resolves its path on the service first (symlink confinement).
+    // A file operation is one confined command that checks the path and uses it (a small
+    // write carries its content); execute's default cwd needs no check.
     QCOMPARE(fake.toolCalls(),
-             (QStringList{"executeCommand", "writeFiles", "listFiles", "executeCommand"}));
+             (QStringList{"executeCommand", "executeCommand", "executeCommand"}));
 }
 
 void TestAgentCoreBackend::wrongSecretIsPermissionError()
@@ -302,7 +303,17 @@ void TestAgentCoreBackend::uploadAndDownloadReportPerFile()
     QVERIFY(up.at(0).success());
     QVERIFY(!up.at(1).success());
     QVERIFY(up.at(2).success());
-    QCOMPARE(fake.toolCalls().count(QStringLiteral("writeFiles")), 1); // one batch
+    // small files travel inside the confined command: no writeFiles
+    QCOMPARE(fake.toolCalls().count(QStringLiteral("writeFiles")), 0);
+    // a large one goes through writeFiles to a temp name, renamed over the entry
+    QByteArray big(200 * 1024, 'z');
+    big[5] = '\0';
+    const QList<FileTransferResult> bigUp = backend->uploadFiles({{QStringLiteral("d/big"), big}});
+    QVERIFY(bigUp.at(0).success());
+    QCOMPARE(fake.toolCalls().count(QStringLiteral("writeFiles")), 1);
+    QCOMPARE(backend->readFile(QStringLiteral("d/big")), big);
+    for (const FileInfo &e : backend->listDir(QStringLiteral("d")))
+        QVERIFY2(!e.path.contains(QLatin1String(".elsai-tmp-")), qPrintable(e.path));
     const QList<FileTransferResult> down = backend->downloadFiles(
         {QStringLiteral("a.txt"), QStringLiteral("nope"), QStringLiteral("d/b.bin")});
     QCOMPARE(down.at(0).content, std::optional<QByteArray>("A"));
@@ -499,8 +510,8 @@ void TestAgentCoreBackend::throttlingAndServerErrorsAreRetried()
     fake.server().enqueue(
         FakeAgentCore::error(500, "InternalServerException", QStringLiteral("x")));
     QCOMPARE(backend->readFile(QStringLiteral("f")), QByteArray("data"));
-    // The path check (executeCommand) took the 429 and the 500, then passed; then readFiles.
-    QCOMPARE(fake.server().requestCount(), before + 4);
+    // The confined read (one executeCommand) took the 429 and the 500, then passed.
+    QCOMPARE(fake.server().requestCount(), before + 3);
     // Each attempt carries its own valid signature (the fake checked the last one).
     QVERIFY(fake.rejections().isEmpty());
 

@@ -9,6 +9,8 @@
 #include "sandboxspec.h"
 #include "testutil.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QtTest>
 
 #include <csignal>
@@ -215,19 +217,56 @@ private Q_SLOTS:
     {
         FakeDaytona fake;
         auto b = started(fake);
+        // The listing is find's output through /process/execute (base64 of NUL-separated
+        // records); a hostile service answering names with '/' or '..' is filtered.
+        const QByteArray records("f\t1\t0\t../escape\0f\t1\t0\ta/b\0d\t0\t0\t..\0f\t1\t0\t\0"
+                                 "f\t5\t1700000000.5\tok.txt\0",
+                                 66);
         fake.http().enqueue(FakeHttpServer::Response::json(
-            200, R"([{"name":"../escape","isDir":false,"mode":"-rw-r--r--","size":1},
-                     {"name":"a/b","isDir":false,"mode":"-rw-r--r--","size":1},
-                     {"name":"..","isDir":true,"mode":"drwxr-xr-x"},
-                     {"name":"","isDir":false,"mode":"-rw-r--r--"},
-                     {"name":"ok.txt","isDir":false,"mode":"-rw-r--r--","size":5}])"));
-        // the root: a sub-folder would first be checked for symlinks with another request
+            200, QJsonDocument(QJsonObject{{"exitCode", 0},
+                                           {"result", QString::fromLatin1(records.toBase64())}})
+                     .toJson()));
         const QList<FileInfo> entries = b->listDir(QStringLiteral("."));
         QCOMPARE(entries.size(), 1);
         QCOMPARE(entries[0].path, QStringLiteral("ok.txt"));
         QCOMPARE(entries[0].size.value_or(-1), qint64(5));
-        fake.http().enqueue(FakeHttpServer::Response::json(200, R"({"not":"an array"})"));
+        QCOMPARE(entries[0].mtimeMs, qint64(1700000000500));
+        // A failure that is not the script's refusal (no marker) is an OSError.
+        fake.http().enqueue(FakeHttpServer::Response::json(
+            200, R"({"exitCode":127,"result":"sh: find: not found"})"));
         QVERIFY_THROWS_EXCEPTION(OSError, b->listDir(QStringLiteral(".")));
+    }
+
+    void fifoHardLinkAndLoopAreHandledInTheSandbox()
+    {
+        // P10, P11 and a link loop, in the sandbox (hostile-inputs.md): the file API would block
+        // on the FIFO and truncate through the hard link; the confined commands do neither.
+        FakeDaytona fake;
+        auto b = started(fake);
+        const ExecuteResult r = b->execute(QStringLiteral(
+            "set -e; mkfifo fifo; printf out > ../outside; ln ../outside hl; "
+            "printf big > ../outside2; ln ../outside2 hl2; ln -s loop loop; pwd -P"));
+        QCOMPARE(r.exitCode, 0);
+        const QString outside = QFileInfo(r.output.trimmed()).path();
+        QVERIFY_THROWS_EXCEPTION(OSError, b->readFile(QStringLiteral("fifo")));
+        b->writeFile(QStringLiteral("hl"), "new");
+        QCOMPARE(test::readHostFile(outside + "/outside"), QByteArray("out"));
+        QCOMPARE(b->readFile(QStringLiteral("hl")), QByteArray("new"));
+        const QByteArray big(100 * 1024, 'b'); // uploaded to a temp file, then renamed
+        b->writeFile(QStringLiteral("hl2"), big);
+        QCOMPARE(test::readHostFile(outside + "/outside2"), QByteArray("big"));
+        QCOMPARE(b->readFile(QStringLiteral("hl2")), big);
+        b->writeFile(QStringLiteral("fifo"), "replaced"); // renamed over, never opened
+        QCOMPARE(b->readFile(QStringLiteral("fifo")), QByteArray("replaced"));
+        try {
+            b->execute(QStringLiteral("pwd"), 10, QStringLiteral("loop"));
+            QFAIL("a cwd that is a link to itself was not refused");
+        } catch (const OSError &e) {
+            QCOMPARE(e.errnoValue(), ELOOP);
+        }
+        QVERIFY_THROWS_EXCEPTION(OSError, b->readFile(QStringLiteral("loop")));
+        for (const FileInfo &e : b->listDir(QStringLiteral(".")))
+            QVERIFY2(!e.path.startsWith(QLatin1String(".elsai-tmp-")), qPrintable(e.path));
     }
 
     void fileErrorsAreTyped()
@@ -317,9 +356,10 @@ private Q_SLOTS:
         fake.http().enqueue(503);
         fake.http().enqueue(502);
         QCOMPARE(b->readFile(QStringLiteral("r.txt")), QByteArray("retried"));
-        // the first request (the symlink check before the read) meets the three failures
+        // the read is one confined command (check and read together); it meets the three
+        // failures, then passes, and never goes to the file API that follows links by name
         QCOMPARE(countPath(fake.http(), QStringLiteral("/process/execute")), 4);
-        QCOMPARE(countPath(fake.http(), QStringLiteral("/files/download")), 1);
+        QCOMPARE(countPath(fake.http(), QStringLiteral("/files/download")), 0);
     }
 
     void persistentServerErrorIsAnOSError()
@@ -915,7 +955,8 @@ private Q_SLOTS:
         QCOMPARE(synced.filesSynced, 2);
         QCOMPARE(test::readHostFile(project.path() + "/a.py"), QByteArray("a2\n"));
         QCOMPARE(test::readHostFile(project.path() + "/b.py"), QByteArray("b2\n"));
-        QCOMPARE(countPath(fake.http(), QStringLiteral("/files/download")), 2);
+        // the fallback is readFile: the confined read (a command), not /files/download
+        QCOMPARE(countPath(fake.http(), QStringLiteral("/files/download")), 0);
     }
 
     void wrapCommandQuotesEverything()

@@ -3,6 +3,7 @@
 #include "agentcoreinternal.h"
 
 #include "awserror.h"
+#include "confinedscript.h"
 #include "errors.h"
 #include "eventstream.h"
 #include "workspacefs.h"
@@ -40,25 +41,6 @@ bool isSafeText(const QByteArray &bytes)
     QStringDecoder decoder(QStringDecoder::Utf8);
     (void)QString(decoder(bytes));
     return !decoder.hasError();
-}
-
-QString joinPath(const QString &dir, const QString &name)
-{
-    return dir.isEmpty() ? name : dir + QLatin1Char('/') + name;
-}
-
-QStringList batchPaths(const QList<QPair<QString, QByteArray>> &batch)
-{
-    QStringList out;
-    for (const auto &entry : batch)
-        out.append(entry.first);
-    return out;
-}
-
-QString parentOf(const QString &path)
-{
-    const qsizetype slash = path.lastIndexOf(QLatin1Char('/'));
-    return slash < 0 ? QStringLiteral(".") : path.left(slash);
 }
 
 [[noreturn]] void throwStreamException(const QString &type, const QString &message,
@@ -406,26 +388,6 @@ void AgentCoreSandboxBackend::guardPaths(const QStringList &paths)
 
 // ---- backend: files ------------------------------------------------------------------------
 
-void AgentCoreSandboxBackend::throwFileError(const QString &what, const QString &path,
-                                             const ToolResult &result)
-{
-    const QString shown = path.isEmpty() ? QStringLiteral(".") : path;
-    FileInfo info;
-    try {
-        info = stat(path);
-    } catch (const FileNotFoundError &) {
-        throw FileNotFoundError(QStringLiteral("cannot %1 '%2': no such file or folder in the "
-                                               "AgentCore workspace")
-                                    .arg(what, shown));
-    }
-    if (info.isDir && what != QLatin1String("list"))
-        throw IsADirectoryError(QStringLiteral("cannot %1 '%2': it is a folder").arg(what, shown));
-    if (!info.isDir && what == QLatin1String("list"))
-        throw NotADirectoryError(QStringLiteral("cannot list '%1': not a folder").arg(shown));
-    throw OSError(QStringLiteral("cannot %1 '%2' in the AgentCore workspace: %3")
-                      .arg(what, shown, result.text()));
-}
-
 QHash<QString, QByteArray> AgentCoreSandboxBackend::readBatch(const QStringList &paths,
                                                               QStringList *errors, ToolResult *raw)
 {
@@ -498,78 +460,63 @@ AgentCoreSandboxBackend::writeBatch(const QList<QPair<QString, QByteArray>> &fil
     return out;
 }
 
+QByteArray AgentCoreSandboxBackend::confined(const QString &op, const QString &rel,
+                                            const QStringList &args)
+{
+    // The check and the use in one executeCommand (backends/remote/confinedscript.h): the
+    // file tools open paths by name and follow symlinks, so a separate check could be raced.
+    const ScriptOutcome o =
+        runScript(remote::confinedScript(QStringLiteral("."), op, rel, args),
+                  m_options.requestTimeoutMs);
+    return remote::confinedPayload(o.exitCode, o.out, QStringLiteral("AgentCore"));
+}
+
+void AgentCoreSandboxBackend::writeConfined(const QString &rel, const QByteArray &content)
+{
+    if (rel.isEmpty())
+        throw IsADirectoryError(QStringLiteral("cannot write '.': it is a folder"));
+    // Never in place (writeFiles truncates the existing file, writing through a hard link): a
+    // temp file beside the entry, renamed over it by the script that checked the path.
+    const QString token = QUuid::createUuid().toString(QUuid::Id128);
+    if (content.size() <= INLINE_WRITE_BYTES) {
+        confined(QStringLiteral("write"), rel, {token, QString::fromLatin1(content.toBase64())});
+        return;
+    }
+    confined(QStringLiteral("prepare"), rel);
+    const qsizetype slash = rel.lastIndexOf(QLatin1Char('/'));
+    const QString temp = rel.left(slash + 1) + remote::confinedTempName(token);
+    try {
+        const QList<FileTransferResult> written = writeBatch({{temp, content}});
+        if (!written.first().success())
+            throw OSError(*written.first().error);
+        confined(QStringLiteral("commit"), rel, {token});
+    } catch (const SandboxError &) {
+        try {
+            confined(QStringLiteral("discard"), rel, {token});
+        } catch (const SandboxError &e) {
+            qCWarning(lcAgentCore) << "cannot remove the temp file of" << rel << e.message();
+        }
+        throw;
+    }
+}
+
 QByteArray AgentCoreSandboxBackend::readFile(const QString &path)
 {
     const QString p = WorkspaceFs::normalize(path);
     if (p.isEmpty())
         throw IsADirectoryError(QStringLiteral("cannot read '.': it is a folder"));
-    guardPaths({p});
-    ToolResult raw;
-    const QHash<QString, QByteArray> got = readBatch({p}, nullptr, &raw);
-    if (!got.contains(p))
-        throwFileError(QStringLiteral("read"), p, raw);
-    return got.value(p);
+    return confined(QStringLiteral("read"), p);
 }
 
 void AgentCoreSandboxBackend::writeFile(const QString &path, const QByteArray &content)
 {
-    const QString p = WorkspaceFs::normalize(path);
-    if (p.isEmpty())
-        throw IsADirectoryError(QStringLiteral("cannot write '.': it is a folder"));
-    guardPaths({p});
-    const QList<FileTransferResult> results = writeBatch({{p, content}});
-    if (!results.first().success()) {
-        ToolResult r;
-        r.content = QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("text")},
-                                           {QStringLiteral("text"), *results.first().error}}};
-        throwFileError(QStringLiteral("write"), p, r);
-    }
+    writeConfined(WorkspaceFs::normalize(path), content);
 }
 
 QList<FileInfo> AgentCoreSandboxBackend::listDir(const QString &path)
 {
     const QString p = WorkspaceFs::normalize(path);
-    if (!p.isEmpty())
-        guardPaths({p});
-    const ToolResult r =
-        invoke(QStringLiteral("listFiles"), {{QStringLiteral("directoryPath"), p}});
-    if (r.isError) {
-        if (p.isEmpty())
-            throw OSError(QStringLiteral("cannot list the AgentCore workspace: %1").arg(r.text()));
-        throwFileError(QStringLiteral("list"), p, r);
-    }
-    QList<FileInfo> out;
-    auto add = [&](QString name, std::optional<qint64> size) {
-        const bool isDir = name.endsWith(QLatin1Char('/'));
-        while (name.endsWith(QLatin1Char('/')))
-            name.chop(1);
-        name = name.mid(name.lastIndexOf(QLatin1Char('/')) + 1);
-        if (name.isEmpty() || name == QLatin1String(".") || name == QLatin1String(".."))
-            return;
-        FileInfo info;
-        info.path = joinPath(p, name);
-        info.isDir = isDir;
-        info.type = isDir ? FileInfo::Type::Directory : FileInfo::Type::File;
-        info.size = isDir ? std::nullopt : size;
-        out.append(info);
-    };
-    for (const QJsonValue &block : r.content) {
-        const QJsonObject o = block.toObject();
-        const QString type = o.value(QLatin1String("type")).toString();
-        if (type == QLatin1String("resource_link")) {
-            const QJsonValue size = o.value(QLatin1String("size"));
-            add(o.value(QLatin1String("name")).toString(),
-                size.isDouble() ? std::optional<qint64>(qint64(size.toDouble())) : std::nullopt);
-        } else if (type == QLatin1String("text")) {
-            // The TypeScript SDK's fallback: one name per line, folders ending in '/'.
-            const QStringList lines =
-                o.value(QLatin1String("text")).toString().split(QLatin1Char('\n'));
-            for (const QString &line : lines) {
-                if (!line.trimmed().isEmpty())
-                    add(line.trimmed(), std::nullopt);
-            }
-        }
-    }
+    QList<FileInfo> out = remote::confinedEntries(confined(QStringLiteral("list"), p), p);
     std::sort(out.begin(), out.end(),
               [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
     return out;
@@ -584,22 +531,14 @@ FileInfo AgentCoreSandboxBackend::stat(const QString &path)
         root.type = FileInfo::Type::Directory;
         return root;
     }
-    QList<FileInfo> siblings;
-    try {
-        siblings = listDir(parentOf(p));
-    } catch (const FileNotFoundError &) {
-        throw FileNotFoundError(
-            QStringLiteral("'%1' does not exist in the AgentCore workspace").arg(p));
-    } catch (const NotADirectoryError &) {
-        throw NotADirectoryError(
-            QStringLiteral("'%1': a parent in the AgentCore workspace is not a folder").arg(p));
-    }
-    for (const FileInfo &info : std::as_const(siblings)) {
-        if (info.path == p)
-            return info;
-    }
-    throw FileNotFoundError(
-        QStringLiteral("'%1' does not exist in the AgentCore workspace").arg(p));
+    const QList<FileInfo> found = remote::confinedEntries(confined(QStringLiteral("stat"), p), {});
+    if (found.isEmpty())
+        throw OSError(QStringLiteral("AgentCore answered the stat of '%1' without an entry; "
+                                     "retry")
+                          .arg(p));
+    FileInfo info = found.first();
+    info.path = p;
+    return info;
 }
 
 void AgentCoreSandboxBackend::removeFile(const QString &path, bool recursive)
@@ -607,88 +546,31 @@ void AgentCoreSandboxBackend::removeFile(const QString &path, bool recursive)
     const QString p = WorkspaceFs::normalize(path);
     if (p.isEmpty())
         throw PermissionError(QStringLiteral("cannot remove the workspace root"));
-    // The entry itself may be a symlink (removing it is harmless); its folder may not.
-    if (p.contains(QLatin1Char('/')))
-        guardPaths({parentOf(p)});
-    const FileInfo info = stat(p);
-    if (info.isDir) {
-        if (!recursive)
-            throw IsADirectoryError(
-                QStringLiteral("cannot remove '%1': it is a folder (remove recursively)").arg(p));
-        const ScriptOutcome o =
-            runScript(QStringLiteral("rm -rf -- ") + shellQuote(p), m_options.requestTimeoutMs);
-        if (o.exitCode != 0)
-            throw OSError(QStringLiteral("cannot remove '%1' from the AgentCore workspace: %2")
-                              .arg(p, QString::fromUtf8(o.err).trimmed()));
-        return;
-    }
-    const ToolResult r =
-        invoke(QStringLiteral("removeFiles"), {{QStringLiteral("paths"), QJsonArray{p}}});
-    if (r.isError)
-        throwFileError(QStringLiteral("remove"), p, r);
+    confined(QStringLiteral("remove"), p, {recursive ? QStringLiteral("1") : QStringLiteral("0")});
 }
 
 void AgentCoreSandboxBackend::makeDirs(const QString &path)
 {
     const QString p = WorkspaceFs::normalize(path);
-    if (p.isEmpty())
-        return;
-    guardPaths({p});
-    const ScriptOutcome o =
-        runScript(QStringLiteral("mkdir -p -- ") + shellQuote(p), m_options.requestTimeoutMs);
-    if (o.exitCode == 0)
-        return;
-    if (!stat(p).isDir)
-        throw FileExistsError(
-            QStringLiteral("cannot create folder '%1': a file is in the way").arg(p));
-    throw OSError(QStringLiteral("cannot create folder '%1' in the AgentCore workspace: %2")
-                      .arg(p, QString::fromUtf8(o.err).trimmed()));
+    if (!p.isEmpty())
+        confined(QStringLiteral("mkdirs"), p);
 }
 
 QList<FileTransferResult>
 AgentCoreSandboxBackend::uploadFiles(const QList<QPair<QString, QByteArray>> &files)
 {
-    QList<FileTransferResult> out(files.size());
-    QList<QPair<QString, QByteArray>> batch;
-    QList<int> batchIndex;
-    qint64 batchBytes = 0;
-    auto flush = [&] {
-        if (batch.isEmpty())
-            return;
-        const QStringList escaping = escapingPaths(batchPaths(batch));
-        for (qsizetype i = batch.size() - 1; i >= 0; --i) {
-            if (escaping.contains(batch.at(i).first)) {
-                out[batchIndex.at(i)].error = escapeMessage(batch.at(i).first);
-                batch.removeAt(i);
-                batchIndex.removeAt(i);
-            }
-        }
-        const QList<FileTransferResult> results =
-            batch.isEmpty() ? QList<FileTransferResult>() : writeBatch(batch);
-        for (int i = 0; i < results.size(); ++i)
-            out[batchIndex.at(i)].error = results.at(i).error;
-        batch.clear();
-        batchIndex.clear();
-        batchBytes = 0;
-    };
-    for (int i = 0; i < files.size(); ++i) {
-        out[i].path = files.at(i).first;
-        QString p;
+    // One confined write each (the race-free path); seeding keeps the batched writeFiles.
+    QList<FileTransferResult> out;
+    for (const auto &[path, content] : files) {
+        FileTransferResult result;
+        result.path = path;
         try {
-            p = WorkspaceFs::normalize(files.at(i).first);
-            if (p.isEmpty())
-                throw IsADirectoryError(QStringLiteral("cannot write '.': it is a folder"));
+            writeConfined(WorkspaceFs::normalize(path), content);
         } catch (const SandboxError &e) {
-            out[i].error = e.message();
-            continue;
+            result.error = e.message();
         }
-        if (batchBytes + files.at(i).second.size() > BATCH_BYTES || batch.size() >= BATCH_FILES)
-            flush();
-        batch.append({p, files.at(i).second});
-        batchIndex.append(i);
-        batchBytes += files.at(i).second.size();
+        out.append(result);
     }
-    flush();
     return out;
 }
 

@@ -36,8 +36,9 @@ struct AgentCoreOptions
     /// How much longer than a command's timeout execute waits for the answer before it gives
     /// up with 124 (the command's own `timeout` normally answers first).
     int executeGraceMs = 30000;
-    /// Before a file operation or a cwd, resolve the path on the service (realpath) and refuse
-    /// one that a symlink takes out of the workspace (PermissionError). One extra call.
+    /// Seeding: before the batched writeFiles, resolve the paths on the service (realpath) and
+    /// skip those a symlink takes out of the workspace. One extra call per batch. (The file
+    /// operations and execute's cwd are always confined, in the same call that uses the path.)
     bool confineSymlinks = true;
     remote::RetryPolicy retry;
 
@@ -56,8 +57,10 @@ struct AgentCoreOptions
 /// environment and the output cap. Every request is SigV4-signed (service bedrock-agentcore).
 ///
 /// Paths are confined on the client side (WorkspaceFs::normalize: absolute paths and `..`
-/// raise PermissionError before any request); the workspace is the interpreter's working
-/// folder.
+/// raise PermissionError before any request), then on the service: every file operation and
+/// execute's cwd is one confined shell command (remote::confinedScript: `cd -P` per component,
+/// the kernel's answer checked, the last component used without following a link); writes
+/// rename a temp file over the entry. The workspace is the interpreter's working folder.
 class AgentCoreSandboxBackend : public SandboxBackend
 {
 public:
@@ -134,9 +137,11 @@ private:
         int exitCode = 0;
     };
     ScriptOutcome runScript(const QString &script, int timeoutMs);
-    /// Turns a failed file tool into the matching typed error (stat decides).
-    [[noreturn]] void throwFileError(const QString &what, const QString &path,
-                                     const ToolResult &result);
+    /// Runs one operation of remote::confinedScript() with executeCommand: the path check and
+    /// its use in one command. Returns the payload; throws the typed refusal.
+    QByteArray confined(const QString &op, const QString &rel, const QStringList &args = {});
+    /// Replaces `rel` with `content` (temp file + rename in the sandbox, never in place).
+    void writeConfined(const QString &rel, const QByteArray &content);
     QList<FileTransferResult> writeBatch(const QList<QPair<QString, QByteArray>> &files);
     QHash<QString, QByteArray> readBatch(const QStringList &paths, QStringList *errors,
                                          ToolResult *raw = nullptr);

@@ -1,6 +1,7 @@
 #include "agentcorebackend.h"
 
 #include "agentcoreinternal.h"
+#include "confinedscript.h"
 #include "errors.h"
 #include "workspacefs.h"
 
@@ -44,14 +45,10 @@ ExecuteResult AgentCoreSandboxBackend::execute(const QString &command,
         return result;
     }
 
-    if (!dir.isEmpty()) {
-        guardPaths({dir});
-        // `cd` failing inside the script would only be exit 1: raise what the interface says.
-        if (!stat(dir).isDir)
-            throw NotADirectoryError(
-                QStringLiteral("cannot run in '%1': not a folder; pass a folder of the workspace")
-                    .arg(dir));
-    }
+    // The folder as the kernel resolved it inside the workspace (loops, escapes and files
+    // refused); the script enters it with `cd -P` and checks it got there.
+    const QString where =
+        dir.isEmpty() ? QString() : QString::fromUtf8(confined(QStringLiteral("cwd"), dir));
 
     // The service runs the script with no timeout, no cwd and no output cap: the wrapper adds
     // them. `timeout` runs the command in its own process group and signals the whole group
@@ -61,8 +58,11 @@ ExecuteResult AgentCoreSandboxBackend::execute(const QString &command,
     const QString nonce = QString::number(QRandomGenerator::system()->generate64(), 16);
     const qint64 cap = m_options.maxOutputBytes;
     QString script;
-    if (!dir.isEmpty())
-        script += QStringLiteral("cd -- %1 || exit 1\n").arg(shellQuote(dir));
+    if (!where.isEmpty())
+        script += QStringLiteral("cd -P -- %1 && [ \"$(/bin/pwd -P)\" = %1 ] || { echo 'elsai: "
+                                 "the working folder was replaced by a symlink; try again' >&2; "
+                                 "exit 1; }\n")
+                      .arg(shellQuote(where));
     for (auto it = env.cbegin(); it != env.cend(); ++it)
         script += QStringLiteral("export %1=%2\n").arg(it.key(), shellQuote(it.value()));
     script += QStringLiteral("__elsai_d=$(mktemp -d) || exit 125\n"

@@ -9,6 +9,9 @@ namespace elsai::aws::agentcore {
 // One writeFiles / readFiles call carries at most this much (JSON + base64 overhead aside).
 constexpr qint64 BATCH_BYTES = 4 * 1024 * 1024;
 constexpr int BATCH_FILES = 100;
+/// Writes up to this size travel inside the command (one call, base64, under the kernel's
+/// 128 KiB limit of one argument); larger ones go through writeFiles to a temp file.
+constexpr qsizetype INLINE_WRITE_BYTES = 48 * 1024;
 
 /// ValueError unless `name` is a POSIX shell variable name.
 void checkEnvName(const QString &name);

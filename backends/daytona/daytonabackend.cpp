@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "glob.h"
+#include "confinedscript.h"
 #include "multipart.h"
 #include "workspacefs.h"
 
@@ -46,15 +47,15 @@ QString joinRemote(const QString &root, const QString &rel)
     return rel.isEmpty() ? root : root + QLatin1Char('/') + rel;
 }
 
-QString joinRel(const QString &dir, const QString &name)
-{
-    return dir.isEmpty() ? name : dir + QLatin1Char('/') + name;
-}
-
 /// Extra time the client waits beyond the command timeout before giving up on the answer.
 constexpr int kExecuteSlackMs = 30000;
 /// Files per bulk-download request while flushing.
 constexpr qsizetype kDownloadBatch = 100;
+/// Seconds a confined file operation may take on the sandbox (a read of a large file too).
+constexpr int kFileOpTimeoutS = 120;
+/// Writes up to this size travel inside the command (one round trip, base64, under the
+/// kernel's 128 KiB limit of one argument); larger ones are uploaded to a temp file.
+constexpr qsizetype kInlineWriteBytes = 48 * 1024;
 
 } // namespace
 
@@ -268,67 +269,29 @@ void DaytonaSandboxBackend::close()
 
 // ---- files -------------------------------------------------------------------------------
 
-QPair<QString, QString> DaytonaSandboxBackend::resolve(const Remote &r, const QString &path,
-                                                       Follow follow)
+QByteArray DaytonaSandboxBackend::confined(const Remote &r, const QString &op, const QString &rel,
+                                          const QStringList &args)
 {
-    const QString rel = WorkspaceFs::normalize(path);
-    const QString checked = follow == Follow::All ? rel : rel.section(QLatin1Char('/'), 0, -2);
-    if (!checked.isEmpty())
-        checkConfined(r, {checked});
-    return {rel, joinRemote(r.root, rel)};
-}
-
-void DaytonaSandboxBackend::checkConfined(const Remote &r, const QStringList &rels)
-{
-    // The toolbox file API follows symlinks, and an agent can plant them with a command:
-    // resolve every link on the way (realpath -m: also below names that do not exist yet, so
-    // a dangling link cannot aim a write outside) and refuse what lands outside the root.
-    QString script =
-        QStringLiteral("ws=$(cd -- %1 && pwd -P) || exit 2\nfor p in").arg(shellQuote(r.root));
-    for (const QString &rel : rels)
-        script += QLatin1Char(' ') + shellQuote(joinRemote(r.root, rel));
-    script += QStringLiteral("; do\n  x=$(realpath -m -- \"$p\") || exit 3\n"
-                             "  case \"$x\" in \"$ws\"|\"$ws\"/*) ;; *) exit 3 ;; esac\n"
-                             "done\n");
-    const QJsonObject body{
-        {QStringLiteral("command"), QStringLiteral("/bin/sh -c ") + shellQuote(script)},
-        {QStringLiteral("timeout"), 30}};
+    // One /process/execute call does the check and the use (backends/remote/confinedscript.h):
+    // the toolbox file API follows symlinks by name, so a separate check could be raced.
+    const QJsonObject body{{QStringLiteral("command"),
+                            QStringLiteral("/bin/sh -c ") +
+                                shellQuote(remote::confinedScript(r.root, op, rel, args))},
+                           {QStringLiteral("timeout"), kFileOpTimeoutS}};
     const HttpResponse resp =
         m_api.toolbox(r.toolbox, "POST", QStringLiteral("/process/execute"), {},
                       QJsonDocument(body).toJson(QJsonDocument::Compact), "application/json");
     if (!resp.ok())
-        DaytonaApi::raise(resp, CallKind::File, QStringLiteral("check the path of"), rels.value(0));
-    const int code = DaytonaApi::object(resp).value(QStringLiteral("exitCode")).toInt(-1);
-    if (code == 3)
-        throw PermissionError(
-            QStringLiteral("'%1' leads outside the workspace through a symlink; use a path "
-                           "inside the workspace")
-                .arg(rels.join(QStringLiteral("', '"))),
-            EACCES);
-    if (code != 0)
-        throw OSError(QStringLiteral("cannot check '%1' in the Daytona sandbox (exit %2); "
-                                     "is the sandbox running?")
-                          .arg(rels.join(QStringLiteral("', '")))
-                          .arg(code));
-}
-
-static QUrlQuery pathQuery(const QString &remotePath)
-{
-    QUrlQuery q;
-    // Encoded by hand: QUrlQuery leaves '+', '&' and '#' ambiguous otherwise.
-    q.addQueryItem(QStringLiteral("path"), QString::fromUtf8(QUrl::toPercentEncoding(remotePath)));
-    return q;
+        DaytonaApi::raise(resp, CallKind::File, op, rel);
+    const QJsonObject o = DaytonaApi::object(resp);
+    return remote::confinedPayload(o.value(QStringLiteral("exitCode")).toInt(-1),
+                                   o.value(QStringLiteral("result")).toString().toUtf8(),
+                                   QStringLiteral("Daytona"));
 }
 
 QByteArray DaytonaSandboxBackend::readFile(const QString &path)
 {
-    const Remote r = remote();
-    const auto [rel, abs] = resolve(r, path);
-    const HttpResponse resp =
-        m_api.toolbox(r.toolbox, "GET", QStringLiteral("/files/download"), pathQuery(abs));
-    if (!resp.ok())
-        DaytonaApi::raise(resp, CallKind::File, QStringLiteral("read"), rel);
-    return resp.body;
+    return confined(remote(), QStringLiteral("read"), WorkspaceFs::normalize(path));
 }
 
 void DaytonaSandboxBackend::uploadBatch(const Remote &r,
@@ -336,11 +299,11 @@ void DaytonaSandboxBackend::uploadBatch(const Remote &r,
 {
     remote::MultipartWriter form;
     for (qsizetype i = 0; i < files.size(); ++i) {
-        const QString abs = joinRemote(r.root, files[i].first);
+        const QString &abs = files[i].first;
         // `.path` must come before its `.file` (§1.6).
         form.addField(QStringLiteral("files[%1].path").arg(i).toUtf8(), abs.toUtf8());
         form.addFile(QStringLiteral("files[%1].file").arg(i).toUtf8(),
-                     QFileInfo(files[i].first).fileName().toUtf8(), files[i].second);
+                     QFileInfo(abs).fileName().toUtf8(), files[i].second);
     }
     const QByteArray body = form.finish();
     const HttpResponse resp = m_api.toolbox(r.toolbox, "POST", QStringLiteral("/files/bulk-upload"),
@@ -362,14 +325,36 @@ void DaytonaSandboxBackend::uploadBatch(const Remote &r,
     }
 }
 
-void DaytonaSandboxBackend::writeFile(const QString &path, const QByteArray &content)
+void DaytonaSandboxBackend::writeConfined(const Remote &r, const QString &rel,
+                                          const QByteArray &content)
 {
-    const Remote r = remote();
-    const auto [rel, abs] = resolve(r, path);
-    Q_UNUSED(abs);
     if (rel.isEmpty())
         throw IsADirectoryError(QStringLiteral("cannot write the workspace root itself"), EISDIR);
-    uploadBatch(r, {{rel, content}});
+    // Never in place (the upload truncates the existing file, writing through a hard link):
+    // a temp file beside the entry, renamed over it by the same script that checked the path.
+    const QString token = QUuid::createUuid().toString(QUuid::Id128);
+    if (content.size() <= kInlineWriteBytes) {
+        confined(r, QStringLiteral("write"), rel, {token, QString::fromLatin1(content.toBase64())});
+        return;
+    }
+    // Too big for one command line: upload the temp file to the folder the script found.
+    const QString dir = QString::fromUtf8(confined(r, QStringLiteral("prepare"), rel));
+    try {
+        uploadBatch(r, {{dir + u'/' + remote::confinedTempName(token), content}});
+        confined(r, QStringLiteral("commit"), rel, {token});
+    } catch (const SandboxError &) {
+        try {
+            confined(r, QStringLiteral("discard"), rel, {token});
+        } catch (const SandboxError &e) {
+            qCWarning(lcDaytona) << "cannot remove the temp file of" << rel << e.message();
+        }
+        throw;
+    }
+}
+
+void DaytonaSandboxBackend::writeFile(const QString &path, const QByteArray &content)
+{
+    writeConfined(remote(), WorkspaceFs::normalize(path), content);
 }
 
 QList<FileTransferResult>
@@ -377,85 +362,24 @@ DaytonaSandboxBackend::uploadFiles(const QList<QPair<QString, QByteArray>> &file
 {
     const Remote r = remote();
     QList<FileTransferResult> results;
-    QList<QPair<QString, QByteArray>> valid;
-    QList<qsizetype> validIndex;
     for (const auto &[path, content] : files) {
         FileTransferResult res;
         res.path = path;
         try {
-            const QString rel = resolve(r, path).first;
-            if (rel.isEmpty())
-                throw IsADirectoryError(QStringLiteral("cannot write the workspace root itself"));
-            valid.append({rel, content});
-            validIndex.append(results.size());
+            writeConfined(r, WorkspaceFs::normalize(path), content);
         } catch (const SandboxError &e) {
             res.error = e.message();
         }
         results.append(res);
     }
-    if (valid.isEmpty())
-        return results;
-    try {
-        uploadBatch(r, valid);
-    } catch (const SandboxError &) {
-        // One bad file fails the whole request: again one by one, for per-file results.
-        for (qsizetype i = 0; i < valid.size(); ++i) {
-            try {
-                uploadBatch(r, {valid[i]});
-            } catch (const SandboxError &e) {
-                results[validIndex[i]].error = e.message();
-            }
-        }
-    }
     return results;
-}
-
-FileInfo DaytonaSandboxBackend::toFileInfo(const QJsonObject &info, const QString &relPath) const
-{
-    FileInfo f;
-    f.path = relPath;
-    f.isDir = info.value(QStringLiteral("isDir")).toBool();
-    const QString mode = info.value(QStringLiteral("mode")).toString();
-    // Go's FileMode.String(): 'd' folder, 'L' symlink, '-' regular, others special.
-    if (mode.startsWith(QLatin1Char('L')))
-        f.type = FileInfo::Type::Symlink;
-    else if (f.isDir || mode.startsWith(QLatin1Char('d')))
-        f.type = FileInfo::Type::Directory;
-    else if (mode.isEmpty() || mode.startsWith(QLatin1Char('-')))
-        f.type = FileInfo::Type::File;
-    else
-        f.type = FileInfo::Type::Other;
-    f.isDir = f.type == FileInfo::Type::Directory;
-    if (!f.isDir)
-        f.size = qint64(info.value(QStringLiteral("size")).toDouble());
-    const QDateTime mtime = QDateTime::fromString(
-        info.value(QStringLiteral("modifiedAt")).toString(), Qt::ISODateWithMs);
-    f.mtimeMs = mtime.isValid() ? mtime.toMSecsSinceEpoch() : 0;
-    return f;
 }
 
 QList<FileInfo> DaytonaSandboxBackend::listDir(const QString &path)
 {
-    const Remote r = remote();
-    const auto [rel, abs] = resolve(r, path);
-    const HttpResponse resp =
-        m_api.toolbox(r.toolbox, "GET", QStringLiteral("/files"), pathQuery(abs));
-    if (!resp.ok())
-        DaytonaApi::raise(resp, CallKind::Folder, QStringLiteral("list"), rel);
-    const QJsonDocument doc = QJsonDocument::fromJson(resp.body);
-    if (!doc.isArray())
-        throw OSError(QStringLiteral("Daytona answered the listing of '%1' with something other "
-                                     "than a JSON array")
-                          .arg(rel),
-                      EIO);
-    QList<FileInfo> out;
-    for (const QJsonValue &v : doc.array()) {
-        const QString name = v.toObject().value(QStringLiteral("name")).toString();
-        if (name.isEmpty() || name == QLatin1String(".") || name == QLatin1String("..") ||
-            name.contains(QLatin1Char('/')))
-            continue; // a hostile or broken answer must not name paths outside the folder
-        out.append(toFileInfo(v.toObject(), joinRel(rel, name)));
-    }
+    const QString rel = WorkspaceFs::normalize(path);
+    QList<FileInfo> out =
+        remote::confinedEntries(confined(remote(), QStringLiteral("list"), rel), rel);
     std::sort(out.begin(), out.end(),
               [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
     return out;
@@ -463,38 +387,29 @@ QList<FileInfo> DaytonaSandboxBackend::listDir(const QString &path)
 
 FileInfo DaytonaSandboxBackend::stat(const QString &path)
 {
-    const Remote r = remote();
-    const auto [rel, abs] = resolve(r, path, Follow::Parent);
-    const HttpResponse resp =
-        m_api.toolbox(r.toolbox, "GET", QStringLiteral("/files/info"), pathQuery(abs));
-    if (!resp.ok())
-        DaytonaApi::raise(resp, CallKind::File, QStringLiteral("stat"), rel);
-    return toFileInfo(DaytonaApi::object(resp), rel);
+    const QString rel = WorkspaceFs::normalize(path);
+    const QList<FileInfo> found =
+        remote::confinedEntries(confined(remote(), QStringLiteral("stat"), rel), {});
+    if (found.isEmpty())
+        throw OSError(QStringLiteral("Daytona answered the stat of '%1' without an entry").arg(rel),
+                      EIO);
+    FileInfo info = found.first();
+    info.path = rel;
+    return info;
 }
 
 void DaytonaSandboxBackend::removeFile(const QString &path, bool recursive)
 {
-    const Remote r = remote();
-    const auto [rel, abs] = resolve(r, path, Follow::Parent);
+    const QString rel = WorkspaceFs::normalize(path);
     if (rel.isEmpty())
         throw PermissionError(QStringLiteral("refusing to remove the workspace root"), EPERM);
-    QUrlQuery q = pathQuery(abs);
-    if (recursive)
-        q.addQueryItem(QStringLiteral("recursive"), QStringLiteral("true"));
-    const HttpResponse resp = m_api.toolbox(r.toolbox, "DELETE", QStringLiteral("/files"), q);
-    if (!resp.ok())
-        DaytonaApi::raise(resp, CallKind::File, QStringLiteral("remove"), rel);
+    confined(remote(), QStringLiteral("remove"), rel,
+             {recursive ? QStringLiteral("1") : QStringLiteral("0")});
 }
 
 void DaytonaSandboxBackend::makeDirs(const QString &path)
 {
-    const Remote r = remote();
-    const auto [rel, abs] = resolve(r, path);
-    QUrlQuery q = pathQuery(abs);
-    q.addQueryItem(QStringLiteral("mode"), QStringLiteral("755"));
-    const HttpResponse resp = m_api.toolbox(r.toolbox, "POST", QStringLiteral("/files/folder"), q);
-    if (!resp.ok())
-        DaytonaApi::raise(resp, CallKind::Folder, QStringLiteral("mkdir"), rel);
+    confined(remote(), QStringLiteral("mkdirs"), WorkspaceFs::normalize(path));
 }
 
 // ---- execute -----------------------------------------------------------------------------
@@ -502,10 +417,14 @@ void DaytonaSandboxBackend::makeDirs(const QString &path)
 QString DaytonaSandboxBackend::wrapCommand(const QString &command, const QString &dir,
                                            const QMap<QString, QString> &env, double timeoutSeconds,
                                            qint64 maxOutputBytes, const QString &trailerTag,
-                                           const QString &pidFile)
+                                           const QString &pidFile, bool verifyDir)
 {
     QStringList lines;
-    lines << QStringLiteral("cd -- %1 || exit 1").arg(shellQuote(dir));
+    lines << QStringLiteral("cd -P -- %1 || exit 1").arg(shellQuote(dir));
+    if (verifyDir)
+        lines << QStringLiteral("[ \"$(/bin/pwd -P)\" = %1 ] || { echo 'elsai: the working folder "
+                            "was replaced by a symlink; try again' >&2; exit 1; }")
+                 .arg(shellQuote(dir));
     for (auto it = env.cbegin(); it != env.cend(); ++it)
         lines << QStringLiteral("export %1=%2").arg(it.key(), shellQuote(it.value()));
     // The session log is never capped by the daemon: each stream goes through a FIFO whose
@@ -599,14 +518,11 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
     }
     if (command.trimmed().isEmpty())
         throw ValueError(QStringLiteral("the command is empty"));
-    const auto [rel, dir] = resolve(r, cwd.isEmpty() ? QStringLiteral(".") : cwd);
-    if (!rel.isEmpty()) {
-        // a link here was resolved inside the workspace by resolve(); `cd` follows it
-        const FileInfo info = stat(rel);
-        if (!info.isDir && info.type != FileInfo::Type::Symlink)
-            throw NotADirectoryError(
-                QStringLiteral("the working folder '%1' is not a folder").arg(rel), ENOTDIR);
-    }
+    // The folder as the kernel resolved it inside the workspace (loops and escapes refused);
+    // the wrapper enters it with `cd -P` and checks it got there (a swap meanwhile fails).
+    const QString rel = cwd.isEmpty() ? QString() : WorkspaceFs::normalize(cwd);
+    const QString dir =
+        rel.isEmpty() ? r.root : QString::fromUtf8(confined(r, QStringLiteral("cwd"), rel));
     QMap<QString, QString> env = m_options.env;
     env.insert(options.env);
     for (auto it = env.cbegin(); it != env.cend(); ++it) {
@@ -625,7 +541,8 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
     const QByteArray tag =
         "elsai-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
     const QString script =
-        wrapCommand(command, dir, env, timeout, cap, QString::fromLatin1(tag), pidFile);
+        wrapCommand(command, dir, env, timeout, cap, QString::fromLatin1(tag), pidFile,
+                    !rel.isEmpty());
     const auto json = [](const QJsonObject &o) {
         return QJsonDocument(o).toJson(QJsonDocument::Compact);
     };
@@ -801,8 +718,9 @@ DaytonaSandboxBackend::seedWorkspace(const QString &source, const QStringList &e
             uploadBatch(r, batch);
         } catch (const SandboxError &e) {
             for (const auto &f : batch) {
-                result.errors.append(QStringLiteral("%1: %2").arg(f.first, e.message()));
-                manifest.files.remove(f.first);
+                const QString rel = f.first.mid(r.root.size() + 1);
+                result.errors.append(QStringLiteral("%1: %2").arg(rel, e.message()));
+                manifest.files.remove(rel);
                 --result.filesSeeded;
                 result.bytesSeeded -= f.second.size();
             }
@@ -822,7 +740,7 @@ DaytonaSandboxBackend::seedWorkspace(const QString &source, const QStringList &e
             continue;
         }
         batchBytes += content.size();
-        batch.append({p, content});
+        batch.append({joinRemote(r.root, p), content});
         if (batchBytes >= m_options.uploadBatchBytes || batch.size() >= 500)
             flushBatch();
     }

@@ -24,8 +24,11 @@ class WorkspaceFs;
 /// - close(): deletes the sandbox (Options::deleteOnClose, the default) or stops it.
 /// - execute(): one toolbox session per call (split stdout/stderr), the command wrapped so a
 ///   timeout kills its whole process group and answers 124; never retried.
-/// - Paths are confined on the client (WorkspaceFs::normalize) before any request; symlinks
-///   inside the sandbox are the sandbox's business (it is the isolation boundary).
+/// - Paths are confined on the client (WorkspaceFs::normalize) before any request, then in the
+///   sandbox: every file operation (and execute's cwd) is one confined shell command
+///   (remote::confinedScript: `cd -P` per component, the kernel's answer checked, the last
+///   component used without following a link), so a symlink swapped in mid-call cannot lead
+///   outside the workspace. Writes rename a temp file over the entry (never in place).
 /// - Seed and flush go through a local shadow copy so conflict detection is the local one.
 class DaytonaSandboxBackend : public SandboxBackend
 {
@@ -84,7 +87,8 @@ public:
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
 
-    /// The shell script execute() sends: cd to `dir`, export `env`, run `command` in its own
+    /// The shell script execute() sends: cd to `dir` (`verifyDir`: `dir` is canonical and the
+    /// command is refused, exit 1, unless `cd -P` ends exactly there), export `env`, run `command` in its own
     /// session (process group) and SIGKILL that group after `timeoutSeconds` (exit 124).
     /// Each stream passes on only its first `maxOutputBytes` (the rest is counted, not kept);
     /// the last stderr line is the trailer `\n<trailerTag> <exit> <dropped stdout> <dropped
@@ -92,7 +96,7 @@ public:
     static QString wrapCommand(const QString &command, const QString &dir,
                                const QMap<QString, QString> &env, double timeoutSeconds,
                                qint64 maxOutputBytes, const QString &trailerTag,
-                               const QString &pidFile = {});
+                               const QString &pidFile = {}, bool verifyDir = false);
     /// Removes wrapCommand()'s trailer tagged `tag` from the end of `stream` and reads it;
     /// false (stream unchanged) when there is none.
     static bool takeTrailer(QByteArray &stream, const QByteArray &tag, qint64 *droppedOut,
@@ -106,16 +110,14 @@ private:
         QString root;
     };
     Remote remote() const; ///< throws when not created
-    /// Which part of a path must resolve (symlinks followed) inside the workspace: all of it,
-    /// or its folder only (stat and remove act on a link itself, never on its target).
-    enum class Follow { All, Parent };
-    /// Normalizes (confines) `path`, refuses it (PermissionError) when a symlink on the way
-    /// leads outside the workspace, and returns {relative, absolute in the sandbox}.
-    QPair<QString, QString> resolve(const Remote &r, const QString &path,
-                                    Follow follow = Follow::All);
-    /// Throws PermissionError unless each of `rels` resolves inside the workspace (one call).
-    void checkConfined(const Remote &r, const QStringList &rels);
+    /// Runs one operation of remote::confinedScript() through /process/execute: the path
+    /// check and its use in one command. Returns the payload; throws the typed refusal.
+    QByteArray confined(const Remote &r, const QString &op, const QString &rel,
+                        const QStringList &args = {});
+    /// Replaces `rel` with `content` (temp file + rename inside the sandbox, never in place).
+    void writeConfined(const Remote &r, const QString &rel, const QByteArray &content);
     QJsonObject waitForState(const QString &sandboxId, const QStringList &wanted);
+    /// POST /files/bulk-upload of {absolute path in the sandbox, content} (in place: seeding).
     void uploadBatch(const Remote &r, const QList<QPair<QString, QByteArray>> &files);
     /// Mirrors the selected remote files into the shadow folder (only changed ones rewritten);
     /// selected symlinks and special files go to `skipped` instead. Returns the errors.
@@ -123,7 +125,6 @@ private:
                                QList<SyncPlanEntry> *skipped);
     /// POST /files/bulk-download; the files that came back whole, by relative path.
     QHash<QString, QByteArray> bulkDownload(const Remote &r, const QStringList &paths);
-    FileInfo toFileInfo(const QJsonObject &info, const QString &relPath) const;
 
     QString m_workspaceId;
     Options m_options;

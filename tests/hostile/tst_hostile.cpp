@@ -164,32 +164,9 @@ QList<BackendFixture> moreBackends()
                                  b->create();
                                  return b;
                              }};
-    // Known bugs of both remote backends (README "Reliability"), not fixed yet.
-    const QString fifoBug = QStringLiteral(
-        "a FIFO in the workspace goes to the service's file API (download / readFiles, "
-        "upload / writeFiles), which opens it and blocks until the HTTP timeout - on the "
-        "single-threaded fake for good, so no operation of the case can run; the backend's "
-        "path check should refuse what is not a regular file (P10)");
-    const QString hardLinkBug = QStringLiteral(
-        "a write goes to the service's upload (bulk-upload / writeFiles), which truncates the "
-        "existing file in place: a hard link to a file outside the workspace is written "
-        "through (the outside file changes); the local backends rename a temp file over it, "
-        "which breaks the link (P11)");
-    for (BackendFixture *f : {&daytona, &agentcore}) {
-        f->knownBugs.insert(QStringLiteral("P10 fifo"), fifoBug);
-        for (const char *op : {"write", "add_files", "move_file to"})
-            f->knownBugs.insert(QStringLiteral("P11 hard link|") + QLatin1String(op), hardLinkBug);
-        f->raceRounds = 40; // each call is a few round trips and a shell on the fake
-        f->raceKnownBug = QStringLiteral(
-            "the path check resolves with realpath in one call and the file API opens the path "
-            "by name in the next (check-then-use): a folder swapped for a link to outside in "
-            "between lets readFile return outside content; the remote APIs have no "
-            "openat-style call, so a fix must do the check and the read in one command");
-    }
-    daytona.knownBugs.insert(
-        QStringLiteral("loop|cwd"),
-        QStringLiteral("execute(cwd) on a link to itself is not refused: realpath -m accepts "
-                       "the loop, and the command's own `cd` fails instead (no escape)"));
+    // Each race round is a few confined shell commands on the fake (one round trip each).
+    daytona.raceRounds = 100;
+    agentcore.raceRounds = 100;
     return {bwrap, daytona, agentcore};
 }
 
