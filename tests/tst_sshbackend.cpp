@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "sandboxspec.h"
 #include "sessionoptions.h"
+#include "renameexchanger.h"
 #include "sshfixture.h"
 #include "testutil.h"
 
@@ -284,15 +285,7 @@ private Q_SLOTS:
         QVERIFY(QFile::link(out, root + QStringLiteral("/swl")));
         const QByteArray a = QFile::encodeName(root + QStringLiteral("/sw"));
         const QByteArray l = QFile::encodeName(root + QStringLiteral("/swl"));
-        std::atomic<bool> stop{false};
-        std::atomic<qint64> swaps{0};
-        std::thread attacker([&] {
-            while (!stop.load()) {
-                if (::renameat2(AT_FDCWD, a.constData(), AT_FDCWD, l.constData(),
-                                RENAME_EXCHANGE) == 0)
-                    swaps.fetch_add(1);
-            }
-        });
+        elsai::test::RenameExchanger attacker(a, l);
         QTemporaryDir project;
         int outsideCwd = 0, outsideFlush = 0, done = 0;
         for (int round = 0; round < 25; ++round) {
@@ -321,11 +314,10 @@ private Q_SLOTS:
                     outsideFlush += readHostFile(it.next()).contains("outside") ? 1 : 0;
             }
         }
-        stop = true;
-        attacker.join();
+        attacker.stop();
         qInfo("ssh mutation race: 25 rounds, %lld swaps, %d calls went through",
-              qint64(swaps.load()), done);
-        QVERIFY(swaps.load() > 0);
+              attacker.swaps(), done);
+        QVERIFY(attacker.swaps() > 0);
         QVERIFY(done > 0);
         QCOMPARE(outsideCwd, 0);
         QCOMPARE(outsideFlush, 0);

@@ -12,6 +12,7 @@
 #include "fakedaytona.h"
 #include "localsandboxbackend.h"
 #include "sandbox.h"
+#include "renameexchanger.h"
 #include "sshfixture.h"
 #include "testutil.h"
 
@@ -535,15 +536,7 @@ void TestHostile::renameExchangeRace()
         const QByteArray ws = r.output.trimmed().toUtf8();
         const QByteArray a = ws + "/sw";
         const QByteArray l = ws + "/swl";
-        std::atomic<bool> stop{false};
-        std::atomic<qint64> swaps{0};
-        std::thread attacker([&] {
-            while (!stop.load()) {
-                if (::renameat2(AT_FDCWD, a.constData(), AT_FDCWD, l.constData(),
-                                RENAME_EXCHANGE) == 0)
-                    swaps.fetch_add(1);
-            }
-        });
+        elsai::test::RenameExchanger attacker(a, l);
         int escapes = 0, inside = 0, refused = 0, listEscapes = 0, statEscapes = 0;
         for (int round = 0; round < rounds; ++round) {
             try {
@@ -565,11 +558,10 @@ void TestHostile::renameExchangeRace()
             } catch (const SandboxError &) {
             }
         }
-        stop = true;
-        attacker.join();
+        attacker.stop();
         qInfo("hostile: %s: RENAME_EXCHANGE race: %d rounds, %lld swaps, %d inside, %d refused, "
               "%d escapes (read), %d (list), %d (stat)",
-              qPrintable(fixture.name), rounds, qint64(swaps.load()), inside, refused, escapes,
+              qPrintable(fixture.name), rounds, attacker.swaps(), inside, refused, escapes,
               listEscapes, statEscapes);
         if (!fixture.raceKnownBug.isEmpty() && escapes + listEscapes + statEscapes > 0) {
             qWarning("hostile: %s: KNOWN BUG, %d escapes: %s", qPrintable(fixture.name), escapes,
@@ -579,7 +571,7 @@ void TestHostile::renameExchangeRace()
         QCOMPARE(escapes, 0);
         QCOMPARE(listEscapes, 0);
         QCOMPARE(statEscapes, 0);
-        QVERIFY(swaps.load() > 0);
+        QVERIFY(attacker.swaps() > 0);
     }
 }
 
@@ -613,15 +605,7 @@ void TestHostile::renameExchangeRaceMore()
         QCOMPARE(r.exitCode, 0);
         const QByteArray a = QFile::encodeName(hostWs + QStringLiteral("/sw"));
         const QByteArray l = QFile::encodeName(hostWs + QStringLiteral("/swl"));
-        std::atomic<bool> stop{false};
-        std::atomic<qint64> swaps{0};
-        std::thread attacker([&] {
-            while (!stop.load()) {
-                if (::renameat2(AT_FDCWD, a.constData(), AT_FDCWD, l.constData(),
-                                RENAME_EXCHANGE) == 0)
-                    swaps.fetch_add(1);
-            }
-        });
+        elsai::test::RenameExchanger attacker(a, l);
         int escapes = 0, inside = 0, refused = 0;
         for (int round = 0; round < rounds; ++round) {
             try {
@@ -639,12 +623,11 @@ void TestHostile::renameExchangeRaceMore()
             } catch (const SandboxError &) {
             }
         }
-        stop = true;
-        attacker.join();
+        attacker.stop();
         qInfo("hostile: %s: RENAME_EXCHANGE race: %d rounds, %lld swaps, %d inside, %d refused, "
               "%d escapes",
-              qPrintable(fixture.name), rounds, qint64(swaps.load()), inside, refused, escapes);
-        QVERIFY(swaps.load() > 0);
+              qPrintable(fixture.name), rounds, attacker.swaps(), inside, refused, escapes);
+        QVERIFY(attacker.swaps() > 0);
         if (!fixture.raceKnownBug.isEmpty() && escapes > 0) {
             qWarning("hostile: %s: KNOWN BUG, %d escapes: %s", qPrintable(fixture.name), escapes,
                      qPrintable(fixture.raceKnownBug));
