@@ -516,68 +516,80 @@ void TestHostile::pathTable()
         QSKIP(qPrintable(QStringLiteral("no backend could run here: ") + skipped.join(u' ')));
 }
 
+namespace {
+
+// The race layout, planted by a command run in the workspace: sw, a folder inside; swl, a link
+// to a folder outside holding the canary as f and a marker only an outside listing shows.
+// Prints the workspace's path.
+const QString RacePlant = QStringLiteral(
+    "set -e; mkdir -p ../race-out sw; printf '%1' > ../race-out/f;"
+    ": > ../race-out/outside-only; printf inside > sw/f; ln -s ../race-out swl; pwd");
+
+/// The race itself: an attacker swaps sw and swl in `hostWs` (the workspace's host folder) with
+/// RENAME_EXCHANGE while readFile / listDir / stat resolve "sw/f" and "sw" through `b`.
+void raceThrough(const BackendFixture &fixture, SandboxBackend &b, const QString &hostWs)
+{
+    const int rounds = qEnvironmentVariableIntValue("ELSAI_HOSTILE_RACE_ROUNDS") > 0
+                           ? qEnvironmentVariableIntValue("ELSAI_HOSTILE_RACE_ROUNDS")
+                       : fixture.raceRounds > 0 ? fixture.raceRounds
+                                                : 20000;
+    elsai::test::RenameExchanger attacker(QFile::encodeName(hostWs + QStringLiteral("/sw")),
+                                          QFile::encodeName(hostWs + QStringLiteral("/swl")));
+    int escapes = 0, inside = 0, refused = 0, listEscapes = 0, statEscapes = 0;
+    for (int round = 0; round < rounds; ++round) {
+        try {
+            if (b.readFile(QStringLiteral("sw/f")).contains(Canary))
+                ++escapes;
+            else
+                ++inside;
+        } catch (const SandboxError &) {
+            ++refused;
+        }
+        // an outside listing has "outside-only"; the outside f is the canary's size
+        try {
+            for (const FileInfo &e : b.listDir(QStringLiteral("sw")))
+                listEscapes += e.path.contains(QLatin1String("outside-only")) ? 1 : 0;
+        } catch (const SandboxError &) {
+        }
+        try {
+            statEscapes += b.stat(QStringLiteral("sw/f")).size == Canary.size() ? 1 : 0;
+        } catch (const SandboxError &) {
+        }
+    }
+    attacker.stop();
+    qInfo("hostile: %s: RENAME_EXCHANGE race: %d rounds, %lld swaps, %d inside, %d refused, "
+          "%d escapes (read), %d (list), %d (stat)",
+          qPrintable(fixture.name), rounds, attacker.swaps(), inside, refused, escapes,
+          listEscapes, statEscapes);
+    QVERIFY(attacker.swaps() > 0);
+    if (!fixture.raceKnownBug.isEmpty() && escapes + listEscapes + statEscapes > 0) {
+        qWarning("hostile: %s: KNOWN BUG, %d escapes: %s", qPrintable(fixture.name),
+                 escapes + listEscapes + statEscapes, qPrintable(fixture.raceKnownBug));
+        return;
+    }
+    QCOMPARE(escapes, 0);
+    QCOMPARE(listEscapes, 0);
+    QCOMPARE(statEscapes, 0);
+}
+
+} // namespace
+
 void TestHostile::renameExchangeRace()
 {
     for (const BackendFixture &fixture : backends()) {
-        const int rounds = qEnvironmentVariableIntValue("ELSAI_HOSTILE_RACE_ROUNDS") > 0
-                               ? qEnvironmentVariableIntValue("ELSAI_HOSTILE_RACE_ROUNDS")
-                           : fixture.raceRounds > 0 ? fixture.raceRounds
-                                                    : 20000;
         const std::shared_ptr<SandboxBackend> b = fixture.make();
-        // sw: a folder inside; swl: a link to a folder outside holding the canary. The attacker
-        // swaps them with RENAME_EXCHANGE while reads and listings resolve "sw/f".
-        const ExecuteResult r = b->execute(
-            QStringLiteral("set -e; mkdir -p ../race-out sw; printf '%1' > ../race-out/f;"
-                           ": > ../race-out/outside-only; printf inside > sw/f; "
-                           "ln -s ../race-out swl; pwd")
-                .arg(QString::fromLatin1(Canary)),
-            10);
+        // planted by the backend itself: its commands see the workspace at its host path
+        const ExecuteResult r = b->execute(RacePlant.arg(QString::fromLatin1(Canary)), 10);
         QCOMPARE(r.exitCode, 0);
-        const QByteArray ws = r.output.trimmed().toUtf8();
-        const QByteArray a = ws + "/sw";
-        const QByteArray l = ws + "/swl";
-        elsai::test::RenameExchanger attacker(a, l);
-        int escapes = 0, inside = 0, refused = 0, listEscapes = 0, statEscapes = 0;
-        for (int round = 0; round < rounds; ++round) {
-            try {
-                if (b->readFile(QStringLiteral("sw/f")).contains(Canary))
-                    ++escapes;
-                else
-                    ++inside;
-            } catch (const SandboxError &) {
-                ++refused;
-            }
-            // an outside listing has "outside-only"; the outside f is the canary's size
-            try {
-                for (const FileInfo &e : b->listDir(QStringLiteral("sw")))
-                    listEscapes += e.path.contains(QLatin1String("outside-only")) ? 1 : 0;
-            } catch (const SandboxError &) {
-            }
-            try {
-                statEscapes += b->stat(QStringLiteral("sw/f")).size == Canary.size() ? 1 : 0;
-            } catch (const SandboxError &) {
-            }
-        }
-        attacker.stop();
-        qInfo("hostile: %s: RENAME_EXCHANGE race: %d rounds, %lld swaps, %d inside, %d refused, "
-              "%d escapes (read), %d (list), %d (stat)",
-              qPrintable(fixture.name), rounds, attacker.swaps(), inside, refused, escapes,
-              listEscapes, statEscapes);
-        if (!fixture.raceKnownBug.isEmpty() && escapes + listEscapes + statEscapes > 0) {
-            qWarning("hostile: %s: KNOWN BUG, %d escapes: %s", qPrintable(fixture.name), escapes,
-                     qPrintable(fixture.raceKnownBug));
-            continue;
-        }
-        QCOMPARE(escapes, 0);
-        QCOMPARE(listEscapes, 0);
-        QCOMPARE(statEscapes, 0);
-        QVERIFY(attacker.swaps() > 0);
+        raceThrough(fixture, *b, r.output.trimmed());
+        if (QTest::currentTestFailed())
+            return;
     }
 }
 
-/// renameExchangeRace for the backends of moreBackends(): the attacker runs on the host folder
-/// of the workspace (bwrap's commands see it at /workspace; the fakes' sandboxes are host
-/// folders too).
+/// renameExchangeRace for the backends of moreBackends(): the layout is planted and the
+/// attacker runs on the host folder of the workspace (bwrap's commands see it at /workspace;
+/// the fakes' sandboxes are host folders too).
 void TestHostile::renameExchangeRaceMore()
 {
     for (const BackendFixture &fixture : moreBackends()) {
@@ -588,52 +600,15 @@ void TestHostile::renameExchangeRaceMore()
                   qPrintable(fixture.unavailable()));
             continue;
         }
-        const int rounds = qEnvironmentVariableIntValue("ELSAI_HOSTILE_RACE_ROUNDS") > 0
-                               ? qEnvironmentVariableIntValue("ELSAI_HOSTILE_RACE_ROUNDS")
-                           : fixture.raceRounds > 0 ? fixture.raceRounds
-                                                    : 20000;
         const std::shared_ptr<SandboxBackend> b = fixture.make();
         const QString hostWs = hostWorkspace(fixture, *b);
-        // sw: a folder inside; swl: a link to a folder outside holding the canary.
         LocalSandboxBackend planter(hostWs);
         planter.create();
-        const ExecuteResult r = planter.execute(
-            QStringLiteral("set -e; mkdir -p ../race-out sw; printf '%1' > ../race-out/f;"
-                           "printf inside > sw/f; ln -s ../race-out swl")
-                .arg(QString::fromLatin1(Canary)),
-            10);
+        const ExecuteResult r = planter.execute(RacePlant.arg(QString::fromLatin1(Canary)), 10);
         QCOMPARE(r.exitCode, 0);
-        const QByteArray a = QFile::encodeName(hostWs + QStringLiteral("/sw"));
-        const QByteArray l = QFile::encodeName(hostWs + QStringLiteral("/swl"));
-        elsai::test::RenameExchanger attacker(a, l);
-        int escapes = 0, inside = 0, refused = 0;
-        for (int round = 0; round < rounds; ++round) {
-            try {
-                if (b->readFile(QStringLiteral("sw/f")).contains(Canary))
-                    ++escapes;
-                else
-                    ++inside;
-            } catch (const SandboxError &) {
-                ++refused;
-            }
-            try {
-                for (const FileInfo &e : b->listDir(QStringLiteral("sw")))
-                    escapes += e.path.contains(QLatin1String("outside")) ? 1 : 0;
-                b->stat(QStringLiteral("sw/f"));
-            } catch (const SandboxError &) {
-            }
-        }
-        attacker.stop();
-        qInfo("hostile: %s: RENAME_EXCHANGE race: %d rounds, %lld swaps, %d inside, %d refused, "
-              "%d escapes",
-              qPrintable(fixture.name), rounds, attacker.swaps(), inside, refused, escapes);
-        QVERIFY(attacker.swaps() > 0);
-        if (!fixture.raceKnownBug.isEmpty() && escapes > 0) {
-            qWarning("hostile: %s: KNOWN BUG, %d escapes: %s", qPrintable(fixture.name), escapes,
-                     qPrintable(fixture.raceKnownBug));
-            continue;
-        }
-        QCOMPARE(escapes, 0);
+        raceThrough(fixture, *b, hostWs);
+        if (QTest::currentTestFailed())
+            return;
     }
 }
 
