@@ -1,6 +1,7 @@
 #include "confinedscript.h"
 
 #include "errors.h"
+#include "findrecord.h"
 
 #include <cerrno>
 
@@ -196,37 +197,12 @@ QByteArray confinedPayload(int exitCode, const QByteArray &output, const QString
 QList<FileInfo> confinedEntries(const QByteArray &payload, const QString &dir)
 {
     QList<FileInfo> out;
-    for (const QByteArray &record : payload.split('\0')) {
-        const QList<QByteArray> f = record.split('\t');
-        if (f.size() < 4)
-            continue;
-        // a name may hold tabs: everything after the third field
-        const QString name = QString::fromUtf8(record.mid(f[0].size() + f[1].size() +
-                                                          f[2].size() + 3));
+    for (const FindRecord &r : parseFindRecords(payload)) {
         // a hostile or broken answer must not name paths outside the folder
-        if (name.isEmpty() || name == QLatin1String("..") || name.contains(u'/') ||
-            (name == QLatin1String(".") && !dir.isEmpty()))
+        if (r.name.isEmpty() || r.name == QLatin1String("..") || r.name.contains(u'/') ||
+            (r.name == QLatin1String(".") && !dir.isEmpty()))
             continue;
-        FileInfo info;
-        info.path = dir.isEmpty() ? name : dir + u'/' + name;
-        switch (f[0].isEmpty() ? 'f' : f[0][0]) {
-        case 'd':
-            info.type = FileInfo::Type::Directory;
-            break;
-        case 'l':
-            info.type = FileInfo::Type::Symlink;
-            break;
-        case 'f':
-            info.type = FileInfo::Type::File;
-            break;
-        default:
-            info.type = FileInfo::Type::Other;
-        }
-        info.isDir = info.type == FileInfo::Type::Directory;
-        if (!info.isDir)
-            info.size = f[1].toLongLong();
-        info.mtimeMs = qint64(f[2].toDouble() * 1000);
-        out.append(info);
+        out.append(r.toInfo(dir.isEmpty() ? r.name : dir + u'/' + r.name));
     }
     return out;
 }

@@ -1,6 +1,7 @@
 #include "sshsandboxbackend.h"
 
 #include "errors.h"
+#include "findrecord.h"
 #include "glob.h"
 #include "remotescript.h"
 #include "workspacefs.h"
@@ -28,66 +29,6 @@ namespace {
 
 /// Stamp value no real file has: forces the core planner to treat a staged copy as changed.
 constexpr FileStamp kChangedStamp{-2, -2};
-
-/// "1732881234.1234567890" (find's %T@) → nanoseconds.
-qint64 parseMtimeNs(const QByteArray &text)
-{
-    const qsizetype dot = text.indexOf('.');
-    const QByteArray secs = dot < 0 ? text : text.left(dot);
-    QByteArray frac = dot < 0 ? QByteArray() : text.mid(dot + 1);
-    frac = frac.left(9).leftJustified(9, '0');
-    return secs.toLongLong() * 1000000000LL + frac.toLongLong();
-}
-
-struct Record
-{
-    char type = 'f';
-    qint64 size = 0;
-    qint64 mtimeNs = 0;
-    QString name;
-};
-
-/// Parses find's "%y\t%s\t%T@\t<name>\0" records.
-QList<Record> parseRecords(const QByteArray &data)
-{
-    QList<Record> out;
-    for (const QByteArray &rec : data.split('\0')) {
-        const QList<QByteArray> f = rec.split('\t');
-        if (f.size() < 4 || f[0].isEmpty())
-            continue;
-        Record r;
-        r.type = f[0].at(0);
-        r.size = f[1].toLongLong();
-        r.mtimeNs = parseMtimeNs(f[2]);
-        // a name may itself hold tabs: everything after the third field
-        r.name = QString::fromUtf8(rec.mid(f[0].size() + f[1].size() + f[2].size() + 3));
-        out.append(r);
-    }
-    return out;
-}
-
-FileInfo toInfo(const QString &path, const Record &r)
-{
-    FileInfo info;
-    info.path = path;
-    info.isDir = r.type == 'd';
-    switch (r.type) {
-    case 'f':
-        info.type = FileInfo::Type::File;
-        info.size = r.size;
-        break;
-    case 'd':
-        info.type = FileInfo::Type::Directory;
-        break;
-    case 'l':
-        info.type = FileInfo::Type::Symlink;
-        break;
-    default:
-        info.type = FileInfo::Type::Other;
-    }
-    info.mtimeMs = r.mtimeNs / 1000000;
-    return info;
-}
 
 QString joinPath(const QString &dir, const QString &name)
 {
@@ -323,8 +264,8 @@ QList<FileInfo> SshSandboxBackend::listDir(const QString &path)
     const ProcessOutcome o = op(session(), QStringLiteral("list"), {rel});
     throwIfFailed(o, QStringLiteral("listing '%1'").arg(path));
     QList<FileInfo> out;
-    for (const Record &r : parseRecords(o.stdoutData))
-        out.append(toInfo(joinPath(rel, r.name), r));
+    for (const FindRecord &r : parseFindRecords(o.stdoutData))
+        out.append(r.toInfo(joinPath(rel, r.name)));
     std::sort(out.begin(), out.end(),
               [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
     return out;
@@ -346,10 +287,10 @@ FileInfo SshSandboxBackend::stat(const QString &path)
     const QString rel = normalized(path);
     const ProcessOutcome o = op(session(), QStringLiteral("stat"), {rel});
     throwIfFailed(o, QStringLiteral("stat of '%1'").arg(path));
-    const QList<Record> recs = parseRecords(o.stdoutData);
+    const QList<FindRecord> recs = parseFindRecords(o.stdoutData);
     if (recs.isEmpty())
         throw FileNotFoundError(QStringLiteral("'%1': no such file or folder").arg(path), ENOENT);
-    return toInfo(rel, recs.first());
+    return recs.first().toInfo(rel);
 }
 
 void SshSandboxBackend::makeDirs(const QString &path)
@@ -387,7 +328,7 @@ QHash<QString, SshSandboxBackend::RemoteEntry> SshSandboxBackend::listAll(const 
     const ProcessOutcome o = op(s, QStringLiteral("listall"), {});
     throwIfFailed(o, QStringLiteral("listing the workspace"));
     QHash<QString, RemoteEntry> out;
-    for (const Record &r : parseRecords(o.stdoutData))
+    for (const FindRecord &r : parseFindRecords(o.stdoutData))
         out.insert(r.name, {r.type, {r.size, r.mtimeNs}});
     return out;
 }
@@ -531,7 +472,7 @@ SshSandboxBackend::seedWorkspace(const QString &source, const QStringList &exclu
         QFile f(stampsFile);
         const QByteArray stamps = f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
         QHash<QString, FileStamp> remote;
-        for (const Record &r : parseRecords(stamps))
+        for (const FindRecord &r : parseFindRecords(stamps))
             remote.insert(r.name, {r.size, r.mtimeNs});
         for (const SeedPlanEntry &e : plan.entries) {
             if (e.action != SeedPlanEntry::Action::Copy || e.isDir)
