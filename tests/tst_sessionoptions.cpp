@@ -107,6 +107,32 @@ private Q_SLOTS:
         QCOMPARE(o.spec.daytona.config.apiKey, QStringLiteral("dtn_secret-1"));
     }
 
+    void sshOptionsFillTheSpec()
+    {
+        const SessionOptions o = parse(
+            {QStringLiteral("--backend"), QStringLiteral("ssh"), QStringLiteral("--ssh-host"),
+             QStringLiteral("build.example"), QStringLiteral("--ssh-port"), QStringLiteral("2222"),
+             QStringLiteral("--ssh-user"), QStringLiteral("ci"), QStringLiteral("--ssh-identity"),
+             QStringLiteral("/k"), QStringLiteral("--ssh-known-hosts"), QStringLiteral("/kh"),
+             QStringLiteral("--ssh-remote-root"), QStringLiteral("/srv/ws")});
+        QCOMPARE(o.spec.backend, QStringLiteral("ssh"));
+        QCOMPARE(o.spec.ssh.host, QStringLiteral("build.example"));
+        QCOMPARE(o.spec.ssh.port, 2222);
+        QCOMPARE(o.spec.ssh.user, QStringLiteral("ci"));
+        QCOMPARE(o.spec.ssh.identityFile, QStringLiteral("/k"));
+        QCOMPARE(o.spec.ssh.knownHostsFile, QStringLiteral("/kh"));
+        QCOMPARE(o.spec.sshRemoteRoot, QStringLiteral("/srv/ws"));
+        QVERIFY(SandboxSpec::availableBackends().contains(QStringLiteral("ssh")));
+        QVERIFY_THROWS_EXCEPTION(ValueError, parse({QStringLiteral("--backend"),
+                                                    QStringLiteral("ssh")}));
+        QVERIFY_THROWS_EXCEPTION(ValueError, parse({QStringLiteral("--ssh-host"),
+                                                    QStringLiteral("h")}));
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 parse({QStringLiteral("--backend"), QStringLiteral("ssh"),
+                                        QStringLiteral("--ssh-host"), QStringLiteral("h"),
+                                        QStringLiteral("--ssh-port"), QStringLiteral("70000")}));
+    }
+
     void theEnvironmentIsTheDefaultAndTheCommandLineWins()
     {
         const CleanEnv clean;

@@ -3,12 +3,10 @@
 
 #include "errors.h"
 #include "sandboxspec.h"
-#include "sessionoptions.h"
 #include "renameexchanger.h"
 #include "sshfixture.h"
 #include "testutil.h"
 
-#include <QCommandLineParser>
 #include <QDirIterator>
 #include <QRandomGenerator>
 #include <QtConcurrent/QtConcurrentRun>
@@ -656,40 +654,6 @@ private Q_SLOTS:
         const auto synced = sandbox->stop(true);
         QVERIFY(synced && synced->success());
         QCOMPARE(readHostFile(project.path() + QStringLiteral("/src/out.py")), QByteArray("x = 2\n"));
-    }
-
-    void sessionOptionsReadTheSshOptions()
-    {
-        auto parse = [](QStringList args) {
-            QCommandLineParser parser;
-            SessionOptions::describe(parser, SessionOptions::Mode::Headless);
-            args.prepend(QStringLiteral("elsai-workbench"));
-            if (!parser.parse(args))
-                throw ValueError(parser.errorText());
-            return SessionOptions::fromParser(parser);
-        };
-        const SessionOptions o = parse(
-            {QStringLiteral("--backend"), QStringLiteral("ssh"), QStringLiteral("--ssh-host"),
-             QStringLiteral("build.example"), QStringLiteral("--ssh-port"), QStringLiteral("2222"),
-             QStringLiteral("--ssh-user"), QStringLiteral("ci"), QStringLiteral("--ssh-identity"),
-             QStringLiteral("/k"), QStringLiteral("--ssh-known-hosts"), QStringLiteral("/kh"),
-             QStringLiteral("--ssh-remote-root"), QStringLiteral("/srv/ws")});
-        QCOMPARE(o.spec.backend, QStringLiteral("ssh"));
-        QCOMPARE(o.spec.ssh.host, QStringLiteral("build.example"));
-        QCOMPARE(o.spec.ssh.port, 2222);
-        QCOMPARE(o.spec.ssh.user, QStringLiteral("ci"));
-        QCOMPARE(o.spec.ssh.identityFile, QStringLiteral("/k"));
-        QCOMPARE(o.spec.ssh.knownHostsFile, QStringLiteral("/kh"));
-        QCOMPARE(o.spec.sshRemoteRoot, QStringLiteral("/srv/ws"));
-        QVERIFY(SandboxSpec::availableBackends().contains(QStringLiteral("ssh")));
-        QVERIFY_THROWS_EXCEPTION(ValueError, parse({QStringLiteral("--backend"),
-                                                    QStringLiteral("ssh")}));
-        QVERIFY_THROWS_EXCEPTION(ValueError, parse({QStringLiteral("--ssh-host"),
-                                                    QStringLiteral("h")}));
-        QVERIFY_THROWS_EXCEPTION(ValueError,
-                                 parse({QStringLiteral("--backend"), QStringLiteral("ssh"),
-                                        QStringLiteral("--ssh-host"), QStringLiteral("h"),
-                                        QStringLiteral("--ssh-port"), QStringLiteral("70000")}));
     }
 
     void headlessExecOverSsh()
