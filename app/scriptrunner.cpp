@@ -219,8 +219,14 @@ QJsonValue ScriptRunner::dispatch(const QString &op, const QJsonObject &o)
         return QJsonValue();
     }
     if (op == QLatin1String("move_file")) {
-        m_sandbox->moveFile(str(o, "src"), str(o, "dest"));
-        return QJsonValue();
+        const bool moved = m_sandbox->moveFile(str(o, "src"), str(o, "dest"));
+        QJsonObject r{{QStringLiteral("moved"), moved}};
+        if (!moved) {
+            r.insert(QStringLiteral("same_file"), true);
+            r.insert(QStringLiteral("message"),
+                     QStringLiteral("src and dest are one file; nothing was moved"));
+        }
+        return r;
     }
     if (op == QLatin1String("read_file"))
         return textOrBase64(m_sandbox->readFileBytes(str(o, "path")));

@@ -22,6 +22,9 @@ echo
 echo "== execute(\"true\") vs posix_spawn + waitpid of /bin/sh -c true =="
 "$BUILD_DIR/bench/exec_bench"
 echo
+echo "== execute(\"true\") as an agent sees it: headless script calls and MCP stdio tools/call vs the same floor =="
+"$BUILD_DIR/bench/stack_bench" "$BUILD_DIR/bin/elsai-workbench" 200 "$RUNS"
+echo
 echo "== execute(\"true\") through the bwrap backend vs a bare bwrap with the same arguments =="
 if [[ ! -x $BUILD_DIR/bench/bwrap_bench ]]; then
     echo "bench: bwrap_bench not built; cmake --build $BUILD_DIR --target bwrap_bench" >&2

@@ -57,7 +57,6 @@ struct Agent::Private
     QString id;
     AgentConfig config;
     ToolRegistry tools;
-    QStringList blocked;
     std::shared_ptr<SandboxManager> manager;
 
     mutable QMutex mutex; // guards everything below
@@ -96,23 +95,30 @@ std::shared_ptr<Agent> Agent::create(const QString &id, AgentConfig config)
         throw ValueError(QStringLiteral("Missing backend: sandbox_mode=sandbox needs "
                                         "execution_backend= or sandbox="));
 
+    // The spec marks SandboxOutputOffloadPolicy.storage required: without it nothing would
+    // ever be offloaded while the retrieval tool is still offered.
+    if (config.sandboxOutputOffload && !config.sandboxOutputOffload->storage)
+        throw ValueError(QStringLiteral("sandbox_output_offload needs a storage (InMemoryStorage, "
+                                        "FileStorage or S3Storage); it is required"));
+
     std::shared_ptr<Agent> agent(new Agent(id, std::move(config)));
     Private &p = *agent->d;
-    for (const Tool &t : p.config.tools) {
-        if (p.config.sandboxMode == SandboxMode::Sandbox &&
-            HOST_EXECUTION_TOOL_NAMES.contains(t.name))
-            p.blocked.append(t.name);
-        else
-            p.tools.add(t);
-    }
+    // Blocked in the registry itself: a host execution tool added later is refused too.
+    if (p.config.sandboxMode == SandboxMode::Sandbox)
+        p.tools.setBlockedNames(HOST_EXECUTION_TOOL_NAMES);
+    for (const Tool &t : p.config.tools)
+        p.tools.add(t);
     if (p.config.sandboxOutputOffload && p.config.sandboxOutputOffload->includeRetrievalTool)
         p.tools.add(retrieveOffloadedContentTool(*p.config.sandboxOutputOffload));
 
+    // The spec: a manager is auto-created "when sandbox mode is enabled without sandbox=",
+    // local_dev included, with or without a backend yet.
+    if (!p.config.sandbox && p.config.sandboxMode != SandboxMode::Off)
+        p.manager =
+            p.config.sandboxManager ? p.config.sandboxManager : std::make_shared<SandboxManager>();
     const bool perAgent = !p.config.sandbox && p.config.sandboxMode != SandboxMode::Off &&
                           !p.config.executionBackend.isNull();
     if (perAgent) {
-        p.manager =
-            p.config.sandboxManager ? p.config.sandboxManager : std::make_shared<SandboxManager>();
         const BackendSource &src = p.config.executionBackend;
         // Whether execute registers depends on the backend, known here for an instance and
         // after the first prepare for a template.
@@ -147,7 +153,7 @@ const ToolRegistry &Agent::tools() const
 
 QStringList Agent::blockedTools() const
 {
-    return d->blocked;
+    return d->tools.blocked();
 }
 
 void Agent::addHook(const AgentHookPtr &hook)
@@ -199,7 +205,8 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             }
         }
         if (!tool) {
-            if (d->blocked.contains(name))
+            if (d->config.sandboxMode == SandboxMode::Sandbox &&
+                HOST_EXECUTION_TOOL_NAMES.contains(name))
                 throw ToolNotFoundError(
                     QStringLiteral("tool '%1' is blocked in sandbox mode (a host execution "
                                    "tool); use the sandbox tools execute, read_file, write_file "

@@ -48,7 +48,7 @@ struct AgentConfig
     // Advanced per-agent path (no Sandbox):
     BackendSource executionBackend;
     std::optional<QString> workspaceRoot;
-    WorkspaceSyncPolicy workspaceSyncPolicy{DEFAULT_WORKSPACE_POLICY_EXCLUDES, std::nullopt};
+    WorkspaceSyncPolicy workspaceSyncPolicy;
     std::shared_ptr<SandboxManager> sandboxManager;
     /// Prebuilt tools to register (e.g. hostExecutionTools()); the host execution tools among
     /// them are blocked when sandboxMode is Sandbox.

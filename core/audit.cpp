@@ -113,7 +113,13 @@ QJsonObject commandAuditFields(const QString &command)
 {
     const QByteArray utf8 = command.toUtf8();
     const QByteArray sha = QCryptographicHash::hash(utf8, QCryptographicHash::Sha256).toHex();
-    return {{QStringLiteral("command_length"), utf8.size()},
+    // command_length is Python's len(): characters (code points), as the reference records
+    // it; command_bytes is the UTF-8 size the shell gets. The hash is of those bytes.
+    qsizetype characters = command.size();
+    for (const QChar c : command)
+        characters -= c.isLowSurrogate() ? 1 : 0;
+    return {{QStringLiteral("command_length"), characters},
+            {QStringLiteral("command_bytes"), utf8.size()},
             {QStringLiteral("command_sha256"), QString::fromLatin1(sha.left(12))},
             {QStringLiteral("inferred_op"), inferShellOperation(command)}};
 }

@@ -33,6 +33,10 @@ public:
     virtual QString id() const = 0;
     /// Class name, as SandboxRef.backend_type reports it.
     virtual QString typeName() const = 0;
+    /// The host folder that holds the workspace (local, bwrap), or empty when the workspace
+    /// lives elsewhere (a remote machine): host folders the engine seeds from or flushes to
+    /// must not overlap it (requireSeparateFolders).
+    virtual QString hostFolder() const { return {}; }
 
     /// Creates the workspace / remote session. Idempotent.
     virtual void create() = 0;
@@ -120,6 +124,8 @@ class BackendTemplate
 {
 public:
     virtual ~BackendTemplate();
+    /// The class name of the backends it builds, never the template's own: SandboxRef's
+    /// backend_type is the spec's "Backend class name" whichever source a sandbox was given.
     virtual QString typeName() const = 0;
     /// Builds the backend of one workspace id, or nullptr when the template has no per-session
     /// builder.

@@ -36,6 +36,8 @@ FileInfo FindRecord::toInfo(const QString &path) const
         info.type = FileInfo::Type::Other;
     }
     info.mtimeMs = mtimeNs / 1000000;
+    info.device = device;
+    info.inode = inode;
     return info;
 }
 
@@ -44,13 +46,18 @@ QList<FindRecord> parseFindRecords(const QByteArray &data)
     QList<FindRecord> out;
     for (const QByteArray &rec : data.split('\0')) {
         const QList<QByteArray> f = rec.split('\t');
-        if (f.size() < 4 || f[0].isEmpty())
+        if (f.size() < 5 || f[0].isEmpty())
             continue;
         FindRecord r;
         r.type = f[0].at(0);
         r.size = f[1].toLongLong();
         r.mtimeNs = parseMtimeNs(f[2]);
-        r.name = QString::fromUtf8(rec.mid(f[0].size() + f[1].size() + f[2].size() + 3));
+        if (const qsizetype colon = f[3].indexOf(':'); colon > 0) {
+            r.device = f[3].left(colon).toULongLong();
+            r.inode = f[3].mid(colon + 1).toULongLong();
+        }
+        r.name = QString::fromUtf8(
+            rec.mid(f[0].size() + f[1].size() + f[2].size() + f[3].size() + 4));
         out.append(r);
     }
     return out;

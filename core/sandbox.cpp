@@ -2,8 +2,10 @@
 
 #include "audit.h"
 #include "errors.h"
+#include "folderoverlap.h"
 #include "hostfiles.h"
 #include "sandboxplugin.h"
+#include "workspacefs.h"
 
 #include <QDir>
 #include <QFile>
@@ -111,6 +113,19 @@ Sandbox::Sandbox(const QString &workspaceId, const BackendSource &backend,
     d->options = std::move(options);
     d->manager =
         d->options.manager ? d->options.manager : std::make_shared<SandboxManager>(ttlSeconds);
+    if (const BackendPtr &instance = d->source.instance())
+        requireSeparateHostFolders(*instance);
+}
+
+void Sandbox::requireSeparateHostFolders(const ExecutionBackend &backend) const
+{
+    const QString workspace = backend.hostFolder();
+    if (d->options.seedFrom)
+        requireSeparateFolders(QStringLiteral("seed_from"), *d->options.seedFrom,
+                               QStringLiteral("workspace folder"), workspace);
+    if (d->options.syncDest)
+        requireSeparateFolders(QStringLiteral("sync_dest"), *d->options.syncDest,
+                               QStringLiteral("workspace folder"), workspace);
 }
 
 Sandbox::~Sandbox()
@@ -235,6 +250,14 @@ std::optional<WorkspaceSeedResult> Sandbox::start(const Progress &progress)
             throw;
         }
         std::optional<WorkspaceSeedResult> seed;
+        try {
+            // A template's backend is known only now: its folder is checked before any seed.
+            requireSeparateHostFolders(*session.backend);
+        } catch (...) {
+            d->manager->closeSession(d->workspaceId, false);
+            ProcessClaims::instance().release(d->workspaceId, this);
+            throw;
+        }
         if (d->options.seedFrom) {
             audit.setField(QStringLiteral("seed_from"), *d->options.seedFrom);
             try {
@@ -424,7 +447,7 @@ void Sandbox::makeFolder(const QString &path, const QString &actor)
     }
 }
 
-void Sandbox::moveFile(const QString &src, const QString &dest, const QString &actor)
+bool Sandbox::moveFile(const QString &src, const QString &dest, const QString &actor)
 {
     AuditRecorder audit(QStringLiteral("sandbox.move_file"), d->workspaceId, actor,
                         {{QStringLiteral("src"), src}, {QStringLiteral("dest"), dest}});
@@ -435,11 +458,27 @@ void Sandbox::moveFile(const QString &src, const QString &dest, const QString &a
             throw IsADirectoryError(
                 QStringLiteral("move_file moves files only; '%1' is not a regular file").arg(src),
                 EISDIR);
+        // read → write → delete would delete a file moved onto itself: the same spelling, a
+        // `./` one, a folder link leading back, or a hard link. The backend's own answer on
+        // identity (device + inode after confined resolution) decides, not the strings.
+        bool same = WorkspaceFs::normalize(src) == WorkspaceFs::normalize(dest);
+        if (!same) {
+            try {
+                same = from.isSameFile(b->stat(dest));
+            } catch (const FileNotFoundError &) {
+            }
+        }
+        if (same) {
+            audit.setField(QStringLiteral("same_file"), true);
+            audit.ok();
+            return false;
+        }
         // read → write → delete, as the spec says: the source goes only once the copy is safe.
         b->writeFile(dest, b->readFile(src));
         b->removeFile(src);
         d->manager->touch(d->workspaceId);
         audit.ok();
+        return true;
     } catch (const SandboxError &e) {
         audit.fail(e);
         throw;

@@ -109,8 +109,9 @@ public:
     void deleteFiles(const QStringList &paths, const QString &actor = hostActor());
     /// Creates a workspace folder and its parents (the window's "New folder").
     void makeFolder(const QString &path, const QString &actor = hostActor());
-    /// Moves a file: read → write → delete.
-    void moveFile(const QString &src, const QString &dest, const QString &actor = hostActor());
+    /// Moves a file: read → write → delete. Returns false, moving nothing, when `src` and
+    /// `dest` name one file (same path in another spelling, a link leading back, a hard link).
+    bool moveFile(const QString &src, const QString &dest, const QString &actor = hostActor());
     QString readFile(const QString &path, const QString &actor = hostActor());
     QByteArray readFileBytes(const QString &path, const QString &actor = hostActor());
 
@@ -139,6 +140,8 @@ private:
     Sandbox(const QString &workspaceId, const BackendSource &backend,
             std::optional<double> ttlSeconds, Options options);
     BackendPtr requireBackend() const;
+    /// seed_from and sync_dest against the backend's host folder (requireSeparateFolders).
+    void requireSeparateHostFolders(const ExecutionBackend &backend) const;
     /// Clears the started state and releases the process-wide claim; false if not started.
     bool markStopped();
     void onSessionClosed(const QString &reason);

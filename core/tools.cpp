@@ -9,16 +9,41 @@
 
 namespace elsai {
 
-void ToolRegistry::add(const Tool &tool)
+bool ToolRegistry::add(const Tool &tool)
 {
     QMutexLocker lock(&m_mutex);
+    if (m_blockedNames.contains(tool.name)) {
+        if (!m_blocked.contains(tool.name))
+            m_blocked.append(tool.name);
+        return false;
+    }
     for (Tool &t : m_tools) {
         if (t.name == tool.name) {
             t = tool;
-            return;
+            return true;
         }
     }
     m_tools.append(tool);
+    return true;
+}
+
+void ToolRegistry::setBlockedNames(const QStringList &names)
+{
+    QMutexLocker lock(&m_mutex);
+    m_blockedNames = names;
+    m_tools.removeIf([&](const Tool &t) {
+        if (!names.contains(t.name))
+            return false;
+        if (!m_blocked.contains(t.name))
+            m_blocked.append(t.name);
+        return true;
+    });
+}
+
+QStringList ToolRegistry::blocked() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_blocked;
 }
 
 bool ToolRegistry::remove(const QString &name)

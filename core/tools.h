@@ -37,8 +37,14 @@ struct Tool
 class ToolRegistry
 {
 public:
-    /// Adds or replaces the tool of that name.
-    void add(const Tool &tool);
+    /// Adds or replaces the tool of that name. A blocked name is refused: it is recorded in
+    /// blocked() and false is returned.
+    bool add(const Tool &tool);
+    /// Names this registry refuses from now on, whichever way a tool arrives (sandbox mode
+    /// blocks the host execution tools given at construction and any added later).
+    void setBlockedNames(const QStringList &names);
+    /// The blocked names something tried to add, in the order first tried.
+    QStringList blocked() const;
     bool remove(const QString &name);
     /// Removes every tool of a provider; returns their names.
     QStringList removeProvider(const QString &provider);
@@ -50,6 +56,8 @@ public:
 private:
     mutable QMutex m_mutex;
     QList<Tool> m_tools;
+    QStringList m_blockedNames;
+    QStringList m_blocked;
 };
 
 /// Argument helpers for tool implementations: throw ValueError naming the tool and argument.

@@ -36,6 +36,14 @@ struct FileInfo
     std::optional<qint64> size;
     Type type = Type::File; ///< extension: entry type, symlinks are not followed
     qint64 mtimeMs = 0;     ///< extension: modification time, ms since the epoch
+    /// Extension: the entry's identity where the backend knows it (0 = unknown). Two paths
+    /// name one file when both have an inode and device and inode are equal.
+    quint64 device = 0;
+    quint64 inode = 0;
+    bool isSameFile(const FileInfo &other) const
+    {
+        return inode != 0 && inode == other.inode && device == other.device;
+    }
     QJsonObject toJson() const;
 };
 
@@ -113,13 +121,6 @@ struct SandboxRef
     std::optional<QString> managerId;
 };
 
-/// Include/exclude globs for seeding and artifact sync (spec: WorkspaceSyncPolicy).
-struct WorkspaceSyncPolicy
-{
-    QStringList excludePatterns;                    ///< skipped when seeding (and syncing)
-    std::optional<QStringList> syncIncludePatterns; ///< copied back on flush; none = default
-};
-
 // The spec's constants.
 inline const QStringList DEFAULT_SANDBOX_SEED_EXCLUDES = {
     QStringLiteral(".git"),
@@ -143,6 +144,15 @@ inline const QStringList DEFAULT_WORKSPACE_POLICY_EXCLUDES = {
     QStringLiteral("__pycache__"),
     QStringLiteral(".venv"),
 };
+
+/// Include/exclude globs for seeding and artifact sync (spec: WorkspaceSyncPolicy).
+struct WorkspaceSyncPolicy
+{
+    /// Skipped when seeding (and syncing); the spec's field default.
+    QStringList excludePatterns = DEFAULT_WORKSPACE_POLICY_EXCLUDES;
+    std::optional<QStringList> syncIncludePatterns; ///< copied back on flush; none = default
+};
+
 inline const QStringList HOST_EXECUTION_TOOL_NAMES = {
     QStringLiteral("shell"),      QStringLiteral("python_repl"), QStringLiteral("file_read"),
     QStringLiteral("file_write"), QStringLiteral("environment"),

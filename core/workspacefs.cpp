@@ -258,6 +258,8 @@ FileInfo makeInfo(const QString &rel, const struct stat &st)
         info.type = FileInfo::Type::Other;
     }
     info.mtimeMs = qint64(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+    info.device = quint64(st.st_dev);
+    info.inode = quint64(st.st_ino);
     return info;
 }
 

@@ -2,6 +2,7 @@
 #include "errors.h"
 #include "hosttools.h"
 #include "localsandboxbackend.h"
+#include "offload.h"
 #include "sandbox.h"
 #include "sandboxplugin.h"
 #include "testutil.h"
@@ -194,6 +195,82 @@ private Q_SLOTS:
         // The sandbox tools are there whenever a backend is active.
         QCOMPARE(a->tools().contains(QStringLiteral("read_file")),
                  c.sandboxMode != SandboxMode::Off);
+    }
+
+    // Blocking holds however a host execution tool reaches the agent: added after
+    // construction, it is refused by the registry and calling it stays blocked.
+    void hostToolsAddedLaterAreBlockedInSandboxMode()
+    {
+        AgentConfig c;
+        c.sandboxMode = SandboxMode::Sandbox;
+        c.executionBackend = std::make_shared<LocalSandboxBackend>(fresh("ws"));
+        const AgentPtr a = Agent::create(QStringLiteral("late-host"), c);
+        QVERIFY(a->blockedTools().isEmpty());
+        for (const Tool &t : hostExecutionTools())
+            QVERIFY(!a->tools().add(t));
+        for (const QString &name : HOST_EXECUTION_TOOL_NAMES)
+            QVERIFY2(!a->tools().contains(name), qPrintable(name));
+        QCOMPARE(a->blockedTools().size(), 5);
+        const QString marker = fresh("ran");
+        try {
+            a->callTool(QStringLiteral("shell"),
+                        {{QStringLiteral("command"), QStringLiteral("touch ") + marker}});
+            QFAIL("shell ran in sandbox mode");
+        } catch (const ToolNotFoundError &e) {
+            QVERIFY(e.message().contains(QStringLiteral("blocked in sandbox mode")));
+        }
+        QVERIFY(!QFileInfo::exists(marker));
+        // local_dev keeps them
+        AgentConfig dev;
+        dev.sandboxMode = SandboxMode::LocalDev;
+        dev.executionBackend = std::make_shared<LocalSandboxBackend>(fresh("ws"));
+        const AgentPtr d = Agent::create(QStringLiteral("late-host-dev"), dev);
+        QVERIFY(d->tools().add(hostExecutionTools().first()));
+    }
+
+    void offloadPolicyNeedsAStorage()
+    {
+        AgentConfig c;
+        c.sandbox = startedSandbox();
+        c.sandboxOutputOffload = SandboxOutputOffloadPolicy{};
+        QVERIFY_THROWS_EXCEPTION(ValueError, Agent::create(QStringLiteral("no-storage"), c));
+        c.sandboxOutputOffload->storage = std::make_shared<InMemoryStorage>();
+        QVERIFY(Agent::create(QStringLiteral("with-storage"), c));
+    }
+
+    // "Auto-created when sandbox mode is enabled without sandbox=": local_dev too, and before
+    // a backend is given.
+    void managerIsAutoCreatedWhenSandboxModeIsOn_data()
+    {
+        QTest::addColumn<int>("mode");
+        QTest::addColumn<bool>("withBackend");
+        QTest::addColumn<bool>("managed");
+        QTest::newRow("off") << int(SandboxMode::Off) << true << false;
+        QTest::newRow("sandbox") << int(SandboxMode::Sandbox) << true << true;
+        QTest::newRow("local_dev") << int(SandboxMode::LocalDev) << true << true;
+        QTest::newRow("local_dev, no backend") << int(SandboxMode::LocalDev) << false << true;
+    }
+    void managerIsAutoCreatedWhenSandboxModeIsOn()
+    {
+        QFETCH(int, mode);
+        QFETCH(bool, withBackend);
+        QFETCH(bool, managed);
+        AgentConfig c;
+        c.sandboxMode = SandboxMode(mode);
+        if (withBackend)
+            c.executionBackend = std::make_shared<LocalSandboxBackend>(fresh("ws"));
+        const AgentPtr a = Agent::create(QStringLiteral("managed-%1").arg(++m_n), c);
+        QCOMPARE(bool(a->sandboxManager()), managed);
+    }
+
+    void syncPolicyDefaultsAreTheSpecs()
+    {
+        const WorkspaceSyncPolicy p;
+        QCOMPARE(p.excludePatterns,
+                 (QStringList{QStringLiteral(".git"), QStringLiteral("node_modules"),
+                              QStringLiteral("__pycache__"), QStringLiteral(".venv")}));
+        QVERIFY(!p.syncIncludePatterns);
+        QCOMPARE(AgentConfig().workspaceSyncPolicy.excludePatterns, p.excludePatterns);
     }
 
     void hostToolsReallyRun()

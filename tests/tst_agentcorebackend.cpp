@@ -709,7 +709,7 @@ void TestAgentCoreBackend::templateBuildsOneBackendPerWorkspace()
 {
     FakeAgentCore fake;
     auto tmpl = std::make_shared<AgentCoreSandboxTemplate>(fake.options());
-    QCOMPARE(tmpl->typeName(), QStringLiteral("AgentCoreSandboxTemplate"));
+    QCOMPARE(tmpl->typeName(), QStringLiteral("AgentCoreSandboxBackend"));
     const BackendPtr a = tmpl->buildForSession(QStringLiteral("a"));
     QCOMPARE(tmpl->buildForSession(QStringLiteral("a")), a);
     const BackendPtr b = tmpl->buildForSession(QStringLiteral("b"));

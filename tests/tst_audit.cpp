@@ -436,6 +436,7 @@ private Q_SLOTS:
         QTest::newRow("empty") << QString();
         QTest::newRow("multi-line") << QStringLiteral("set -e\nmake\nmake install\n");
         QTest::newRow("non-ascii") << QStringLiteral("echo 'héllo wörld ✓' > ü.txt");
+        QTest::newRow("astral") << QStringLiteral("echo 🦀🦀"); // 7 characters, 13 bytes
         QTest::newRow("long") << QString(10000, QLatin1Char('a'));
     }
 
@@ -446,10 +447,13 @@ private Q_SLOTS:
         QStringList keys = f.keys();
         keys.sort();
         QCOMPARE(keys,
-                 (QStringList{QStringLiteral("command_length"), QStringLiteral("command_sha256"),
-                              QStringLiteral("inferred_op")}));
-        // Length and hash of the UTF-8 bytes (what the shell gets).
-        QCOMPARE(f.value(QLatin1String("command_length")).toInteger(), command.toUtf8().size());
+                 (QStringList{QStringLiteral("command_bytes"), QStringLiteral("command_length"),
+                              QStringLiteral("command_sha256"), QStringLiteral("inferred_op")}));
+        // The length in characters, as Python's len() counts them; the size and hash of the
+        // UTF-8 bytes (what the shell gets).
+        QCOMPARE(f.value(QLatin1String("command_length")).toInteger(),
+                 qsizetype(command.toUcs4().size()));
+        QCOMPARE(f.value(QLatin1String("command_bytes")).toInteger(), command.toUtf8().size());
         const QString sha = f.value(QLatin1String("command_sha256")).toString();
         static const QRegularExpression hex12(QStringLiteral("^[0-9a-f]{12}$"));
         QVERIFY2(hex12.match(sha).hasMatch(), qPrintable(sha));
@@ -705,6 +709,8 @@ private Q_SLOTS:
             const QString sha = e.value(QLatin1String("command_sha256")).toString();
             QVERIFY2(bySha.contains(sha), qPrintable(QJsonDocument(e).toJson()));
             QCOMPARE(e.value(QLatin1String("command_length")).toInteger(),
+                     qsizetype(bySha.value(sha).toUcs4().size()));
+            QCOMPARE(e.value(QLatin1String("command_bytes")).toInteger(),
                      bySha.value(sha).toUtf8().size());
             QVERIFY(!e.contains(QLatin1String("command")));
             QVERIFY(!e.contains(QLatin1String("error"))); // messages may quote the command

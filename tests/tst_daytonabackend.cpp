@@ -219,9 +219,9 @@ private Q_SLOTS:
         auto b = started(fake);
         // The listing is find's output through /process/execute (base64 of NUL-separated
         // records); a hostile service answering names with '/' or '..' is filtered.
-        const QByteArray records("f\t1\t0\t../escape\0f\t1\t0\ta/b\0d\t0\t0\t..\0f\t1\t0\t\0"
-                                 "f\t5\t1700000000.5\tok.txt\0",
-                                 66);
+        const QByteArray records("f\t1\t0\t1:2\t../escape\0f\t1\t0\t1:3\ta/b\0d\t0\t0\t1:4\t..\0"
+                                 "f\t1\t0\t1:5\t\0f\t5\t1700000000.5\t7:42\tok.txt\0",
+                                 87);
         fake.http().enqueue(FakeHttpServer::Response::json(
             200, QJsonDocument(QJsonObject{{"exitCode", 0},
                                            {"result", QString::fromLatin1(records.toBase64())}})
@@ -231,6 +231,8 @@ private Q_SLOTS:
         QCOMPARE(entries[0].path, QStringLiteral("ok.txt"));
         QCOMPARE(entries[0].size.value_or(-1), qint64(5));
         QCOMPARE(entries[0].mtimeMs, qint64(1700000000500));
+        QCOMPARE(entries[0].device, quint64(7));
+        QCOMPARE(entries[0].inode, quint64(42));
         // A failure that is not the script's refusal (no marker) is an OSError.
         fake.http().enqueue(FakeHttpServer::Response::json(
             200, R"({"exitCode":127,"result":"sh: find: not found"})"));

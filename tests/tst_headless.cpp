@@ -669,7 +669,7 @@ private Q_SLOTS:
         QCOMPARE(readHostFile(hostOut), QByteArray("added\n"));
         QCOMPARE(result(9).toString(), QStringLiteral("from the host\n"));
         // move_file, delete_files
-        QVERIFY(result(10).isNull());
+        QCOMPARE(result(10).toObject(), (QJsonObject{{QStringLiteral("moved"), true}}));
         QCOMPARE(readHostFile(m_ws->path() + QStringLiteral("/docs/moved.md")), QByteArray("added\n"));
         QVERIFY(!QFileInfo::exists(m_ws->path() + QStringLiteral("/added.txt")));
         QVERIFY(result(11).isNull());

@@ -49,6 +49,99 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(ValueError, Sandbox::create(QStringLiteral("x"), backend, -1));
     }
 
+    // Folders that must not overlap the workspace are refused before anything is touched,
+    // whatever the spelling: the user's project stays byte for byte.
+    void overlappingFoldersAreRefused_data()
+    {
+        QTest::addColumn<QString>("role");     // seed_from, sync_dest, flush
+        QTest::addColumn<QString>("relation"); // how the folder relates to the workspace
+        for (const char *role : {"seed_from", "sync_dest", "flush", "backend seed",
+                                 "backend flush"}) {
+            for (const char *rel : {"same", "same via symlink", "same with ./ and //",
+                                    "inside", "containing"})
+                QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(QLatin1String(role),
+                                                                    QLatin1String(rel))))
+                    << QString::fromLatin1(role) << QString::fromLatin1(rel);
+        }
+    }
+    void overlappingFoldersAreRefused()
+    {
+        QFETCH(QString, role);
+        QFETCH(QString, relation);
+        const QString project = makeProject();
+        QString workspace = project;
+        QString other = project;
+        if (relation == QLatin1String("same via symlink")) {
+            other = m_tmp.filePath(QStringLiteral("alias-%1").arg(++m_counter));
+            QVERIFY(QFile::link(project, other));
+        } else if (relation == QLatin1String("same with ./ and //")) {
+            other = project + QStringLiteral("/./src/..//");
+            other.replace(QStringLiteral("/src/.."), QStringLiteral("/."));
+        } else if (relation == QLatin1String("inside")) {
+            other = project + QStringLiteral("/src");
+        } else if (relation == QLatin1String("containing")) {
+            workspace = project + QStringLiteral("/sandbox-ws");
+        }
+        const QByteArray before = readHostFile(project + QStringLiteral("/src/app.py"));
+        auto backend = std::make_shared<LocalSandboxBackend>(workspace);
+        const QString id = QStringLiteral("overlap-%1").arg(++m_counter);
+        Sandbox::Options o;
+        if (role == QLatin1String("seed_from")) {
+            o.seedFrom = other;
+            QVERIFY_THROWS_EXCEPTION(ValueError, Sandbox::create(id, backend, 60, o));
+        } else if (role == QLatin1String("sync_dest")) {
+            o.syncDest = other;
+            QVERIFY_THROWS_EXCEPTION(ValueError, Sandbox::create(id, backend, 60, o));
+        } else if (role == QLatin1String("flush")) {
+            auto s = Sandbox::create(id, backend, 60);
+            s->start();
+            QVERIFY_THROWS_EXCEPTION(ValueError, s->flush(other));
+            QVERIFY_THROWS_EXCEPTION(ValueError, s->planFlush(other));
+            s->stop(false);
+        } else {
+            backend->create();
+            if (role == QLatin1String("backend seed")) {
+                QVERIFY_THROWS_EXCEPTION(ValueError,
+                                         backend->seedWorkspace(other, DEFAULT_SANDBOX_SEED_EXCLUDES));
+            } else {
+                QVERIFY_THROWS_EXCEPTION(
+                    ValueError, backend->syncArtifacts(other, defaultSandboxSyncPolicy()));
+            }
+        }
+        QCOMPARE(readHostFile(project + QStringLiteral("/src/app.py")), before);
+        QCOMPARE(readHostFile(project + QStringLiteral("/README.md")), QByteArray("# demo\n"));
+    }
+
+    void overlapErrorNamesBothFolders()
+    {
+        const QString project = makeProject();
+        Sandbox::Options o;
+        o.seedFrom = project;
+        try {
+            Sandbox::create(QStringLiteral("overlap-message"),
+                            std::make_shared<LocalSandboxBackend>(project + QStringLiteral("/ws")),
+                            60, o);
+            QFAIL("no error");
+        } catch (const ValueError &e) {
+            QVERIFY2(e.message().contains(project) && e.message().contains(QStringLiteral("/ws")) &&
+                         e.message().contains(QStringLiteral("seed_from")),
+                     qPrintable(e.message()));
+        }
+    }
+
+    void separateSiblingFoldersAreAccepted()
+    {
+        // "/x/project" and "/x/project-ws" share a prefix, not a folder.
+        const QString project = makeProject();
+        Sandbox::Options o;
+        o.seedFrom = project;
+        auto s = Sandbox::create(QStringLiteral("siblings"),
+                                 std::make_shared<LocalSandboxBackend>(project + QStringLiteral("-ws")),
+                                 60, o);
+        QVERIFY(s->start()->success());
+        s->stop(false);
+    }
+
     void defaults()
     {
         const QString project = makeProject();

@@ -21,6 +21,8 @@
 
 #include <memory>
 
+#include <unistd.h>
+
 using namespace elsai;
 
 namespace {
@@ -430,13 +432,43 @@ private Q_SLOTS:
     {
         RUN_OK(start, "{\"op\":\"start\"}");
         RUN_OK(r, R"({"op":"move_file","src":"src/main.py","dest":"app/entry.py"})");
-        QVERIFY(r.value(QLatin1String("result")).isNull());
+        QCOMPARE(r.value(QLatin1String("result")).toObject(),
+                 (QJsonObject{{QStringLiteral("moved"), true}}));
         QVERIFY(!QFile::exists(wsPath(QStringLiteral("src/main.py"))));
         QCOMPARE(readHost(wsPath(QStringLiteral("app/entry.py"))), kMainPy);
 
         RUN_ERR(missing, "FileNotFoundError",
                 R"({"op":"move_file","src":"src/main.py","dest":"x.py"})");
         QVERIFY(!QFile::exists(wsPath(QStringLiteral("x.py"))));
+    }
+
+    // A move onto itself, in any spelling, keeps the file and says nothing was moved.
+    void moveFileOntoItself_data()
+    {
+        QTest::addColumn<QByteArray>("line");
+        QTest::newRow("same path")
+            << QByteArray(R"({"op":"move_file","src":"src/main.py","dest":"src/main.py"})");
+        QTest::newRow("./ spelling")
+            << QByteArray("{\"op\":\"move_file\",\"src\":\"src/main.py\","
+                          "\"dest\":\"./src/" "/./main.py\"}");
+        QTest::newRow("link back")
+            << QByteArray(R"({"op":"move_file","src":"src/main.py","dest":"back/src/main.py"})");
+        QTest::newRow("hard link")
+            << QByteArray(R"({"op":"move_file","src":"src/main.py","dest":"hard.py"})");
+    }
+    void moveFileOntoItself()
+    {
+        QFETCH(QByteArray, line);
+        RUN_OK(start, "{\"op\":\"start\"}");
+        QVERIFY(QFile::link(QStringLiteral("."), wsPath(QStringLiteral("back"))));
+        QCOMPARE(::link(QFile::encodeName(wsPath(QStringLiteral("src/main.py"))).constData(),
+                        QFile::encodeName(wsPath(QStringLiteral("hard.py"))).constData()),
+                 0);
+        RUN_OK(r, line);
+        const QJsonObject result = r.value(QLatin1String("result")).toObject();
+        QCOMPARE(result.value(QLatin1String("moved")), QJsonValue(false));
+        QCOMPARE(result.value(QLatin1String("same_file")), QJsonValue(true));
+        QCOMPARE(readHost(wsPath(QStringLiteral("src/main.py"))), kMainPy);
     }
 
     void readFileText()

@@ -167,7 +167,7 @@ class AgentCoreSandboxTemplate : public BackendTemplate
 public:
     explicit AgentCoreSandboxTemplate(
         AgentCoreOptions options = AgentCoreOptions::fromEnvironment());
-    QString typeName() const override { return QStringLiteral("AgentCoreSandboxTemplate"); }
+    QString typeName() const override { return QStringLiteral("AgentCoreSandboxBackend"); }
     BackendPtr buildForSession(const QString &sessionId) override;
     BackendPtr buildDefault() override;
     const AgentCoreOptions &options() const { return m_options; }

@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "fdutil.h"
+#include "folderoverlap.h"
 #include "glob.h"
 #include "tempfiles.h"
 #include "workspacefs.h"
@@ -151,6 +152,8 @@ WorkspaceSeedResult
 LocalSandboxBackend::seedWorkspace(const QString &source, const QStringList &excludes,
                                    const std::function<void(int, int)> &progress)
 {
+    requireSeparateFolders(QStringLiteral("seed_from"), source, QStringLiteral("workspace folder"),
+                           m_root);
     const auto ws = fs();
     const QString root = QDir(source).absolutePath();
     const SeedPlan plan = planSeed(root, GlobSet(excludes));
@@ -170,6 +173,8 @@ static GlobSet includesOf(const WorkspaceSyncPolicy &policy)
 
 SyncPlan LocalSandboxBackend::planSync(const QString &dest, const WorkspaceSyncPolicy &policy)
 {
+    requireSeparateFolders(QStringLiteral("flush destination"), dest,
+                           QStringLiteral("workspace folder"), m_root);
     const auto ws = fs();
     const QString root = QDir(dest).absolutePath();
     QMutexLocker lock(&m_manifestMutex);
@@ -182,6 +187,8 @@ WorkspaceSyncResult
 LocalSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
                                    const std::function<void(int, int)> &progress)
 {
+    requireSeparateFolders(QStringLiteral("flush destination"), dest,
+                           QStringLiteral("workspace folder"), m_root);
     const auto ws = fs();
     const QString root = QDir(dest).absolutePath();
     // One flush at a time per workspace: the manifest is read and updated by it.

@@ -38,6 +38,7 @@ public:
     QString id() const override;
     QString typeName() const override { return QStringLiteral("LocalSandboxBackend"); }
     const QString &workspaceRoot() const { return m_root; }
+    QString hostFolder() const override { return m_root; }
     const Options &options() const { return m_options; }
 
     void create() override;

@@ -64,7 +64,7 @@ follow() {
     walk "$t" parent
   done
 }
-entry() { find "${1:-.}" -maxdepth 0 -printf '%y\t%s\t%T@\t%f\0' | base64 -w0; }
+entry() { find "${1:-.}" -maxdepth 0 -printf '%y\t%s\t%T@\t%D:%i\t%f\0' | base64 -w0; }
 writable() {
   [ -n "$name" ] || die EISDIR "cannot write '$p': it is a folder"
   [ -L "./$name" ] && die EACCES "refusing to write '$p': it is a symlink"
@@ -88,7 +88,7 @@ read)
   die EIO "cannot read '$p'";;
 list)
   walk "$p" all; check
-  find . -mindepth 1 -maxdepth 1 -printf '%y\t%s\t%T@\t%f\0' | base64 -w0;;
+  find . -mindepth 1 -maxdepth 1 -printf '%y\t%s\t%T@\t%D:%i\t%f\0' | base64 -w0;;
 stat)
   walk "$p" parent; check
   [ -n "$name" ] || { entry; exit 0; }

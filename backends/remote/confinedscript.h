@@ -37,7 +37,7 @@ QString confinedTempName(const QString &token);
 /// refusal, OSError naming `service` for anything else (the script did not run).
 QByteArray confinedPayload(int exitCode, const QByteArray &output, const QString &service);
 
-/// Entries of `list` / `stat` (find's `%y\t%s\t%T@\t%f\0`), paths joined to `dir`.
+/// Entries of `list` / `stat` (find's `%y\t%s\t%T@\t%D:%i\t%f\0`), paths joined to `dir`.
 QList<FileInfo> confinedEntries(const QByteArray &payload, const QString &dir);
 
 } // namespace elsai::remote

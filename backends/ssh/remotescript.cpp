@@ -103,13 +103,13 @@ write)
   rm -f -- "$tmp"; die EIO "cannot write '$1'";;
 list)
   home; walk "$1" all; settle
-  exec find . -mindepth 1 -maxdepth 1 -printf '%y\t%s\t%T@\t%f\0';;
+  exec find . -mindepth 1 -maxdepth 1 -printf '%y\t%s\t%T@\t%D:%i\t%f\0';;
 stat)
   home
-  [ -n "$1" ] || exec find . -maxdepth 0 -printf '%y\t%s\t%T@\t%f\0'
+  [ -n "$1" ] || exec find . -maxdepth 0 -printf '%y\t%s\t%T@\t%D:%i\t%f\0'
   walk "$1" parent; settle
   [ -e "./$name" ] || [ -L "./$name" ] || die ENOENT "'$1': no such file or folder"
-  exec find "./$name" -maxdepth 0 -printf '%y\t%s\t%T@\t%f\0';;
+  exec find "./$name" -maxdepth 0 -printf '%y\t%s\t%T@\t%D:%i\t%f\0';;
 remove)
   home; walk "$1" parent; settle
   [ -e "./$name" ] || [ -L "./$name" ] || die ENOENT "cannot remove '$1': no such file or folder"
@@ -120,10 +120,10 @@ remove)
 mkdirs)
   home; walk "$1" all 1; settle;;
 listall)
-  exec find "$R" -mindepth 1 -printf '%y\t%s\t%T@\t%P\0';;
+  exec find "$R" -mindepth 1 -printf '%y\t%s\t%T@\t%D:%i\t%P\0';;
 seed)
   tar -x -f - -C "$R" --no-same-owner --no-same-permissions; rc=$?
-  find "$R" -mindepth 1 -type f -printf '%y\t%s\t%T@\t%P\0'
+  find "$R" -mindepth 1 -type f -printf '%y\t%s\t%T@\t%D:%i\t%P\0'
   exit $rc;;
 pack)
   # GNU tar walks a tree from "." with openat(parent, name, O_NOFOLLOW), where a name list

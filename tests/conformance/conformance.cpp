@@ -4,6 +4,7 @@
 #include "conformance.h"
 
 #include "errors.h"
+#include "sandbox.h"
 #include "testutil.h"
 #include "types.h"
 
@@ -488,6 +489,57 @@ private Q_SLOTS:
         QCOMPARE(b->readFile(QStringLiteral("dir/f.txt")), QByteArray("inside"));
         QCOMPARE(b->execute(QStringLiteral("cat f.txt"), {}, QStringLiteral("dir")).output,
                  QStringLiteral("inside"));
+    }
+
+    // --- identity: one file under two names -------------------------------------------
+
+    void statTellsOneFileFromAnother()
+    {
+        auto b = make();
+        b->writeFile(QStringLiteral("sub/f.txt"), "one");
+        b->writeFile(QStringLiteral("sub/g.txt"), "one");
+        QCOMPARE(b->execute(QStringLiteral("ln -s sub dir && ln sub/f.txt hard.txt")).exitCode, 0);
+        const FileInfo f = b->stat(QStringLiteral("sub/f.txt"));
+        QVERIFY(f.inode != 0);
+        QVERIFY(f.isSameFile(b->stat(QStringLiteral("dir/f.txt"))));
+        QVERIFY(f.isSameFile(b->stat(QStringLiteral("./sub//f.txt"))));
+        QVERIFY(f.isSameFile(b->stat(QStringLiteral("hard.txt"))));
+        QVERIFY(!f.isSameFile(b->stat(QStringLiteral("sub/g.txt"))));
+    }
+
+    // A move onto itself is a no-op that says so, never read → write → delete of the file.
+    void moveOntoItselfKeepsTheFile_data()
+    {
+        QTest::addColumn<QString>("dest");
+        QTest::newRow("same path") << QStringLiteral("sub/f.txt");
+        QTest::newRow("./ spelling") << QStringLiteral("./sub/./f.txt");
+        QTest::newRow("double slash") << QStringLiteral("sub//f.txt");
+        QTest::newRow("folder link") << QStringLiteral("dir/f.txt");
+        QTest::newRow("link to the root") << QStringLiteral("root/sub/f.txt");
+        QTest::newRow("hard link") << QStringLiteral("hard.txt");
+    }
+    void moveOntoItselfKeepsTheFile()
+    {
+        QFETCH(QString, dest);
+        auto b = make();
+        b->writeFile(QStringLiteral("sub/f.txt"), "keep me");
+        QCOMPARE(b->execute(QStringLiteral("ln -s sub dir && ln -s . root && ln sub/f.txt "
+                                           "hard.txt"))
+                     .exitCode,
+                 0);
+        const SandboxPtr sb = Sandbox::create(QStringLiteral("conformance-move-%1")
+                                                  .arg(QTest::currentDataTag()),
+                                              b, std::nullopt);
+        sb->start();
+        QCOMPARE(sb->moveFile(QStringLiteral("sub/f.txt"), dest), false);
+        QCOMPARE(b->readFile(QStringLiteral("sub/f.txt")), QByteArray("keep me"));
+        QCOMPARE(b->readFile(dest), QByteArray("keep me"));
+        // a real move still moves
+        QCOMPARE(sb->moveFile(QStringLiteral("sub/f.txt"), QStringLiteral("moved.txt")), true);
+        QCOMPARE(b->readFile(QStringLiteral("moved.txt")), QByteArray("keep me"));
+        QCOMPARE(errorName([&] { b->stat(QStringLiteral("sub/f.txt")); }),
+                 QStringLiteral("FileNotFoundError"));
+        sb->stop(false);
     }
 
     // --- seeding -------------------------------------------------------------------------
