@@ -379,9 +379,15 @@ QStringList Sandbox::downloadFiles(const QList<QPair<QString, QString>> &files, 
                 throw ValueError(QStringLiteral("download of '%1': empty host path").arg(wsPath));
         }
         for (const auto &[wsPath, hostPath] : files) {
-            if (!overwrite && QFileInfo::exists(hostPath))
+            if (!overwrite && QFileInfo::exists(QFileInfo(hostPath).absoluteFilePath()))
                 continue;
-            writeHostFileAtomic(hostPath, b->readFile(wsPath));
+            try {
+                writeHostFileAtomic(hostPath, b->readFile(wsPath), 0644, overwrite);
+            } catch (const FileExistsError &) {
+                if (overwrite)
+                    throw;
+                continue; // created meanwhile: kept, as any existing host file
+            }
             done.append(wsPath);
         }
         d->manager->touch(d->workspaceId);

@@ -1,5 +1,6 @@
 #include "workspacefs.h"
 
+#include "atomicwrite.h"
 #include "dirlistingcache.h"
 #include "errors.h"
 #include "faultinjection.h"
@@ -7,7 +8,6 @@
 
 #include <QDir>
 #include <QFileInfo>
-#include <QRandomGenerator>
 #include <QScopeGuard>
 
 #include <algorithm>
@@ -276,36 +276,6 @@ int renameEntry(int fromDir, const char *from, int toDir, const char *to, bool o
     return renameat(fromDir, from, toDir, to) == 0 ? 0 : errno;
 }
 
-// ".<name>.elsai-tmp-<random>", shortened so it stays within NAME_MAX.
-QByteArray tempName(const QByteArray &name)
-{
-    const QByteArray suffix = ".elsai-tmp-"
-        + QByteArray::number(QRandomGenerator::system()->generate64(), 16).rightJustified(16, '0');
-    const qsizetype room = MaxNameBytes - 1 - suffix.size();
-    QString stem = QString::fromUtf8(name);
-    while (stem.toUtf8().size() > room)
-        stem.chop(1);
-    return '.' + stem.toUtf8() + suffix;
-}
-
-bool writeAll(int fd, const QByteArray &data)
-{
-    const char *p = data.constData();
-    qsizetype left = data.size();
-    while (left > 0) {
-        const ssize_t n = ::write(fd, p, size_t(left));
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return false;
-        }
-        ELSAI_FAULT_POINT("write");
-        p += n;
-        left -= n;
-    }
-    return true;
-}
-
 struct DirCloser
 {
     void operator()(DIR *d) const { closedir(d); }
@@ -545,39 +515,12 @@ void WorkspaceFs::writeFile(const QString &path, const QByteArray &content, bool
             throwOsError(EEXIST, what, shown(path));
     }
 
-    QByteArray tmp;
-    UniqueFd fd;
-    for (int attempt = 0; attempt < 16 && !fd.isValid(); ++attempt) {
-        tmp = tempName(entry.name);
-        fd.reset(openat(dirFd, tmp.constData(),
-                        O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, mode_t(mode & 0777)));
-        if (!fd.isValid() && errno != EEXIST)
-            throwOsError(errno, what, shown(path));
-    }
-    if (!fd.isValid())
-        throwOsError(EEXIST, what, shown(path));
-    // Unlinks the temp file unless it got renamed into place.
-    auto removeTemp = qScopeGuard([&] { unlinkat(dirFd, tmp.constData(), 0); });
-
-    if (!writeAll(fd.get(), content))
-        throwOsError(errno, what, shown(path));
-    // Keep an existing file's permission bits; set-id bits are dropped as on any foreign write.
-    if (exists && S_ISREG(st.st_mode) && fchmod(fd.get(), st.st_mode & 0777) != 0)
-        throwOsError(errno, what, shown(path));
-    if (fsync(fd.get()) != 0)
-        throwOsError(errno, what, shown(path));
-    ELSAI_FAULT_POINT("fsync");
-    if (::close(fd.release()) != 0)
-        throwOsError(errno, what, shown(path));
-    if (const int err = renameEntry(dirFd, tmp.constData(), dirFd, entry.name.constData(),
-                                    overwrite)) {
-        throwOsError(err, what, shown(path));
-    }
-    removeTemp.dismiss();
-    ELSAI_FAULT_POINT("rename");
-    if (fsync(dirFd) != 0)
-        throwOsError(errno, what, shown(path));
-    ELSAI_FAULT_POINT("fsync-dir");
+    AtomicWriteOptions options;
+    options.createMode = mode_t(mode & 0777);
+    options.keepExistingMode = exists;
+    options.noReplace = !overwrite;
+    if (const auto err = writeAtomicAt(dirFd, entry.name, QByteArrayView(content), options))
+        throwOsError(err->error, what, shown(path));
 }
 
 namespace {

@@ -250,6 +250,45 @@ private Q_SLOTS:
         s->stop(false);
     }
 
+    void downloadLongNames_data()
+    {
+        QTest::addColumn<int>("wsLength");
+        QTest::addColumn<int>("hostLength");
+        QTest::newRow("host name of 250 bytes") << 10 << 250;
+        QTest::newRow("host name of 255 bytes") << 10 << 255;
+        QTest::newRow("255-byte workspace name, written by an agent") << 255 << 255;
+        QTest::newRow("multi-byte host name of 254 bytes") << 10 << -254;
+    }
+
+    // The temp name of an atomic write must fit NAME_MAX whatever the target's length.
+    void downloadLongNames()
+    {
+        QFETCH(int, wsLength);
+        QFETCH(int, hostLength);
+        auto s = make(QStringLiteral("download-long"));
+        s->start();
+        AgentPtr agent = Agent::create(QStringLiteral("long-writer"));
+        s->attach(agent);
+        const QString wsName(wsLength, u'w');
+        const ToolResult w = agent->callTool(
+            QStringLiteral("write_file"),
+            {{QStringLiteral("path"), wsName}, {QStringLiteral("content"), QStringLiteral("L")}});
+        QVERIFY2(w.text.contains(QLatin1String("Wrote 1 bytes")), qPrintable(w.text));
+        // a negative length: that many bytes of two-byte characters
+        const QString hostName = hostLength > 0 ? QString(hostLength, u'h')
+                                                : QString(-hostLength / 2, QChar(0xe9));
+        QCOMPARE(hostName.toUtf8().size(), qAbs(hostLength));
+        const QString out = m_tmp.filePath(QStringLiteral("dl-long/") + hostName);
+        QCOMPARE(s->downloadFiles({{wsName, out}}), QStringList{wsName});
+        QCOMPARE(readHostFile(out), QByteArray("L"));
+        QCOMPARE(QDir(m_tmp.filePath(QStringLiteral("dl-long")))
+                     .entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot)
+                     .size(),
+                 1); // no temp file left
+        QVERIFY(QFile::remove(out));
+        s->stop(false);
+    }
+
     void deleteAndMove()
     {
         auto s = make(QStringLiteral("delmove"));
