@@ -382,6 +382,7 @@ WorkspaceFs::WorkspaceFs(const QString &rootPath)
         throw ValueError(QStringLiteral("empty workspace root path"));
     m_rootPath = QDir::cleanPath(QFileInfo(rootPath).absoluteFilePath());
     QDir().mkpath(m_rootPath); // a failure shows up as the open error below
+    m_claim = FolderClaim(FolderClaim::Role::Workspace, m_rootPath);
     m_rootFd = ::open(QFile::encodeName(m_rootPath).constData(),
                       O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (m_rootFd < 0)

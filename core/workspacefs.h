@@ -1,5 +1,6 @@
 #pragma once
 
+#include "folderclaims.h"
 #include "types.h"
 
 #include <QByteArray>
@@ -32,7 +33,8 @@ class WorkspaceFs
 {
 public:
     /// Opens (creating it with parents when missing) the host folder `rootPath`.
-    /// Throws OSError when it cannot be opened as a folder.
+    /// Throws OSError when it cannot be opened as a folder, ValueError when an offload folder
+    /// of the process lies inside it (see FolderClaim).
     explicit WorkspaceFs(const QString &rootPath);
     ~WorkspaceFs();
     WorkspaceFs(const WorkspaceFs &) = delete;
@@ -99,6 +101,7 @@ public:
 private:
     QString m_rootPath;
     int m_rootFd = -1;
+    FolderClaim m_claim;
     std::unique_ptr<DirListingCache> m_listingCache; ///< thread-safe itself
 };
 
