@@ -8,6 +8,7 @@
 #include "modelroles.h"
 
 #include <QJsonArray>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QMutex>
 
@@ -255,6 +256,9 @@ bool AuditLogModel::exportJsonLines(const QString &path, const QList<int> &rows,
         for (int row : rows)
             writeRow(m_rows.at(row));
     }
+    // an export never creates folders: a missing one is a mistyped path
+    if (!QFileInfo(QFileInfo(path).absolutePath()).isDir())
+        return fail(QStringLiteral("cannot write '%1': the folder does not exist").arg(path));
     try {
         writeHostFileAtomic(path, text);
     } catch (const SandboxError &e) {

@@ -16,6 +16,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QKeyEvent>
 #include <QLabel>
@@ -836,6 +837,12 @@ bool AuditPanel::exportVisible(const QString &path, QString *error) const
         rows.append(m_proxy->mapToSource(m_proxy->index(r, 0)).row());
     if (rows.isEmpty()) {
         // exportJsonLines() treats "no rows" as "all rows"; nothing visible means an empty file.
+        // an export never creates folders: a missing one is a mistyped path
+        if (!QFileInfo(QFileInfo(path).absolutePath()).isDir()) {
+            if (error)
+                *error = tr("cannot write '%1': the folder does not exist").arg(path);
+            return false;
+        }
         try {
             writeHostFileAtomic(path, QByteArray());
             return true;
