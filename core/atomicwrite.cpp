@@ -80,8 +80,8 @@ std::optional<AtomicWriteError> writeAtomicAt(int dirFd, QByteArrayView name,
                                               struct stat *written)
 {
     const QByteArray target = name.toByteArray();
-    if (target.isEmpty() || target.contains('/') || target.contains('\0') || target == "."
-        || target == "..") {
+    if (target.isEmpty() || target.contains('/') || target.contains('\0') || target == "." ||
+        target == "..") {
         return AtomicWriteError{EINVAL, AtomicWriteStage::Create};
     }
     QByteArray tmp;
@@ -110,8 +110,8 @@ std::optional<AtomicWriteError> writeAtomicAt(int dirFd, QByteArrayView name,
     std::optional<mode_t> mode = options.exactMode;
     if (options.keepExistingMode) {
         struct stat old;
-        if (::fstatat(dirFd, target.constData(), &old, AT_SYMLINK_NOFOLLOW) == 0
-            && S_ISREG(old.st_mode)) {
+        if (::fstatat(dirFd, target.constData(), &old, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISREG(old.st_mode)) {
             mode = old.st_mode & 0777; // set-id bits are dropped as on any foreign write
         }
     }
@@ -125,9 +125,10 @@ std::optional<AtomicWriteError> writeAtomicAt(int dirFd, QByteArrayView name,
     if (::close(fd.release()) != 0)
         return fail(errno, AtomicWriteStage::Sync);
 
-    const int err = options.noReplace
-        ? renameNoReplace(dirFd, tmp.constData(), target.constData())
-        : (::renameat(dirFd, tmp.constData(), dirFd, target.constData()) == 0 ? 0 : errno);
+    const int err =
+        options.noReplace
+            ? renameNoReplace(dirFd, tmp.constData(), target.constData())
+            : (::renameat(dirFd, tmp.constData(), dirFd, target.constData()) == 0 ? 0 : errno);
     if (err)
         return fail(err, AtomicWriteStage::Rename);
     renamed = true;
@@ -144,9 +145,8 @@ std::optional<AtomicWriteError> writeAtomicAt(int dirFd, QByteArrayView name,
                                               struct stat *written)
 {
     return writeAtomicAt(
-        dirFd, name,
-        [content](int fd) { return writeAllFd(fd, content.data(), content.size()); }, options,
-        written);
+        dirFd, name, [content](int fd) { return writeAllFd(fd, content.data(), content.size()); },
+        options, written);
 }
 
 } // namespace elsai

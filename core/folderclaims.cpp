@@ -25,8 +25,8 @@ quint64 s_nextId = 1;
 
 bool isSameOrInside(const QString &inner, const QString &outer)
 {
-    return inner == outer || outer == QLatin1String("/")
-        || inner.startsWith(outer + QLatin1Char('/'));
+    return inner == outer || outer == QLatin1String("/") ||
+           inner.startsWith(outer + QLatin1Char('/'));
 }
 
 } // namespace
@@ -64,10 +64,7 @@ FolderClaim::~FolderClaim()
     release();
 }
 
-FolderClaim::FolderClaim(FolderClaim &&other) noexcept
-    : m_id(std::exchange(other.m_id, 0))
-{
-}
+FolderClaim::FolderClaim(FolderClaim &&other) noexcept : m_id(std::exchange(other.m_id, 0)) {}
 
 FolderClaim &FolderClaim::operator=(FolderClaim &&other) noexcept
 {

@@ -3,6 +3,7 @@
 #include "atomicwrite.h"
 #include "errors.h"
 #include "fdutil.h"
+#include "inputchecks.h"
 
 #include <QDir>
 #include <QFile>
@@ -16,6 +17,7 @@ namespace elsai {
 
 QByteArray readHostFile(const QString &path)
 {
+    checkNoNul(path, QStringLiteral("host path"));
     const QByteArray name = QFile::encodeName(path);
     const int fd = ::open(name.constData(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
@@ -40,6 +42,7 @@ QByteArray readHostFile(const QString &path)
 
 void writeHostFileAtomic(const QString &path, const QByteArray &data, int mode, bool overwrite)
 {
+    checkNoNul(path, QStringLiteral("host path"));
     const QFileInfo fi(path);
     const QString dir = fi.absolutePath();
     if (!QDir().mkpath(dir))

@@ -1,7 +1,8 @@
 #include "offload.h"
 
-#include "errors.h"
 #include "atomicwrite.h"
+#include "errors.h"
+#include "inputchecks.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -53,6 +54,7 @@ FileStorage::FileStorage(const QString &directory)
 {
     if (directory.isEmpty())
         throw ValueError(QStringLiteral("FileStorage needs a folder"));
+    checkNoNul(directory, QStringLiteral("offload folder"));
     if (!QDir().mkpath(m_path))
         throw OSError(QStringLiteral("cannot create offload folder '%1'").arg(directory));
     m_claim = FolderClaim(FolderClaim::Role::Offload, m_path);

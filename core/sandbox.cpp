@@ -3,6 +3,7 @@
 #include "audit.h"
 #include "errors.h"
 #include "hostfiles.h"
+#include "inputchecks.h"
 #include "sandboxplugin.h"
 
 #include <QDir>
@@ -105,6 +106,11 @@ Sandbox::Sandbox(const QString &workspaceId, const BackendSource &backend,
             QStringLiteral("Sandbox '%1' needs a backend instance or template").arg(workspaceId));
     if (ttlSeconds && *ttlSeconds < 0)
         throw ValueError(QStringLiteral("ttl_seconds must be >= 0, got %1").arg(*ttlSeconds));
+    checkNoNul(workspaceId, QStringLiteral("workspace_id"));
+    if (options.seedFrom)
+        checkNoNul(*options.seedFrom, QStringLiteral("seed_from folder"));
+    if (options.syncDest)
+        checkNoNul(*options.syncDest, QStringLiteral("sync_dest folder"));
     d->workspaceId = workspaceId;
     d->source = backend;
     d->ttl = ttlSeconds;
@@ -377,6 +383,7 @@ QStringList Sandbox::downloadFiles(const QList<QPair<QString, QString>> &files, 
         for (const auto &[wsPath, hostPath] : files) {
             if (hostPath.isEmpty())
                 throw ValueError(QStringLiteral("download of '%1': empty host path").arg(wsPath));
+            checkNoNul(hostPath, QStringLiteral("host path"));
         }
         for (const auto &[wsPath, hostPath] : files) {
             if (!overwrite && QFileInfo::exists(QFileInfo(hostPath).absoluteFilePath()))
@@ -477,6 +484,8 @@ static std::optional<QString> checkedDest(const std::optional<QString> &dest)
 {
     if (dest && dest->isEmpty())
         throw ValueError(QStringLiteral("flush destination is empty; give a host folder"));
+    if (dest)
+        checkNoNul(*dest, QStringLiteral("flush destination"));
     return dest;
 }
 

@@ -2,6 +2,7 @@
 
 #include "audit.h"
 #include "errors.h"
+#include "inputchecks.h"
 #include "sandbox.h"
 #include "sandboxmanager.h"
 #include "workspace.h"
@@ -70,6 +71,7 @@ ExecuteResult executeAs(Agent &agent, const QString &command, const std::optiona
                         SandboxManager::resolveWorkspaceId(agent), agent.id(),
                         commandAuditFields(command));
     try {
+        checkExecuteInput(command, cwd.value_or(QString()), options.env);
         ensureSandboxMutationAllowed(agent, QStringLiteral("execute commands"));
         const AgentWorkspace ws = agentWorkspace(agent);
         audit.setWorkspaceId(ws.workspaceId);

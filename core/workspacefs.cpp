@@ -5,6 +5,7 @@
 #include "errors.h"
 #include "faultinjection.h"
 #include "fdutil.h"
+#include "inputchecks.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -380,6 +381,7 @@ WorkspaceFs::WorkspaceFs(const QString &rootPath)
 {
     if (rootPath.isEmpty())
         throw ValueError(QStringLiteral("empty workspace root path"));
+    checkNoNul(rootPath, QStringLiteral("workspace root path"));
     m_rootPath = QDir::cleanPath(QFileInfo(rootPath).absoluteFilePath());
     QDir().mkpath(m_rootPath); // a failure shows up as the open error below
     m_claim = FolderClaim(FolderClaim::Role::Workspace, m_rootPath);

@@ -1,4 +1,5 @@
 #include "errors.h"
+#include "inputchecks.h"
 #include "localsandboxbackend.h"
 #include "sandbox.h"
 #include "sandboxplugin.h"
@@ -300,6 +301,109 @@ private Q_SLOTS:
                                 {QStringLiteral("cwd"), QStringLiteral("..")}}));
         QCOMPARE(runCommand(*m_writer, QStringLiteral("echo hi")),
                  QStringLiteral("hi\n[exit code: 0]"));
+    }
+
+    // A NUL would cut the C string a backend passes on while the audit shows the whole text;
+    // an unbounded command costs the engine before anything runs. Both are refused up front.
+    void nulAndOversizedInputRefused_data()
+    {
+        QTest::addColumn<QString>("via");
+        QTest::addColumn<QString>("value");
+        const QString nul = QStringLiteral("x") + QChar(u'\0') + QStringLiteral("y");
+        const QString hidden =
+            QStringLiteral("true") + QChar(u'\0') + QStringLiteral("; touch pwned");
+        QTest::newRow("execute tool: command with NUL") << "tool-command" << hidden;
+        QTest::newRow("execute tool: command over 1 MiB")
+            << "tool-command" << QString(MaxCommandBytes + 1, u'#');
+        QTest::newRow("execute tool: multi-byte command over 1 MiB")
+            << "tool-command" << QString(MaxCommandBytes / 2, QChar(0xe9)) + u'#';
+        QTest::newRow("execute tool: cwd with NUL") << "tool-cwd" << nul;
+        QTest::newRow("read_file tool: path with NUL") << "tool-read" << nul;
+        QTest::newRow("write_file tool: path with NUL") << "tool-write" << nul;
+        QTest::newRow("list_dir tool: path with NUL") << "tool-list" << nul;
+        QTest::newRow("executeAs: env name with NUL") << "env-name" << nul;
+        QTest::newRow("executeAs: env name with '='") << "env-name" << QStringLiteral("A=B");
+        QTest::newRow("executeAs: env name with a space") << "env-name" << QStringLiteral("A B");
+        QTest::newRow("executeAs: env name starting with a digit")
+            << "env-name" << QStringLiteral("1A");
+        QTest::newRow("executeAs: empty env name") << "env-name" << QString();
+        QTest::newRow("executeAs: env value with NUL") << "env-value" << nul;
+        QTest::newRow("backend option: env name") << "backend-env-name" << QStringLiteral("A=B");
+        QTest::newRow("backend option: env value with NUL") << "backend-env-value" << nul;
+        QTest::newRow("backend option: workspace root with NUL") << "backend-root" << nul;
+        QTest::newRow("host API: read_file path with NUL") << "host-read" << nul;
+        QTest::newRow("host API: download host path with NUL") << "host-download" << nul;
+        QTest::newRow("host API: add_files host path with NUL") << "host-add" << nul;
+        QTest::newRow("host API: flush destination with NUL") << "host-flush" << nul;
+        QTest::newRow("host API: seed_from with NUL") << "host-seed" << nul;
+    }
+
+    void nulAndOversizedInputRefused()
+    {
+        QFETCH(QString, via);
+        QFETCH(QString, value);
+        const QString hostFolder = m_tmp.filePath(QStringLiteral("nul-host"));
+        QVERIFY(QDir().mkpath(hostFolder));
+        const QString hostPath = hostFolder + u'/' + value;
+        const QByteArray before = treeHash();
+        const auto call = [&] {
+            const auto tool = [&](const QString &name, const QJsonObject &args) {
+                return m_writer->callTool(name, args);
+            };
+            const QString p = QStringLiteral("path");
+            if (via == u"tool-command")
+                tool(QStringLiteral("execute"), {{QStringLiteral("command"), value}});
+            else if (via == u"tool-cwd")
+                tool(QStringLiteral("execute"),
+                     {{QStringLiteral("command"), QStringLiteral("true")},
+                      {QStringLiteral("cwd"), value}});
+            else if (via == u"tool-read")
+                tool(QStringLiteral("read_file"), {{p, value}});
+            else if (via == u"tool-write")
+                tool(QStringLiteral("write_file"),
+                     {{p, value}, {QStringLiteral("content"), QStringLiteral("c")}});
+            else if (via == u"tool-list")
+                tool(QStringLiteral("list_dir"), {{p, value}});
+            else if (via == u"env-name" || via == u"env-value") {
+                ExecuteOptions o;
+                if (via == u"env-name")
+                    o.env.insert(value, QStringLiteral("v"));
+                else
+                    o.env.insert(QStringLiteral("GOOD_NAME"), value);
+                executeAs(*m_writer, QStringLiteral("touch pwned"), std::nullopt, o);
+            } else if (via.startsWith(u"backend-")) {
+                LocalSandboxBackend::Options o;
+                if (via == u"backend-env-name")
+                    o.env.insert(value, QStringLiteral("v"));
+                else if (via == u"backend-env-value")
+                    o.env.insert(QStringLiteral("GOOD_NAME"), value);
+                const QString root = via == u"backend-root" ? hostPath : m_tmp.filePath("nul-ws");
+                LocalSandboxBackend b(root, o);
+                b.create();
+                b.execute(QStringLiteral("touch pwned"));
+            } else if (via == u"host-read")
+                m_sandbox->readFileBytes(value);
+            else if (via == u"host-download")
+                m_sandbox->downloadFiles({{QStringLiteral("lines.txt"), hostPath}});
+            else if (via == u"host-add")
+                m_sandbox->addFiles(
+                    {{QStringLiteral("added.txt"), FileSource::hostPath(hostPath)}});
+            else if (via == u"host-flush")
+                m_sandbox->flush(hostPath);
+            else if (via == u"host-seed") {
+                Sandbox::Options o;
+                o.seedFrom = hostPath;
+                Sandbox::create(QStringLiteral("nul-seed"),
+                                std::make_shared<LocalSandboxBackend>(m_tmp.filePath("nul-seed")),
+                                60, o);
+            } else
+                QFAIL("unknown row");
+        };
+        QVERIFY_THROWS_EXCEPTION(ValueError, call());
+        QCOMPARE(treeHash(), before);
+        QVERIFY(!QFileInfo::exists(m_tmp.filePath(QStringLiteral("nul-ws/pwned"))));
+        QCOMPARE(QDir(hostFolder).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+                 QStringList());
     }
 
     void formatExecuteResult_data()

@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "fdutil.h"
 #include "glob.h"
+#include "inputchecks.h"
 #include "tempfiles.h"
 #include "workspacefs.h"
 
@@ -54,6 +55,8 @@ LocalSandboxBackend::LocalSandboxBackend(const QString &workspaceRoot, Options o
     if (m_options.maxOutputBytes < 0)
         throw ValueError(
             QStringLiteral("max_output_bytes must be >= 0, got %1").arg(m_options.maxOutputBytes));
+    checkNoNul(workspaceRoot, QStringLiteral("workspace root"));
+    checkEnvironment(m_options.env);
 }
 
 LocalSandboxBackend::LocalSandboxBackend(const QString &workspaceRoot)
@@ -212,6 +215,7 @@ ExecuteResult LocalSandboxBackend::execute(const QString &command,
                                            std::optional<double> timeoutSeconds, const QString &cwd,
                                            const ExecuteOptions &options)
 {
+    checkExecuteInput(command, cwd, options.env);
     const auto ws = fs();
     if (options.readOnlyWorkspace)
         throw PermissionError(QStringLiteral("the local backend cannot run a command with a "
