@@ -107,6 +107,9 @@ Sandbox::Sandbox(const QString &workspaceId, const BackendSource &backend,
     if (ttlSeconds && *ttlSeconds < 0)
         throw ValueError(QStringLiteral("ttl_seconds must be >= 0, got %1").arg(*ttlSeconds));
     checkNoNul(workspaceId, QStringLiteral("workspace_id"));
+    if (options.readFileMaxBytes && *options.readFileMaxBytes < 1)
+        throw ValueError(QStringLiteral("read_file_max_bytes must be >= 1, got %1")
+                             .arg(*options.readFileMaxBytes));
     if (options.seedFrom)
         checkNoNul(*options.seedFrom, QStringLiteral("seed_from folder"));
     if (options.syncDest)

@@ -12,12 +12,13 @@
 #include <QScopeGuard>
 
 #include <algorithm>
-#include <cstring>
 #include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -439,25 +440,65 @@ QString WorkspaceFs::normalize(const QString &relPath, bool *wantsDir)
     return result;
 }
 
-QByteArray WorkspaceFs::readFile(const QString &path, qint64 maxBytes) const
+namespace {
+
+// Opens a regular file beneath the root for reading; FIFOs, sockets and devices fail at once.
+UniqueFd openRegularFile(int rootFd, const QString &path, struct stat *st)
 {
     bool wantsDir = false;
-    const QByteArray rel = normalize(path, &wantsDir).toUtf8();
+    const QByteArray rel = WorkspaceFs::normalize(path, &wantsDir).toUtf8();
     const QString what = QStringLiteral("cannot read");
-    const UniqueFd fd = resolve(m_rootFd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, what, path);
-    struct stat st;
-    if (fstat(fd.get(), &st) != 0)
+    UniqueFd fd = resolve(rootFd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, what, path);
+    if (fstat(fd.get(), st) != 0)
         throwOsError(errno, what, shown(path));
-    if (S_ISDIR(st.st_mode))
+    if (S_ISDIR(st->st_mode))
         throwOsError(EISDIR, what, shown(path));
     if (wantsDir)
         throwOsError(ENOTDIR, what, shown(path));
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st->st_mode)) {
         throw OSError(QStringLiteral("cannot read '%1': not a regular file (FIFO, socket or "
                                      "device)")
                           .arg(shown(path)),
                       EINVAL);
     }
+    return fd;
+}
+
+} // namespace
+
+QByteArray WorkspaceFs::readRange(const QString &path, qint64 offset, qint64 count,
+                                  qint64 *totalSize) const
+{
+    if (offset < 0 || count < 0)
+        throw ValueError(QStringLiteral("a file range needs offset >= 0 and count >= 0"));
+    struct stat st;
+    const UniqueFd fd = openRegularFile(m_rootFd, path, &st);
+    *totalSize = st.st_size;
+    const qint64 want = qBound<qint64>(0, qMin(count, qint64(st.st_size) - offset),
+                                       std::numeric_limits<qsizetype>::max());
+    QByteArray data(qsizetype(want), Qt::Uninitialized);
+    qint64 done = 0;
+    while (done < want) {
+        const ssize_t n =
+            ::pread(fd.get(), data.data() + done, size_t(want - done), off_t(offset + done));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throwOsError(errno, QStringLiteral("cannot read"), shown(path));
+        }
+        if (n == 0)
+            break; // the file shrank
+        done += n;
+    }
+    data.truncate(qsizetype(done));
+    return data;
+}
+
+QByteArray WorkspaceFs::readFile(const QString &path, qint64 maxBytes) const
+{
+    const QString what = QStringLiteral("cannot read");
+    struct stat st;
+    const UniqueFd fd = openRegularFile(m_rootFd, path, &st);
     const auto tooBig = [&](qint64 size) {
         return OSError(QStringLiteral("cannot read '%1': %2 bytes is over the limit of %3 bytes")
                            .arg(shown(path))

@@ -98,8 +98,10 @@ private Q_SLOTS:
         QCOMPARE(keys(QStringLiteral("execute")),
                  (QStringList{QStringLiteral("command"), QStringLiteral("cwd")}));
         QCOMPARE(required(QStringLiteral("execute")), QStringList{QStringLiteral("command")});
+        // the spec's three, and the byte range extension (byte_offset, max_bytes)
         QCOMPARE(keys(QStringLiteral("read_file")),
-                 (QStringList{QStringLiteral("limit"), QStringLiteral("offset"),
+                 (QStringList{QStringLiteral("byte_offset"), QStringLiteral("limit"),
+                              QStringLiteral("max_bytes"), QStringLiteral("offset"),
                               QStringLiteral("path")}));
         QCOMPARE(required(QStringLiteral("read_file")), QStringList{QStringLiteral("path")});
         QCOMPARE(props(QStringLiteral("read_file"))
@@ -143,6 +145,75 @@ private Q_SLOTS:
         if (limit >= 0)
             args.insert(QStringLiteral("limit"), limit);
         QCOMPARE(m_reader->callTool(QStringLiteral("read_file"), args).text, expected);
+    }
+
+    // read_file answers at most the configured bytes, cut at a line end (or a character
+    // boundary), and says how to read on; following next_offset (lines) or next_byte_offset
+    // from the start reads the whole file back, piece by piece.
+    void readIsBounded_data()
+    {
+        QTest::addColumn<QString>("content");
+        QTest::addColumn<qint64>("bound");
+        QTest::addColumn<QString>("follow"); // "offset" or "byte_offset"
+        QString lines;
+        for (int i = 0; i < 200; ++i)
+            lines += QStringLiteral("line %1 of the bounded read test\n").arg(i);
+        const QString oneLine = QString(300, QChar(0xe9)) + QString(300, u'x'); // no newline
+        QTest::newRow("lines, by offset") << lines << 1000LL << "offset";
+        QTest::newRow("lines, by byte_offset") << lines << 1000LL << "byte_offset";
+        QTest::newRow("one long multi-byte line") << oneLine << 101LL << "byte_offset";
+        QTest::newRow("bound of one byte, multi-byte text")
+            << oneLine.left(20) << 1LL << "byte_offset";
+        QTest::newRow("a line longer than the bound amid short ones")
+            << QStringLiteral("a\n") + QString(500, u'b') + QStringLiteral("\nc\n") << 100LL
+            << "byte_offset";
+    }
+
+    void readIsBounded()
+    {
+        QFETCH(QString, content);
+        QFETCH(qint64, bound);
+        QFETCH(QString, follow);
+        const QString path = QStringLiteral("bounded.txt");
+        m_sandbox->addFiles({{path, FileSource::text(content)}});
+        AgentConfig config;
+        config.sandbox = m_sandbox;
+        config.sandboxAttachMode = SandboxAttachMode::ReadOnly;
+        config.readFileMaxBytes = bound;
+        const AgentPtr agent = Agent::create(QStringLiteral("bounded-reader"), config);
+        const qint64 total = content.toUtf8().size();
+        QString collected;
+        QJsonObject args{{QStringLiteral("path"), path}};
+        for (int call = 0; call < 100000; ++call) {
+            const ToolResult r = agent->callTool(QStringLiteral("read_file"), args);
+            const QString part = r.data.value(QStringLiteral("content")).toString();
+            QVERIFY(part.toUtf8().size() <= qMax<qint64>(bound, 4));
+            QCOMPARE(r.data.value(QStringLiteral("total_bytes")).toInteger(), total);
+            collected += part;
+            if (!r.data.value(QStringLiteral("truncated")).toBool()) {
+                QCOMPARE(r.text, part);
+                break;
+            }
+            QVERIFY2(r.text.startsWith(part) && r.text.contains(QString::number(total)),
+                     qPrintable(r.text.right(200)));
+            QVERIFY(!part.isEmpty());
+            if (follow == u"offset" && r.data.contains(QStringLiteral("next_offset"))) {
+                args.insert(QStringLiteral("offset"), r.data.value(QStringLiteral("next_offset")));
+                QVERIFY(part.endsWith(u'\n'));
+            } else {
+                args.remove(QStringLiteral("offset"));
+                args.insert(QStringLiteral("byte_offset"),
+                            r.data.value(QStringLiteral("next_byte_offset")));
+            }
+        }
+        QCOMPARE(collected, content);
+        // the helper bounds the same way, and max_bytes only lowers the bound
+        QVERIFY(readWorkspaceFile(*agent, path).toUtf8().size() <= qMax<qint64>(bound, 4) + 200);
+        const ToolResult asked = agent->callTool(
+            QStringLiteral("read_file"),
+            {{QStringLiteral("path"), path}, {QStringLiteral("max_bytes"), bound * 1000}});
+        QVERIFY(asked.data.value(QStringLiteral("bytes")).toInteger() <= qMax<qint64>(bound, 4));
+        m_sandbox->deleteFiles({path});
     }
 
     void readErrors()

@@ -108,6 +108,13 @@ QByteArray LocalSandboxBackend::readFile(const QString &path)
     return fs()->readFile(path);
 }
 
+FileRange LocalSandboxBackend::readFileRange(const QString &path, qint64 offset, qint64 maxBytes)
+{
+    FileRange range;
+    range.data = fs()->readRange(path, offset, maxBytes, &range.totalSize);
+    return range;
+}
+
 void LocalSandboxBackend::writeFile(const QString &path, const QByteArray &content)
 {
     fs()->writeFile(path, content);
