@@ -11,6 +11,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace elsai;
 
 class TestSandboxPlugin : public QObject
@@ -214,6 +218,80 @@ private Q_SLOTS:
             {{QStringLiteral("path"), path}, {QStringLiteral("max_bytes"), bound * 1000}});
         QVERIFY(asked.data.value(QStringLiteral("bytes")).toInteger() <= qMax<qint64>(bound, 4));
         m_sandbox->deleteFiles({path});
+    }
+
+    // A read-only agent reads a 1 GiB sparse file under a 512 MiB address-space limit: the
+    // answer is bounded and gives the total size; nothing near the file's size is allocated.
+    // The read runs in a forked child with RLIMIT_AS set, so the limit cannot hurt the test.
+    void readHugeSparseFileUnderAddressLimit()
+    {
+#if defined(__SANITIZE_ADDRESS__)
+        QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+        QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
+#endif
+#endif
+        constexpr qint64 fileSize = qint64(1) << 30;
+        const QString path = QStringLiteral("huge-sparse.txt");
+        const QString hostPath = m_tmp.filePath(QStringLiteral("ws/") + path);
+        {
+            QFile f(hostPath);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            for (int i = 0; i < 20000; ++i)
+                f.write(QStringLiteral("line %1 of text before the hole\n").arg(i).toUtf8());
+            QVERIFY(f.resize(fileSize)); // the rest is a hole: zeros, no disk
+        }
+        auto cleanup = qScopeGuard([&] { QFile::remove(hostPath); });
+        const pid_t child = ::fork();
+        QVERIFY(child >= 0);
+        if (child == 0) {
+            // 1: a check failed; 2: an exception; 3: setrlimit failed
+            int status = 0;
+            const rlimit limit{512ul << 20, 512ul << 20};
+            if (::setrlimit(RLIMIT_AS, &limit) != 0)
+                ::_exit(3);
+            try {
+                const auto read = [&](const QJsonObject &extra) {
+                    QJsonObject a{{QStringLiteral("path"), path}};
+                    for (auto it = extra.begin(); it != extra.end(); ++it)
+                        a.insert(it.key(), it.value());
+                    return m_reader->callTool(QStringLiteral("read_file"), a);
+                };
+                const auto check = [&](const ToolResult &r, qint64 firstLine) {
+                    const QString content = r.data.value(QStringLiteral("content")).toString();
+                    if (r.data.value(QStringLiteral("total_bytes")).toInteger() != fileSize ||
+                        !r.data.value(QStringLiteral("truncated")).toBool() ||
+                        content.toUtf8().size() > DefaultReadFileMaxBytes ||
+                        content.toUtf8().size() < DefaultReadFileMaxBytes / 2 ||
+                        !content.startsWith(QStringLiteral("line %1 ").arg(firstLine)) ||
+                        !r.text.contains(QString::number(fileSize)))
+                        status = 1;
+                };
+                check(read({}), 0);
+                check(read({{QStringLiteral("offset"), 1000}}), 1000);
+                // in the hole: zeros are binary, a clear error naming the size
+                try {
+                    read({{QStringLiteral("byte_offset"), fileSize / 2}});
+                    status = 1;
+                } catch (const ValueError &e) {
+                    if (!e.message().contains(QString::number(fileSize)))
+                        status = 1;
+                }
+                // past every line: the scan walks the hole one buffer at a time
+                const ToolResult past = read({{QStringLiteral("offset"), 1000000}});
+                if (!past.data.value(QStringLiteral("content")).toString().isEmpty() ||
+                    past.data.value(QStringLiteral("truncated")).toBool())
+                    status = 1;
+            } catch (...) {
+                status = 2;
+            }
+            ::_exit(status);
+        }
+        int wstatus = 0;
+        QCOMPARE(::waitpid(child, &wstatus, 0), child);
+        QVERIFY2(WIFEXITED(wstatus), "the reading child died (abort or signal)");
+        QCOMPARE(WEXITSTATUS(wstatus), 0);
     }
 
     void readErrors()
