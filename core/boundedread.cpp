@@ -73,10 +73,17 @@ std::optional<qint64> BoundedRead::nextLine() const
 BoundedRead readBounded(ExecutionBackend &backend, const QString &path,
                         const BoundedReadRequest &request)
 {
-    if (request.lineOffset < 0 || (request.lineLimit && *request.lineLimit < 0) ||
-        (request.byteOffset && *request.byteOffset < 0)) {
-        throw ValueError(QStringLiteral("read_file: offset, limit and byte_offset must be >= 0"));
-    }
+    const auto negative = [](const char *name, qint64 value) {
+        return ValueError(QStringLiteral("read_file: %1 must be >= 0, got %2")
+                              .arg(QLatin1String(name))
+                              .arg(value));
+    };
+    if (request.lineOffset < 0)
+        throw negative("offset", request.lineOffset);
+    if (request.lineLimit && *request.lineLimit < 0)
+        throw negative("limit", *request.lineLimit);
+    if (request.byteOffset && *request.byteOffset < 0)
+        throw negative("byte_offset", *request.byteOffset);
     if (request.maxBytes < 1)
         throw ValueError(
             QStringLiteral("read_file: max_bytes must be >= 1, got %1").arg(request.maxBytes));

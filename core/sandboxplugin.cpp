@@ -168,10 +168,6 @@ BoundedRead readWorkspaceRange(Agent &agent, const QString &path, BoundedReadReq
 QString readWorkspaceFile(Agent &agent, const QString &path, qint64 offset,
                           std::optional<qint64> limit)
 {
-    if (offset < 0)
-        throw ValueError(QStringLiteral("read_file: offset must be >= 0, got %1").arg(offset));
-    if (limit && *limit < 0)
-        throw ValueError(QStringLiteral("read_file: limit must be >= 0, got %1").arg(*limit));
     BoundedReadRequest request;
     request.lineOffset = offset;
     request.lineLimit = limit;
@@ -368,12 +364,6 @@ static Tool readFileTool()
         request.byteOffset = args::optionalInt(a, QStringLiteral("byte_offset"), tool);
         request.maxBytes = args::optionalInt(a, QStringLiteral("max_bytes"), tool)
                                .value_or(std::numeric_limits<qint64>::max());
-        if (request.lineOffset < 0)
-            throw ValueError(
-                QStringLiteral("read_file: offset must be >= 0, got %1").arg(request.lineOffset));
-        if (request.lineLimit && *request.lineLimit < 0)
-            throw ValueError(
-                QStringLiteral("read_file: limit must be >= 0, got %1").arg(*request.lineLimit));
         const BoundedRead read = readWorkspaceRange(agent, path, request);
         const qint64 bound = qMin(request.maxBytes, readFileMaxBytes(agent));
         QString content = QString::fromUtf8(read.bytes);
