@@ -344,6 +344,9 @@ static Tool readFileTool()
     };
     QJsonObject offset = integer(QStringLiteral("Line offset (0-based)."));
     offset.insert(QStringLiteral("default"), 0);
+    QJsonObject maxBytes = integer(QStringLiteral("Extension: return at most this many bytes "
+                                                  "(never more than the configured bound)."));
+    maxBytes.insert(QStringLiteral("minimum"), 1);
     t.inputSchema = objectSchema(
         {{QStringLiteral("path"), prop("string", QStringLiteral("Workspace-relative file path."))},
          {QStringLiteral("offset"), offset},
@@ -351,9 +354,7 @@ static Tool readFileTool()
          {QStringLiteral("byte_offset"),
           integer(QStringLiteral("Extension: start at this byte instead of the first line "
                                  "(offset then counts lines from there)."))},
-         {QStringLiteral("max_bytes"),
-          integer(QStringLiteral("Extension: return at most this many bytes (never more than "
-                                 "the configured bound)."))}},
+         {QStringLiteral("max_bytes"), maxBytes}},
         {QStringLiteral("path")});
     t.invoke = [](Agent &agent, const QJsonObject &a) {
         const QString tool = QStringLiteral("read_file");
