@@ -44,6 +44,20 @@ void checkCommandText(const QString &command)
     checkNoNul(command, QStringLiteral("command"));
 }
 
+void checkCommandFits(const QString &command, qsizetype maxBytes, const QString &backend)
+{
+    if (command.size() * 3 <= maxBytes)
+        return;
+    const qsizetype bytes = command.toUtf8().size();
+    if (bytes > maxBytes) {
+        throw ValueError(QStringLiteral("the command is %1 bytes; the %2 takes at most %3 in one "
+                                        "command (write a script with write_file and run that)")
+                             .arg(bytes)
+                             .arg(backend)
+                             .arg(maxBytes));
+    }
+}
+
 bool isValidEnvName(const QString &name)
 {
     if (name.isEmpty())

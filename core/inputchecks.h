@@ -13,6 +13,15 @@ namespace elsai {
 /// ValueError: write a script with write_file and run that. (Some backends take less, e.g. SSH.)
 constexpr qsizetype MaxCommandBytes = 1024 * 1024;
 
+/// The longest command a local backend can hand to `/bin/sh -c`: Linux limits one argument to
+/// 32 pages (MAX_ARG_STRLEN, 131072 bytes with its terminating NUL).
+constexpr qsizetype MaxArgumentBytes = 131071;
+
+/// ValueError when the command is longer than `maxBytes` UTF-8 bytes, naming the backend and
+/// what to do instead (a backend that passes the command as one argument, or over a channel
+/// with a smaller limit, calls it after checkCommandText()).
+void checkCommandFits(const QString &command, qsizetype maxBytes, const QString &backend);
+
 /// ValueError when `text` holds a NUL character: the C string a backend hands the kernel would
 /// end there and silently drop the rest. `what` names the value ("command", "cwd", "path").
 void checkNoNul(const QString &text, const QString &what);

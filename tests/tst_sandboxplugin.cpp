@@ -466,6 +466,8 @@ private Q_SLOTS:
             << "tool-command" << QString(MaxCommandBytes + 1, u'#');
         QTest::newRow("execute tool: multi-byte command over 1 MiB")
             << "tool-command" << QString(MaxCommandBytes / 2, QChar(0xe9)) + u'#';
+        QTest::newRow("execute tool: command over the one-argument limit of sh -c")
+            << "tool-command" << QString(MaxArgumentBytes + 1, u'#');
         QTest::newRow("execute tool: cwd with NUL") << "tool-cwd" << nul;
         QTest::newRow("read_file tool: path with NUL") << "tool-read" << nul;
         QTest::newRow("write_file tool: path with NUL") << "tool-write" << nul;

@@ -251,6 +251,7 @@ ExecuteResult BwrapSandboxBackend::execute(const QString &command,
                                            const ExecuteOptions &options)
 {
     checkExecuteInput(command, cwd, options.env);
+    checkCommandFits(command, MaxArgumentBytes, QStringLiteral("bwrap backend"));
     fs(); // OSError when closed
     {
         QMutexLocker lock(&m_createMutex);

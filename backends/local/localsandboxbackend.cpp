@@ -223,6 +223,7 @@ ExecuteResult LocalSandboxBackend::execute(const QString &command,
                                            const ExecuteOptions &options)
 {
     checkExecuteInput(command, cwd, options.env);
+    checkCommandFits(command, MaxArgumentBytes, QStringLiteral("local backend"));
     const auto ws = fs();
     if (options.readOnlyWorkspace)
         throw PermissionError(QStringLiteral("the local backend cannot run a command with a "

@@ -342,12 +342,8 @@ ExecuteResult SshSandboxBackend::execute(const QString &command,
         throw ValueError(QStringLiteral("timeout must be a positive number of seconds"));
     // The remote command travels as one argv string (ssh locally, the login shell remotely),
     // which Linux limits to 128 KiB; leave room for the helper.
-    constexpr qsizetype MaxCommandBytes = 100000;
-    if (command.toUtf8().size() > MaxCommandBytes)
-        throw ValueError(QStringLiteral("the command is %1 bytes; the SSH backend takes at most "
-                                        "%2 (write a script with write_file and run that)")
-                             .arg(command.toUtf8().size())
-                             .arg(MaxCommandBytes));
+    constexpr qsizetype MaxSshCommandBytes = 100000;
+    checkCommandFits(command, MaxSshCommandBytes, QStringLiteral("SSH backend"));
     const QString rel = normalized(cwd);
     QMap<QString, QString> env = m_options.env;
     for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
