@@ -72,6 +72,10 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("SECONDS")},
         {QStringLiteral("max-output-bytes"),
          QStringLiteral("Cap on captured stdout+stderr (default: 100000)."), QStringLiteral("N")},
+        {QStringLiteral("read-file-max-bytes"),
+         QStringLiteral("Most bytes one read_file call of an agent returns; longer files are "
+                        "read in parts (default: 262144)."),
+         QStringLiteral("N")},
         {QStringLiteral("env"), QStringLiteral("Extra variable for commands (repeatable)."),
          QStringLiteral("NAME=VALUE")},
         {QStringLiteral("no-inherit-env"),
@@ -395,6 +399,12 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
     if (has("max-output-bytes"))
         spec.local.maxOutputBytes =
             nonNegativeInt(QStringLiteral("max-output-bytes"), val("max-output-bytes"));
+    if (has("read-file-max-bytes")) {
+        spec.readFileMaxBytes =
+            nonNegativeInt(QStringLiteral("read-file-max-bytes"), val("read-file-max-bytes"));
+        if (spec.readFileMaxBytes < 1)
+            throw ValueError(QStringLiteral("--read-file-max-bytes must be at least 1"));
+    }
     for (const QString &kv : p.values(QStringLiteral("env"))) {
         const qsizetype eq = kv.indexOf(QLatin1Char('='));
         if (eq <= 0)

@@ -94,6 +94,7 @@ SandboxPtr SandboxSpec::createSandbox(std::shared_ptr<SandboxManager> manager)
     so.seedFrom = seedFrom;
     so.seedExclude = seedExclude;
     so.syncDest = syncDest;
+    so.readFileMaxBytes = readFileMaxBytes;
     if (syncInclude) {
         WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
         policy.excludePatterns += seedExclude;

@@ -80,6 +80,9 @@ std::shared_ptr<Agent> Agent::create(const QString &id, AgentConfig config)
 {
     if (id.isEmpty())
         throw ValueError(QStringLiteral("an agent needs a non-empty id"));
+    if (config.readFileMaxBytes && *config.readFileMaxBytes < 1)
+        throw ValueError(QStringLiteral("read_file_max_bytes must be >= 1, got %1")
+                             .arg(*config.readFileMaxBytes));
     // The spec's invalid combinations, in its order.
     if (config.sandbox && !config.executionBackend.isNull())
         throw ValueError(QStringLiteral("Dual config — use Sandbox only: sandbox= and "

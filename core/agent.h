@@ -53,6 +53,9 @@ struct AgentConfig
     /// Prebuilt tools to register (e.g. hostExecutionTools()); the host execution tools among
     /// them are blocked when sandboxMode is Sandbox.
     QList<Tool> tools;
+    /// Bound of the read_file tool's answer in bytes; none: the attached sandbox's
+    /// (Sandbox::Options::readFileMaxBytes, default DefaultReadFileMaxBytes).
+    std::optional<qint64> readFileMaxBytes;
     /// SessionManager.session_id of the agent's conversation, if any (workspace id fallback).
     std::optional<QString> sessionId;
 };

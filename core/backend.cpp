@@ -7,6 +7,22 @@ namespace elsai {
 ExecutionBackend::~ExecutionBackend() = default;
 BackendTemplate::~BackendTemplate() = default;
 
+FileRange ExecutionBackend::readFileRange(const QString &path, qint64 offset, qint64 maxBytes)
+{
+    if (offset < 0 || maxBytes < 0)
+        throw ValueError(QStringLiteral("a file range needs offset >= 0 and max_bytes >= 0"));
+    FileRange range;
+    range.data = readFile(path);
+    range.totalSize = range.data.size();
+    if (offset >= range.totalSize) {
+        range.data.clear();
+    } else if (offset > 0 || maxBytes < range.totalSize - offset) {
+        range.data = range.data.sliced(qsizetype(offset),
+                                       qsizetype(qMin(maxBytes, range.totalSize - offset)));
+    }
+    return range;
+}
+
 QList<FileTransferResult>
 ExecutionBackend::uploadFiles(const QList<QPair<QString, QByteArray>> &files)
 {

@@ -17,6 +17,13 @@
 
 namespace elsai {
 
+/// Part of a file, as ExecutionBackend::readFileRange() returns it.
+struct FileRange
+{
+    QByteArray data;      ///< the bytes from the offset asked for (at most the count asked for)
+    qint64 totalSize = 0; ///< the whole file's size when it was read
+};
+
 /// Minimal backend for file system and workspace operations (spec: ExecutionBackend).
 ///
 /// Contract for every implementation:
@@ -45,6 +52,13 @@ public:
     virtual bool isCreated() const = 0;
 
     virtual QByteArray readFile(const QString &path) = 0;
+    /// At most `maxBytes` bytes of a regular file from byte `offset` (past the end: none), and
+    /// the file's size. The default reads the whole file with readFile() and cuts it (remote
+    /// backends without a ranged read); the local backends read only the range (pread).
+    virtual FileRange readFileRange(const QString &path, qint64 offset, qint64 maxBytes);
+    /// True when readFileRange() reads only the range, so reading a file piece by piece costs
+    /// no more than reading it once.
+    virtual bool hasRangedRead() const { return false; }
     /// Atomic write; creates parent folders.
     virtual void writeFile(const QString &path, const QByteArray &content) = 0;
     virtual QList<FileInfo> listDir(const QString &path) = 0;

@@ -12,9 +12,10 @@ namespace elsai {
 /// Throws the OSError subclasses of errors.h.
 QByteArray readHostFile(const QString &path);
 
-/// Atomic replace: temp file (O_CREAT|O_EXCL|O_NOFOLLOW) in the target folder (created when
-/// missing), write, fsync, rename, folder fsync; the temp file is removed on any failure.
-/// `mode` applies to the new file.
-void writeHostFileAtomic(const QString &path, const QByteArray &data, int mode = 0644);
+/// Atomic replace through writeAtomicAt() (atomicwrite.h) in the target folder (created when
+/// missing); the temp file is removed on any failure. `mode` applies to the new file. With
+/// `overwrite` false an existing entry is never replaced (FileExistsError), race-free.
+void writeHostFileAtomic(const QString &path, const QByteArray &data, int mode = 0644,
+                         bool overwrite = true);
 
 } // namespace elsai

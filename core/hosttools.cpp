@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "fdutil.h"
+#include "hostfiles.h"
 #include "process.h"
 #include "sandboxplugin.h"
 
@@ -10,7 +11,6 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QProcessEnvironment>
-#include <QSaveFile>
 
 #include <fcntl.h>
 
@@ -107,9 +107,7 @@ QList<Tool> hostExecutionTools()
              const QString path = args::requiredString(a, QStringLiteral("path"), t);
              const QByteArray data = args::requiredString(a, QStringLiteral("content"), t).toUtf8();
              // The host is trusted here (this tool exists only outside sandbox mode).
-             QSaveFile f(path);
-             if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size() || !f.commit())
-                 throw OSError(QStringLiteral("cannot write '%1': %2").arg(path, f.errorString()));
+             writeHostFileAtomic(path, data);
              return ToolResult{QStringLiteral("Wrote %1 bytes to %2").arg(data.size()).arg(path),
                                {{QStringLiteral("bytes"), data.size()}},
                                false};

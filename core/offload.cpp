@@ -1,9 +1,11 @@
 #include "offload.h"
 
+#include "atomicwrite.h"
 #include "errors.h"
-#include "hostfiles.h"
+#include "inputchecks.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QRandomGenerator>
 #include <QRegularExpression>
 
@@ -47,16 +49,36 @@ std::optional<QString> InMemoryStorage::retrieve(const QString &handle)
     return *it;
 }
 
-FileStorage::FileStorage(const QString &directory) : m_dir(directory)
+FileStorage::FileStorage(const QString &directory)
+    : m_path(QDir::cleanPath(QFileInfo(directory).absoluteFilePath()))
 {
-    if (!m_dir.mkpath(QStringLiteral(".")))
+    if (directory.isEmpty())
+        throw ValueError(QStringLiteral("FileStorage needs a folder"));
+    checkNoNul(directory, QStringLiteral("offload folder"));
+    if (!QDir().mkpath(m_path))
         throw OSError(QStringLiteral("cannot create offload folder '%1'").arg(directory));
+    m_claim = FolderClaim(FolderClaim::Role::Offload, m_path);
+    // O_RDONLY (not O_PATH): the folder is fsync'ed after each file
+    m_dirFd = ::open(QFile::encodeName(m_path).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (m_dirFd < 0)
+        throwOsError(errno, QStringLiteral("cannot open offload folder"), m_path);
+}
+
+FileStorage::~FileStorage()
+{
+    if (m_dirFd >= 0)
+        ::close(m_dirFd);
 }
 
 QString FileStorage::store(const QString &content)
 {
     const QString handle = newHandle();
-    writeHostFileAtomic(m_dir.filePath(handle + QStringLiteral(".txt")), content.toUtf8(), 0600);
+    const QByteArray name = QFile::encodeName(handle + QStringLiteral(".txt"));
+    AtomicWriteOptions options;
+    options.createMode = 0600;
+    options.noReplace = true; // a random handle; never replaces anything planted there
+    if (const auto err = writeAtomicAt(m_dirFd, name, QByteArrayView(content.toUtf8()), options))
+        throwOsError(err->error, QStringLiteral("cannot store offloaded content in"), m_path);
     return handle;
 }
 
@@ -65,8 +87,9 @@ std::optional<QString> FileStorage::retrieve(const QString &handle)
     if (!isHandle(handle))
         return std::nullopt;
     // Never follow a link or block on a FIFO planted in the folder under a handle's name.
-    const QByteArray name = QFile::encodeName(m_dir.filePath(handle + QStringLiteral(".txt")));
-    const int fd = ::open(name.constData(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    const QByteArray name = QFile::encodeName(handle + QStringLiteral(".txt"));
+    const int fd =
+        ::openat(m_dirFd, name.constData(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return std::nullopt;
     struct stat st;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "folderclaims.h"
 #include "types.h"
 
 #include <QDir>
@@ -39,18 +40,27 @@ private:
 };
 
 /// One file per result under a folder (created when missing), written atomically.
-/// Handles are random hex names, so a handle cannot name a path outside the folder.
+/// The folder is opened once, at construction, and every file is created and read beneath that
+/// descriptor (one component, O_NOFOLLOW): replacing the folder or a file with a link later
+/// cannot redirect a write or a read. Handles are random hex names, so a handle cannot name a
+/// path outside the folder. The folder may not be inside a workspace (FolderClaim): the
+/// constructor, or a workspace opened later around it, throws ValueError naming both.
 class FileStorage : public OffloadStorage
 {
 public:
     explicit FileStorage(const QString &directory);
+    ~FileStorage() override;
+    FileStorage(const FileStorage &) = delete;
+    FileStorage &operator=(const FileStorage &) = delete;
     QString typeName() const override { return QStringLiteral("FileStorage"); }
     QString store(const QString &content) override;
     std::optional<QString> retrieve(const QString &handle) override;
-    QString directory() const { return m_dir.absolutePath(); }
+    QString directory() const { return m_path; }
 
 private:
-    QDir m_dir;
+    QString m_path;
+    int m_dirFd = -1;
+    FolderClaim m_claim;
 };
 
 /// Token counting used by the offload policy: one token per 4 bytes of UTF-8, rounded up.

@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "folderoverlap.h"
 #include "hostfiles.h"
+#include "inputchecks.h"
 #include "sandboxplugin.h"
 #include "workspacefs.h"
 
@@ -12,7 +13,10 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QLoggingCategory>
+#include <QStringDecoder>
 #include <QUuid>
+
+#include <limits>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -107,6 +111,14 @@ Sandbox::Sandbox(const QString &workspaceId, const BackendSource &backend,
             QStringLiteral("Sandbox '%1' needs a backend instance or template").arg(workspaceId));
     if (ttlSeconds && *ttlSeconds < 0)
         throw ValueError(QStringLiteral("ttl_seconds must be >= 0, got %1").arg(*ttlSeconds));
+    checkNoNul(workspaceId, QStringLiteral("workspace_id"));
+    if (options.readFileMaxBytes && *options.readFileMaxBytes < 1)
+        throw ValueError(QStringLiteral("read_file_max_bytes must be >= 1, got %1")
+                             .arg(*options.readFileMaxBytes));
+    if (options.seedFrom)
+        checkNoNul(*options.seedFrom, QStringLiteral("seed_from folder"));
+    if (options.syncDest)
+        checkNoNul(*options.syncDest, QStringLiteral("sync_dest folder"));
     d->workspaceId = workspaceId;
     d->source = backend;
     d->ttl = ttlSeconds;
@@ -400,11 +412,18 @@ QStringList Sandbox::downloadFiles(const QList<QPair<QString, QString>> &files, 
         for (const auto &[wsPath, hostPath] : files) {
             if (hostPath.isEmpty())
                 throw ValueError(QStringLiteral("download of '%1': empty host path").arg(wsPath));
+            checkNoNul(hostPath, QStringLiteral("host path"));
         }
         for (const auto &[wsPath, hostPath] : files) {
-            if (!overwrite && QFileInfo::exists(hostPath))
+            if (!overwrite && QFileInfo::exists(QFileInfo(hostPath).absoluteFilePath()))
                 continue;
-            writeHostFileAtomic(hostPath, b->readFile(wsPath));
+            try {
+                writeHostFileAtomic(hostPath, b->readFile(wsPath), 0644, overwrite);
+            } catch (const FileExistsError &) {
+                if (overwrite)
+                    throw;
+                continue; // created meanwhile: kept, as any existing host file
+            }
             done.append(wsPath);
         }
         d->manager->touch(d->workspaceId);
@@ -503,13 +522,46 @@ QByteArray Sandbox::readFileBytes(const QString &path, const QString &actor)
 
 QString Sandbox::readFile(const QString &path, const QString &actor)
 {
-    return QString::fromUtf8(readFileBytes(path, actor));
+    const BackendPtr b = requireBackend();
+    if (!b->hasRangedRead())
+        return QString::fromUtf8(readFileBytes(path, actor));
+    // Decoded one piece at a time into a string sized once: about 2x the file (UTF-16), not
+    // the 3x of bytes and string held together.
+    constexpr qint64 Chunk = 1024 * 1024;
+    AuditRecorder audit(QStringLiteral("sandbox.read_file"), d->workspaceId, actor,
+                        {{QStringLiteral("path"), path}});
+    try {
+        FileRange range = b->readFileRange(path, 0, Chunk);
+        // the size at the start bounds the loop: a file that grows meanwhile is not chased
+        const qint64 total = range.totalSize;
+        QString text;
+        text.reserve(qsizetype(qMin<qint64>(total, std::numeric_limits<qsizetype>::max())));
+        QStringDecoder decoder(QStringDecoder::Utf8);
+        qint64 pos = 0;
+        while (!range.data.isEmpty()) {
+            text += decoder(range.data);
+            pos += range.data.size();
+            if (pos >= total)
+                break;
+            range = b->readFileRange(path, pos, qMin(Chunk, total - pos));
+        }
+        text += decoder(QByteArrayView()); // a truncated last sequence becomes U+FFFD
+        d->manager->touch(d->workspaceId);
+        audit.setField(QStringLiteral("bytes"), pos);
+        audit.ok();
+        return text;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
 }
 
 static std::optional<QString> checkedDest(const std::optional<QString> &dest)
 {
     if (dest && dest->isEmpty())
         throw ValueError(QStringLiteral("flush destination is empty; give a host folder"));
+    if (dest)
+        checkNoNul(*dest, QStringLiteral("flush destination"));
     return dest;
 }
 

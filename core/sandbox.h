@@ -2,6 +2,7 @@
 
 #include "agent.h"
 #include "backend.h"
+#include "boundedread.h"
 #include "sandboxmanager.h"
 #include "treecopy.h"
 #include "types.h"
@@ -62,6 +63,9 @@ public:
         QStringList seedExclude; ///< merged with DEFAULT_SANDBOX_SEED_EXCLUDES
         std::optional<WorkspaceSyncPolicy> syncPolicy; ///< none: default_sandbox_sync_policy()
         std::optional<QString> syncDest;               ///< none: seed_from
+        /// Bound of an agent's read_file answer, in bytes (>= 1; see readWorkspaceFile());
+        /// none: DefaultReadFileMaxBytes.
+        std::optional<qint64> readFileMaxBytes;
     };
     using Progress = std::function<void(int done, int total)>;
 

@@ -2,11 +2,14 @@
 
 #include "audit.h"
 #include "errors.h"
+#include "inputchecks.h"
 #include "sandbox.h"
 #include "sandboxmanager.h"
 #include "workspace.h"
 
 #include <QJsonArray>
+
+#include <limits>
 
 namespace elsai {
 
@@ -70,6 +73,7 @@ ExecuteResult executeAs(Agent &agent, const QString &command, const std::optiona
                         SandboxManager::resolveWorkspaceId(agent), agent.id(),
                         commandAuditFields(command));
     try {
+        checkExecuteInput(command, cwd.value_or(QString()), options.env);
         ensureSandboxMutationAllowed(agent, QStringLiteral("execute commands"));
         const AgentWorkspace ws = agentWorkspace(agent);
         audit.setWorkspaceId(ws.workspaceId);
@@ -120,40 +124,59 @@ QString runCommand(Agent &agent, const QString &command, const std::optional<QSt
     return formatExecuteResult(executeAs(agent, command, cwd));
 }
 
-static QString decodeText(const QByteArray &bytes, const QString &path)
+qint64 readFileMaxBytes(Agent &agent)
 {
-    if (bytes.left(8192).contains('\0'))
-        throw ValueError(QStringLiteral("'%1' is a binary file (%2 bytes); read_file returns "
-                                        "text — use execute with base64 or xxd to inspect it")
-                             .arg(path)
-                             .arg(bytes.size()));
-    return QString::fromUtf8(bytes);
+    if (agent.config().readFileMaxBytes)
+        return *agent.config().readFileMaxBytes;
+    SandboxPtr sandbox = agent.attachedSandbox();
+    if (!sandbox)
+        sandbox = agent.config().sandbox;
+    if (sandbox && sandbox->options().readFileMaxBytes)
+        return *sandbox->options().readFileMaxBytes;
+    return DefaultReadFileMaxBytes;
 }
 
-QString readWorkspaceFile(Agent &agent, const QString &path, qint64 offset,
-                          std::optional<qint64> limit)
+BoundedRead readWorkspaceRange(Agent &agent, const QString &path, BoundedReadRequest request)
 {
     AuditRecorder audit(QStringLiteral("sandbox.read_file"),
                         SandboxManager::resolveWorkspaceId(agent), agent.id(),
                         {{QStringLiteral("path"), path}});
     try {
-        if (offset < 0)
-            throw ValueError(QStringLiteral("read_file: offset must be >= 0, got %1").arg(offset));
-        if (limit && *limit < 0)
-            throw ValueError(QStringLiteral("read_file: limit must be >= 0, got %1").arg(*limit));
+        checkNoNul(path, QStringLiteral("path"));
+        request.maxBytes = qMin(request.maxBytes, readFileMaxBytes(agent));
         const AgentWorkspace ws = agentWorkspace(agent);
         audit.setWorkspaceId(ws.workspaceId);
         ws.manager->touch(ws.workspaceId);
-        const QByteArray bytes = ws.backend->readFile(path);
-        audit.setField(QStringLiteral("bytes"), bytes.size());
-        const QString text = decodeText(bytes, path);
-        const QString out = sliceLines(text, offset, limit);
+        BoundedRead read = readBounded(*ws.backend, path, request);
+        audit.setField(QStringLiteral("bytes"), read.bytes.size());
+        audit.setField(QStringLiteral("total_bytes"), read.totalBytes);
+        if (QByteArrayView(read.bytes)
+                .first(qMin<qsizetype>(read.bytes.size(), 8192))
+                .contains('\0'))
+            throw ValueError(QStringLiteral("'%1' is a binary file (%2 bytes); read_file returns "
+                                            "text — use execute with base64 or xxd to inspect it")
+                                 .arg(path)
+                                 .arg(read.totalBytes));
         audit.ok();
-        return out;
+        return read;
     } catch (const SandboxError &e) {
         audit.fail(e);
         throw;
     }
+}
+
+QString readWorkspaceFile(Agent &agent, const QString &path, qint64 offset,
+                          std::optional<qint64> limit)
+{
+    BoundedReadRequest request;
+    request.lineOffset = offset;
+    request.lineLimit = limit;
+    request.maxBytes = readFileMaxBytes(agent);
+    const BoundedRead read = readWorkspaceRange(agent, path, request);
+    QString text = QString::fromUtf8(read.bytes);
+    if (read.cut)
+        text += boundedReadNote(read, request.maxBytes);
+    return text;
 }
 
 QString writeWorkspaceFile(Agent &agent, const QString &path, const QString &content)
@@ -311,28 +334,53 @@ static Tool readFileTool()
     t.provider = SandboxPlugin::providerName();
     t.description = QStringLiteral(
         "Read a text file of the sandbox workspace. Optional offset (first line, 0-based) and "
-        "limit (number of lines) read part of a long file.");
+        "limit (number of lines) read part of a long file. One call returns at most a bounded "
+        "number of bytes; a longer answer ends with a note giving the file's size and the "
+        "offset (or byte_offset) that reads on.");
+    const auto integer = [](const QString &description) {
+        return QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
+                           {QStringLiteral("minimum"), 0},
+                           {QStringLiteral("description"), description}};
+    };
+    QJsonObject offset = integer(QStringLiteral("Line offset (0-based)."));
+    offset.insert(QStringLiteral("default"), 0);
+    QJsonObject maxBytes = integer(QStringLiteral("Extension: return at most this many bytes "
+                                                  "(never more than the configured bound)."));
+    maxBytes.insert(QStringLiteral("minimum"), 1);
     t.inputSchema = objectSchema(
         {{QStringLiteral("path"), prop("string", QStringLiteral("Workspace-relative file path."))},
-         {QStringLiteral("offset"),
-          QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
-                      {QStringLiteral("minimum"), 0},
-                      {QStringLiteral("default"), 0},
-                      {QStringLiteral("description"), QStringLiteral("Line offset (0-based).")}}},
-         {QStringLiteral("limit"),
-          QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
-                      {QStringLiteral("minimum"), 0},
-                      {QStringLiteral("description"),
-                       QStringLiteral("Maximum number of lines to read.")}}}},
+         {QStringLiteral("offset"), offset},
+         {QStringLiteral("limit"), integer(QStringLiteral("Maximum number of lines to read."))},
+         {QStringLiteral("byte_offset"),
+          integer(QStringLiteral("Extension: start at this byte instead of the first line "
+                                 "(offset then counts lines from there)."))},
+         {QStringLiteral("max_bytes"), maxBytes}},
         {QStringLiteral("path")});
     t.invoke = [](Agent &agent, const QJsonObject &a) {
         const QString tool = QStringLiteral("read_file");
         const QString path = args::requiredString(a, QStringLiteral("path"), tool);
-        const qint64 offset = args::optionalInt(a, QStringLiteral("offset"), tool).value_or(0);
-        const auto limit = args::optionalInt(a, QStringLiteral("limit"), tool);
-        const QString text = readWorkspaceFile(agent, path, offset, limit);
-        return ToolResult{
-            text, {{QStringLiteral("path"), path}, {QStringLiteral("content"), text}}, false};
+        BoundedReadRequest request;
+        request.lineOffset = args::optionalInt(a, QStringLiteral("offset"), tool).value_or(0);
+        request.lineLimit = args::optionalInt(a, QStringLiteral("limit"), tool);
+        request.byteOffset = args::optionalInt(a, QStringLiteral("byte_offset"), tool);
+        request.maxBytes = args::optionalInt(a, QStringLiteral("max_bytes"), tool)
+                               .value_or(std::numeric_limits<qint64>::max());
+        const BoundedRead read = readWorkspaceRange(agent, path, request);
+        const qint64 bound = qMin(request.maxBytes, readFileMaxBytes(agent));
+        QString content = QString::fromUtf8(read.bytes);
+        QJsonObject data{{QStringLiteral("path"), path},
+                         {QStringLiteral("total_bytes"), read.totalBytes},
+                         {QStringLiteral("byte_offset"), read.startByte},
+                         {QStringLiteral("bytes"), read.bytes.size()},
+                         {QStringLiteral("truncated"), read.cut}};
+        if (read.cut) {
+            data.insert(QStringLiteral("next_byte_offset"), read.nextByte());
+            if (const auto line = read.nextLine())
+                data.insert(QStringLiteral("next_offset"), *line);
+        }
+        const QString text = read.cut ? content + boundedReadNote(read, bound) : content;
+        data.insert(QStringLiteral("content"), content);
+        return ToolResult{text, data, false};
     };
     return t;
 }

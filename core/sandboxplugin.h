@@ -2,6 +2,7 @@
 
 #include "agent.h"
 #include "backend.h"
+#include "boundedread.h"
 #include "tools.h"
 #include "types.h"
 
@@ -37,9 +38,19 @@ QString runCommand(Agent &agent, const QString &command,
 ExecuteResult executeAs(Agent &agent, const QString &command,
                         const std::optional<QString> &cwd = std::nullopt,
                         const ExecuteOptions &options = {});
-/// Lines [offset, offset+limit) of a text file (lines end with '\n'; the last may not).
+/// Lines [offset, offset+limit) of a text file (lines end with '\n'; the last may not), but
+/// at most readFileMaxBytes(agent) bytes: a longer answer is cut at a line end (or a character
+/// boundary) and ends with a note giving the file's size and the offset / byte_offset that
+/// read on (boundedReadNote()).
 QString readWorkspaceFile(Agent &agent, const QString &path, qint64 offset = 0,
                           std::optional<qint64> limit = std::nullopt);
+/// The bounded read behind readWorkspaceFile() and the read_file tool, audited; `request`'s
+/// maxBytes is lowered to readFileMaxBytes(agent). ValueError for a binary file (a NUL in
+/// the first 8 KiB read).
+BoundedRead readWorkspaceRange(Agent &agent, const QString &path, BoundedReadRequest request);
+/// The read_file byte bound of `agent`: AgentConfig::readFileMaxBytes, else its attached
+/// sandbox's Sandbox::Options::readFileMaxBytes, else DefaultReadFileMaxBytes.
+qint64 readFileMaxBytes(Agent &agent);
 /// Writes a text file atomically; returns a confirmation line.
 QString writeWorkspaceFile(Agent &agent, const QString &path, const QString &content);
 /// One line per entry: "name/" for folders, "name (N bytes)" for files, "name (symlink)",

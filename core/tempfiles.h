@@ -5,9 +5,8 @@
 namespace elsai {
 
 /// Is `name` one of our own temp-file names (an atomic write that a crash interrupted)?
-///   ".<name>.elsai-tmp-<16 hex>"  WorkspaceFs::writeFile
-///   ".<name>.elsai-tmp-<12 hex>"  host-side writes (downloads)
-///   ".sandbox-tmp-<1-16 hex>"     flush to the host
+///   ".<name>.elsai-tmp-<12 hex>"  every atomic write (atomicwrite.h; <name> shortened to fit)
+/// and, left by older versions: ".<name>.elsai-tmp-<16 hex>", ".sandbox-tmp-<1-16 hex>".
 bool isStaleTempName(QByteArrayView name);
 
 /// Removes leftover temp files of ours in the folder `dirFd` (any fd naming a folder, O_PATH

@@ -1,5 +1,6 @@
 #include "treecopy.h"
 
+#include "atomicwrite.h"
 #include "faultinjection.h"
 #include "fdutil.h"
 #include "workspacefs.h"
@@ -862,63 +863,34 @@ WriteStatus writeHostFile(int wsRoot, int destFd, const QString &path, const QBy
     if (hasOld && (noReplace || (expectedHost && stampOf(old) != *expectedHost)))
         return WriteStatus::HostChanged;
 
-    QByteArray tmp;
-    Fd tmpFd;
-    for (int attempt = 0; attempt < 16 && !tmpFd.isValid(); ++attempt) {
-        tmp = ".sandbox-tmp-" + QByteArray::number(QRandomGenerator::global()->generate64(), 16);
-        tmpFd.reset(::openat(dir.get(), tmp.constData(),
-                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-        if (!tmpFd.isValid() && errno != EEXIST)
-            break;
-    }
-    if (!tmpFd.isValid())
-        return fail(QStringLiteral("cannot create a temporary file for"), errno);
-    auto discard = [&](const QString &what) {
-        const int e = errno;
-        tmpFd.reset();
-        ::unlinkat(dir.get(), tmp.constData(), 0);
-        return fail(what, e);
-    };
-    if (!copyContent(in.get(), tmpFd.get(), qint64(st.st_size), &out->bytes))
-        return discard(QStringLiteral("cannot write"));
-    ELSAI_FAULT_POINT("write");
     // an existing host file keeps its permission bits; a new one gets the workspace's
-    const mode_t mode = (hasOld ? old.st_mode : st.st_mode) & 0777;
-    if (::fchmod(tmpFd.get(), mode) != 0)
-        return discard(QStringLiteral("cannot set the mode of"));
-    if (::fsync(tmpFd.get()) != 0)
-        return discard(QStringLiteral("fsync failed for"));
-    ELSAI_FAULT_POINT("fsync");
+    AtomicWriteOptions options;
+    options.createMode = 0600;
+    options.exactMode = (hasOld ? old.st_mode : st.st_mode) & 0777;
+    options.noReplace = noReplace;
     struct stat written;
-    if (::fstat(tmpFd.get(), &written) != 0)
-        return discard(QStringLiteral("cannot stat the copy of"));
-    if (::close(tmpFd.release()) != 0)
-        return discard(QStringLiteral("cannot write"));
-
-    int r;
-    if (noReplace) {
-        r = ::renameat2(dir.get(), tmp.constData(), dir.get(), target.constData(),
-                        RENAME_NOREPLACE);
-        if (r != 0 && (errno == EINVAL || errno == ENOSYS)) {
-            // file systems without RENAME_NOREPLACE: link() refuses an existing target too
-            r = ::linkat(dir.get(), tmp.constData(), dir.get(), target.constData(), 0);
-            if (r == 0)
-                ::unlinkat(dir.get(), tmp.constData(), 0);
+    const auto err = writeAtomicAt(
+        dir.get(), target,
+        [&](int fd) { return copyContent(in.get(), fd, qint64(st.st_size), &out->bytes); },
+        options, &written);
+    if (err) {
+        switch (err->stage) {
+        case AtomicWriteStage::Create:
+            return fail(QStringLiteral("cannot create a temporary file for"), err->error);
+        case AtomicWriteStage::Fill:
+            return fail(QStringLiteral("cannot write"), err->error);
+        case AtomicWriteStage::Mode:
+            return fail(QStringLiteral("cannot set the mode of"), err->error);
+        case AtomicWriteStage::Sync:
+            return fail(QStringLiteral("fsync failed for"), err->error);
+        case AtomicWriteStage::Rename:
+            if (err->error == EEXIST)
+                return WriteStatus::HostChanged;
+            return fail(QStringLiteral("cannot move into place"), err->error);
+        case AtomicWriteStage::SyncFolder:
+            return fail(QStringLiteral("fsync of the host folder failed for"), err->error);
         }
-    } else {
-        r = ::renameat(dir.get(), tmp.constData(), dir.get(), target.constData());
     }
-    if (r != 0) {
-        const int e = errno;
-        ::unlinkat(dir.get(), tmp.constData(), 0);
-        if (e == EEXIST)
-            return WriteStatus::HostChanged;
-        return fail(QStringLiteral("cannot move into place"), e);
-    }
-    ELSAI_FAULT_POINT("rename");
-    if (::fsync(dir.get()) != 0)
-        return fail(QStringLiteral("fsync of the host folder failed for"), errno);
-    ELSAI_FAULT_POINT("fsync-dir");
     out->host = stampOf(written);
     out->workspace = stampOf(st);
     return WriteStatus::Ok;

@@ -1,22 +1,24 @@
 #include "workspacefs.h"
 
+#include "atomicwrite.h"
 #include "dirlistingcache.h"
 #include "errors.h"
 #include "faultinjection.h"
 #include "fdutil.h"
+#include "inputchecks.h"
 
 #include <QDir>
 #include <QFileInfo>
-#include <QRandomGenerator>
 #include <QScopeGuard>
 
 #include <algorithm>
-#include <cstring>
 #include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -278,36 +280,6 @@ int renameEntry(int fromDir, const char *from, int toDir, const char *to, bool o
     return renameat(fromDir, from, toDir, to) == 0 ? 0 : errno;
 }
 
-// ".<name>.elsai-tmp-<random>", shortened so it stays within NAME_MAX.
-QByteArray tempName(const QByteArray &name)
-{
-    const QByteArray suffix = ".elsai-tmp-"
-        + QByteArray::number(QRandomGenerator::system()->generate64(), 16).rightJustified(16, '0');
-    const qsizetype room = MaxNameBytes - 1 - suffix.size();
-    QString stem = QString::fromUtf8(name);
-    while (stem.toUtf8().size() > room)
-        stem.chop(1);
-    return '.' + stem.toUtf8() + suffix;
-}
-
-bool writeAll(int fd, const QByteArray &data)
-{
-    const char *p = data.constData();
-    qsizetype left = data.size();
-    while (left > 0) {
-        const ssize_t n = ::write(fd, p, size_t(left));
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return false;
-        }
-        ELSAI_FAULT_POINT("write");
-        p += n;
-        left -= n;
-    }
-    return true;
-}
-
 struct DirCloser
 {
     void operator()(DIR *d) const { closedir(d); }
@@ -412,8 +384,10 @@ WorkspaceFs::WorkspaceFs(const QString &rootPath)
 {
     if (rootPath.isEmpty())
         throw ValueError(QStringLiteral("empty workspace root path"));
+    checkNoNul(rootPath, QStringLiteral("workspace root path"));
     m_rootPath = QDir::cleanPath(QFileInfo(rootPath).absoluteFilePath());
     QDir().mkpath(m_rootPath); // a failure shows up as the open error below
+    m_claim = FolderClaim(FolderClaim::Role::Workspace, m_rootPath);
     m_rootFd = ::open(QFile::encodeName(m_rootPath).constData(),
                       O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (m_rootFd < 0)
@@ -468,25 +442,65 @@ QString WorkspaceFs::normalize(const QString &relPath, bool *wantsDir)
     return result;
 }
 
-QByteArray WorkspaceFs::readFile(const QString &path, qint64 maxBytes) const
+namespace {
+
+// Opens a regular file beneath the root for reading; FIFOs, sockets and devices fail at once.
+UniqueFd openRegularFile(int rootFd, const QString &path, struct stat *st)
 {
     bool wantsDir = false;
-    const QByteArray rel = normalize(path, &wantsDir).toUtf8();
+    const QByteArray rel = WorkspaceFs::normalize(path, &wantsDir).toUtf8();
     const QString what = QStringLiteral("cannot read");
-    const UniqueFd fd = resolve(m_rootFd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, what, path);
-    struct stat st;
-    if (fstat(fd.get(), &st) != 0)
+    UniqueFd fd = resolve(rootFd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, what, path);
+    if (fstat(fd.get(), st) != 0)
         throwOsError(errno, what, shown(path));
-    if (S_ISDIR(st.st_mode))
+    if (S_ISDIR(st->st_mode))
         throwOsError(EISDIR, what, shown(path));
     if (wantsDir)
         throwOsError(ENOTDIR, what, shown(path));
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st->st_mode)) {
         throw OSError(QStringLiteral("cannot read '%1': not a regular file (FIFO, socket or "
                                      "device)")
                           .arg(shown(path)),
                       EINVAL);
     }
+    return fd;
+}
+
+} // namespace
+
+QByteArray WorkspaceFs::readRange(const QString &path, qint64 offset, qint64 count,
+                                  qint64 *totalSize) const
+{
+    if (offset < 0 || count < 0)
+        throw ValueError(QStringLiteral("a file range needs offset >= 0 and count >= 0"));
+    struct stat st;
+    const UniqueFd fd = openRegularFile(m_rootFd, path, &st);
+    *totalSize = st.st_size;
+    const qint64 want = qBound<qint64>(0, qMin(count, qint64(st.st_size) - offset),
+                                       std::numeric_limits<qsizetype>::max());
+    QByteArray data(qsizetype(want), Qt::Uninitialized);
+    qint64 done = 0;
+    while (done < want) {
+        const ssize_t n =
+            ::pread(fd.get(), data.data() + done, size_t(want - done), off_t(offset + done));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throwOsError(errno, QStringLiteral("cannot read"), shown(path));
+        }
+        if (n == 0)
+            break; // the file shrank
+        done += n;
+    }
+    data.truncate(qsizetype(done));
+    return data;
+}
+
+QByteArray WorkspaceFs::readFile(const QString &path, qint64 maxBytes) const
+{
+    const QString what = QStringLiteral("cannot read");
+    struct stat st;
+    const UniqueFd fd = openRegularFile(m_rootFd, path, &st);
     const auto tooBig = [&](qint64 size) {
         return OSError(QStringLiteral("cannot read '%1': %2 bytes is over the limit of %3 bytes")
                            .arg(shown(path))
@@ -547,39 +561,12 @@ void WorkspaceFs::writeFile(const QString &path, const QByteArray &content, bool
             throwOsError(EEXIST, what, shown(path));
     }
 
-    QByteArray tmp;
-    UniqueFd fd;
-    for (int attempt = 0; attempt < 16 && !fd.isValid(); ++attempt) {
-        tmp = tempName(entry.name);
-        fd.reset(openat(dirFd, tmp.constData(),
-                        O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, mode_t(mode & 0777)));
-        if (!fd.isValid() && errno != EEXIST)
-            throwOsError(errno, what, shown(path));
-    }
-    if (!fd.isValid())
-        throwOsError(EEXIST, what, shown(path));
-    // Unlinks the temp file unless it got renamed into place.
-    auto removeTemp = qScopeGuard([&] { unlinkat(dirFd, tmp.constData(), 0); });
-
-    if (!writeAll(fd.get(), content))
-        throwOsError(errno, what, shown(path));
-    // Keep an existing file's permission bits; set-id bits are dropped as on any foreign write.
-    if (exists && S_ISREG(st.st_mode) && fchmod(fd.get(), st.st_mode & 0777) != 0)
-        throwOsError(errno, what, shown(path));
-    if (fsync(fd.get()) != 0)
-        throwOsError(errno, what, shown(path));
-    ELSAI_FAULT_POINT("fsync");
-    if (::close(fd.release()) != 0)
-        throwOsError(errno, what, shown(path));
-    if (const int err = renameEntry(dirFd, tmp.constData(), dirFd, entry.name.constData(),
-                                    overwrite)) {
-        throwOsError(err, what, shown(path));
-    }
-    removeTemp.dismiss();
-    ELSAI_FAULT_POINT("rename");
-    if (fsync(dirFd) != 0)
-        throwOsError(errno, what, shown(path));
-    ELSAI_FAULT_POINT("fsync-dir");
+    AtomicWriteOptions options;
+    options.createMode = mode_t(mode & 0777);
+    options.keepExistingMode = exists;
+    options.noReplace = !overwrite;
+    if (const auto err = writeAtomicAt(dirFd, entry.name, QByteArrayView(content), options))
+        throwOsError(err->error, what, shown(path));
 }
 
 namespace {

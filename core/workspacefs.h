@@ -1,5 +1,6 @@
 #pragma once
 
+#include "folderclaims.h"
 #include "types.h"
 
 #include <QByteArray>
@@ -32,7 +33,8 @@ class WorkspaceFs
 {
 public:
     /// Opens (creating it with parents when missing) the host folder `rootPath`.
-    /// Throws OSError when it cannot be opened as a folder.
+    /// Throws OSError when it cannot be opened as a folder, ValueError when an offload folder
+    /// of the process lies inside it (see FolderClaim).
     explicit WorkspaceFs(const QString &rootPath);
     ~WorkspaceFs();
     WorkspaceFs(const WorkspaceFs &) = delete;
@@ -49,6 +51,9 @@ public:
     /// Reads a regular file. FIFOs, sockets and devices fail at once (O_NONBLOCK + fstat).
     /// `maxBytes` >= 0 refuses larger files with an OSError (EFBIG) naming the size.
     QByteArray readFile(const QString &path, qint64 maxBytes = -1) const;
+    /// At most `count` bytes of a regular file from byte `offset` (pread: nothing else is read
+    /// or held), and in `*totalSize` the file's size. Same refusals as readFile().
+    QByteArray readRange(const QString &path, qint64 offset, qint64 count, qint64 *totalSize) const;
 
     /// Atomic replace: temp file (O_CREAT|O_EXCL|O_NOFOLLOW) in the target folder, write, fsync,
     /// rename, fsync the folder. Creates missing parent folders. Refuses to write onto a symlink
@@ -99,6 +104,7 @@ public:
 private:
     QString m_rootPath;
     int m_rootFd = -1;
+    FolderClaim m_claim;
     std::unique_ptr<DirListingCache> m_listingCache; ///< thread-safe itself
 };
 

@@ -3,12 +3,14 @@
 #include <cstdio>
 #include <limits>
 
+#include "errors.h"
+#include "hostfiles.h"
 #include "modelroles.h"
 
 #include <QJsonArray>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QMutex>
-#include <QSaveFile>
 
 namespace elsai {
 
@@ -243,11 +245,9 @@ bool AuditLogModel::exportJsonLines(const QString &path, const QList<int> &rows,
         if (row < 0 || row >= rowCount())
             return fail(QStringLiteral("row %1 is out of range").arg(row));
     }
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return fail(QStringLiteral("cannot write '%1': %2").arg(path, file.errorString()));
-    auto writeRow = [&file](const AuditEvent &e) {
-        file.write(QJsonDocument(e.toJson()).toJson(QJsonDocument::Compact) + '\n');
+    QByteArray text;
+    auto writeRow = [&text](const AuditEvent &e) {
+        text += QJsonDocument(e.toJson()).toJson(QJsonDocument::Compact) + '\n';
     };
     if (rows.isEmpty()) {
         for (const AuditEvent &e : m_rows)
@@ -256,8 +256,14 @@ bool AuditLogModel::exportJsonLines(const QString &path, const QList<int> &rows,
         for (int row : rows)
             writeRow(m_rows.at(row));
     }
-    if (!file.commit())
-        return fail(QStringLiteral("cannot write '%1': %2").arg(path, file.errorString()));
+    // an export never creates folders: a missing one is a mistyped path
+    if (!QFileInfo(QFileInfo(path).absolutePath()).isDir())
+        return fail(QStringLiteral("cannot write '%1': the folder does not exist").arg(path));
+    try {
+        writeHostFileAtomic(path, text);
+    } catch (const SandboxError &e) {
+        return fail(e.message());
+    }
     return true;
 }
 

@@ -5,6 +5,7 @@
 
 #include "bwrapsandboxbackend.h"
 #include "errors.h"
+#include "offload.h"
 #include "pidscgroup.h"
 #include "sandboxspec.h"
 #include "testutil.h"
@@ -151,6 +152,22 @@ private Q_SLOTS:
         eo.env.insert(QString(), QStringLiteral("x"));
         QCOMPARE(errorName([&] { b->execute(QStringLiteral("true"), {}, {}, eo); }),
                  QStringLiteral("ValueError"));
+    }
+
+    // The engine writes offload files outside the sandbox: a folder the agent could swap for
+    // a link (one inside the workspace) is refused, and a NUL never reaches bwrap's argv.
+    void engineFoldersAndTextStayOutOfReach()
+    {
+        auto b = make();
+        const QString inside = b->workspaceRoot() + QStringLiteral("/offload");
+        QCOMPARE(errorName([&] { FileStorage storage(inside); }), QStringLiteral("ValueError"));
+        const QString nul = QStringLiteral("true") + QChar(u'\0') + QStringLiteral("; touch x");
+        QCOMPARE(errorName([&] { b->execute(nul); }), QStringLiteral("ValueError"));
+        ExecuteOptions eo;
+        eo.env.insert(QStringLiteral("V"), nul);
+        QCOMPARE(errorName([&] { b->execute(QStringLiteral("touch x"), {}, {}, eo); }),
+                 QStringLiteral("ValueError"));
+        QVERIFY(!QFileInfo::exists(b->workspaceRoot() + QStringLiteral("/x")));
     }
 
     void argumentsNameEveryNamespace()

@@ -118,6 +118,9 @@ private Q_SLOTS:
     void fileStorageRejectsNonHandles();
     void fileStorageDoesNotFollowPlantedSymlink();
     void fileStorageSurvivesNewInstance();
+    void fileStorageFolderSwappedForSymlink();
+    void fileStorageInsideWorkspaceRefused_data();
+    void fileStorageInsideWorkspaceRefused();
 
     // Policy
     void policyDefaults();
@@ -454,6 +457,66 @@ void TestOffload::fileStorageDoesNotFollowPlantedSymlink()
     const std::optional<QString> got = storage.retrieve(handle);
     QVERIFY2(!got || !got->contains(QStringLiteral("SECRET-CONTENT")),
              "retrieve followed a symlink out of the storage folder");
+}
+
+// An agent that can write where the folder lives replaces it with a link to somewhere else
+// between two stores: the engine keeps writing into the folder it opened, never through the link.
+void TestOffload::fileStorageFolderSwappedForSymlink()
+{
+    const QString dir = m_tmp->path() + QStringLiteral("/swapped");
+    const QString outside = m_tmp->path() + QStringLiteral("/outside");
+    QVERIFY(QDir().mkpath(outside));
+    FileStorage storage(dir);
+    const QString first = storage.store(QStringLiteral("one"));
+    QVERIFY(QDir().rename(dir, dir + QStringLiteral(".moved")));
+    QVERIFY(QFile::link(outside, dir));
+    const QString second = storage.store(QStringLiteral("two"));
+    QCOMPARE(QDir(outside).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+             QStringList());
+    QCOMPARE(storage.retrieve(first), std::optional<QString>(QStringLiteral("one")));
+    QCOMPARE(storage.retrieve(second), std::optional<QString>(QStringLiteral("two")));
+    QVERIFY(QFileInfo::exists(dir + QStringLiteral(".moved/") + second + QStringLiteral(".txt")));
+    // a planted link under the next handle's name is never written through either
+    QVERIFY(QFile::remove(dir));
+    QVERIFY(QDir().rename(dir + QStringLiteral(".moved"), dir));
+    QCOMPARE(QDir(outside).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
+}
+
+void TestOffload::fileStorageInsideWorkspaceRefused_data()
+{
+    QTest::addColumn<QString>("storageRel"); // relative to the workspace root
+    QTest::addColumn<bool>("storageFirst");
+    QTest::newRow("the workspace root itself, storage first") << QStringLiteral(".") << true;
+    QTest::newRow("the workspace root itself, workspace first") << QStringLiteral(".") << false;
+    QTest::newRow("a subfolder, storage first") << QStringLiteral("out/offload") << true;
+    QTest::newRow("a subfolder, workspace first") << QStringLiteral("out/offload") << false;
+}
+
+void TestOffload::fileStorageInsideWorkspaceRefused()
+{
+    QFETCH(QString, storageRel);
+    QFETCH(bool, storageFirst);
+    const QString root = m_tmp->path() + QStringLiteral("/claimed-ws");
+    const QString folder = QDir::cleanPath(root + u'/' + storageRel);
+    auto backend = std::make_shared<WorkspaceBackend>(root);
+    QString message;
+    try {
+        if (storageFirst) {
+            FileStorage storage(folder);
+            backend->create();
+        } else {
+            backend->create();
+            FileStorage storage(folder);
+        }
+    } catch (const ValueError &e) {
+        message = e.message();
+    }
+    QVERIFY2(message.contains(folder) && message.contains(root), qPrintable(message));
+    backend->close();
+    // outside every workspace it is fine, and a closed workspace claims nothing
+    FileStorage ok(folder);
+    QVERIFY(!ok.store(QStringLiteral("x")).isEmpty());
+    QVERIFY_THROWS_EXCEPTION(ValueError, backend->create());
 }
 
 void TestOffload::fileStorageSurvivesNewInstance()

@@ -9,6 +9,10 @@
 
 #include <thread>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace elsai;
 using test::readHostFile;
 using test::writeHostFile;
@@ -341,6 +345,118 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(PermissionError,
                                  s->downloadFiles({{QStringLiteral("../etc"), outA}}));
         s->stop(false);
+    }
+
+    void downloadLongNames_data()
+    {
+        QTest::addColumn<int>("wsLength");
+        QTest::addColumn<int>("hostLength");
+        QTest::newRow("host name of 250 bytes") << 10 << 250;
+        QTest::newRow("host name of 255 bytes") << 10 << 255;
+        QTest::newRow("255-byte workspace name, written by an agent") << 255 << 255;
+        QTest::newRow("multi-byte host name of 254 bytes") << 10 << -254;
+    }
+
+    // The temp name of an atomic write must fit NAME_MAX whatever the target's length.
+    void downloadLongNames()
+    {
+        QFETCH(int, wsLength);
+        QFETCH(int, hostLength);
+        auto s = make(QStringLiteral("download-long"));
+        s->start();
+        AgentPtr agent = Agent::create(QStringLiteral("long-writer"));
+        s->attach(agent);
+        const QString wsName(wsLength, u'w');
+        const ToolResult w = agent->callTool(
+            QStringLiteral("write_file"),
+            {{QStringLiteral("path"), wsName}, {QStringLiteral("content"), QStringLiteral("L")}});
+        QVERIFY2(w.text.contains(QLatin1String("Wrote 1 bytes")), qPrintable(w.text));
+        // a negative length: that many bytes of two-byte characters
+        const QString hostName = hostLength > 0 ? QString(hostLength, u'h')
+                                                : QString(-hostLength / 2, QChar(0xe9));
+        QCOMPARE(hostName.toUtf8().size(), qAbs(hostLength));
+        const QString out = m_tmp.filePath(QStringLiteral("dl-long/") + hostName);
+        QCOMPARE(s->downloadFiles({{wsName, out}}), QStringList{wsName});
+        QCOMPARE(readHostFile(out), QByteArray("L"));
+        QCOMPARE(QDir(m_tmp.filePath(QStringLiteral("dl-long")))
+                     .entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot)
+                     .size(),
+                 1); // no temp file left
+        QVERIFY(QFile::remove(out));
+        s->stop(false);
+    }
+
+    void hostReadFileMemory_data()
+    {
+        QTest::addColumn<bool>("asText");
+        QTest::addColumn<double>("factor"); // address space allowed, in file sizes
+        QTest::newRow("readFileBytes: about the file's size") << false << 1.25;
+        QTest::newRow("readFile: about twice the file's size (UTF-16)") << true << 2.25;
+    }
+
+    // The host API returns the whole file, holding little more than the result: a forked child
+    // reads a 256 MiB sparse file under an address-space limit of what it already maps plus
+    // `factor` times the file.
+    void hostReadFileMemory()
+    {
+#if defined(__SANITIZE_ADDRESS__)
+        QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+        QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
+#endif
+#endif
+        QFETCH(bool, asText);
+        QFETCH(double, factor);
+        constexpr qint64 fileSize = qint64(256) << 20;
+        const QString root = newRoot();
+        auto s = Sandbox::create(QStringLiteral("host-read-memory"),
+                                 std::make_shared<LocalSandboxBackend>(root), 600);
+        s->start();
+        {
+            QFile f(root + QStringLiteral("/big.txt"));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("head\n");
+            QVERIFY(f.resize(fileSize));
+        }
+        const pid_t child = ::fork();
+        QVERIFY(child >= 0);
+        if (child == 0) {
+            QFile status(QStringLiteral("/proc/self/status"));
+            qint64 mappedKb = -1;
+            if (status.open(QIODevice::ReadOnly)) {
+                for (const QByteArray &line : status.readAll().split('\n')) {
+                    if (line.startsWith("VmSize:"))
+                        mappedKb = line.mid(7).trimmed().split(' ').value(0).toLongLong();
+                }
+            }
+            if (mappedKb <= 0)
+                ::_exit(3);
+            const rlim_t cap = rlim_t(mappedKb * 1024 + qint64(factor * fileSize) + (48 << 20));
+            const rlimit limit{cap, cap};
+            if (::setrlimit(RLIMIT_AS, &limit) != 0)
+                ::_exit(3);
+            int code = 0;
+            try {
+                if (asText) {
+                    const QString text = s->readFile(QStringLiteral("big.txt"));
+                    code =
+                        text.size() == fileSize && text.startsWith(QLatin1String("head\n")) ? 0 : 1;
+                } else {
+                    const QByteArray bytes = s->readFileBytes(QStringLiteral("big.txt"));
+                    code = bytes.size() == fileSize && bytes.startsWith("head\n") ? 0 : 1;
+                }
+            } catch (...) {
+                code = 2;
+            }
+            ::_exit(code);
+        }
+        int wstatus = 0;
+        QCOMPARE(::waitpid(child, &wstatus, 0), child);
+        QVERIFY2(WIFEXITED(wstatus), "the reading child died (abort or signal)");
+        QCOMPARE(WEXITSTATUS(wstatus), 0);
+        s->stop(false);
+        QFile::remove(root + QStringLiteral("/big.txt"));
     }
 
     void deleteAndMove()

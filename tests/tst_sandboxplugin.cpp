@@ -1,4 +1,5 @@
 #include "errors.h"
+#include "inputchecks.h"
 #include "localsandboxbackend.h"
 #include "sandbox.h"
 #include "sandboxplugin.h"
@@ -9,6 +10,10 @@
 #include <QJsonArray>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace elsai;
 
@@ -97,8 +102,10 @@ private Q_SLOTS:
         QCOMPARE(keys(QStringLiteral("execute")),
                  (QStringList{QStringLiteral("command"), QStringLiteral("cwd")}));
         QCOMPARE(required(QStringLiteral("execute")), QStringList{QStringLiteral("command")});
+        // the spec's three, and the byte range extension (byte_offset, max_bytes)
         QCOMPARE(keys(QStringLiteral("read_file")),
-                 (QStringList{QStringLiteral("limit"), QStringLiteral("offset"),
+                 (QStringList{QStringLiteral("byte_offset"), QStringLiteral("limit"),
+                              QStringLiteral("max_bytes"), QStringLiteral("offset"),
                               QStringLiteral("path")}));
         QCOMPARE(required(QStringLiteral("read_file")), QStringList{QStringLiteral("path")});
         QCOMPARE(props(QStringLiteral("read_file"))
@@ -142,6 +149,149 @@ private Q_SLOTS:
         if (limit >= 0)
             args.insert(QStringLiteral("limit"), limit);
         QCOMPARE(m_reader->callTool(QStringLiteral("read_file"), args).text, expected);
+    }
+
+    // read_file answers at most the configured bytes, cut at a line end (or a character
+    // boundary), and says how to read on; following next_offset (lines) or next_byte_offset
+    // from the start reads the whole file back, piece by piece.
+    void readIsBounded_data()
+    {
+        QTest::addColumn<QString>("content");
+        QTest::addColumn<qint64>("bound");
+        QTest::addColumn<QString>("follow"); // "offset" or "byte_offset"
+        QString lines;
+        for (int i = 0; i < 200; ++i)
+            lines += QStringLiteral("line %1 of the bounded read test\n").arg(i);
+        const QString oneLine = QString(300, QChar(0xe9)) + QString(300, u'x'); // no newline
+        QTest::newRow("lines, by offset") << lines << 1000LL << "offset";
+        QTest::newRow("lines, by byte_offset") << lines << 1000LL << "byte_offset";
+        QTest::newRow("one long multi-byte line") << oneLine << 101LL << "byte_offset";
+        QTest::newRow("bound of one byte, multi-byte text")
+            << oneLine.left(20) << 1LL << "byte_offset";
+        QTest::newRow("a line longer than the bound amid short ones")
+            << QStringLiteral("a\n") + QString(500, u'b') + QStringLiteral("\nc\n") << 100LL
+            << "byte_offset";
+    }
+
+    void readIsBounded()
+    {
+        QFETCH(QString, content);
+        QFETCH(qint64, bound);
+        QFETCH(QString, follow);
+        const QString path = QStringLiteral("bounded.txt");
+        m_sandbox->addFiles({{path, FileSource::text(content)}});
+        AgentConfig config;
+        config.sandbox = m_sandbox;
+        config.sandboxAttachMode = SandboxAttachMode::ReadOnly;
+        config.readFileMaxBytes = bound;
+        const AgentPtr agent = Agent::create(QStringLiteral("bounded-reader"), config);
+        const qint64 total = content.toUtf8().size();
+        QString collected;
+        QJsonObject args{{QStringLiteral("path"), path}};
+        for (int call = 0; call < 100000; ++call) {
+            const ToolResult r = agent->callTool(QStringLiteral("read_file"), args);
+            const QString part = r.data.value(QStringLiteral("content")).toString();
+            QVERIFY(part.toUtf8().size() <= qMax<qint64>(bound, 4));
+            QCOMPARE(r.data.value(QStringLiteral("total_bytes")).toInteger(), total);
+            collected += part;
+            if (!r.data.value(QStringLiteral("truncated")).toBool()) {
+                QCOMPARE(r.text, part);
+                break;
+            }
+            QVERIFY2(r.text.startsWith(part) && r.text.contains(QString::number(total)),
+                     qPrintable(r.text.right(200)));
+            QVERIFY(!part.isEmpty());
+            if (follow == u"offset" && r.data.contains(QStringLiteral("next_offset"))) {
+                args.insert(QStringLiteral("offset"), r.data.value(QStringLiteral("next_offset")));
+                QVERIFY(part.endsWith(u'\n'));
+            } else {
+                args.remove(QStringLiteral("offset"));
+                args.insert(QStringLiteral("byte_offset"),
+                            r.data.value(QStringLiteral("next_byte_offset")));
+            }
+        }
+        QCOMPARE(collected, content);
+        // the helper bounds the same way, and max_bytes only lowers the bound
+        QVERIFY(readWorkspaceFile(*agent, path).toUtf8().size() <= qMax<qint64>(bound, 4) + 200);
+        const ToolResult asked = agent->callTool(
+            QStringLiteral("read_file"),
+            {{QStringLiteral("path"), path}, {QStringLiteral("max_bytes"), bound * 1000}});
+        QVERIFY(asked.data.value(QStringLiteral("bytes")).toInteger() <= qMax<qint64>(bound, 4));
+        m_sandbox->deleteFiles({path});
+    }
+
+    // A read-only agent reads a 1 GiB sparse file under a 512 MiB address-space limit: the
+    // answer is bounded and gives the total size; nothing near the file's size is allocated.
+    // The read runs in a forked child with RLIMIT_AS set, so the limit cannot hurt the test.
+    void readHugeSparseFileUnderAddressLimit()
+    {
+#if defined(__SANITIZE_ADDRESS__)
+        QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+        QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
+#endif
+#endif
+        constexpr qint64 fileSize = qint64(1) << 30;
+        const QString path = QStringLiteral("huge-sparse.txt");
+        const QString hostPath = m_tmp.filePath(QStringLiteral("ws/") + path);
+        {
+            QFile f(hostPath);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            for (int i = 0; i < 20000; ++i)
+                f.write(QStringLiteral("line %1 of text before the hole\n").arg(i).toUtf8());
+            QVERIFY(f.resize(fileSize)); // the rest is a hole: zeros, no disk
+        }
+        auto cleanup = qScopeGuard([&] { QFile::remove(hostPath); });
+        const pid_t child = ::fork();
+        QVERIFY(child >= 0);
+        if (child == 0) {
+            // 1: a check failed; 2: an exception; 3: setrlimit failed
+            int status = 0;
+            const rlimit limit{512ul << 20, 512ul << 20};
+            if (::setrlimit(RLIMIT_AS, &limit) != 0)
+                ::_exit(3);
+            try {
+                const auto read = [&](const QJsonObject &extra) {
+                    QJsonObject a{{QStringLiteral("path"), path}};
+                    for (auto it = extra.begin(); it != extra.end(); ++it)
+                        a.insert(it.key(), it.value());
+                    return m_reader->callTool(QStringLiteral("read_file"), a);
+                };
+                const auto check = [&](const ToolResult &r, qint64 firstLine) {
+                    const QString content = r.data.value(QStringLiteral("content")).toString();
+                    if (r.data.value(QStringLiteral("total_bytes")).toInteger() != fileSize ||
+                        !r.data.value(QStringLiteral("truncated")).toBool() ||
+                        content.toUtf8().size() > DefaultReadFileMaxBytes ||
+                        content.toUtf8().size() < DefaultReadFileMaxBytes / 2 ||
+                        !content.startsWith(QStringLiteral("line %1 ").arg(firstLine)) ||
+                        !r.text.contains(QString::number(fileSize)))
+                        status = 1;
+                };
+                check(read({}), 0);
+                check(read({{QStringLiteral("offset"), 1000}}), 1000);
+                // in the hole: zeros are binary, a clear error naming the size
+                try {
+                    read({{QStringLiteral("byte_offset"), fileSize / 2}});
+                    status = 1;
+                } catch (const ValueError &e) {
+                    if (!e.message().contains(QString::number(fileSize)))
+                        status = 1;
+                }
+                // past every line: the scan walks the hole one buffer at a time
+                const ToolResult past = read({{QStringLiteral("offset"), 1000000}});
+                if (!past.data.value(QStringLiteral("content")).toString().isEmpty() ||
+                    past.data.value(QStringLiteral("truncated")).toBool())
+                    status = 1;
+            } catch (...) {
+                status = 2;
+            }
+            ::_exit(status);
+        }
+        int wstatus = 0;
+        QCOMPARE(::waitpid(child, &wstatus, 0), child);
+        QVERIFY2(WIFEXITED(wstatus), "the reading child died (abort or signal)");
+        QCOMPARE(WEXITSTATUS(wstatus), 0);
     }
 
     void readErrors()
@@ -300,6 +450,111 @@ private Q_SLOTS:
                                 {QStringLiteral("cwd"), QStringLiteral("..")}}));
         QCOMPARE(runCommand(*m_writer, QStringLiteral("echo hi")),
                  QStringLiteral("hi\n[exit code: 0]"));
+    }
+
+    // A NUL would cut the C string a backend passes on while the audit shows the whole text;
+    // an unbounded command costs the engine before anything runs. Both are refused up front.
+    void nulAndOversizedInputRefused_data()
+    {
+        QTest::addColumn<QString>("via");
+        QTest::addColumn<QString>("value");
+        const QString nul = QStringLiteral("x") + QChar(u'\0') + QStringLiteral("y");
+        const QString hidden =
+            QStringLiteral("true") + QChar(u'\0') + QStringLiteral("; touch pwned");
+        QTest::newRow("execute tool: command with NUL") << "tool-command" << hidden;
+        QTest::newRow("execute tool: command over 1 MiB")
+            << "tool-command" << QString(MaxCommandBytes + 1, u'#');
+        QTest::newRow("execute tool: multi-byte command over 1 MiB")
+            << "tool-command" << QString(MaxCommandBytes / 2, QChar(0xe9)) + u'#';
+        QTest::newRow("execute tool: command over the one-argument limit of sh -c")
+            << "tool-command" << QString(MaxArgumentBytes + 1, u'#');
+        QTest::newRow("execute tool: cwd with NUL") << "tool-cwd" << nul;
+        QTest::newRow("read_file tool: path with NUL") << "tool-read" << nul;
+        QTest::newRow("write_file tool: path with NUL") << "tool-write" << nul;
+        QTest::newRow("list_dir tool: path with NUL") << "tool-list" << nul;
+        QTest::newRow("executeAs: env name with NUL") << "env-name" << nul;
+        QTest::newRow("executeAs: env name with '='") << "env-name" << QStringLiteral("A=B");
+        QTest::newRow("executeAs: env name with a space") << "env-name" << QStringLiteral("A B");
+        QTest::newRow("executeAs: env name starting with a digit")
+            << "env-name" << QStringLiteral("1A");
+        QTest::newRow("executeAs: empty env name") << "env-name" << QString();
+        QTest::newRow("executeAs: env value with NUL") << "env-value" << nul;
+        QTest::newRow("backend option: env name") << "backend-env-name" << QStringLiteral("A=B");
+        QTest::newRow("backend option: env value with NUL") << "backend-env-value" << nul;
+        QTest::newRow("backend option: workspace root with NUL") << "backend-root" << nul;
+        QTest::newRow("host API: read_file path with NUL") << "host-read" << nul;
+        QTest::newRow("host API: download host path with NUL") << "host-download" << nul;
+        QTest::newRow("host API: add_files host path with NUL") << "host-add" << nul;
+        QTest::newRow("host API: flush destination with NUL") << "host-flush" << nul;
+        QTest::newRow("host API: seed_from with NUL") << "host-seed" << nul;
+    }
+
+    void nulAndOversizedInputRefused()
+    {
+        QFETCH(QString, via);
+        QFETCH(QString, value);
+        const QString hostFolder = m_tmp.filePath(QStringLiteral("nul-host"));
+        QVERIFY(QDir().mkpath(hostFolder));
+        const QString hostPath = hostFolder + u'/' + value;
+        const QByteArray before = treeHash();
+        const auto call = [&] {
+            const auto tool = [&](const QString &name, const QJsonObject &args) {
+                return m_writer->callTool(name, args);
+            };
+            const QString p = QStringLiteral("path");
+            if (via == u"tool-command")
+                tool(QStringLiteral("execute"), {{QStringLiteral("command"), value}});
+            else if (via == u"tool-cwd")
+                tool(QStringLiteral("execute"),
+                     {{QStringLiteral("command"), QStringLiteral("true")},
+                      {QStringLiteral("cwd"), value}});
+            else if (via == u"tool-read")
+                tool(QStringLiteral("read_file"), {{p, value}});
+            else if (via == u"tool-write")
+                tool(QStringLiteral("write_file"),
+                     {{p, value}, {QStringLiteral("content"), QStringLiteral("c")}});
+            else if (via == u"tool-list")
+                tool(QStringLiteral("list_dir"), {{p, value}});
+            else if (via == u"env-name" || via == u"env-value") {
+                ExecuteOptions o;
+                if (via == u"env-name")
+                    o.env.insert(value, QStringLiteral("v"));
+                else
+                    o.env.insert(QStringLiteral("GOOD_NAME"), value);
+                executeAs(*m_writer, QStringLiteral("touch pwned"), std::nullopt, o);
+            } else if (via.startsWith(u"backend-")) {
+                LocalSandboxBackend::Options o;
+                if (via == u"backend-env-name")
+                    o.env.insert(value, QStringLiteral("v"));
+                else if (via == u"backend-env-value")
+                    o.env.insert(QStringLiteral("GOOD_NAME"), value);
+                const QString root = via == u"backend-root" ? hostPath : m_tmp.filePath("nul-ws");
+                LocalSandboxBackend b(root, o);
+                b.create();
+                b.execute(QStringLiteral("touch pwned"));
+            } else if (via == u"host-read")
+                m_sandbox->readFileBytes(value);
+            else if (via == u"host-download")
+                m_sandbox->downloadFiles({{QStringLiteral("lines.txt"), hostPath}});
+            else if (via == u"host-add")
+                m_sandbox->addFiles(
+                    {{QStringLiteral("added.txt"), FileSource::hostPath(hostPath)}});
+            else if (via == u"host-flush")
+                m_sandbox->flush(hostPath);
+            else if (via == u"host-seed") {
+                Sandbox::Options o;
+                o.seedFrom = hostPath;
+                Sandbox::create(QStringLiteral("nul-seed"),
+                                std::make_shared<LocalSandboxBackend>(m_tmp.filePath("nul-seed")),
+                                60, o);
+            } else
+                QFAIL("unknown row");
+        };
+        QVERIFY_THROWS_EXCEPTION(ValueError, call());
+        QCOMPARE(treeHash(), before);
+        QVERIFY(!QFileInfo::exists(m_tmp.filePath(QStringLiteral("nul-ws/pwned"))));
+        QCOMPARE(QDir(hostFolder).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+                 QStringList());
     }
 
     void formatExecuteResult_data()

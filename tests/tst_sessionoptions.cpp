@@ -13,6 +13,7 @@
 #include <QComboBox>
 #include <QCommandLineParser>
 #include <QStackedWidget>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <sys/stat.h>
@@ -88,6 +89,19 @@ private Q_SLOTS:
         QVERIFY(m_dir.isValid());
         m_keyFile = m_dir.filePath(QStringLiteral("daytona-key"));
         test::writeHostFile(m_keyFile, "dtn_key\n");
+    }
+
+    void readFileMaxBytesOption()
+    {
+        const CleanEnv clean;
+        QCOMPARE(parse({}).spec.readFileMaxBytes, DefaultReadFileMaxBytes);
+        const QTemporaryDir root;
+        SandboxSpec spec = parse({QStringLiteral("--read-file-max-bytes"), QStringLiteral("1000"),
+                                  QStringLiteral("--workspace-root"), root.path()})
+                               .spec;
+        QCOMPARE(spec.readFileMaxBytes, 1000);
+        QCOMPARE(spec.createSandbox()->options().readFileMaxBytes, std::optional<qint64>(1000));
+        QVERIFY(!failure({QStringLiteral("--read-file-max-bytes"), QStringLiteral("0")}).isEmpty());
     }
 
     void daytonaOptionsFillTheSpec()
@@ -246,6 +260,8 @@ private Q_SLOTS:
         const QString project = QDir::tempPath();
         const QStringList common{QStringLiteral("--workspace-id"),
                                  QStringLiteral("cli"),
+                                 QStringLiteral("--read-file-max-bytes"),
+                                 QStringLiteral("4096"),
                                  QStringLiteral("--seed-from"),
                                  project,
                                  QStringLiteral("--seed-exclude"),
@@ -333,6 +349,7 @@ private Q_SLOTS:
         QCOMPARE(back.syncInclude, cli.syncInclude);
         QCOMPARE(back.syncDest, cli.syncDest);
         QCOMPARE(back.ttlSeconds, cli.ttlSeconds);
+        QCOMPARE(back.readFileMaxBytes, cli.readFileMaxBytes);
         QCOMPARE(back.local.timeout, cli.local.timeout);
         QCOMPARE(back.local.maxOutputBytes, cli.local.maxOutputBytes);
         QCOMPARE(back.local.env, cli.local.env);

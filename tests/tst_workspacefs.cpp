@@ -1,8 +1,10 @@
 // Hostile-input tests of WorkspaceFs (shared/spec/hostile-inputs.md, P1-P11). Every test runs
 // twice through initTestCase_data(): once with openat2 and once with the openat(O_NOFOLLOW) walk.
 
+#include "atomicwrite.h"
 #include "dirlistingcache.h"
 #include "errors.h"
+#include "tempfiles.h"
 #include "workspacefs.h"
 
 #include <QDirIterator>
@@ -144,6 +146,10 @@ private Q_SLOTS:
     void resolversAgree();
     void raceSwap_data();
     void raceSwap();
+    void atomicTempNameFits_data();
+    void atomicTempNameFits();
+    void readRange_data();
+    void readRange();
 
 private:
     QString ws(const QString &rel) const { return m_ws + u'/' + rel; }
@@ -1254,6 +1260,64 @@ void TestWorkspaceFs::raceSwap()
     QVERIFY2(inside > 0 && refused > 0, qPrintable(QStringLiteral("inside %1, refused %2")
                                                        .arg(inside)
                                                        .arg(refused)));
+}
+
+void TestWorkspaceFs::atomicTempNameFits_data()
+{
+    QTest::addColumn<QByteArray>("name");
+    QTest::newRow("short") << QByteArray("a.txt");
+    QTest::newRow("231 bytes") << QByteArray(231, 'n');
+    QTest::newRow("250 bytes") << QByteArray(250, 'n');
+    QTest::newRow("255 bytes") << QByteArray(255, 'n');
+    QTest::newRow("255 bytes of 3-byte characters") << QString(85, QChar(0x20ac)).toUtf8();
+    QTest::newRow("254 bytes of 2-byte characters") << QString(127, QChar(0xe9)).toUtf8();
+}
+
+// Every valid name has a temp name that fits NAME_MAX, is cut at a character boundary, and is
+// recognised as ours by the stale-temp sweep.
+void TestWorkspaceFs::atomicTempNameFits()
+{
+    QFETCH(QByteArray, name);
+    const QByteArray tmp = atomicTempName(name);
+    QVERIFY2(tmp.size() <= 255, tmp.constData());
+    QVERIFY(isStaleTempName(tmp));
+    QVERIFY(QString::fromUtf8(tmp).toUtf8() == tmp); // valid UTF-8: no character split
+    QVERIFY(tmp.startsWith('.' + name.left(qMin<qsizetype>(name.size(), 200 - 3))));
+    QVERIFY(atomicTempName(name) != tmp);
+    const QString path = QStringLiteral("atomic/") + QString::fromUtf8(name);
+    m_fs->writeFile(path, "x");
+    m_fs->writeFile(path, "y"); // a replace goes through a temp name too
+    QCOMPARE(m_fs->readFile(path), QByteArray("y"));
+    QCOMPARE(QDir(ws(QStringLiteral("atomic")))
+                 .entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot)
+                 .size(),
+             1); // no temp file left
+}
+
+void TestWorkspaceFs::readRange_data()
+{
+    QTest::addColumn<qint64>("offset");
+    QTest::addColumn<qint64>("count");
+    QTest::addColumn<QByteArray>("expected");
+    QTest::newRow("start") << 0LL << 3LL << QByteArray("012");
+    QTest::newRow("middle") << 4LL << 2LL << QByteArray("45");
+    QTest::newRow("to the end") << 7LL << 100LL << QByteArray("789");
+    QTest::newRow("past the end") << 20LL << 5LL << QByteArray();
+    QTest::newRow("nothing") << 2LL << 0LL << QByteArray();
+}
+
+void TestWorkspaceFs::readRange()
+{
+    QFETCH(qint64, offset);
+    QFETCH(qint64, count);
+    QFETCH(QByteArray, expected);
+    WorkspaceFs &fs = *m_fs;
+    fs.writeFile(QStringLiteral("digits.txt"), "0123456789");
+    qint64 total = -1;
+    QCOMPARE(fs.readRange(QStringLiteral("digits.txt"), offset, count, &total), expected);
+    QCOMPARE(total, 10);
+    QVERIFY_THROWS_EXCEPTION(ValueError, fs.readRange(QStringLiteral("digits.txt"), -1, 1, &total));
+    QVERIFY_THROWS_EXCEPTION(IsADirectoryError, fs.readRange(QStringLiteral("."), 0, 1, &total));
 }
 
 QTEST_GUILESS_MAIN(TestWorkspaceFs)

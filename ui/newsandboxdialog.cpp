@@ -398,6 +398,7 @@ void NewSandboxDialog::backendChanged(const QString &backend)
 void NewSandboxDialog::setSpec(const SandboxSpec &spec)
 {
     Ui &ui = *m_ui;
+    m_readFileMaxBytes = spec.readFileMaxBytes;
     ui.workspaceId->setText(spec.workspaceId);
     ui.backendPages->setSpec(spec);
     const int backend = ui.backend->findText(spec.backend);
@@ -435,6 +436,7 @@ SandboxSpec NewSandboxDialog::spec() const
 {
     const Ui &ui = *m_ui;
     SandboxSpec s;
+    s.readFileMaxBytes = m_readFileMaxBytes;
     s.workspaceId = ui.workspaceId->text().trimmed();
     if (s.workspaceId.isEmpty())
         throw ValueError(tr("the workspace id is empty"));

@@ -61,6 +61,8 @@ Q_SIGNALS:
 private:
     struct Ui;
     std::unique_ptr<Ui> m_ui;
+    /// Not shown in the dialog; kept from setSpec() (the command line's --read-file-max-bytes).
+    qint64 m_readFileMaxBytes = DefaultReadFileMaxBytes;
     void updateOk();
     void backendChanged(const QString &backend);
 };

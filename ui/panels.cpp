@@ -4,6 +4,7 @@
 #include "auditlogmodel.h"
 #include "consolehistorymodel.h"
 #include "errors.h"
+#include "hostfiles.h"
 #include "modelroles.h"
 #include "sandboxcontroller.h"
 #include "sessionsmodel.h"
@@ -15,6 +16,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QKeyEvent>
 #include <QLabel>
@@ -22,7 +24,6 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -836,12 +837,20 @@ bool AuditPanel::exportVisible(const QString &path, QString *error) const
         rows.append(m_proxy->mapToSource(m_proxy->index(r, 0)).row());
     if (rows.isEmpty()) {
         // exportJsonLines() treats "no rows" as "all rows"; nothing visible means an empty file.
-        QSaveFile file(path);
-        if (file.open(QIODevice::WriteOnly) && file.commit())
+        // an export never creates folders: a missing one is a mistyped path
+        if (!QFileInfo(QFileInfo(path).absolutePath()).isDir()) {
+            if (error)
+                *error = tr("cannot write '%1': the folder does not exist").arg(path);
+            return false;
+        }
+        try {
+            writeHostFileAtomic(path, QByteArray());
             return true;
-        if (error)
-            *error = tr("cannot write '%1': %2").arg(path, file.errorString());
-        return false;
+        } catch (const SandboxError &e) {
+            if (error)
+                *error = e.message();
+            return false;
+        }
     }
     return m_controller->auditModel()->exportJsonLines(path, rows, error);
 }

@@ -1,6 +1,7 @@
 #include "agentcorebackend.h"
 
 #include "agentcoreinternal.h"
+#include "inputchecks.h"
 
 #include "awserror.h"
 #include "confinedscript.h"
@@ -59,18 +60,6 @@ bool isSafeText(const QByteArray &bytes)
 
 } // namespace
 
-namespace agentcore {
-
-void checkEnvName(const QString &name)
-{
-    static const QRegularExpression re(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
-    if (!re.match(name).hasMatch())
-        throw ValueError(
-            QStringLiteral("'%1' is not a valid environment variable name.").arg(name));
-}
-
-} // namespace agentcore
-
 // ---- options -------------------------------------------------------------------------------
 
 AgentCoreOptions AgentCoreOptions::fromEnvironment()
@@ -115,8 +104,7 @@ void AgentCoreOptions::validate() const
     if (!idRe.match(codeInterpreterId).hasMatch())
         throw ValueError(
             QStringLiteral("'%1' is not a code interpreter identifier.").arg(codeInterpreterId));
-    for (auto it = env.cbegin(); it != env.cend(); ++it)
-        checkEnvName(it.key());
+    checkEnvironment(env);
 }
 
 QString shellQuote(const QString &text)

@@ -3,6 +3,7 @@
 #include "agentcoreinternal.h"
 #include "confinedscript.h"
 #include "errors.h"
+#include "inputchecks.h"
 #include "workspacefs.h"
 
 #include <QElapsedTimer>
@@ -28,6 +29,7 @@ ExecuteResult AgentCoreSandboxBackend::execute(const QString &command,
                                                std::optional<double> timeoutSeconds,
                                                const QString &cwd, const ExecuteOptions &options)
 {
+    checkExecuteInput(command, cwd, options.env);
     QElapsedTimer timer;
     timer.start();
     const double timeout = timeoutSeconds.value_or(m_options.timeout);
@@ -35,8 +37,7 @@ ExecuteResult AgentCoreSandboxBackend::execute(const QString &command,
     QMap<QString, QString> env = m_options.env;
     for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
         env.insert(it.key(), it.value());
-    for (auto it = env.cbegin(); it != env.cend(); ++it)
-        checkEnvName(it.key());
+    checkEnvironment(env);
 
     ExecuteResult result;
     if (options.cancel && options.cancel->isCancelled()) {

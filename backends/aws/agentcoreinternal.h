@@ -13,9 +13,6 @@ constexpr int BATCH_FILES = 100;
 /// 128 KiB limit of one argument); larger ones go through writeFiles to a temp file.
 constexpr qsizetype INLINE_WRITE_BYTES = 48 * 1024;
 
-/// ValueError unless `name` is a POSIX shell variable name.
-void checkEnvName(const QString &name);
-
 /// The refusal of a path that a symlink takes out of the workspace.
 inline QString escapeMessage(const QString &path)
 {

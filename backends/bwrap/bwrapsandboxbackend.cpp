@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "fdutil.h"
+#include "inputchecks.h"
 #include "pidscgroup.h"
 #include "process.h"
 #include "workspacefs.h"
@@ -54,14 +55,6 @@ const QStringList HostAllowlist = {
     QStringLiteral("LC_MESSAGES"), QStringLiteral("TERM"),   QStringLiteral("TZ"),
 };
 
-void checkVariableName(const QString &name)
-{
-    if (name.isEmpty() || name.contains(QLatin1Char('=')) || name.contains(QChar(0)))
-        throw ValueError(QStringLiteral("invalid environment variable name '%1'; names must be "
-                                        "non-empty without '=' or NUL")
-                             .arg(name));
-}
-
 int timeoutMs(double seconds)
 {
     if (!(seconds > 0) || !std::isfinite(seconds))
@@ -82,8 +75,7 @@ BwrapSandboxBackend::BwrapSandboxBackend(const QString &workspaceRoot,
             QStringLiteral("max_processes must be >= 1, got %1").arg(m_bwrap.maxProcesses));
     if (m_bwrap.maxFileSizeBytes < 0 || m_bwrap.maxMemoryBytes < 0)
         throw ValueError(QStringLiteral("file size and memory limits must be >= 0 (0 = none)"));
-    for (const QString &name : LocalSandboxBackend::options().env.keys())
-        checkVariableName(name);
+    checkEnvironment(LocalSandboxBackend::options().env);
     for (const QString &p : m_bwrap.readOnlyBinds) {
         if (!QDir::isAbsolutePath(p))
             throw ValueError(QStringLiteral("read-only bind '%1' must be an absolute path").arg(p));
@@ -162,10 +154,9 @@ BwrapSandboxBackend::sandboxEnvironment(const QMap<QString, QString> &extraEnv) 
             env.insert(name, QString::fromLocal8Bit(value));
     }
     for (const auto *source : {&options().env, &extraEnv}) {
-        for (auto it = source->cbegin(); it != source->cend(); ++it) {
-            checkVariableName(it.key());
+        checkEnvironment(*source);
+        for (auto it = source->cbegin(); it != source->cend(); ++it)
             env.insert(it.key(), it.value());
-        }
     }
     return env;
 }
@@ -259,6 +250,8 @@ ExecuteResult BwrapSandboxBackend::execute(const QString &command,
                                            std::optional<double> timeoutSeconds, const QString &cwd,
                                            const ExecuteOptions &options)
 {
+    checkExecuteInput(command, cwd, options.env);
+    checkCommandFits(command, MaxArgumentBytes, QStringLiteral("bwrap backend"));
     fs(); // OSError when closed
     {
         QMutexLocker lock(&m_createMutex);

@@ -1,8 +1,9 @@
 #include "daytonabackend.h"
 
+#include "confinedscript.h"
 #include "errors.h"
 #include "glob.h"
-#include "confinedscript.h"
+#include "inputchecks.h"
 #include "multipart.h"
 #include "workspacefs.h"
 
@@ -34,12 +35,6 @@ QString shellQuote(const QString &s)
     QString out = s;
     out.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
     return QLatin1Char('\'') + out + QLatin1Char('\'');
-}
-
-bool validEnvName(const QString &name)
-{
-    static const QRegularExpression re(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
-    return re.match(name).hasMatch();
 }
 
 QString joinRemote(const QString &root, const QString &rel)
@@ -507,6 +502,7 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
                                              std::optional<double> timeoutSeconds,
                                              const QString &cwd, const ExecuteOptions &options)
 {
+    checkExecuteInput(command, cwd, options.env);
     const Remote r = remote();
     QElapsedTimer clock;
     clock.start();
@@ -525,11 +521,7 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
         rel.isEmpty() ? r.root : QString::fromUtf8(confined(r, QStringLiteral("cwd"), rel));
     QMap<QString, QString> env = m_options.env;
     env.insert(options.env);
-    for (auto it = env.cbegin(); it != env.cend(); ++it) {
-        if (!validEnvName(it.key()))
-            throw ValueError(
-                QStringLiteral("invalid environment variable name '%1'").arg(it.key()));
-    }
+    checkEnvironment(env);
     const double timeout = timeoutSeconds.value_or(m_options.timeout);
     // One session per call: split stdout/stderr, and no shell state leaks between calls.
     const QString session =

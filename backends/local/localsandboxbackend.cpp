@@ -4,6 +4,7 @@
 #include "fdutil.h"
 #include "folderoverlap.h"
 #include "glob.h"
+#include "inputchecks.h"
 #include "tempfiles.h"
 #include "workspacefs.h"
 
@@ -55,6 +56,8 @@ LocalSandboxBackend::LocalSandboxBackend(const QString &workspaceRoot, Options o
     if (m_options.maxOutputBytes < 0)
         throw ValueError(
             QStringLiteral("max_output_bytes must be >= 0, got %1").arg(m_options.maxOutputBytes));
+    checkNoNul(workspaceRoot, QStringLiteral("workspace root"));
+    checkEnvironment(m_options.env);
 }
 
 LocalSandboxBackend::LocalSandboxBackend(const QString &workspaceRoot)
@@ -104,6 +107,13 @@ std::shared_ptr<WorkspaceFs> LocalSandboxBackend::fs() const
 QByteArray LocalSandboxBackend::readFile(const QString &path)
 {
     return fs()->readFile(path);
+}
+
+FileRange LocalSandboxBackend::readFileRange(const QString &path, qint64 offset, qint64 maxBytes)
+{
+    FileRange range;
+    range.data = fs()->readRange(path, offset, maxBytes, &range.totalSize);
+    return range;
 }
 
 void LocalSandboxBackend::writeFile(const QString &path, const QByteArray &content)
@@ -219,6 +229,8 @@ ExecuteResult LocalSandboxBackend::execute(const QString &command,
                                            std::optional<double> timeoutSeconds, const QString &cwd,
                                            const ExecuteOptions &options)
 {
+    checkExecuteInput(command, cwd, options.env);
+    checkCommandFits(command, MaxArgumentBytes, QStringLiteral("local backend"));
     const auto ws = fs();
     if (options.readOnlyWorkspace)
         throw PermissionError(QStringLiteral("the local backend cannot run a command with a "

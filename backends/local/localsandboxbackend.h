@@ -46,6 +46,8 @@ public:
     bool isCreated() const override;
 
     QByteArray readFile(const QString &path) override;
+    FileRange readFileRange(const QString &path, qint64 offset, qint64 maxBytes) override;
+    bool hasRangedRead() const override { return true; }
     void writeFile(const QString &path, const QByteArray &content) override;
     QList<FileInfo> listDir(const QString &path) override;
     QList<FileInfo> listDirBrief(const QString &path, qsizetype statLimit) override;

@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "findrecord.h"
 #include "glob.h"
+#include "inputchecks.h"
 #include "remotescript.h"
 #include "workspacefs.h"
 
@@ -111,12 +112,7 @@ SshSandboxBackend::SshSandboxBackend(Options options) : m_options(std::move(opti
                              .arg(m_options.workspaceName));
     if (m_options.remoteRoot.isEmpty() || m_options.remoteRoot.contains(QChar(u'\0')))
         throw ValueError(QStringLiteral("the remote root folder must not be empty"));
-    static const QRegularExpression envRe(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
-    for (auto it = m_options.env.cbegin(); it != m_options.env.cend(); ++it) {
-        if (!envRe.match(it.key()).hasMatch())
-            throw ValueError(
-                QStringLiteral("environment variable name '%1' is not valid").arg(it.key()));
-    }
+    checkEnvironment(m_options.env);
 }
 
 SshSandboxBackend::~SshSandboxBackend() = default;
@@ -339,27 +335,19 @@ ExecuteResult SshSandboxBackend::execute(const QString &command,
                                          std::optional<double> timeoutSeconds, const QString &cwd,
                                          const ExecuteOptions &options)
 {
+    checkExecuteInput(command, cwd, options.env);
     const Session s = session();
     const double timeout = timeoutSeconds.value_or(m_options.timeout);
     if (!(timeout > 0) || !std::isfinite(timeout))
         throw ValueError(QStringLiteral("timeout must be a positive number of seconds"));
     // The remote command travels as one argv string (ssh locally, the login shell remotely),
     // which Linux limits to 128 KiB; leave room for the helper.
-    constexpr qsizetype MaxCommandBytes = 100000;
-    if (command.toUtf8().size() > MaxCommandBytes)
-        throw ValueError(QStringLiteral("the command is %1 bytes; the SSH backend takes at most "
-                                        "%2 (write a script with write_file and run that)")
-                             .arg(command.toUtf8().size())
-                             .arg(MaxCommandBytes));
+    constexpr qsizetype MaxSshCommandBytes = 100000;
+    checkCommandFits(command, MaxSshCommandBytes, QStringLiteral("SSH backend"));
     const QString rel = normalized(cwd);
     QMap<QString, QString> env = m_options.env;
-    static const QRegularExpression envRe(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
-    for (auto it = options.env.cbegin(); it != options.env.cend(); ++it) {
-        if (!envRe.match(it.key()).hasMatch())
-            throw ValueError(
-                QStringLiteral("environment variable name '%1' is not valid").arg(it.key()));
+    for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
         env.insert(it.key(), it.value());
-    }
     const QString token = randomToken();
     // timeout(1) wants at least a millisecond; it runs the command in its own process group
     // and signals the whole group (TERM, then KILL after the grace).
