@@ -28,6 +28,8 @@ struct SandboxSpec
     QStringList seedExclude;                ///< merged with DEFAULT_SANDBOX_SEED_EXCLUDES
     std::optional<QStringList> syncInclude; ///< none: DEFAULT_SANDBOX_SYNC_INCLUDE
     std::optional<QString> syncDest;
+    /// Flush rule where a destination has no base (nothing seeded from or flushed to it).
+    NoBaseConflict noBaseConflict = NoBaseConflict::KeepBoth;
     std::optional<double> ttlSeconds = 7200;
     /// Command options shared by every backend (timeout, output cap, env; inheritEnv is local
     /// and bwrap only: remote commands get the remote login environment plus `env`).

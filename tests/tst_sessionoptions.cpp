@@ -133,6 +133,20 @@ private Q_SLOTS:
                                         QStringLiteral("--ssh-port"), QStringLiteral("70000")}));
     }
 
+    void flushNoBaseRule()
+    {
+        QCOMPARE(parse({}).spec.noBaseConflict, NoBaseConflict::KeepBoth); // the safe default
+        QCOMPARE(parse({QStringLiteral("--flush-no-base"), QStringLiteral("overwrite")})
+                     .spec.noBaseConflict,
+                 NoBaseConflict::Overwrite);
+        QCOMPARE(parse({QStringLiteral("--flush-no-base"), QStringLiteral("keep-both")})
+                     .spec.noBaseConflict,
+                 NoBaseConflict::KeepBoth);
+        const QString bad = failure({QStringLiteral("--flush-no-base"), QStringLiteral("yes")});
+        QVERIFY2(bad.contains(QStringLiteral("keep-both")) && bad.contains(QStringLiteral("'yes'")),
+                 qPrintable(bad));
+    }
+
     void theEnvironmentIsTheDefaultAndTheCommandLineWins()
     {
         const CleanEnv clean;
@@ -254,6 +268,8 @@ private Q_SLOTS:
                                  QStringLiteral("src/**"),
                                  QStringLiteral("--sync-dest"),
                                  QStringLiteral("/tmp/out"),
+                                 QStringLiteral("--flush-no-base"),
+                                 QStringLiteral("overwrite"),
                                  QStringLiteral("--ttl"),
                                  QStringLiteral("none"),
                                  QStringLiteral("--timeout"),
@@ -332,6 +348,8 @@ private Q_SLOTS:
         QCOMPARE(back.seedExclude, cli.seedExclude);
         QCOMPARE(back.syncInclude, cli.syncInclude);
         QCOMPARE(back.syncDest, cli.syncDest);
+        QCOMPARE(cli.noBaseConflict, NoBaseConflict::Overwrite);
+        QCOMPARE(back.noBaseConflict, cli.noBaseConflict);
         QCOMPARE(back.ttlSeconds, cli.ttlSeconds);
         QCOMPARE(back.local.timeout, cli.local.timeout);
         QCOMPARE(back.local.maxOutputBytes, cli.local.maxOutputBytes);
