@@ -478,8 +478,11 @@ void FlushPreviewDialog::showDiff(const QString &path)
         return;
     const int serial = ++d->diffSerial;
     const SyncPlanEntry::Action action = it->action;
+    // nothing to compare: one side is a link, a special file, or gone
     if (action == SyncPlanEntry::Action::SkippedSymlink ||
-        action == SyncPlanEntry::Action::SkippedSpecial) {
+        action == SyncPlanEntry::Action::SkippedSpecial ||
+        action == SyncPlanEntry::Action::HostDeleted ||
+        action == SyncPlanEntry::Action::SandboxDeleted) {
         d->diff->setPlainText(tr("%1: %2.").arg(path, actionHint(action)));
         Q_EMIT diffReady(path);
         return;
