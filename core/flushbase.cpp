@@ -59,8 +59,8 @@ QString flushBasePath(const QString &workspaceRoot)
     const QFileInfo info(root);
     if (root.isEmpty() || info.fileName().isEmpty())
         return {};
-    return info.path() + QStringLiteral("/.") + info.fileName()
-           + QStringLiteral(".elsai-flush-base");
+    return info.path() + QStringLiteral("/.") + info.fileName() +
+           QStringLiteral(".elsai-flush-base");
 }
 
 void saveFlushBases(const QString &workspaceRoot, const FlushBases &bases)
@@ -79,10 +79,10 @@ void saveFlushBases(const QString &workspaceRoot, const FlushBases &bases)
     for (auto m = bases.manifests.cbegin(); m != bases.manifests.cend(); ++m) {
         out += "D\t" + m.key().toUtf8() + '\0';
         for (auto f = m->files.cbegin(); f != m->files.cend(); ++f) {
-            out += "F\t" + QByteArray::number(f->host.size) + '\t'
-                   + QByteArray::number(f->host.mtimeNs) + '\t'
-                   + QByteArray::number(f->workspace.size) + '\t'
-                   + QByteArray::number(f->workspace.mtimeNs) + '\t' + f.key().toUtf8() + '\0';
+            out += "F\t" + QByteArray::number(f->host.size) + '\t' +
+                   QByteArray::number(f->host.mtimeNs) + '\t' +
+                   QByteArray::number(f->workspace.size) + '\t' +
+                   QByteArray::number(f->workspace.mtimeNs) + '\t' + f.key().toUtf8() + '\0';
         }
     }
     writeHostFileAtomic(file, out, 0600);

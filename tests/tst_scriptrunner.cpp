@@ -572,13 +572,12 @@ private Q_SLOTS:
                  QStringList{QStringLiteral("src/util/helpers.py")});
         QCOMPARE(readHost(other + QStringLiteral("/src/util/helpers.py")),
                  QByteArray("unrelated\n"));
-        QVERIFY(writeHost(hostPath(QStringLiteral("third")) + QStringLiteral("/src/util/helpers.py"),
-                          "unrelated\n"));
-        flush.insert(QStringLiteral("dest"), hostPath(QStringLiteral("third")));
+        const QString third = hostPath(QStringLiteral("third"));
+        QVERIFY(writeHost(third + QStringLiteral("/src/util/helpers.py"), "unrelated\n"));
+        flush.insert(QStringLiteral("dest"), third);
         flush.insert(QStringLiteral("no_base"), QStringLiteral("overwrite"));
         RUN_OK(over, flush);
-        QCOMPARE(readHost(hostPath(QStringLiteral("third")) + QStringLiteral("/src/util/helpers.py")),
-                 kHelpersPy);
+        QCOMPARE(readHost(third + QStringLiteral("/src/util/helpers.py")), kHelpersPy);
         flush.insert(QStringLiteral("no_base"), QStringLiteral("sometimes"));
         const QJsonObject bad = run(flush);
         QVERIFY(!bad.value(QLatin1String("ok")).toBool(true));

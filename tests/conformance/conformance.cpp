@@ -696,7 +696,8 @@ private Q_SLOTS:
         const SyncPlan plan = b->planSync(p, policy);
         QVERIFY2(plan.errors.isEmpty(), qPrintable(plan.errors.join(QLatin1Char('\n'))));
         const WorkspaceSyncResult r = b->syncArtifacts(p, policy);
-        const QByteArray now = QFileInfo::exists(file) ? readHostFile(file) : QByteArray("<missing>");
+        const QByteArray now =
+            QFileInfo::exists(file) ? readHostFile(file) : QByteArray("<missing>");
         QCOMPARE(now, hostAfter);
         const QMap<QString, QStringList> lists = {
             {QStringLiteral("updated"), r.updated},
