@@ -1,3 +1,4 @@
+#include "flushbase.h"
 #include "treecopy.h"
 #include "types.h"
 #include "workspacefs.h"
@@ -176,6 +177,7 @@ private Q_SLOTS:
     void syncMatrix_data();
     void syncMatrix();
     void decideSyncTable();
+    void flushBaseRoundTrip();
     void repeatedFlushIsUnchanged();
     void syncDestParentSymlink_data();
     void syncDestParentSymlink();
@@ -811,6 +813,47 @@ void TestTreeCopy::decideSyncTable()
         }
     }
     QCOMPARE(rows, 256);
+}
+
+// The base kept beside a workspace reads back as written, whatever the names hold.
+void TestTreeCopy::flushBaseRoundTrip()
+{
+    QVERIFY(!loadFlushBases(m_ws)); // none yet, and no error for that
+    FlushBases bases;
+    bases.seedRoot = m_src;
+    SeedManifest &a = bases.manifests[m_src];
+    a.hostRoot = m_src;
+    a.files.insert(QStringLiteral("src/a.py"), {{10, 1600000000123456789}, {10, 42}});
+    a.files.insert(QStringLiteral("odd/tab\there/new\nline ü.md"), {{-1, 0}, {0, 7}});
+    SeedManifest &d = bases.manifests[m_dest];
+    d.hostRoot = m_dest;
+    d.files.insert(QStringLiteral("x"), {{1, 2}, {3, 4}});
+    saveFlushBases(m_ws, bases);
+    const QString file = flushBasePath(m_ws);
+    QCOMPARE(QFileInfo(file).dir().absolutePath(), QFileInfo(m_ws).dir().absolutePath());
+    QCOMPARE(lstatOf(file).st_mode & 0777, mode_t(0600));
+    QString error;
+    const auto back = loadFlushBases(m_ws, &error);
+    QVERIFY2(back, qPrintable(error));
+    QCOMPARE(back->seedRoot, m_src);
+    QCOMPARE(back->manifests.size(), 2);
+    for (const QString &root : {m_src, m_dest}) {
+        const SeedManifest &want = bases.manifests[root];
+        const SeedManifest &got = back->manifests.value(root);
+        QCOMPARE(got.hostRoot, root);
+        QCOMPARE(got.files.keys().size(), want.files.size());
+        for (auto it = want.files.cbegin(); it != want.files.cend(); ++it) {
+            QVERIFY2(got.files.contains(it.key()), qPrintable(it.key()));
+            QCOMPARE(got.files.value(it.key()).host, it->host);
+            QCOMPARE(got.files.value(it.key()).workspace, it->workspace);
+        }
+    }
+    // the base of a folder of that name is not the base of a new folder
+    QVERIFY(QDir().rename(m_ws, m_ws + QStringLiteral(".old")));
+    QVERIFY(QDir().mkpath(m_ws));
+    error.clear();
+    QVERIFY(!loadFlushBases(m_ws, &error));
+    QVERIFY(error.isEmpty());
 }
 
 void TestTreeCopy::repeatedFlushIsUnchanged()
