@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include <cerrno>
 #include <sys/stat.h>
 
 namespace elsai {
@@ -86,6 +87,29 @@ void saveFlushBases(const QString &workspaceRoot, const FlushBases &bases)
         }
     }
     writeHostFileAtomic(file, out, 0600);
+}
+
+int removeOrphanFlushBases(const QString &workspaceRoot)
+{
+    const QString file = flushBasePath(workspaceRoot);
+    if (file.isEmpty())
+        return 0;
+    const QString parent = QFileInfo(file).path();
+    const QString suffix = QStringLiteral(".elsai-flush-base");
+    int removed = 0;
+    const QStringList names =
+        QDir(parent).entryList({QStringLiteral(".*") + suffix}, QDir::Files | QDir::Hidden);
+    for (const QString &name : names) {
+        const QString folder = name.mid(1, name.size() - 1 - suffix.size());
+        struct stat st;
+        if (folder.isEmpty()
+            || ::lstat(QFile::encodeName(parent + u'/' + folder).constData(), &st) == 0
+            || errno != ENOENT) {
+            continue;
+        }
+        removed += QFile::remove(parent + u'/' + name) ? 1 : 0;
+    }
+    return removed;
 }
 
 std::optional<FlushBases> loadFlushBases(const QString &workspaceRoot, QString *error)

@@ -32,6 +32,11 @@ QString flushBasePath(const QString &workspaceRoot);
 /// Throws the OSError subclasses of errors.h.
 void saveFlushBases(const QString &workspaceRoot, const FlushBases &bases);
 
+/// Removes the base files beside `workspaceRoot` (in its parent folder) whose workspace folder
+/// no longer exists: they can never be used again, and throwaway workspaces would otherwise
+/// leave one each. Best effort; returns how many were removed.
+int removeOrphanFlushBases(const QString &workspaceRoot);
+
 /// Reads them back: none when there is no base file, when it belongs to another folder of that
 /// name, or when it is malformed (then `*error` says why; nothing of it is used).
 std::optional<FlushBases> loadFlushBases(const QString &workspaceRoot, QString *error = nullptr);

@@ -854,6 +854,14 @@ void TestTreeCopy::flushBaseRoundTrip()
     error.clear();
     QVERIFY(!loadFlushBases(m_ws, &error));
     QVERIFY(error.isEmpty());
+
+    // bases whose folder is gone are swept; others stay
+    saveFlushBases(m_dest, bases);
+    QVERIFY(QDir(m_dest).removeRecursively());
+    QCOMPARE(removeOrphanFlushBases(m_ws), 1);
+    QVERIFY(!exists(flushBasePath(m_dest)));
+    QVERIFY(exists(flushBasePath(m_ws)));
+    QCOMPARE(removeOrphanFlushBases(m_ws), 0);
 }
 
 void TestTreeCopy::repeatedFlushIsUnchanged()

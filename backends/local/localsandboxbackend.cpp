@@ -76,7 +76,9 @@ void LocalSandboxBackend::create()
         m_fs = std::make_shared<WorkspaceFs>(m_root);
         // A crash in the middle of an atomic write leaves its temp file; never its target.
         removeStaleTempFiles(m_fs->rootFd(), true);
-        // An existing workspace brings the flush bases of an earlier run.
+        // An existing workspace brings the flush bases of an earlier run; bases of workspace
+        // folders deleted since are dropped.
+        removeOrphanFlushBases(m_root);
         QMutexLocker manifestLock(&m_manifestMutex);
         if (m_manifests.isEmpty()) {
             QString error;
