@@ -234,7 +234,10 @@ QJsonValue ScriptRunner::dispatch(const QString &op, const QJsonObject &o)
         std::optional<QString> dest;
         if (o.contains(QStringLiteral("dest")) && !o.value(QStringLiteral("dest")).isNull())
             dest = str(o, "dest");
-        const auto r = m_sandbox->flush(dest);
+        std::optional<NoBaseConflict> noBase;
+        if (o.contains(QStringLiteral("no_base")))
+            noBase = noBaseConflictFromString(str(o, "no_base"));
+        const auto r = m_sandbox->flush(dest, {}, Sandbox::hostActor(), noBase);
         return r ? QJsonValue(r->toJson()) : QJsonValue();
     }
     if (op == QLatin1String("attach")) {

@@ -25,7 +25,7 @@ one operation per line, one JSON result line per operation on stdout, in order:
   {"op":"add_files","files":{"p":"text"|{"base64":"…"}|{"host":"/abs"}},"overwrite":true}
   {"op":"download_files","files":{"ws/path":"/host/path"},"overwrite":true}
   {"op":"delete_files","paths":["…"]}  {"op":"move_file","src":"…","dest":"…"}
-  {"op":"read_file","path":"…"}  {"op":"flush","dest":"…"}
+  {"op":"read_file","path":"…"}  {"op":"flush","dest":"…","no_base":"keep-both"|"overwrite"}
   {"op":"attach","agent":"name","mode":"read_write"|"read_only"}  {"op":"detach","agent":"name"}
   {"op":"call","agent":"name","tool":"execute|read_file|write_file|list_dir|
         retrieve_offloaded_content","args":{…}}
@@ -66,6 +66,11 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("GLOB")},
         {QStringLiteral("sync-dest"), QStringLiteral("Host folder for flush (default: seed-from)."),
          QStringLiteral("DIR")},
+        {QStringLiteral("flush-no-base"),
+         QStringLiteral("Flush into a folder with no base (never seeded from or flushed to): "
+                        "keep-both (default: the host file stays, the sandbox version is "
+                        "written beside it) or overwrite."),
+         QStringLiteral("RULE")},
         {QStringLiteral("ttl"), QStringLiteral("Idle TTL in seconds, or 'none' (default: 7200)."),
          QStringLiteral("SECONDS")},
         {QStringLiteral("timeout"), QStringLiteral("Command timeout in seconds (default: 120)."),
@@ -388,6 +393,8 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
         spec.syncInclude = p.values(QStringLiteral("sync-include"));
     if (has("sync-dest"))
         spec.syncDest = val("sync-dest");
+    if (has("flush-no-base"))
+        spec.noBaseConflict = noBaseConflictFromString(val("flush-no-base"));
     if (has("ttl")) {
         const QString ttl = val("ttl");
         spec.ttlSeconds = ttl == QLatin1String("none")

@@ -99,6 +99,11 @@ SandboxPtr SandboxSpec::createSandbox(std::shared_ptr<SandboxManager> manager)
         WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
         policy.excludePatterns += seedExclude;
         policy.syncIncludePatterns = *syncInclude;
+        policy.noBaseConflict = noBaseConflict;
+        so.syncPolicy = policy;
+    } else if (noBaseConflict != NoBaseConflict::KeepBoth) {
+        WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
+        policy.noBaseConflict = noBaseConflict;
         so.syncPolicy = policy;
     }
     return Sandbox::create(workspaceId, b, ttlSeconds, so);

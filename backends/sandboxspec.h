@@ -28,6 +28,8 @@ struct SandboxSpec
     QStringList seedExclude;                ///< merged with DEFAULT_SANDBOX_SEED_EXCLUDES
     std::optional<QStringList> syncInclude; ///< none: DEFAULT_SANDBOX_SYNC_INCLUDE
     std::optional<QString> syncDest;
+    /// Flush rule where a destination has no base (nothing seeded from or flushed to it).
+    NoBaseConflict noBaseConflict = NoBaseConflict::KeepBoth;
     std::optional<double> ttlSeconds = 7200;
     /// Bound of an agent's read_file answer in bytes (Sandbox::Options::readFileMaxBytes).
     qint64 readFileMaxBytes = DefaultReadFileMaxBytes;

@@ -566,7 +566,8 @@ static std::optional<QString> checkedDest(const std::optional<QString> &dest)
 }
 
 std::optional<WorkspaceSyncResult> Sandbox::flush(const std::optional<QString> &dest,
-                                                  const Progress &progress, const QString &actor)
+                                                  const Progress &progress, const QString &actor,
+                                                  std::optional<NoBaseConflict> noBase)
 {
     const std::optional<QString> target = checkedDest(dest ? dest : effectiveSyncDest());
     if (!target)
@@ -574,12 +575,15 @@ std::optional<WorkspaceSyncResult> Sandbox::flush(const std::optional<QString> &
     AuditRecorder audit(QStringLiteral("sandbox.flush"), d->workspaceId, actor,
                         {{QStringLiteral("dest"), *target}});
     try {
-        const WorkspaceSyncResult r =
-            requireBackend()->syncArtifacts(*target, effectiveSyncPolicy(), progress);
+        WorkspaceSyncPolicy policy = effectiveSyncPolicy();
+        if (noBase)
+            policy.noBaseConflict = *noBase;
+        const WorkspaceSyncResult r = requireBackend()->syncArtifacts(*target, policy, progress);
         d->manager->touch(d->workspaceId);
         audit.setField(QStringLiteral("files_synced"), r.filesSynced);
         audit.setField(QStringLiteral("bytes_synced"), r.bytesSynced);
         audit.setField(QStringLiteral("conflicts"), r.conflicts.size());
+        audit.setField(QStringLiteral("sandbox_deleted"), r.sandboxDeleted.size());
         audit.setField(QStringLiteral("skipped"), r.skippedPaths.size());
         audit.setField(QStringLiteral("sync_errors"), r.errors.size());
         audit.ok();
@@ -590,12 +594,16 @@ std::optional<WorkspaceSyncResult> Sandbox::flush(const std::optional<QString> &
     }
 }
 
-std::optional<SyncPlan> Sandbox::planFlush(const std::optional<QString> &dest)
+std::optional<SyncPlan> Sandbox::planFlush(const std::optional<QString> &dest,
+                                           std::optional<NoBaseConflict> noBase)
 {
     const std::optional<QString> target = checkedDest(dest ? dest : effectiveSyncDest());
     if (!target)
         return std::nullopt;
-    return requireBackend()->planSync(*target, effectiveSyncPolicy());
+    WorkspaceSyncPolicy policy = effectiveSyncPolicy();
+    if (noBase)
+        policy.noBaseConflict = *noBase;
+    return requireBackend()->planSync(*target, policy);
 }
 
 void Sandbox::attach(const AgentPtr &agent, SandboxAttachMode mode)

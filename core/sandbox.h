@@ -119,13 +119,17 @@ public:
     QString readFile(const QString &path, const QString &actor = hostActor());
     QByteArray readFileBytes(const QString &path, const QString &actor = hostActor());
 
-    /// Syncs artifacts to `dest` (default sync_dest, then seed_from) per sync_policy. Returns
-    /// none when no destination is configured.
+    /// Syncs artifacts to `dest` (default sync_dest, then seed_from) per sync_policy, as a
+    /// three-way merge with what was seeded or last flushed there. `noBase` overrides the
+    /// policy's rule for a destination without a base. Returns none when no destination is
+    /// configured.
     std::optional<WorkspaceSyncResult> flush(const std::optional<QString> &dest = std::nullopt,
                                              const Progress &progress = {},
-                                             const QString &actor = hostActor());
+                                             const QString &actor = hostActor(),
+                                             std::optional<NoBaseConflict> noBase = {});
     /// What flush(dest) would do (the flush preview), or none without a destination.
-    std::optional<SyncPlan> planFlush(const std::optional<QString> &dest = std::nullopt);
+    std::optional<SyncPlan> planFlush(const std::optional<QString> &dest = std::nullopt,
+                                      std::optional<NoBaseConflict> noBase = {});
 
     /// Wires an agent to this sandbox: registers the sandbox tools its mode allows.
     /// SandboxAttachError when not started, when the agent is attached to another sandbox or

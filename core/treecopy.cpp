@@ -896,130 +896,317 @@ WriteStatus writeHostFile(int wsRoot, int destFd, const QString &path, const QBy
     return WriteStatus::Ok;
 }
 
-} // namespace
+/// Names tried for one conflict file: `<name>.sandbox-conflict`, then `-2` up to this.
+constexpr int kMaxConflictNames = 100;
 
-SyncPlan planSync(const WorkspaceFs &ws, const QString &destRoot, const GlobSet &includes,
-                  const GlobSet &excludes, const SeedManifest *manifest)
+/// Writes the sandbox version of a conflicting file beside the host file, never over another
+/// file: the first free name of `<name>.sandbox-conflict`, `-2`, `-3`… An existing candidate
+/// holding the same bytes is the answer (`*reused`, nothing rewritten); one with other bytes,
+/// or that is not a regular file, is passed over. `*fileName` is the destination-relative name.
+WriteStatus writeConflictFile(int wsRoot, int destFd, const QString &path, QString *fileName,
+                              bool *reused, HostWrite *out)
 {
-    SyncPlan plan;
-    plan.destRoot = cleanAbsolute(destRoot);
-    const bool useManifest = manifest && cleanAbsolute(manifest->hostRoot) == plan.destRoot;
-    const Fd dest(::open(QFile::encodeName(plan.destRoot).constData(),
-                         O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!dest.isValid() && errno != ENOENT) { // a missing root is created by executeSync
-        plan.errors << QStringLiteral("cannot open destination folder '%1': %2")
-                           .arg(plan.destRoot, errnoText(errno));
-        return plan;
+    const QByteArray rel = QFile::encodeName(path);
+    const QByteArray name = splitParent(rel).second;
+    // missing (the host deleted the folder): writeHostFile creates it; refused: it says why
+    const Fd dir(openBeneath(destFd, splitParent(rel).first, O_PATH | O_DIRECTORY));
+    *reused = false;
+    for (int i = 1; i <= kMaxConflictNames; ++i) {
+        QByteArray target = name + QFile::encodeName(conflictSuffix());
+        if (i > 1)
+            target += '-' + QByteArray::number(i);
+        const QString candidate = path + QFile::decodeName(target.mid(name.size()));
+        if (dir.isValid()) {
+            struct stat st;
+            if (::fstatat(dir.get(), target.constData(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                if (S_ISREG(st.st_mode)) {
+                    const Fd a(openBeneath(wsRoot, rel, kReadFlags));
+                    const Fd b(::openat(dir.get(), target.constData(), kReadFlags | O_CLOEXEC));
+                    if (a.isValid() && b.isValid() && sameContent(a.get(), b.get())) {
+                        *reused = true;
+                        *fileName = candidate;
+                        return WriteStatus::Ok;
+                    }
+                }
+                continue; // the user's (maybe edited) file: never replaced
+            }
+            if (errno != ENOENT) {
+                out->error = QStringLiteral("cannot stat host file '%1': %2")
+                                 .arg(candidate, errnoText(errno));
+                return WriteStatus::Failed;
+            }
+        }
+        const WriteStatus s = writeHostFile(wsRoot, destFd, path, target, true, nullptr, out);
+        if (s == WriteStatus::Ok)
+            *fileName = candidate;
+        if (s != WriteStatus::HostChanged)
+            return s;
+        // created meanwhile: try the next name
+    }
+    out->error = QStringLiteral("'%1': no free name for the conflict file (%1%2 to %1%2-%3 all "
+                                "hold other content); not written")
+                     .arg(path, conflictSuffix())
+                     .arg(kMaxConflictNames);
+    return WriteStatus::Failed;
+}
+
+/// Plans a flush from workspace entries given one by one (a folder walk or a remote listing):
+/// looks each up on the host and in the manifest, and asks decideSync().
+class SyncPlanner
+{
+public:
+    SyncPlanner(const WorkspaceFs &content, const QString &destRoot, const SeedManifest *manifest,
+                NoBaseConflict noBase)
+        : m_content(content), m_noBase(noBase)
+    {
+        m_plan.destRoot = cleanAbsolute(destRoot);
+        if (manifest && cleanAbsolute(manifest->hostRoot) == m_plan.destRoot)
+            m_manifest = manifest;
+        m_dest.reset(::open(QFile::encodeName(m_plan.destRoot).constData(),
+                            O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!m_dest.isValid() && errno != ENOENT) { // a missing root is created by executeSync
+            m_plan.errors << QStringLiteral("cannot open destination folder '%1': %2")
+                                 .arg(m_plan.destRoot, errnoText(errno));
+            m_failed = true;
+        }
     }
 
-    // files come grouped by folder, so one cached host folder saves most lookups
-    QByteArray cachedParent;
-    Fd cachedParentFd;
-    int cachedErrno = 0;
-    auto hostParent = [&](const QByteArray &parent, int *err) {
-        if (!cachedParentFd.isValid() || cachedErrno != 0 || cachedParent != parent) {
-            cachedParent = parent;
-            cachedParentFd.reset(openBeneath(dest.get(), parent, O_PATH | O_DIRECTORY));
-            cachedErrno = cachedParentFd.isValid() ? 0 : errno;
-        }
-        *err = cachedErrno;
-        return cachedParentFd.get();
-    };
+    bool failed() const { return m_failed; }
+    SyncPlan &plan() { return m_plan; }
 
-    auto classify = [&](const QString &rel, const struct stat &wsSt) {
-        SyncPlanEntry e;
-        e.path = rel;
-        e.size = wsSt.st_size;
-        e.action = SyncPlanEntry::Action::Add;
-        if (!dest.isValid()) {
-            plan.entries.append(e);
-            return;
-        }
-        const auto [parent, name] = splitParent(QFile::encodeName(rel));
-        int err = 0;
-        const int pfd = hostParent(parent, &err);
-        if (pfd < 0) {
-            if (err == ENOENT) {
-                plan.entries.append(e);
-            } else if (err == ELOOP || err == ENOTDIR || err == EXDEV) {
-                plan.errors << QStringLiteral("'%1': a folder on its host path is a symlink or "
-                                              "not a folder; not synced")
-                                   .arg(rel);
-            } else {
-                plan.errors << QStringLiteral("cannot open host folder of '%1': %2")
-                                   .arg(rel, errnoText(err));
-            }
-            return;
-        }
+    void addSkipped(const QString &rel, SyncPlanEntry::Action action)
+    {
+        if (m_manifest)
+            m_seen.insert(rel);
+        m_plan.entries.append({rel, action, 0});
+    }
+
+    void addFile(const QString &rel, qint64 size, const FileStamp &stamp,
+                 std::optional<bool> changed)
+    {
+        if (m_manifest)
+            m_seen.insert(rel);
+        SyncSides sides;
         struct stat hostSt;
-        if (::fstatat(pfd, name.constData(), &hostSt, AT_SYMLINK_NOFOLLOW) != 0) {
-            if (errno == ENOENT)
-                plan.entries.append(e);
-            else
-                plan.errors << QStringLiteral("cannot stat host file '%1': %2")
-                                   .arg(rel, errnoText(errno));
+        int pfd = -1;
+        QByteArray name;
+        switch (lookupHost(rel, true, &hostSt, &pfd, &name)) {
+        case Host::Refused:
             return;
+        case Host::Missing:
+            break;
+        case Host::File:
+            sides.theirsExists = true;
+            break;
         }
-        if (!S_ISREG(hostSt.st_mode)) {
-            plan.errors << QStringLiteral("'%1': the host path is %2; not replaced")
-                               .arg(rel, S_ISLNK(hostSt.st_mode)
-                                             ? QStringLiteral("a symlink")
-                                             : QStringLiteral("not a regular file"));
-            return;
+        const SeedManifest::Entry *rec = nullptr;
+        if (m_manifest) {
+            const auto it = m_manifest->files.constFind(rel);
+            if (it != m_manifest->files.cend())
+                rec = &*it;
         }
-        // captured by name: clang before 16 cannot capture a structured binding
-        auto identical = [&, hostName = name.constData()] {
-            const Fd a(openBeneath(ws.rootFd(), QFile::encodeName(rel), kReadFlags));
-            const Fd b(::openat(pfd, hostName, kReadFlags | O_CLOEXEC));
+        sides.haveBase = m_manifest != nullptr;
+        sides.inBase = rec != nullptr;
+        sides.oursExists = true;
+        sides.oursChanged = changed ? *changed : (!rec || stamp != rec->workspace);
+        sides.theirsChanged = !rec || !sides.theirsExists || stampOf(hostSt) != rec->host;
+        auto identical = [&] {
+            const Fd a(openBeneath(m_content.rootFd(), QFile::encodeName(rel), kReadFlags));
+            const Fd b(::openat(pfd, name.constData(), kReadFlags | O_CLOEXEC));
             return a.isValid() && b.isValid() && sameContent(a.get(), b.get());
         };
-        // no record counts as "both changed": only identical bytes avoid a conflict
-        bool hostChanged = true;
-        bool wsChanged = true;
-        if (useManifest) {
-            const auto rec = manifest->files.constFind(rel);
-            if (rec != manifest->files.cend()) {
-                hostChanged = stampOf(hostSt) != rec->host;
-                wsChanged = stampOf(wsSt) != rec->workspace;
+        SyncPlanEntry e;
+        e.path = rel;
+        e.size = size;
+        e.host = sides.theirsExists ? stampOf(hostSt) : FileStamp{};
+        e.action = decideSync(sides, m_noBase, identical);
+        m_plan.entries.append(e);
+    }
+
+    /// Adds the manifest's selected paths that no entry named: deleted in the workspace.
+    SyncPlan finish(const GlobSet &includes, const GlobSet &excludes)
+    {
+        if (!m_manifest)
+            return std::move(m_plan);
+        QStringList gone;
+        for (auto it = m_manifest->files.cbegin(); it != m_manifest->files.cend(); ++it) {
+            if (!m_seen.contains(it.key()) && includes.matchesPathOrParent(it.key(), false)
+                && !excludes.matchesPathOrParent(it.key(), false)) {
+                gone << it.key();
             }
         }
-        using A = SyncPlanEntry::Action;
-        if (!hostChanged)
-            e.action = wsChanged ? A::Update : A::Unchanged;
-        else if (!wsChanged)
-            e.action = A::KeepHost;
-        else
-            e.action = identical() ? A::Unchanged : A::Conflict;
-        plan.entries.append(e);
-    };
+        gone.sort();
+        for (const QString &rel : std::as_const(gone)) {
+            struct stat hostSt;
+            int pfd = -1;
+            QByteArray name;
+            if (lookupHost(rel, false, &hostSt, &pfd, &name) != Host::File)
+                continue; // deleted on both sides, or nothing the flush could keep
+            const SeedManifest::Entry &rec = *m_manifest->files.constFind(rel);
+            SyncSides sides;
+            sides.haveBase = sides.inBase = sides.theirsExists = true;
+            sides.theirsChanged = stampOf(hostSt) != rec.host;
+            const auto action = decideSync(sides, m_noBase, [] { return false; });
+            if (action != SyncPlanEntry::Action::Unchanged)
+                m_plan.entries.append({rel, action, qint64(hostSt.st_size), stampOf(hostSt)});
+        }
+        return std::move(m_plan);
+    }
 
+private:
+    enum class Host { Missing, File, Refused };
+
+    /// The host side of `rel`: a regular file (`st`, its folder `*pfd` and `*name`), missing,
+    /// or refused (a symlink or non-folder on the way, a non-regular file; an error when
+    /// `report`).
+    Host lookupHost(const QString &rel, bool report, struct stat *st, int *pfd, QByteArray *name)
+    {
+        if (!m_dest.isValid())
+            return Host::Missing;
+        const auto [parent, base] = splitParent(QFile::encodeName(rel));
+        *name = base;
+        // files come grouped by folder, so one cached host folder saves most lookups
+        if (!m_parentFd.isValid() || m_parentErrno != 0 || m_parent != parent) {
+            m_parent = parent;
+            m_parentFd.reset(openBeneath(m_dest.get(), parent, O_PATH | O_DIRECTORY));
+            m_parentErrno = m_parentFd.isValid() ? 0 : errno;
+        }
+        if (!m_parentFd.isValid()) {
+            if (m_parentErrno == ENOENT)
+                return Host::Missing;
+            if (!report)
+                return Host::Refused;
+            if (m_parentErrno == ELOOP || m_parentErrno == ENOTDIR || m_parentErrno == EXDEV) {
+                m_plan.errors << QStringLiteral("'%1': a folder on its host path is a symlink or "
+                                                "not a folder; not synced")
+                                     .arg(rel);
+            } else {
+                m_plan.errors << QStringLiteral("cannot open host folder of '%1': %2")
+                                     .arg(rel, errnoText(m_parentErrno));
+            }
+            return Host::Refused;
+        }
+        *pfd = m_parentFd.get();
+        if (::fstatat(*pfd, base.constData(), st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT)
+                return Host::Missing;
+            if (report)
+                m_plan.errors << QStringLiteral("cannot stat host file '%1': %2")
+                                     .arg(rel, errnoText(errno));
+            return Host::Refused;
+        }
+        if (!S_ISREG(st->st_mode)) {
+            if (report)
+                m_plan.errors << QStringLiteral("'%1': the host path is %2; not replaced")
+                                     .arg(rel, S_ISLNK(st->st_mode)
+                                                   ? QStringLiteral("a symlink")
+                                                   : QStringLiteral("not a regular file"));
+            return Host::Refused;
+        }
+        return Host::File;
+    }
+
+    const WorkspaceFs &m_content;
+    NoBaseConflict m_noBase;
+    const SeedManifest *m_manifest = nullptr;
+    SyncPlan m_plan;
+    Fd m_dest;
+    bool m_failed = false;
+    QByteArray m_parent;
+    Fd m_parentFd;
+    int m_parentErrno = 0;
+    QSet<QString> m_seen; ///< paths the workspace has (only with a manifest)
+};
+
+} // namespace
+
+SyncPlanEntry::Action decideSync(const SyncSides &s, NoBaseConflict noBase,
+                                 const std::function<bool()> &identical)
+{
+    using A = SyncPlanEntry::Action;
+    if (!s.oursExists) // a deletion in the sandbox is reported, never carried to the host
+        return s.inBase && s.theirsExists ? A::SandboxDeleted : A::Unchanged;
+    if (!s.inBase) {
+        if (!s.theirsExists)
+            return A::Add;
+        if (identical())
+            return A::Unchanged;
+        // with a base that lacks the path, both sides added it: always keep both
+        return !s.haveBase && noBase == NoBaseConflict::Overwrite ? A::Update : A::Conflict;
+    }
+    if (!s.oursChanged) // the host's state wins, a deletion included
+        return !s.theirsExists ? A::HostDeleted : s.theirsChanged ? A::KeepHost : A::Unchanged;
+    if (!s.theirsExists)
+        return A::Conflict; // changed here, deleted there: the sandbox version goes beside
+    if (!s.theirsChanged)
+        return A::Update;
+    return identical() ? A::Unchanged : A::Conflict;
+}
+
+SyncPlan planSync(const WorkspaceFs &ws, const QString &destRoot, const GlobSet &includes,
+                  const GlobSet &excludes, const SeedManifest *manifest, NoBaseConflict noBase)
+{
+    SyncPlanner planner(ws, destRoot, manifest, noBase);
+    if (planner.failed())
+        return std::move(planner.plan());
     const Fd wsDir(::openat(ws.rootFd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!wsDir.isValid()) {
-        plan.errors << QStringLiteral("cannot open the workspace: %1").arg(errnoText(errno));
-        return plan;
+        planner.plan().errors << QStringLiteral("cannot open the workspace: %1")
+                                     .arg(errnoText(errno));
+        return std::move(planner.plan());
     }
-    walkTree(wsDir.get(), plan.errors, [&](const QString &rel, EntryType type,
-                                           const struct stat &st) {
+    walkTree(wsDir.get(), planner.plan().errors, [&](const QString &rel, EntryType type,
+                                                     const struct stat &st) {
         if (type == EntryType::Dir)
             return excludes.matchIndex(rel, true) < 0;
         if (!includes.matchesPathOrParent(rel, false) || excludes.matches(rel, false))
             return false;
         switch (type) {
         case EntryType::Symlink:
-            plan.entries.append({rel, SyncPlanEntry::Action::SkippedSymlink, 0});
+            planner.addSkipped(rel, SyncPlanEntry::Action::SkippedSymlink);
             break;
         case EntryType::Special:
-            plan.entries.append({rel, SyncPlanEntry::Action::SkippedSpecial, 0});
+            planner.addSkipped(rel, SyncPlanEntry::Action::SkippedSpecial);
             break;
         case EntryType::File:
-            classify(rel, st);
+            planner.addFile(rel, st.st_size, stampOf(st), std::nullopt);
             break;
         case EntryType::Dir:
             break;
         }
         return false;
     });
-    return plan;
+    return planner.finish(includes, excludes);
+}
+
+SyncPlan planSyncItems(const QList<SyncItem> &items, const WorkspaceFs &content,
+                       const QString &destRoot, const GlobSet &includes, const GlobSet &excludes,
+                       const SeedManifest *manifest, NoBaseConflict noBase)
+{
+    SyncPlanner planner(content, destRoot, manifest, noBase);
+    if (planner.failed())
+        return std::move(planner.plan());
+    // by path, so the host folders come grouped as in a walk
+    std::vector<qsizetype> order(size_t(items.size()));
+    for (qsizetype i = 0; i < items.size(); ++i)
+        order[size_t(i)] = i;
+    std::sort(order.begin(), order.end(),
+              [&](qsizetype a, qsizetype b) { return items[a].path < items[b].path; });
+    for (const qsizetype i : order) {
+        const SyncItem &item = items[i];
+        switch (item.kind) {
+        case SyncItem::Kind::Symlink:
+            planner.addSkipped(item.path, SyncPlanEntry::Action::SkippedSymlink);
+            break;
+        case SyncItem::Kind::Special:
+            planner.addSkipped(item.path, SyncPlanEntry::Action::SkippedSpecial);
+            break;
+        case SyncItem::Kind::File:
+            planner.addFile(item.path, item.size, item.stamp, item.changed);
+            break;
+        }
+    }
+    return planner.finish(includes, excludes);
 }
 
 WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
@@ -1030,10 +1217,28 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
     result.errors = plan.errors;
     int total = 0;
     for (const SyncPlanEntry &e : plan.entries) {
-        if (e.action == A::SkippedSymlink || e.action == A::SkippedSpecial)
+        switch (e.action) {
+        case A::SkippedSymlink:
+        case A::SkippedSpecial:
             result.skippedPaths << e.path;
-        else if (e.action == A::Add || e.action == A::Update || e.action == A::Conflict)
+            break;
+        case A::KeepHost:
+            result.keptHost << e.path;
+            break;
+        case A::HostDeleted:
+            result.hostDeleted << e.path;
+            break;
+        case A::SandboxDeleted:
+            result.sandboxDeleted << e.path;
+            break;
+        case A::Unchanged:
+            break;
+        case A::Add:
+        case A::Update:
+        case A::Conflict:
             ++total;
+            break;
+        }
     }
     if (total == 0)
         return result;
@@ -1066,9 +1271,13 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
         const QByteArray name = splitParent(QFile::encodeName(e.path)).second;
         bool conflict = e.action == A::Conflict;
         if (!conflict) {
+            // only over the host file the plan saw (a hand-made plan without one: the record)
             const FileStamp *expected = nullptr;
             FileStamp recorded;
-            if (e.action == A::Update && track) {
+            if (e.action == A::Update && e.host.size >= 0) {
+                recorded = e.host;
+                expected = &recorded;
+            } else if (e.action == A::Update && track) {
                 const auto it = manifest->files.constFind(e.path);
                 if (it != manifest->files.cend()) {
                     recorded = it->host;
@@ -1081,6 +1290,7 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
             case WriteStatus::Ok:
                 ++result.filesSynced;
                 result.bytesSynced += w.bytes;
+                (e.action == A::Add ? result.added : result.updated) << e.path;
                 if (track)
                     manifest->files.insert(e.path, {w.host, w.workspace});
                 break;
@@ -1093,22 +1303,32 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
             }
         }
         if (conflict) {
-            const QString sidecar = e.path + conflictSuffix();
+            QString fileName;
+            bool reused = false;
             HostWrite w;
-            if (writeHostFile(ws.rootFd(), dest.get(), e.path,
-                              name + QFile::encodeName(conflictSuffix()), false, nullptr, &w)
-                != WriteStatus::Ok) {
+            const bool written = writeConflictFile(ws.rootFd(), dest.get(), e.path, &fileName,
+                                                   &reused, &w)
+                                 == WriteStatus::Ok;
+            if (!written)
                 result.errors << w.error;
-            }
             result.conflicts << e.path;
+            if (written)
+                result.conflictFiles.insert(e.path, fileName);
             const bool recorded = track && manifest->files.contains(e.path);
-            result.errors << (recorded ? QStringLiteral("conflict: %1 changed on the host since "
-                                                        "it was seeded; the sandbox version is "
-                                                        "in %2")
-                                       : QStringLiteral("conflict: %1 already exists on the host "
-                                                        "with other content; the sandbox version "
-                                                        "is in %2"))
-                                 .arg(e.path, sidecar);
+            const bool hostGone = e.action == A::Conflict && e.host.size < 0;
+            QString line = recorded && hostGone
+                               ? QStringLiteral("conflict: %1 was deleted on the host and "
+                                                "changed in the sandbox since it was seeded")
+                           : recorded ? QStringLiteral("conflict: %1 changed on the host since it "
+                                                       "was seeded")
+                                      : QStringLiteral("conflict: %1 already exists on the host "
+                                                       "with other content");
+            line = line.arg(e.path);
+            if (written)
+                line += QStringLiteral("; the sandbox version is in %1%2")
+                            .arg(fileName, reused ? QStringLiteral(" (from an earlier flush)")
+                                                  : QString());
+            result.errors << line;
         }
         if (progress)
             progress(++done, total);

@@ -1,6 +1,9 @@
 #include "types.h"
 
+#include "errors.h"
+
 #include <QJsonArray>
+#include <QVariantMap>
 
 #include <algorithm>
 
@@ -98,12 +101,39 @@ QJsonObject WorkspaceSeedResult::toJson() const
 
 QJsonObject WorkspaceSyncResult::toJson() const
 {
+    QVariantMap conflictMap;
+    for (auto it = conflictFiles.cbegin(); it != conflictFiles.cend(); ++it)
+        conflictMap.insert(it.key(), it.value());
     return {{QStringLiteral("files_synced"), filesSynced},
             {QStringLiteral("bytes_synced"), bytesSynced},
             {QStringLiteral("errors"), QJsonArray::fromStringList(errors)},
             {QStringLiteral("skipped_paths"), QJsonArray::fromStringList(skippedPaths)},
             {QStringLiteral("conflicts"), QJsonArray::fromStringList(conflicts)},
+            {QStringLiteral("conflict_files"), QJsonObject::fromVariantMap(conflictMap)},
+            {QStringLiteral("added"), QJsonArray::fromStringList(added)},
+            {QStringLiteral("updated"), QJsonArray::fromStringList(updated)},
+            {QStringLiteral("kept_host"), QJsonArray::fromStringList(keptHost)},
+            {QStringLiteral("host_deleted"), QJsonArray::fromStringList(hostDeleted)},
+            {QStringLiteral("sandbox_deleted"), QJsonArray::fromStringList(sandboxDeleted)},
             {QStringLiteral("success"), success()}};
+}
+
+NoBaseConflict noBaseConflictFromString(const QString &name)
+{
+    if (name == QLatin1String("keep-both"))
+        return NoBaseConflict::KeepBoth;
+    if (name == QLatin1String("overwrite"))
+        return NoBaseConflict::Overwrite;
+    throw ValueError(QStringLiteral("unknown no-base flush rule '%1'; use keep-both (the "
+                                    "default: the host file stays, the sandbox version is "
+                                    "written beside it) or overwrite")
+                         .arg(name));
+}
+
+QString noBaseConflictName(NoBaseConflict policy)
+{
+    return policy == NoBaseConflict::Overwrite ? QStringLiteral("overwrite")
+                                               : QStringLiteral("keep-both");
 }
 
 WorkspaceSyncPolicy defaultSandboxSyncPolicy()

@@ -4,6 +4,7 @@
 #include <QByteArrayView>
 #include <QJsonObject>
 #include <QList>
+#include <QMap>
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
@@ -94,15 +95,28 @@ struct WorkspaceSeedResult
 };
 
 /// Summary of syncing workspace artifacts back to the host (spec: WorkspaceSyncResult).
+/// The extension lists name every path of each class of the three-way flush (base = what was
+/// seeded or last flushed, ours = the workspace, theirs = the host); unchanged files are not
+/// listed.
 struct WorkspaceSyncResult
 {
     int filesSynced = 0;
     qint64 bytesSynced = 0;
     QStringList errors;
     QStringList skippedPaths; ///< extension: symlinks and special files not synced
-    /// extension: host files that changed since seeding while the workspace copy changed too;
-    /// the host file is kept and the sandbox version written beside it (see conflictSuffix()).
+    /// extension: both sides changed (or, with no base, differ); the host file is kept and the
+    /// sandbox version written beside it, under the name in conflictFiles.
     QStringList conflicts;
+    /// extension: conflict path → host-relative name of the file holding the sandbox version
+    /// (`<path>.sandbox-conflict`, or `-2`, `-3`… when an earlier one differs).
+    QMap<QString, QString> conflictFiles;
+    QStringList added;       ///< extension: written, new on the host
+    QStringList updated;     ///< extension: written over a host file unchanged since the base
+    QStringList keptHost;    ///< extension: changed on the host only; the host file stays
+    QStringList hostDeleted; ///< extension: deleted on the host, unchanged here; stays deleted
+    /// extension: deleted in the sandbox but still on the host; the host file is kept (a
+    /// flush never deletes host files).
+    QStringList sandboxDeleted;
     bool success() const { return errors.isEmpty(); }
     QJsonObject toJson() const;
 };
@@ -120,6 +134,17 @@ struct SandboxRef
     QString backendType;
     std::optional<QString> managerId;
 };
+
+/// What a flush does with a host file that differs from the workspace's when there is no
+/// base at all (nothing was seeded from or flushed to that folder by this workspace).
+enum class NoBaseConflict {
+    KeepBoth,  ///< keep the host file, write the sandbox version beside it (a conflict)
+    Overwrite, ///< replace the host file with the sandbox version
+};
+
+/// "keep-both" / "overwrite" (command line, scripts); ValueError for anything else.
+NoBaseConflict noBaseConflictFromString(const QString &name);
+QString noBaseConflictName(NoBaseConflict policy);
 
 // The spec's constants.
 inline const QStringList DEFAULT_SANDBOX_SEED_EXCLUDES = {
@@ -151,6 +176,8 @@ struct WorkspaceSyncPolicy
     /// Skipped when seeding (and syncing); the spec's field default.
     QStringList excludePatterns = DEFAULT_WORKSPACE_POLICY_EXCLUDES;
     std::optional<QStringList> syncIncludePatterns; ///< copied back on flush; none = default
+    /// extension: the flush rule where there is no base (see NoBaseConflict).
+    NoBaseConflict noBaseConflict = NoBaseConflict::KeepBoth;
 };
 
 inline const QStringList HOST_EXECUTION_TOOL_NAMES = {

@@ -5,6 +5,7 @@
 
 #include "bwrapsandboxbackend.h"
 #include "errors.h"
+#include "flushbase.h"
 #include "offload.h"
 #include "pidscgroup.h"
 #include "sandboxspec.h"
@@ -220,6 +221,26 @@ private Q_SLOTS:
         QVERIFY(!r.stderr_.contains(QStringLiteral("canary-secret")));
         QVERIFY(!r.output.contains(QStringLiteral(".elsai-canary")));
         QVERIFY(r.exitCode != 0);
+    }
+
+    // The flush base lives beside the workspace folder: an agent can neither read nor forge it
+    // (a forged base could make a flush overwrite the user's host edits).
+    void flushBaseIsOutOfReach()
+    {
+        QTemporaryDir project;
+        test::writeHostFile(project.filePath(QStringLiteral("src/a.py")), "seeded\n");
+        auto b = make();
+        QVERIFY(b->seedWorkspace(project.path(), {}).success());
+        const QString base = flushBasePath(b->workspaceRoot());
+        QVERIFY(QFileInfo::exists(base));
+        const QByteArray before = test::readHostFile(base);
+        const QString name = QFileInfo(base).fileName();
+        const ExecuteResult r = b->execute(
+            QStringLiteral("cat ../'%1' '%2'; echo forged > ../'%1'; echo forged > '%2'; "
+                           "find / -name '%1' 2>/dev/null")
+                .arg(name, base));
+        QVERIFY(!r.output.contains(QStringLiteral("elsai-flush-base")));
+        QCOMPARE(test::readHostFile(base), before);
     }
 
     void nothingIsWrittenOutsideTheWorkspace_data()

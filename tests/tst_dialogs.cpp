@@ -666,6 +666,51 @@ private Q_SLOTS:
         QVERIFY(dialog.resultText().contains(QStringLiteral("app.py")));
         QCOMPARE(flushed.first().at(0).toBool(), false); // a conflict is not a clean flush
     }
+
+    // Deletions on either side have their own groups, a hint instead of a diff, and the
+    // sandbox's are named in the result.
+    void flushPreviewShowsDeletions()
+    {
+        const QString project = m_tmp.filePath(QStringLiteral("flush-deletions"));
+        writeHostFile(project + QStringLiteral("/host_gone.py"), "h\n");
+        writeHostFile(project + QStringLiteral("/ws_gone.py"), "w\n");
+        SandboxController c;
+        SandboxSpec s;
+        s.workspaceId = QStringLiteral("flush-deletions");
+        s.workspaceRoot = m_tmp.filePath(QStringLiteral("flush-deletions-ws"));
+        s.seedFrom = project;
+        c.addSandbox(s);
+        QVERIFY(QTest::qWaitFor([&] { return c.state(s.workspaceId) == SessionState::Running; },
+                                20000));
+        c.deleteFiles(s.workspaceId, {QStringLiteral("ws_gone.py")});
+        c.waitForIdle();
+        QVERIFY(QFile::remove(project + QStringLiteral("/host_gone.py")));
+
+        FlushPreviewDialog dialog(&c, s.workspaceId);
+        QSignalSpy planned(&dialog, &FlushPreviewDialog::planReady);
+        QTRY_VERIFY(planned.size() >= 1);
+        QTreeWidget *tree = dialog.entriesView();
+        QTreeWidgetItem *hostGone = group(tree, QStringLiteral("Deleted on the host (1)"));
+        QVERIFY(hostGone);
+        QVERIFY(child(hostGone, QStringLiteral("host_gone.py")));
+        QTreeWidgetItem *wsGone = group(tree, QStringLiteral("Deleted in the sandbox (1)"));
+        QVERIFY(wsGone);
+        QTreeWidgetItem *item = child(wsGone, QStringLiteral("ws_gone.py"));
+        QVERIFY(item);
+        QSignalSpy diffed(&dialog, &FlushPreviewDialog::diffReady);
+        tree->setCurrentItem(item);
+        QTRY_COMPARE(diffed.size(), 1);
+        QVERIFY2(dialog.diffView()->toPlainText().contains(QStringLiteral("host file is kept")),
+                 qPrintable(dialog.diffView()->toPlainText()));
+
+        QSignalSpy flushed(&dialog, &FlushPreviewDialog::flushFinished);
+        dialog.flushNow();
+        QTRY_COMPARE(flushed.size(), 1);
+        QVERIFY(!QFileInfo::exists(project + QStringLiteral("/host_gone.py")));
+        QCOMPARE(readHostFile(project + QStringLiteral("/ws_gone.py")), QByteArray("w\n"));
+        QVERIFY2(dialog.resultText().contains(QStringLiteral("ws_gone.py")),
+                 qPrintable(dialog.resultText()));
+    }
 };
 
 QTEST_MAIN(TestDialogs)

@@ -121,6 +121,10 @@ QString syncActionName(SyncPlanEntry::Action a)
         return QStringLiteral("SkippedSymlink");
     case SyncPlanEntry::Action::SkippedSpecial:
         return QStringLiteral("SkippedSpecial");
+    case SyncPlanEntry::Action::HostDeleted:
+        return QStringLiteral("HostDeleted");
+    case SyncPlanEntry::Action::SandboxDeleted:
+        return QStringLiteral("SandboxDeleted");
     }
     return QStringLiteral("?");
 }

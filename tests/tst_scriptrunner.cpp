@@ -574,6 +574,48 @@ private Q_SLOTS:
         QCOMPARE(readHost(projectPath(QStringLiteral("src/main.py") + conflictSuffix())), wsEdit);
     }
 
+    // The result names every class of the three-way flush; "no_base" picks the rule for a
+    // folder without a base, and a bad one says what to use.
+    void flushReportsEveryClassAndTakesTheNoBaseRule()
+    {
+        RUN_OK(start, "{\"op\":\"start\"}");
+        QVERIFY(QFile::remove(projectPath(QStringLiteral("README.md"))));   // host deletion
+        QVERIFY(QFile::remove(wsPath(QStringLiteral("src/main.py"))));      // sandbox deletion
+        RUN_OK(r, "{\"op\":\"flush\"}");
+        const QJsonObject sync = r.value(QLatin1String("result")).toObject();
+        QCOMPARE(stringsOf(sync.value(QLatin1String("host_deleted"))),
+                 QStringList{QStringLiteral("README.md")});
+        QCOMPARE(stringsOf(sync.value(QLatin1String("sandbox_deleted"))),
+                 QStringList{QStringLiteral("src/main.py")});
+        QVERIFY(!QFileInfo::exists(projectPath(QStringLiteral("README.md"))));
+        QVERIFY(QFileInfo::exists(projectPath(QStringLiteral("src/main.py"))));
+        for (const char *key : {"added", "updated", "kept_host", "conflict_files"})
+            QVERIFY2(sync.contains(QLatin1String(key)), key);
+
+        // a folder without a base, holding another version of a file
+        const QString other = hostPath(QStringLiteral("other"));
+        QVERIFY(writeHost(other + QStringLiteral("/src/util/helpers.py"), "unrelated\n"));
+        QJsonObject flush{{QStringLiteral("op"), QStringLiteral("flush")},
+                          {QStringLiteral("dest"), other}};
+        RUN_OK(kept, flush);
+        QCOMPARE(stringsOf(kept.value(QLatin1String("result"))
+                               .toObject()
+                               .value(QLatin1String("conflicts"))),
+                 QStringList{QStringLiteral("src/util/helpers.py")});
+        QCOMPARE(readHost(other + QStringLiteral("/src/util/helpers.py")),
+                 QByteArray("unrelated\n"));
+        const QString third = hostPath(QStringLiteral("third"));
+        QVERIFY(writeHost(third + QStringLiteral("/src/util/helpers.py"), "unrelated\n"));
+        flush.insert(QStringLiteral("dest"), third);
+        flush.insert(QStringLiteral("no_base"), QStringLiteral("overwrite"));
+        RUN_OK(over, flush);
+        QCOMPARE(readHost(third + QStringLiteral("/src/util/helpers.py")), kHelpersPy);
+        flush.insert(QStringLiteral("no_base"), QStringLiteral("sometimes"));
+        const QJsonObject bad = run(flush);
+        QVERIFY(!bad.value(QLatin1String("ok")).toBool(true));
+        QCOMPARE(errorType(bad), QStringLiteral("ValueError"));
+    }
+
     // ---- attach / detach / tools -------------------------------------------------------------
 
     void attach_data()

@@ -147,6 +147,20 @@ private Q_SLOTS:
                                         QStringLiteral("--ssh-port"), QStringLiteral("70000")}));
     }
 
+    void flushNoBaseRule()
+    {
+        QCOMPARE(parse({}).spec.noBaseConflict, NoBaseConflict::KeepBoth); // the safe default
+        QCOMPARE(parse({QStringLiteral("--flush-no-base"), QStringLiteral("overwrite")})
+                     .spec.noBaseConflict,
+                 NoBaseConflict::Overwrite);
+        QCOMPARE(parse({QStringLiteral("--flush-no-base"), QStringLiteral("keep-both")})
+                     .spec.noBaseConflict,
+                 NoBaseConflict::KeepBoth);
+        const QString bad = failure({QStringLiteral("--flush-no-base"), QStringLiteral("yes")});
+        QVERIFY2(bad.contains(QStringLiteral("keep-both")) && bad.contains(QStringLiteral("'yes'")),
+                 qPrintable(bad));
+    }
+
     void theEnvironmentIsTheDefaultAndTheCommandLineWins()
     {
         const CleanEnv clean;
@@ -270,6 +284,8 @@ private Q_SLOTS:
                                  QStringLiteral("src/**"),
                                  QStringLiteral("--sync-dest"),
                                  QStringLiteral("/tmp/out"),
+                                 QStringLiteral("--flush-no-base"),
+                                 QStringLiteral("overwrite"),
                                  QStringLiteral("--ttl"),
                                  QStringLiteral("none"),
                                  QStringLiteral("--timeout"),
@@ -348,6 +364,8 @@ private Q_SLOTS:
         QCOMPARE(back.seedExclude, cli.seedExclude);
         QCOMPARE(back.syncInclude, cli.syncInclude);
         QCOMPARE(back.syncDest, cli.syncDest);
+        QCOMPARE(cli.noBaseConflict, NoBaseConflict::Overwrite);
+        QCOMPARE(back.noBaseConflict, cli.noBaseConflict);
         QCOMPARE(back.ttlSeconds, cli.ttlSeconds);
         QCOMPARE(back.readFileMaxBytes, cli.readFileMaxBytes);
         QCOMPARE(back.local.timeout, cli.local.timeout);

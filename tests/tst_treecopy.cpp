@@ -1,3 +1,4 @@
+#include "flushbase.h"
 #include "treecopy.h"
 #include "types.h"
 #include "workspacefs.h"
@@ -26,6 +27,7 @@ using SeedAction = SeedPlanEntry::Action;
 using SyncAction = SyncPlanEntry::Action;
 
 Q_DECLARE_METATYPE(SyncPlanEntry::Action)
+Q_DECLARE_METATYPE(NoBaseConflict)
 
 namespace {
 
@@ -174,6 +176,8 @@ private Q_SLOTS:
     void syncHardLinks();
     void syncMatrix_data();
     void syncMatrix();
+    void decideSyncTable();
+    void flushBaseRoundTrip();
     void repeatedFlushIsUnchanged();
     void syncDestParentSymlink_data();
     void syncDestParentSymlink();
@@ -591,58 +595,99 @@ void TestTreeCopy::syncHardLinks()
     QCOMPARE(lstatOf(m_dest + QStringLiteral("/hl.md")).st_nlink, nlink_t(1));
 }
 
-// The comparison table of planSync, then what executeSync leaves on the host.
+// The three-way table (base = the seed, ours = the workspace, theirs = the host), row by row:
+// what planSync decides, what executeSync leaves on the host, and which result list names it.
 void TestTreeCopy::syncMatrix_data()
 {
     QTest::addColumn<bool>("withManifest");
     QTest::addColumn<bool>("manifestForOtherRoot");
+    QTest::addColumn<NoBaseConflict>("noBase");
     QTest::addColumn<QByteArray>("hostChange");   // empty: untouched, "-": removed
-    QTest::addColumn<QByteArray>("wsChange");     // empty: untouched
-    QTest::addColumn<SyncAction>("expected");
-    QTest::addColumn<QByteArray>("hostAfter");
-    QTest::addColumn<QByteArray>("sidecar");      // empty: no .sandbox-conflict
+    QTest::addColumn<QByteArray>("wsChange");     // empty: untouched, "-": removed
+    QTest::addColumn<QByteArray>("oldConflict");  // a doc.md.sandbox-conflict already there
+    QTest::addColumn<int>("expected");            // SyncAction, -1: no entry at all
+    QTest::addColumn<QByteArray>("hostAfter");    // "<missing>": no host file
+    QTest::addColumn<QString>("conflictFile");    // empty: none written or reused
+    QTest::addColumn<QString>("resultList");      // the result list naming doc.md, or empty
 
-    QTest::newRow("manifest: neither changed -> unchanged")
-        << true << false << QByteArray() << QByteArray() << SyncAction::Unchanged
-        << QByteArray("v1") << QByteArray();
-    QTest::newRow("manifest: workspace changed -> update")
-        << true << false << QByteArray() << QByteArray("ws v2") << SyncAction::Update
-        << QByteArray("ws v2") << QByteArray();
-    QTest::newRow("manifest: host changed -> keep host")
-        << true << false << QByteArray("host v2") << QByteArray() << SyncAction::KeepHost
-        << QByteArray("host v2") << QByteArray();
-    QTest::newRow("manifest: both changed -> conflict")
-        << true << false << QByteArray("host v2") << QByteArray("ws v2") << SyncAction::Conflict
-        << QByteArray("host v2") << QByteArray("ws v2");
-    QTest::newRow("manifest: both changed alike -> unchanged")
-        << true << false << QByteArray("same v2") << QByteArray("same v2")
-        << SyncAction::Unchanged << QByteArray("same v2") << QByteArray();
-    QTest::newRow("manifest: host removed -> add")
-        << true << false << QByteArray("-") << QByteArray("ws v2") << SyncAction::Add
-        << QByteArray("ws v2") << QByteArray();
-    QTest::newRow("no manifest: same bytes -> unchanged")
-        << false << false << QByteArray() << QByteArray() << SyncAction::Unchanged
-        << QByteArray("v1") << QByteArray();
-    QTest::newRow("no manifest: different bytes -> conflict")
-        << false << false << QByteArray() << QByteArray("ws v2") << SyncAction::Conflict
-        << QByteArray("v1") << QByteArray("ws v2");
-    QTest::newRow("no manifest: host removed -> add")
-        << false << false << QByteArray("-") << QByteArray() << SyncAction::Add
-        << QByteArray("v1") << QByteArray();
-    QTest::newRow("manifest of another folder is ignored")
-        << true << true << QByteArray() << QByteArray("ws v2") << SyncAction::Conflict
-        << QByteArray("v1") << QByteArray("ws v2");
+    const NoBaseConflict keep = NoBaseConflict::KeepBoth;
+    const NoBaseConflict over = NoBaseConflict::Overwrite;
+    const QByteArray none;
+    const QByteArray gone("-");
+    const QByteArray missing("<missing>");
+    const QString sidecar = QStringLiteral("doc.md.sandbox-conflict");
+    auto row = [](const char *name) -> QTestData & { return QTest::newRow(name); };
+    auto a = [](SyncAction x) { return int(x); };
+
+    row("unchanged in both -> unchanged") << true << false << keep << none << none << none
+        << a(SyncAction::Unchanged) << QByteArray("v1") << QString() << QString();
+    row("changed in sandbox only -> written") << true << false << keep << none
+        << QByteArray("ws v2") << none << a(SyncAction::Update) << QByteArray("ws v2")
+        << QString() << "updated";
+    row("changed on host only -> host wins") << true << false << keep << QByteArray("host v2")
+        << none << none << a(SyncAction::KeepHost) << QByteArray("host v2") << QString()
+        << "keptHost";
+    row("changed on both -> conflict") << true << false << keep << QByteArray("host v2")
+        << QByteArray("ws v2") << none << a(SyncAction::Conflict) << QByteArray("host v2")
+        << sidecar << "conflicts";
+    row("changed on both alike -> unchanged") << true << false << keep << QByteArray("same v2")
+        << QByteArray("same v2") << none << a(SyncAction::Unchanged) << QByteArray("same v2")
+        << QString() << QString();
+    row("host deleted, sandbox unchanged -> stays deleted") << true << false << keep << gone
+        << none << none << a(SyncAction::HostDeleted) << missing << QString() << "hostDeleted";
+    row("host deleted, sandbox changed -> conflict") << true << false << keep << gone
+        << QByteArray("ws v2") << none << a(SyncAction::Conflict) << missing << sidecar
+        << "conflicts";
+    row("sandbox deleted -> reported, host kept") << true << false << keep << none << gone
+        << none << a(SyncAction::SandboxDeleted) << QByteArray("v1") << QString()
+        << "sandboxDeleted";
+    row("sandbox deleted, host changed -> reported, host kept") << true << false << keep
+        << QByteArray("host v2") << gone << none << a(SyncAction::SandboxDeleted)
+        << QByteArray("host v2") << QString() << "sandboxDeleted";
+    row("deleted on both -> nothing") << true << false << keep << gone << gone << none << -1
+        << missing << QString() << QString();
+    row("conflict again, same conflict file -> reused") << true << false << keep
+        << QByteArray("host v2") << QByteArray("ws v2") << QByteArray("ws v2")
+        << a(SyncAction::Conflict) << QByteArray("host v2") << sidecar << "conflicts";
+    row("conflict again, conflict file edited -> new name") << true << false << keep
+        << QByteArray("host v2") << QByteArray("ws v2") << QByteArray("user's merge")
+        << a(SyncAction::Conflict) << QByteArray("host v2")
+        << QStringLiteral("doc.md.sandbox-conflict-2") << "conflicts";
+    row("no base: same bytes -> unchanged") << false << false << keep << none << none << none
+        << a(SyncAction::Unchanged) << QByteArray("v1") << QString() << QString();
+    row("no base, keep-both: different bytes -> conflict") << false << false << keep << none
+        << QByteArray("ws v2") << none << a(SyncAction::Conflict) << QByteArray("v1") << sidecar
+        << "conflicts";
+    row("no base, overwrite: different bytes -> written") << false << false << over << none
+        << QByteArray("ws v2") << none << a(SyncAction::Update) << QByteArray("ws v2")
+        << QString() << "updated";
+    row("no base: not on the host -> added") << false << false << keep << gone << none << none
+        << a(SyncAction::Add) << QByteArray("v1") << QString() << "added";
+    row("no base: sandbox deleted -> nothing") << false << false << keep << none << gone << none
+        << -1 << QByteArray("v1") << QString() << QString();
+    row("base of another folder is no base (keep-both)") << true << true << keep << none
+        << QByteArray("ws v2") << none << a(SyncAction::Conflict) << QByteArray("v1") << sidecar
+        << "conflicts";
+    row("base of another folder is no base (overwrite)") << true << true << over << none
+        << QByteArray("ws v2") << none << a(SyncAction::Update) << QByteArray("ws v2")
+        << QString() << "updated";
+    row("overwrite applies only without a base") << true << false << over
+        << QByteArray("host v2") << QByteArray("ws v2") << none << a(SyncAction::Conflict)
+        << QByteArray("host v2") << sidecar << "conflicts";
 }
 
 void TestTreeCopy::syncMatrix()
 {
     QFETCH(bool, withManifest);
     QFETCH(bool, manifestForOtherRoot);
+    QFETCH(NoBaseConflict, noBase);
     QFETCH(QByteArray, hostChange);
     QFETCH(QByteArray, wsChange);
-    QFETCH(SyncAction, expected);
+    QFETCH(QByteArray, oldConflict);
+    QFETCH(int, expected);
     QFETCH(QByteArray, hostAfter);
-    QFETCH(QByteArray, sidecar);
+    QFETCH(QString, conflictFile);
+    QFETCH(QString, resultList);
 
     // the project is both the seed source and the flush destination
     const QString hostFile = m_src + QStringLiteral("/doc.md");
@@ -659,37 +704,164 @@ void TestTreeCopy::syncMatrix()
         QVERIFY(QFile::remove(hostFile));
     else if (!hostChange.isEmpty())
         QVERIFY(writeBytes(hostFile, hostChange));
-    if (!wsChange.isEmpty())
+    if (wsChange == "-")
+        QVERIFY(QFile::remove(m_ws + QStringLiteral("/doc.md")));
+    else if (!wsChange.isEmpty())
         QVERIFY(writeBytes(m_ws + QStringLiteral("/doc.md"), wsChange));
+    const QString oldConflictFile = hostFile + conflictSuffix();
+    if (!oldConflict.isEmpty())
+        QVERIFY(writeBytes(oldConflictFile, oldConflict));
+    const struct stat oldConflictSt = lstatOf(oldConflictFile);
 
     const GlobSet includes(DEFAULT_SANDBOX_SYNC_INCLUDE);
     const SeedManifest *m = withManifest ? &manifest : nullptr;
-    const SyncPlan plan = planSync(ws, m_src, includes, GlobSet(), m);
+    const SyncPlan plan = planSync(ws, m_src, includes, GlobSet(), m, noBase);
     QVERIFY2(plan.errors.isEmpty(), qPrintable(plan.errors.join(u'\n')));
-    QCOMPARE(plan.entries.size(), 1);
-    QCOMPARE(plan.entries.first().action, expected);
+    if (expected < 0) {
+        QCOMPARE(plan.entries.size(), 0);
+    } else {
+        QCOMPARE(plan.entries.size(), 1);
+        QCOMPARE(plan.entries.first().action, SyncAction(expected));
+    }
 
     const WorkspaceSyncResult r = executeSync(plan, ws, withManifest ? &manifest : nullptr);
     QCOMPARE(readBytes(hostFile), hostAfter);
-    const QString conflictFile = hostFile + conflictSuffix();
-    if (sidecar.isEmpty()) {
+    const QMap<QString, QStringList> lists = {
+        {QStringLiteral("added"), r.added},
+        {QStringLiteral("updated"), r.updated},
+        {QStringLiteral("keptHost"), r.keptHost},
+        {QStringLiteral("hostDeleted"), r.hostDeleted},
+        {QStringLiteral("sandboxDeleted"), r.sandboxDeleted},
+        {QStringLiteral("conflicts"), r.conflicts},
+    };
+    for (auto it = lists.cbegin(); it != lists.cend(); ++it) {
+        QCOMPARE(it.value(), it.key() == resultList ? QStringList{QStringLiteral("doc.md")}
+                                                    : QStringList());
+    }
+    if (conflictFile.isEmpty()) {
         QVERIFY2(r.success(), qPrintable(r.errors.join(u'\n')));
-        QVERIFY(r.conflicts.isEmpty());
-        QVERIFY(!exists(conflictFile));
+        QVERIFY(r.conflictFiles.isEmpty());
+        QCOMPARE(exists(oldConflictFile), !oldConflict.isEmpty());
     } else {
         QVERIFY(!r.success());
-        QCOMPARE(r.conflicts, QStringList{QStringLiteral("doc.md")});
+        QCOMPARE(r.conflictFiles.value(QStringLiteral("doc.md")), conflictFile);
         QCOMPARE(r.errors.size(), 1);
         QVERIFY(r.errors.first().startsWith(QStringLiteral("conflict: doc.md ")));
-        QVERIFY(r.errors.first().contains(QStringLiteral("doc.md.sandbox-conflict")));
-        QCOMPARE(readBytes(conflictFile), sidecar);
+        QVERIFY2(r.errors.first().contains(conflictFile), qPrintable(r.errors.first()));
+        QCOMPARE(readBytes(m_src + u'/' + conflictFile), wsChange);
     }
-    const bool written = expected == SyncAction::Add || expected == SyncAction::Update;
+    if (!oldConflict.isEmpty()) {
+        // an existing conflict file is never replaced, nor rewritten when it is the same
+        QCOMPARE(readBytes(oldConflictFile), oldConflict);
+        QCOMPARE(lstatOf(oldConflictFile).st_ino, oldConflictSt.st_ino);
+        QCOMPARE(lstatOf(oldConflictFile).st_mtim.tv_nsec, oldConflictSt.st_mtim.tv_nsec);
+    }
+    const bool written = resultList == QLatin1String("added")
+                         || resultList == QLatin1String("updated");
     QCOMPARE(r.filesSynced, written ? 1 : 0);
     QVERIFY(symlinksIn(m_src).isEmpty());
     // no temp file left behind
     for (const QString &rel : listTree(m_src))
         QVERIFY2(!rel.contains(QStringLiteral("sandbox-tmp")), qPrintable(rel));
+}
+
+// decideSync alone: every combination of the six sides, against the rules written out.
+void TestTreeCopy::decideSyncTable()
+{
+    int rows = 0;
+    for (int bits = 0; bits < 128; ++bits) {
+        SyncSides s;
+        s.haveBase = bits & 1;
+        s.inBase = s.haveBase && (bits & 2);
+        s.oursExists = bits & 4;
+        s.oursChanged = bits & 8;
+        s.theirsExists = bits & 16;
+        s.theirsChanged = bits & 32;
+        const bool same = bits & 64;
+        for (const NoBaseConflict policy : {NoBaseConflict::KeepBoth, NoBaseConflict::Overwrite}) {
+            bool compared = false;
+            const SyncAction got = decideSync(s, policy, [&] {
+                compared = true;
+                return same;
+            });
+            SyncAction want;
+            if (!s.oursExists)
+                want = s.inBase && s.theirsExists ? SyncAction::SandboxDeleted
+                                                  : SyncAction::Unchanged;
+            else if (!s.theirsExists)
+                want = !s.inBase ? SyncAction::Add
+                       : s.oursChanged ? SyncAction::Conflict : SyncAction::HostDeleted;
+            else if (s.inBase && !s.oursChanged)
+                want = s.theirsChanged ? SyncAction::KeepHost : SyncAction::Unchanged;
+            else if (s.inBase && !s.theirsChanged)
+                want = SyncAction::Update;
+            else if (same)
+                want = SyncAction::Unchanged;
+            else if (!s.haveBase && policy == NoBaseConflict::Overwrite)
+                want = SyncAction::Update;
+            else
+                want = SyncAction::Conflict;
+            QVERIFY2(got == want, qPrintable(QStringLiteral("sides %1, policy %2: %3, want %4")
+                                                 .arg(bits)
+                                                 .arg(int(policy))
+                                                 .arg(int(got))
+                                                 .arg(int(want))));
+            // bytes are compared only where they decide
+            if (compared)
+                QVERIFY(s.oursExists && s.theirsExists);
+            ++rows;
+        }
+    }
+    QCOMPARE(rows, 256);
+}
+
+// The base kept beside a workspace reads back as written, whatever the names hold.
+void TestTreeCopy::flushBaseRoundTrip()
+{
+    QVERIFY(!loadFlushBases(m_ws)); // none yet, and no error for that
+    FlushBases bases;
+    bases.seedRoot = m_src;
+    SeedManifest &a = bases.manifests[m_src];
+    a.hostRoot = m_src;
+    a.files.insert(QStringLiteral("src/a.py"), {{10, 1600000000123456789}, {10, 42}});
+    a.files.insert(QStringLiteral("odd/tab\there/new\nline ü.md"), {{-1, 0}, {0, 7}});
+    SeedManifest &d = bases.manifests[m_dest];
+    d.hostRoot = m_dest;
+    d.files.insert(QStringLiteral("x"), {{1, 2}, {3, 4}});
+    saveFlushBases(m_ws, bases);
+    const QString file = flushBasePath(m_ws);
+    QCOMPARE(QFileInfo(file).dir().absolutePath(), QFileInfo(m_ws).dir().absolutePath());
+    QCOMPARE(lstatOf(file).st_mode & 0777, mode_t(0600));
+    QString error;
+    const auto back = loadFlushBases(m_ws, &error);
+    QVERIFY2(back, qPrintable(error));
+    QCOMPARE(back->seedRoot, m_src);
+    QCOMPARE(back->manifests.size(), 2);
+    for (const QString &root : {m_src, m_dest}) {
+        const SeedManifest &want = bases.manifests[root];
+        const SeedManifest &got = back->manifests.value(root);
+        QCOMPARE(got.hostRoot, root);
+        QCOMPARE(got.files.keys().size(), want.files.size());
+        for (auto it = want.files.cbegin(); it != want.files.cend(); ++it) {
+            QVERIFY2(got.files.contains(it.key()), qPrintable(it.key()));
+            QCOMPARE(got.files.value(it.key()).host, it->host);
+            QCOMPARE(got.files.value(it.key()).workspace, it->workspace);
+        }
+    }
+    // the base of a folder of that name is not the base of a new folder
+    QVERIFY(QDir().rename(m_ws, m_ws + QStringLiteral(".old")));
+    QVERIFY(QDir().mkpath(m_ws));
+    error.clear();
+    QVERIFY(!loadFlushBases(m_ws, &error));
+    QVERIFY(error.isEmpty());
+
+    // bases whose folder is gone are swept; others stay
+    saveFlushBases(m_dest, bases);
+    QVERIFY(QDir(m_dest).removeRecursively());
+    QCOMPARE(removeOrphanFlushBases(m_ws), 1);
+    QVERIFY(!exists(flushBasePath(m_dest)));
+    QVERIFY(exists(flushBasePath(m_ws)));
+    QCOMPARE(removeOrphanFlushBases(m_ws), 0);
 }
 
 void TestTreeCopy::repeatedFlushIsUnchanged()

@@ -55,6 +55,10 @@ QString actionName(SyncPlanEntry::Action action)
         return FlushPreviewDialog::tr("Skipped symlink");
     case SyncPlanEntry::Action::SkippedSpecial:
         return FlushPreviewDialog::tr("Skipped special file");
+    case SyncPlanEntry::Action::HostDeleted:
+        return FlushPreviewDialog::tr("Deleted on the host");
+    case SyncPlanEntry::Action::SandboxDeleted:
+        return FlushPreviewDialog::tr("Deleted in the sandbox");
     }
     return {};
 }
@@ -72,12 +76,19 @@ QString actionHint(SyncPlanEntry::Action action)
         return FlushPreviewDialog::tr("changed on the host only: the host file is kept");
     case SyncPlanEntry::Action::Conflict:
         return FlushPreviewDialog::tr("changed on both sides: the host file is kept, the "
-                                      "workspace version is written beside it (%1)")
+                                      "workspace version is written beside it (%1, or a "
+                                      "numbered name when that one holds other content)")
             .arg(conflictSuffix());
     case SyncPlanEntry::Action::SkippedSymlink:
         return FlushPreviewDialog::tr("symlinks are never created on the host");
     case SyncPlanEntry::Action::SkippedSpecial:
         return FlushPreviewDialog::tr("special files are not synced");
+    case SyncPlanEntry::Action::HostDeleted:
+        return FlushPreviewDialog::tr("deleted on the host, unchanged in the workspace: it "
+                                      "stays deleted");
+    case SyncPlanEntry::Action::SandboxDeleted:
+        return FlushPreviewDialog::tr("deleted in the workspace: the host file is kept (a "
+                                      "flush never deletes host files)");
     }
     return {};
 }
@@ -467,8 +478,11 @@ void FlushPreviewDialog::showDiff(const QString &path)
         return;
     const int serial = ++d->diffSerial;
     const SyncPlanEntry::Action action = it->action;
+    // nothing to compare: one side is a link, a special file, or gone
     if (action == SyncPlanEntry::Action::SkippedSymlink ||
-        action == SyncPlanEntry::Action::SkippedSpecial) {
+        action == SyncPlanEntry::Action::SkippedSpecial ||
+        action == SyncPlanEntry::Action::HostDeleted ||
+        action == SyncPlanEntry::Action::SandboxDeleted) {
         d->diff->setPlainText(tr("%1: %2.").arg(path, actionHint(action)));
         Q_EMIT diffReady(path);
         return;
@@ -536,6 +550,10 @@ void FlushPreviewDialog::flushNow()
                                "versions written beside them as *%1: %2.",
                                nullptr, int(r->conflicts.size()))
                                 .arg(conflictSuffix(), r->conflicts.join(QStringLiteral(", ")));
+                if (!r->sandboxDeleted.isEmpty())
+                    text += QLatin1Char(' ') +
+                            tr("Deleted in the sandbox, kept on the host: %1.")
+                                .arg(r->sandboxDeleted.join(QStringLiteral(", ")));
                 if (!r->skippedPaths.isEmpty())
                     text += QLatin1Char(' ') +
                             tr("Skipped: %1.").arg(r->skippedPaths.join(QStringLiteral(", ")));

@@ -162,6 +162,7 @@ struct NewSandboxDialog::Ui
     ListEditor excludes;
     ListEditor includes;
     QLineEdit *syncDest;
+    QComboBox *noBaseConflict;
     QDoubleSpinBox *ttl;
     QCheckBox *noTtl;
     QDoubleSpinBox *timeout;
@@ -222,6 +223,14 @@ NewSandboxDialog::NewSandboxDialog(QWidget *parent) : QDialog(parent), m_ui(std:
     ui.syncDest->setObjectName(QStringLiteral("syncDest"));
     ui.syncDest->setPlaceholderText(tr("the seed folder"));
     form->addRow(tr("Sync &destination:"), withBrowse(ui.syncDest, settings, tr("Flush into")));
+    ui.noBaseConflict = new QComboBox(settings);
+    ui.noBaseConflict->setObjectName(QStringLiteral("noBaseConflict"));
+    ui.noBaseConflict->addItem(tr("keep the host file, write the sandbox version beside it"),
+                               int(NoBaseConflict::KeepBoth));
+    ui.noBaseConflict->addItem(tr("overwrite the host file"), int(NoBaseConflict::Overwrite));
+    ui.noBaseConflict->setToolTip(tr("For a flush into a folder this workspace was never seeded "
+                                     "from nor flushed to, where a host file differs"));
+    form->addRow(tr("Flush without a &base:"), ui.noBaseConflict);
 
     auto *ttlBox = new QWidget(settings);
     auto *ttlLayout = new QHBoxLayout(ttlBox);
@@ -410,6 +419,8 @@ void NewSandboxDialog::setSpec(const SandboxSpec &spec)
     ui.excludes.set(DEFAULT_SANDBOX_SEED_EXCLUDES, spec.seedExclude);
     ui.includes.set({}, spec.syncInclude.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
     ui.syncDest->setText(spec.syncDest.value_or(QString()));
+    ui.noBaseConflict->setCurrentIndex(
+        ui.noBaseConflict->findData(int(spec.noBaseConflict)));
     ui.noTtl->setChecked(!spec.ttlSeconds.has_value());
     ui.ttl->setValue(spec.ttlSeconds.value_or(7200));
     ui.timeout->setValue(spec.local.timeout);
@@ -460,6 +471,7 @@ SandboxSpec NewSandboxDialog::spec() const
     }
     if (const QString dest = ui.syncDest->text().trimmed(); !dest.isEmpty())
         s.syncDest = dest;
+    s.noBaseConflict = NoBaseConflict(ui.noBaseConflict->currentData().toInt());
     s.ttlSeconds = ui.noTtl->isChecked() ? std::nullopt : std::optional(ui.ttl->value());
     s.local.timeout = ui.timeout->value();
     s.local.maxOutputBytes = ui.maxOutput->value();

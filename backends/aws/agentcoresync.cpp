@@ -4,11 +4,13 @@
 #include "errors.h"
 #include "glob.h"
 #include "hostfiles.h"
+#include "workspacefs.h"
 
 #include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QTemporaryDir>
 
 #include <sys/stat.h>
 
@@ -29,27 +31,6 @@ FileStamp hostStamp(const QString &path)
 QByteArray sha256(const QByteArray &data)
 {
     return QCryptographicHash::hash(data, QCryptographicHash::Sha256);
-}
-
-// Why a host path cannot be written by a flush (a symlink or a non-folder on the way), or empty.
-QString hostPathProblem(const QString &root, const QString &relPath)
-{
-    const QStringList parts = relPath.split(QLatin1Char('/'));
-    QString path = root;
-    for (int i = 0; i < parts.size(); ++i) {
-        path += QLatin1Char('/') + parts.at(i);
-        const QFileInfo info(path);
-        const bool last = i == parts.size() - 1;
-        if (info.isSymLink())
-            return QStringLiteral("host path '%1' is a symlink; not written").arg(path);
-        if (!info.exists())
-            return {};
-        if (!last && !info.isDir())
-            return QStringLiteral("host path '%1' is not a folder").arg(path);
-        if (last && !info.isFile())
-            return QStringLiteral("host path '%1' is not a regular file").arg(path);
-    }
-    return {};
 }
 
 } // namespace
@@ -151,27 +132,42 @@ AgentCoreSandboxBackend::seedWorkspace(const QString &source, const QStringList 
     return result;
 }
 
+/// A flush of AgentCore runs the core planner and executor (the one decision table): the
+/// selected files are downloaded into a private local staging folder, "changed since the base"
+/// is the content hash against the record, and the host side is compared and written exactly
+/// as for a local workspace (atomic writes beneath the destination, conflict files never
+/// replaced, re-check before writing).
 struct AgentCoreSandboxBackend::Snapshot
 {
+    std::unique_ptr<QTemporaryDir> dir;
+    std::unique_ptr<WorkspaceFs> fs; ///< the staged copies
     SyncPlan plan;
-    QHash<QString, QByteArray> contents; ///< workspace content of Add/Update/Conflict entries
+    QHash<QString, QByteArray> hashes; ///< sha256 of each staged file
 };
 
 AgentCoreSandboxBackend::Snapshot
 AgentCoreSandboxBackend::snapshot(const QString &root, const WorkspaceSyncPolicy &policy)
 {
     Snapshot snap;
-    snap.plan.destRoot = root;
+    snap.dir = std::make_unique<QTemporaryDir>(QDir::tempPath() +
+                                               QStringLiteral("/elsai-agentcore-flush-XXXXXX"));
+    if (!snap.dir->isValid())
+        throw OSError(QStringLiteral("cannot create a local staging folder for the flush under "
+                                     "%1")
+                          .arg(QDir::tempPath()));
+    snap.fs = std::make_unique<WorkspaceFs>(snap.dir->path());
     const GlobSet includes(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
     const GlobSet excludes(policy.excludePatterns);
+    QStringList errors;
 
     // One call lists every non-folder with its type and size, NUL-separated (any name works).
     const ScriptOutcome listing =
         runScript(QStringLiteral("find . -mindepth 1 ! -type d -printf '%y %s %P\\0'"),
                   m_options.requestTimeoutMs);
     if (listing.exitCode != 0)
-        snap.plan.errors.append(QStringLiteral("listing the AgentCore workspace failed: %1")
-                                    .arg(QString::fromUtf8(listing.err).trimmed()));
+        errors.append(QStringLiteral("listing the AgentCore workspace failed: %1")
+                          .arg(QString::fromUtf8(listing.err).trimmed()));
+    QList<SyncItem> items;
     QStringList regular;
     QHash<QString, qint64> sizes;
     for (const QByteArray &record : listing.out.split('\0')) {
@@ -182,76 +178,67 @@ AgentCoreSandboxBackend::snapshot(const QString &root, const WorkspaceSyncPolicy
             QString::fromUtf8(record.mid(fields.at(0).size() + fields.at(1).size() + 2));
         if (!includes.matchesPathOrParent(path, false) || excludes.matchesPathOrParent(path, false))
             continue;
-        SyncPlanEntry entry;
-        entry.path = path;
-        entry.size = fields.at(1).toLongLong();
-        if (fields.at(0) == "l") {
-            entry.action = SyncPlanEntry::Action::SkippedSymlink;
-            snap.plan.entries.append(entry);
-        } else if (fields.at(0) != "f") {
-            entry.action = SyncPlanEntry::Action::SkippedSpecial;
-            snap.plan.entries.append(entry);
-        } else {
+        if (fields.at(0) == "f") {
             regular.append(path);
-            sizes.insert(path, entry.size);
+            sizes.insert(path, fields.at(1).toLongLong());
+        } else {
+            items.append({path,
+                          fields.at(0) == "l" ? SyncItem::Kind::Symlink : SyncItem::Kind::Special,
+                          0, {}});
         }
     }
     std::sort(regular.begin(), regular.end());
 
-    QHash<QString, QByteArray> contents;
+    // The base, when this destination has one; "changed" comes from the content hash.
+    const bool haveBase = !m_manifestRoot.isEmpty() && m_manifestRoot == root;
+    SeedManifest base{root, {}};
+    if (haveBase) {
+        for (auto it = m_manifest.cbegin(); it != m_manifest.cend(); ++it)
+            base.files.insert(it.key(), {it->host, {}});
+    }
+    auto stageBatch = [&](const QStringList &batch) {
+        const QHash<QString, QByteArray> got = readBatch(batch, &errors);
+        for (const QString &path : batch) {
+            const auto data = got.constFind(path);
+            if (data == got.cend()) {
+                base.files.remove(path); // an error already; not a deletion either
+                continue;
+            }
+            try {
+                snap.fs->writeFile(path, *data);
+            } catch (const SandboxError &e) {
+                errors.append(QStringLiteral("cannot stage '%1' for the flush: %2")
+                                  .arg(path, e.message()));
+                base.files.remove(path);
+                continue;
+            }
+            const QByteArray hash = sha256(*data);
+            const auto rec = m_manifest.constFind(path);
+            items.append({path, SyncItem::Kind::File, data->size(), {},
+                          haveBase && rec != m_manifest.cend()
+                              ? std::optional<bool>(rec->sha256 != hash)
+                              : std::nullopt});
+            snap.hashes.insert(path, hash);
+        }
+    };
     QStringList batch;
     qint64 batchBytes = 0;
     for (const QString &path : std::as_const(regular)) {
         if (!batch.isEmpty() &&
             (batchBytes + sizes.value(path) > BATCH_BYTES || batch.size() >= BATCH_FILES)) {
-            contents.insert(readBatch(batch, &snap.plan.errors));
+            stageBatch(batch);
             batch.clear();
             batchBytes = 0;
         }
         batch.append(path);
         batchBytes += sizes.value(path);
     }
-    contents.insert(readBatch(batch, &snap.plan.errors));
+    if (!batch.isEmpty())
+        stageBatch(batch);
 
-    const bool haveManifest = m_manifestRoot == root;
-    for (const QString &path : std::as_const(regular)) {
-        if (!contents.contains(path))
-            continue; // already an error
-        const QByteArray &data = contents[path];
-        SyncPlanEntry entry;
-        entry.path = path;
-        entry.size = data.size();
-        const QString problem = hostPathProblem(root, path);
-        if (!problem.isEmpty()) {
-            snap.plan.errors.append(problem);
-            continue;
-        }
-        const QString hostPath = root + QLatin1Char('/') + path;
-        if (!QFileInfo::exists(hostPath)) {
-            entry.action = SyncPlanEntry::Action::Add;
-        } else {
-            QByteArray hostData;
-            try {
-                hostData = readHostFile(hostPath);
-            } catch (const SandboxError &e) {
-                snap.plan.errors.append(e.message());
-                continue;
-            }
-            const auto record = m_manifest.constFind(path);
-            if (hostData == data)
-                entry.action = SyncPlanEntry::Action::Unchanged;
-            else if (!haveManifest || record == m_manifest.constEnd())
-                entry.action = SyncPlanEntry::Action::Conflict;
-            else if (hostStamp(hostPath) == record->host)
-                entry.action = SyncPlanEntry::Action::Update;
-            else if (sha256(data) == record->sha256)
-                entry.action = SyncPlanEntry::Action::KeepHost;
-            else
-                entry.action = SyncPlanEntry::Action::Conflict;
-        }
-        snap.plan.entries.append(entry);
-        snap.contents.insert(path, data);
-    }
+    snap.plan = planSyncItems(items, *snap.fs, root, includes, excludes,
+                              haveBase ? &base : nullptr, policy.noBaseConflict);
+    snap.plan.errors = errors + snap.plan.errors;
     return snap;
 }
 
@@ -270,47 +257,18 @@ AgentCoreSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncP
     const QString root = QDir(dest).absolutePath();
     QMutexLocker lock(&m_manifestMutex);
     const Snapshot snap = snapshot(root, policy);
-    WorkspaceSyncResult result;
-    result.errors = snap.plan.errors;
+    // The executor records the host stamps it wrote; the record keeps them with the hashes.
+    SeedManifest written{root, {}};
+    if (m_manifestRoot == root) {
+        for (auto it = m_manifest.cbegin(); it != m_manifest.cend(); ++it)
+            written.files.insert(it.key(), {it->host, {}});
+    }
+    WorkspaceSyncResult result = executeSync(snap.plan, *snap.fs, &written, progress);
     const bool recordWrites = m_manifestRoot.isEmpty() || m_manifestRoot == root;
-    if (recordWrites && m_manifestRoot.isEmpty())
+    if (recordWrites && (!result.added.isEmpty() || !result.updated.isEmpty())) {
         m_manifestRoot = root;
-    int done = 0;
-    const int total = int(snap.plan.entries.size());
-    for (const SyncPlanEntry &entry : snap.plan.entries) {
-        const QString hostPath = root + QLatin1Char('/') + entry.path;
-        const QByteArray data = snap.contents.value(entry.path);
-        try {
-            switch (entry.action) {
-            case SyncPlanEntry::Action::Add:
-            case SyncPlanEntry::Action::Update:
-                writeHostFileAtomic(hostPath, data);
-                ++result.filesSynced;
-                result.bytesSynced += data.size();
-                if (recordWrites)
-                    m_manifest.insert(entry.path, {hostStamp(hostPath), sha256(data)});
-                break;
-            case SyncPlanEntry::Action::Conflict:
-                writeHostFileAtomic(hostPath + conflictSuffix(), data);
-                result.conflicts.append(entry.path);
-                result.errors.append(QStringLiteral("conflict: '%1' changed on the host and in "
-                                                    "the sandbox; the host file was kept and the "
-                                                    "sandbox version written to '%1%2'")
-                                         .arg(entry.path, conflictSuffix()));
-                break;
-            case SyncPlanEntry::Action::SkippedSymlink:
-            case SyncPlanEntry::Action::SkippedSpecial:
-                result.skippedPaths.append(entry.path);
-                break;
-            case SyncPlanEntry::Action::Unchanged:
-            case SyncPlanEntry::Action::KeepHost:
-                break;
-            }
-        } catch (const SandboxError &e) {
-            result.errors.append(e.message());
-        }
-        if (progress)
-            progress(++done, total);
+        for (const QString &path : result.added + result.updated)
+            m_manifest.insert(path, {written.files.value(path).host, snap.hashes.value(path)});
     }
     return result;
 }

@@ -871,7 +871,7 @@ SyncPlan DaytonaSandboxBackend::planSync(const QString &dest, const WorkspaceSyn
     const auto it = m_manifests.constFind(root);
     SyncPlan plan =
         elsai::planSync(*m_shadow, root, includesOf(policy), GlobSet(policy.excludePatterns),
-                        it == m_manifests.constEnd() ? nullptr : &*it);
+                        it == m_manifests.constEnd() ? nullptr : &*it, policy.noBaseConflict);
     plan.entries += skipped;
     plan.errors += errors;
     return plan;
@@ -887,15 +887,20 @@ DaytonaSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPol
     const QStringList errors =
         mirrorToShadow(includesOf(policy), GlobSet(policy.excludePatterns), &skipped);
     const QString root = QDir(dest).absolutePath();
-    const bool known = m_manifests.contains(root);
-    SeedManifest &manifest = m_manifests[root];
-    manifest.hostRoot = root;
-    // A destination without a record has no base: differing files there are conflicts.
+    const auto known = m_manifests.find(root);
+    // A destination without a record has no base (the policy's no-base rule decides there)
+    // until something is written to it.
+    SeedManifest fresh{root, {}};
+    SeedManifest &manifest = known != m_manifests.end() ? *known : fresh;
     SyncPlan plan = elsai::planSync(*m_shadow, root, includesOf(policy),
-                                    GlobSet(policy.excludePatterns), known ? &manifest : nullptr);
+                                    GlobSet(policy.excludePatterns),
+                                    known != m_manifests.end() ? &manifest : nullptr,
+                                    policy.noBaseConflict);
     plan.entries += skipped;
     WorkspaceSyncResult result = executeSync(plan, *m_shadow, &manifest, progress);
     result.errors += errors;
+    if (known == m_manifests.end() && !fresh.files.isEmpty())
+        m_manifests.insert(root, std::move(fresh));
     return result;
 }
 

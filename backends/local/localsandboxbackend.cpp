@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "fdutil.h"
+#include "flushbase.h"
 #include "folderoverlap.h"
 #include "glob.h"
 #include "inputchecks.h"
@@ -79,7 +80,33 @@ void LocalSandboxBackend::create()
         m_fs = std::make_shared<WorkspaceFs>(m_root);
         // A crash in the middle of an atomic write leaves its temp file; never its target.
         removeStaleTempFiles(m_fs->rootFd(), true);
+        // An existing workspace brings the flush bases of an earlier run; bases of workspace
+        // folders deleted since are dropped.
+        removeOrphanFlushBases(m_root);
+        QMutexLocker manifestLock(&m_manifestMutex);
+        if (m_manifests.isEmpty()) {
+            QString error;
+            if (auto bases = loadFlushBases(m_root, &error)) {
+                m_manifests = std::move(bases->manifests);
+                m_seedRoot = bases->seedRoot;
+            } else if (!error.isEmpty()) {
+                // without it a flush has no base: the safe no-base rule applies
+                qWarning("%s", qPrintable(error));
+            }
+        }
     }
+}
+
+QString LocalSandboxBackend::saveBases()
+{
+    try {
+        saveFlushBases(m_root, {m_manifests, m_seedRoot});
+    } catch (const SandboxError &e) {
+        return QStringLiteral("the flush base was not saved (%1): a flush after a restart will "
+                              "treat every file as having no base")
+            .arg(e.message());
+    }
+    return {};
 }
 
 void LocalSandboxBackend::close()
@@ -173,6 +200,8 @@ LocalSandboxBackend::seedWorkspace(const QString &source, const QStringList &exc
     QMutexLocker lock(&m_manifestMutex);
     m_manifests.insert(root, std::move(manifest));
     m_seedRoot = root;
+    if (const QString error = saveBases(); !error.isEmpty())
+        r.errors << error;
     return r;
 }
 
@@ -190,7 +219,7 @@ SyncPlan LocalSandboxBackend::planSync(const QString &dest, const WorkspaceSyncP
     QMutexLocker lock(&m_manifestMutex);
     const auto it = m_manifests.constFind(root);
     return elsai::planSync(*ws, root, includesOf(policy), GlobSet(policy.excludePatterns),
-                           it == m_manifests.constEnd() ? nullptr : &*it);
+                           it == m_manifests.constEnd() ? nullptr : &*it, policy.noBaseConflict);
 }
 
 WorkspaceSyncResult
@@ -203,15 +232,24 @@ LocalSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolic
     const QString root = QDir(dest).absolutePath();
     // One flush at a time per workspace: the manifest is read and updated by it.
     QMutexLocker lock(&m_manifestMutex);
-    const bool known = m_manifests.contains(root);
-    SeedManifest &manifest = m_manifests[root];
-    manifest.hostRoot = root;
-    // A destination without a record has no base: differing files there are conflicts.
+    const auto known = m_manifests.find(root);
+    // A destination without a record has no base: the policy's no-base rule decides there. It
+    // gets one once something was written to it.
+    SeedManifest fresh;
+    fresh.hostRoot = root;
+    SeedManifest &manifest = known != m_manifests.end() ? *known : fresh;
     const SyncPlan plan =
         elsai::planSync(*ws, root, includesOf(policy), GlobSet(policy.excludePatterns),
-                        known ? &manifest : nullptr);
+                        known != m_manifests.end() ? &manifest : nullptr, policy.noBaseConflict);
     removeStaleFlushTemps(root, plan);
-    return executeSync(plan, *ws, &manifest, progress);
+    WorkspaceSyncResult r = executeSync(plan, *ws, &manifest, progress);
+    if (r.added.isEmpty() && r.updated.isEmpty())
+        return r;
+    if (known == m_manifests.end())
+        m_manifests.insert(root, std::move(fresh));
+    if (const QString error = saveBases(); !error.isEmpty())
+        r.errors << error;
+    return r;
 }
 
 QStringList LocalSandboxBackend::baseEnvironment() const

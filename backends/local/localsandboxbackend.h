@@ -74,6 +74,10 @@ protected:
     std::shared_ptr<WorkspaceFs> fs() const;
 
 private:
+    /// Writes m_manifests and m_seedRoot beside the workspace (flushbase.h); the error line for
+    /// a result when that failed, else empty. Caller holds m_manifestMutex.
+    QString saveBases();
+
     QString m_root;
     Options m_options;
     mutable QMutex m_mutex;

@@ -28,9 +28,6 @@ using ssh::SshConnection;
 
 namespace {
 
-/// Stamp value no real file has: forces the core planner to treat a staged copy as changed.
-constexpr FileStamp kChangedStamp{-2, -2};
-
 QString joinPath(const QString &dir, const QString &name)
 {
     return dir.isEmpty() ? name : dir + QLatin1Char('/') + name;
@@ -485,17 +482,18 @@ SshSandboxBackend::seedWorkspace(const QString &source, const QStringList &exclu
 
 // ---- flush --------------------------------------------------------------------------------------
 
-/// The selected workspace files whose remote copy changed (or has no record) are downloaded in
-/// one tar stream into a private local folder; the core planner and executor then run on that
-/// folder exactly as for a local workspace (atomic writes, conflict files, symlink refusals,
-/// re-check before writing). Files unchanged on the remote are planned here without download.
+/// The remote listing feeds the core planner (planSyncItems: the one decision table) with the
+/// remote stamps, compared with the record's workspace side. The selected files whose remote
+/// copy changed since the record (or that have none) are downloaded in one tar stream into a
+/// private local folder, which the planner compares and the core executor writes from exactly
+/// as for a local workspace (atomic writes, conflict files, symlink refusals, re-check before
+/// writing). Files unchanged on the remote are decided without a download.
 struct SshSandboxBackend::Staged
 {
     std::unique_ptr<QTemporaryDir> dir;
     std::unique_ptr<WorkspaceFs> fs;
     QHash<QString, RemoteEntry> remote;
     QSet<QString> staged;
-    SeedManifest manifest; ///< the record, with kChangedStamp for staged files
     SyncPlan plan;
 };
 
@@ -511,12 +509,10 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
     const QString files = st->dir->path() + QStringLiteral("/files");
     QDir().mkpath(files);
     st->remote = listAll(s);
-    st->manifest.hostRoot = root;
 
     const GlobSet includes(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
     const GlobSet excludes(policy.excludePatterns);
-    using A = SyncPlanEntry::Action;
-    QList<SyncPlanEntry> extra;
+    QList<SyncItem> items;
     QByteArray list;
     for (auto it = st->remote.cbegin(); it != st->remote.cend(); ++it) {
         const QString &rel = it.key();
@@ -524,30 +520,19 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
             continue;
         if (!includes.matchesPathOrParent(rel, false) || excludes.matchesPathOrParent(rel, false))
             continue;
-        if (it->type == 'l') {
-            extra.append({rel, A::SkippedSymlink, 0});
-            continue;
-        }
         if (it->type != 'f') {
-            extra.append({rel, A::SkippedSpecial, 0});
+            items.append({rel, it->type == 'l' ? SyncItem::Kind::Symlink : SyncItem::Kind::Special,
+                          0, {}});
             continue;
         }
-        const SeedManifest::Entry *rec = nullptr;
+        items.append({rel, SyncItem::Kind::File, it->stamp.size, it->stamp});
         if (record) {
             const auto r = record->files.constFind(rel);
-            if (r != record->files.cend())
-                rec = &*r;
-        }
-        const auto host = hostStamp(root + QLatin1Char('/') + rel);
-        if (rec && rec->workspace == it->stamp && host) {
-            // unchanged on the remote: nothing to download, nothing to write
-            extra.append({rel, *host == rec->host ? A::Unchanged : A::KeepHost, it->stamp.size});
-            continue;
+            if (r != record->files.cend() && r->workspace == it->stamp)
+                continue; // unchanged on the remote: nothing to download
         }
         st->staged.insert(rel);
         list += "./" + rel.toUtf8() + '\0';
-        if (rec)
-            st->manifest.files.insert(rel, {rec->host, kChangedStamp});
     }
     QStringList errors;
     if (!list.isEmpty()) {
@@ -574,12 +559,9 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
                                QStringLiteral("-T"), listFile});
     }
     st->fs = std::make_unique<WorkspaceFs>(files);
-    st->plan = elsai::planSync(*st->fs, root, includes, excludes,
-                               record ? &st->manifest : nullptr);
+    st->plan = planSyncItems(items, *st->fs, root, includes, excludes, record,
+                             policy.noBaseConflict);
     st->plan.errors = errors + st->plan.errors;
-    st->plan.entries += extra;
-    std::sort(st->plan.entries.begin(), st->plan.entries.end(),
-              [](const SyncPlanEntry &a, const SyncPlanEntry &b) { return a.path < b.path; });
     return st;
 }
 
@@ -599,17 +581,18 @@ SshSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolicy 
     const Session s = session();
     const QString root = QDir(dest).absolutePath();
     QMutexLocker lock(&m_manifestMutex); // one flush at a time; it updates the record
-    const bool known = m_manifests.contains(root);
+    const auto known = m_manifests.constFind(root);
+    const SeedManifest *record = known == m_manifests.constEnd() ? nullptr : &*known;
+    const auto st = stage(s, root, policy, record);
+    // The executor records against the staged copies; the record keeps the remote stamps.
+    SeedManifest staged = record ? *record : SeedManifest{root, {}};
+    WorkspaceSyncResult r = executeSync(st->plan, *st->fs, &staged, progress);
+    if (r.added.isEmpty() && r.updated.isEmpty())
+        return r;
     SeedManifest &manifest = m_manifests[root];
     manifest.hostRoot = root;
-    const auto st = stage(s, root, policy, known ? &manifest : nullptr);
-    WorkspaceSyncResult r = executeSync(st->plan, *st->fs, &st->manifest, progress);
-    // Record what was written, with the remote file's stamp as the workspace side.
-    for (auto it = st->manifest.files.cbegin(); it != st->manifest.files.cend(); ++it) {
-        if (!st->staged.contains(it.key()) || it->workspace == kChangedStamp)
-            continue;
-        manifest.files.insert(it.key(), {it->host, st->remote.value(it.key()).stamp});
-    }
+    for (const QString &path : r.added + r.updated)
+        manifest.files.insert(path, {staged.files.value(path).host, st->remote.value(path).stamp});
     return r;
 }
 

@@ -12,6 +12,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QDateTime>
+#include <QJsonObject>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -658,6 +660,144 @@ private Q_SLOTS:
                  QByteArray("sandbox edit\n"));
         // Changed on the host only: left as the host has it, and no conflict.
         QCOMPARE(readHostFile(p + QStringLiteral("/src/host_only.py")), QByteArray("host edit\n"));
+    }
+
+    // The three-way flush, row by row (base = the seed, ours = the sandbox, theirs = the host):
+    // the same decisions on every backend, whatever carries the files.
+    void flushThreeWayTable_data()
+    {
+        QTest::addColumn<QString>("host");    // "" untouched, "edit", "delete"
+        QTest::addColumn<QString>("sandbox"); // "" untouched, "edit", "delete"
+        QTest::addColumn<QString>("extra");   // "" or what happens around the flush
+        QTest::addColumn<QByteArray>("hostAfter"); // "<missing>": no host file
+        QTest::addColumn<QString>("list");    // the result list naming src/a.py, or ""
+        QTest::addColumn<QString>("conflictFile");
+        const QByteArray seeded("seeded\n"), hostEdit("host edit\n"), ws("sandbox edit\n");
+        const QByteArray missing("<missing>");
+        const QString sidecar = QStringLiteral("src/a.py.sandbox-conflict");
+        auto row = [](const char *name) -> QTestData & { return QTest::newRow(name); };
+        row("unchanged in both -> nothing") << "" << "" << "" << seeded << "" << "";
+        row("changed in sandbox only -> written") << "" << "edit" << "" << ws << "updated" << "";
+        row("changed on host only -> host wins") << "edit" << "" << "" << hostEdit << "keptHost"
+                                                 << "";
+        row("changed on both -> conflict") << "edit" << "edit" << "" << hostEdit << "conflicts"
+                                           << sidecar;
+        row("host deleted, sandbox unchanged -> stays deleted")
+            << "delete" << "" << "" << missing << "hostDeleted" << "";
+        row("host deleted, sandbox changed -> conflict")
+            << "delete" << "edit" << "" << missing << "conflicts" << sidecar;
+        row("sandbox deleted -> reported, host kept")
+            << "" << "delete" << "" << seeded << "sandboxDeleted" << "";
+        row("second conflict beside an edited conflict file -> new name")
+            << "edit" << "edit" << "edited conflict file" << hostEdit << "conflicts"
+            << QStringLiteral("src/a.py.sandbox-conflict-2");
+        row("no base, keep-both -> conflict") << "" << "edit" << "no base" << seeded
+                                              << "conflicts" << sidecar;
+        row("no base, overwrite -> written") << "" << "edit" << "no base, overwrite" << ws
+                                             << "updated" << "";
+    }
+
+    void flushThreeWayTable()
+    {
+        QFETCH(QString, host);
+        QFETCH(QString, sandbox);
+        QFETCH(QString, extra);
+        QFETCH(QByteArray, hostAfter);
+        QFETCH(QString, list);
+        QFETCH(QString, conflictFile);
+        QTemporaryDir project, other;
+        const QString seedRoot = project.path();
+        writeHostFile(seedRoot + QStringLiteral("/src/a.py"), "seeded\n");
+        writeHostFile(seedRoot + QStringLiteral("/src/b.py"), "b\n");
+        auto b = make();
+        QVERIFY(b->seedWorkspace(seedRoot, DEFAULT_SANDBOX_SEED_EXCLUDES).success());
+        WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
+        QString p = seedRoot;
+        if (extra.startsWith(QLatin1String("no base"))) {
+            // a folder this workspace never seeded from nor flushed to, holding other bytes
+            p = other.path();
+            writeHostFile(p + QStringLiteral("/src/a.py"), "seeded\n");
+            if (extra.endsWith(QLatin1String("overwrite")))
+                policy.noBaseConflict = NoBaseConflict::Overwrite;
+        }
+        const QString file = p + QStringLiteral("/src/a.py");
+        if (host == QLatin1String("edit")) {
+            writeHostFile(file, "host edit\n");
+            // a distinct mtime whatever the file system's granularity
+            QFile f(file);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.setFileTime(QDateTime::currentDateTime().addSecs(60),
+                                  QFileDevice::FileModificationTime));
+        } else if (host == QLatin1String("delete")) {
+            QVERIFY(QFile::remove(file));
+        }
+        if (sandbox == QLatin1String("edit"))
+            b->writeFile(QStringLiteral("src/a.py"), "sandbox edit\n");
+        else if (sandbox == QLatin1String("delete"))
+            b->removeFile(QStringLiteral("src/a.py"));
+        if (extra == QLatin1String("edited conflict file")) {
+            b->writeFile(QStringLiteral("src/a.py"), "first sandbox edit\n");
+            const WorkspaceSyncResult first = b->syncArtifacts(p, policy);
+            QCOMPARE(first.conflicts, QStringList{QStringLiteral("src/a.py")});
+            QCOMPARE(readHostFile(file + conflictSuffix()), QByteArray("first sandbox edit\n"));
+            writeHostFile(file + conflictSuffix(), "the user's merge\n");
+            b->writeFile(QStringLiteral("src/a.py"), "sandbox edit\n");
+        }
+
+        // the preview decides the same
+        const SyncPlan plan = b->planSync(p, policy);
+        QVERIFY2(plan.errors.isEmpty(), qPrintable(plan.errors.join(QLatin1Char('\n'))));
+        const WorkspaceSyncResult r = b->syncArtifacts(p, policy);
+        const QByteArray now =
+            QFileInfo::exists(file) ? readHostFile(file) : QByteArray("<missing>");
+        QCOMPARE(now, hostAfter);
+        const QMap<QString, QStringList> lists = {
+            {QStringLiteral("updated"), r.updated},
+            {QStringLiteral("keptHost"), r.keptHost},
+            {QStringLiteral("hostDeleted"), r.hostDeleted},
+            {QStringLiteral("sandboxDeleted"), r.sandboxDeleted},
+            {QStringLiteral("conflicts"), r.conflicts},
+        };
+        for (auto it = lists.cbegin(); it != lists.cend(); ++it) {
+            const QStringList want =
+                it.key() == list ? QStringList{QStringLiteral("src/a.py")} : QStringList();
+            QVERIFY2(it.value() == want, qPrintable(it.key() + QStringLiteral(": ")
+                                                    + it.value().join(u',')));
+        }
+        // in a folder without a base the other seeded file is new
+        QCOMPARE(r.added, p == seedRoot ? QStringList() : QStringList{QStringLiteral("src/b.py")});
+        // the preview's class matches the flush's
+        for (const SyncPlanEntry &e : plan.entries) {
+            if (e.path != QLatin1String("src/a.py"))
+                continue;
+            using A = SyncPlanEntry::Action;
+            const QMap<QString, A> kinds = {{"updated", A::Update},
+                                            {"keptHost", A::KeepHost},
+                                            {"hostDeleted", A::HostDeleted},
+                                            {"sandboxDeleted", A::SandboxDeleted},
+                                            {"conflicts", A::Conflict},
+                                            {"", A::Unchanged}};
+            QCOMPARE(int(e.action), int(kinds.value(list)));
+        }
+        if (conflictFile.isEmpty()) {
+            QVERIFY2(r.success(), qPrintable(r.errors.join(QLatin1Char('\n'))));
+            QVERIFY(!QFileInfo::exists(file + conflictSuffix()));
+        } else {
+            QVERIFY(!r.success());
+            QCOMPARE(r.conflictFiles.value(QStringLiteral("src/a.py")), conflictFile);
+            QCOMPARE(readHostFile(p + QLatin1Char('/') + conflictFile),
+                     QByteArray("sandbox edit\n"));
+        }
+        if (extra == QLatin1String("edited conflict file"))
+            QCOMPARE(readHostFile(file + conflictSuffix()), QByteArray("the user's merge\n"));
+        // the other file is untouched by all of this
+        if (p == seedRoot)
+            QCOMPARE(readHostFile(p + QStringLiteral("/src/b.py")), QByteArray("b\n"));
+        // the result says it all to headless and MCP callers too
+        const QJsonObject json = r.toJson();
+        for (const char *key : {"added", "updated", "kept_host", "host_deleted",
+                                "sandbox_deleted", "conflicts", "conflict_files"})
+            QVERIFY2(json.contains(QLatin1String(key)), key);
     }
 
     void flushNeverCreatesSymlinksOnTheHost()
