@@ -5,7 +5,6 @@
 
 #include <QCryptographicHash>
 #include <QJsonDocument>
-#include <QRegularExpression>
 
 #include <cstdio>
 
@@ -116,58 +115,6 @@ QJsonObject commandAuditFields(const QString &command)
     return {{QStringLiteral("command_length"), utf8.size()},
             {QStringLiteral("command_sha256"), QString::fromLatin1(sha.left(12))},
             {QStringLiteral("inferred_op"), inferShellOperation(command)}};
-}
-
-QString inferShellOperation(const QString &command)
-{
-    // Ordered: the first matching rule wins. Words are matched at a command position
-    // (start, or after ; & | ( ` or "sudo ").
-    struct Rule
-    {
-        const char *op;
-        const char *regex;
-    };
-    static const Rule rules[] = {
-        {"package_install",
-         R"((python3?\s+-m\s+pip|pip3?|npm|pnpm|yarn|apt(-get)?|cargo|gem|go|brew|conda|uv)\s+)"
-         R"((install|add|get)\b)"},
-        {"network", R"((curl|wget|nc|ncat|ssh|scp|sftp|rsync|telnet|ftp|ping)\b)"},
-        {"git", R"(git\b)"},
-        {"shell_delete", R"((rm|rmdir|unlink|shred)\b|find\b[^;&|\n]*\s-delete\b)"},
-        {"shell_move", R"((mv|rename)\b)"},
-        {"shell_write", R"((cp|touch|mkdir|tee|dd|install|ln|chmod|chown|sed\s+-i|truncate)\b)"},
-        {"python", R"((python3?|pytest|pip3?)\b)"},
-        {"build", R"((make|cmake|ninja|gcc|g\+\+|clang|cc|npm|node|cargo|go)\b)"},
-        {"read", R"((cat|head|tail|less|grep|rg|find|ls|wc|diff|stat)\b)"},
-    };
-    // A command position: the start, after a separator or an opening quote (sh -c '…'), then
-    // any of sudo / env / xargs / VAR=value, then an optional folder (/bin/rm).
-    static const QString prefix = QStringLiteral(
-        R"((?:^|[;&|(`\n'"]|\$\()\s*(?:(?:sudo|env|nohup|time|xargs(?:\s+-\S+)*)\s+|\w+=\S*\s+)*)"
-        R"((?:[\w./-]*/)?(?:)");
-    static const auto compiled = [] {
-        QList<QPair<QString, QRegularExpression>> out;
-        for (const Rule &r : rules)
-            out.append(
-                {QString::fromLatin1(r.op),
-                 QRegularExpression(prefix + QString::fromLatin1(r.regex) + QStringLiteral(")"))});
-        return out;
-    }();
-    // Output redirection into a file is a write even without a write command ("cat a > b",
-    // "make &> log", "ls 2> err"), but not into /dev/null or another fd (2>&1). Quoted text
-    // is not a redirection.
-    static const QRegularExpression quoted(QStringLiteral(R"('[^']*'|"(?:[^"\\]|\\.)*")"));
-    static const QRegularExpression redirect(
-        QStringLiteral(R"((?:[0-9]|&)?>{1,2}\s*(?!&|/dev/null\b)[^\s;&|<>])"));
-    const QString unquoted = QString(command).replace(quoted, QStringLiteral("''"));
-    const bool redirects = redirect.match(unquoted).hasMatch();
-    for (const auto &[op, re] : compiled) {
-        if (op == QLatin1String("python") && redirects)
-            return QStringLiteral("shell_write");
-        if (re.match(command).hasMatch())
-            return op;
-    }
-    return redirects ? QStringLiteral("shell_write") : QStringLiteral("shell");
 }
 
 } // namespace elsai

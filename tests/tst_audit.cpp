@@ -28,6 +28,12 @@
 #include <atomic>
 #include <memory>
 
+namespace elsai::detail {
+// Test hook of shellclassify.cpp: classifier steps done on this thread.
+quint64 shellClassifierStepCount();
+void resetShellClassifierStepCount();
+} // namespace elsai::detail
+
 using namespace elsai;
 
 namespace {
@@ -597,6 +603,114 @@ private Q_SLOTS:
         QFETCH(QString, command);
         QFETCH(QString, op);
         QCOMPARE(elsai::inferShellOperation(command), op);
+    }
+
+    // The scanner's own rules: escapes, descriptor duplication, quoted words, prefixes.
+    void inferShellOperationScanner_data()
+    {
+        QTest::addColumn<QString>("command");
+        QTest::addColumn<QString>("op");
+        auto row = [](const char *command, const char *op) {
+            QTest::newRow(command) << QString::fromUtf8(command) << QString::fromLatin1(op);
+        };
+        row("echo a \\> b", "shell");          // an escaped > is no redirection
+        row("echo a\\; rm x", "shell");         // nor is an escaped ; a separator
+        row("echo \"a > b\"", "shell");
+        row("echo hi >'out file'", "shell_write");
+        row("cat f 2>&1 | wc -l", "read");
+        row("ls >>/dev/null", "read");
+        row("ls > /dev/nullx", "shell_write");
+        row("make 2>&1 >build.log", "shell_write");
+        row("sudo -E env A=1 rm x", "shell_delete");
+        row("A='x; rm y' ls", "read");        // a quoted value is part of its word
+        row("nohup time /usr/bin/curl x", "network");
+        row("A='x y' B=2 mv a b", "shell_move");
+        row("bash -c \"ls; rm -f a\"", "shell_delete");
+        row("`rm x`", "shell_delete");
+        row("find . -name x; echo -delete", "read");
+        row("sed -e s/a/b/ f", "shell");
+        row("sed -i.bak s/a/b/ f", "shell_write");
+        row("python3 -m pytest", "python");
+        row("python -m pip list", "python");
+        row("pip3 install x > log", "package_install");
+        row("rm-tool x", "shell");
+        row("> out rm x", "shell_delete");
+        row("echo \\", "shell");
+        row("'", "shell");
+        row("$(", "shell");
+    }
+
+    void inferShellOperationScanner()
+    {
+        QFETCH(QString, command);
+        QFETCH(QString, op);
+        QCOMPARE(elsai::inferShellOperation(command), op);
+    }
+
+    // Worst cases for the old backtracking rules (quadratic: a 120 KB command took ~10 s). Each
+    // row classifies `unit` repeated n and 2n times and counts the scanner's steps: linear work
+    // means steps(2n) <= 2 * steps(n) + a constant, and a few steps per character.
+    void inferShellOperationIsLinear_data()
+    {
+        QTest::addColumn<QString>("prefix");
+        QTest::addColumn<QString>("unit");
+        QTest::addColumn<QString>("suffix");
+        QTest::addColumn<QString>("op");
+        auto row = [](const char *name, const char *prefix, const char *unit, const char *suffix,
+                      const char *op) {
+            QTest::newRow(name) << QString::fromUtf8(prefix) << QString::fromUtf8(unit)
+                                << QString::fromUtf8(suffix) << QString::fromLatin1(op);
+        };
+        row("quotes", "", "'", "", "shell");
+        row("double quotes", "", "\"", "", "shell");
+        row("command substitutions", "", "$(", "", "shell");
+        row("sudo chain", "", "sudo ", "rm x", "shell_delete");
+        row("sudo chain, no command", "", "sudo ", "", "shell");
+        row("xargs options", "", "xargs -0 ", "", "shell");
+        row("assignments", "", "A=b ", "echo", "shell");
+        row("assignment values", "A=", "=", " rm", "shell_delete");
+        row("find without -delete", "", "find ", "", "read");
+        row("find then args", "find ", "-name x ", "-delete", "shell_delete");
+        row("separators", "", ";", "ls", "read");
+        row("pipes and blanks", "", "| ", "", "shell");
+        row("redirections", "echo ", "> ", "", "shell");
+        row("redirections to null", "ls ", ">/dev/null ", "", "read");
+        row("descriptor dups", "ls ", "2>&1 ", "", "read");
+        row("blank runs after >", "echo >", " ", "f", "shell_write");
+        row("backslashes", "", "\\", "", "shell");
+        row("paths", "", "/a", "/rm", "shell_delete");
+        row("one long word", "", "a", "", "shell");
+        row("python -m", "", "python -m ", "", "python");
+        row("pip words", "", "pip ", "install", "python");
+        row("arguments", "echo ", "rm ", "", "shell");
+        row("quoted separators", "sh -c '", "ls; ", "'", "read");
+        row("newlines", "", "\n", "", "shell");
+    }
+
+    void inferShellOperationIsLinear()
+    {
+        QFETCH(QString, prefix);
+        QFETCH(QString, unit);
+        QFETCH(QString, suffix);
+        QFETCH(QString, op);
+        const int n = 20000;
+        auto stepsFor = [&](int count, QString *result) {
+            const QString command = prefix + unit.repeated(count) + suffix;
+            detail::resetShellClassifierStepCount();
+            *result = elsai::inferShellOperation(command);
+            return std::pair(detail::shellClassifierStepCount(), quint64(command.size()));
+        };
+        QString r1, r2;
+        const auto [s1, len1] = stepsFor(n, &r1);
+        const auto [s2, len2] = stepsFor(2 * n, &r2);
+        Q_UNUSED(len2);
+        QCOMPARE(r1, op);
+        QCOMPARE(r2, op);
+        QVERIFY(s1 > 0);
+        QVERIFY2(s1 <= 4 * len1 + 64,
+                 qPrintable(QStringLiteral("%1 steps for %2 characters").arg(s1).arg(len1)));
+        QVERIFY2(s2 <= 2 * s1 + 64,
+                 qPrintable(QStringLiteral("steps %1 -> %2 when doubling the input").arg(s1).arg(s2)));
     }
 
     // ---- hostile inputs A1 / A2 --------------------------------------------------------------
