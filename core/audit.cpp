@@ -140,8 +140,12 @@ JsonLinesAuditSink::JsonLinesAuditSink(const QString &path, Options options)
     if (path == QLatin1String("-")) {
         m_fd = STDERR_FILENO;
     } else {
-        m_fd = ::open(QFile::encodeName(path).constData(),
-                      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
+        // Read access too, to find a torn last line (not needed to append: fall back).
+        const QByteArray name = QFile::encodeName(path);
+        const int flags = O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY;
+        m_fd = ::open(name.constData(), O_RDWR | flags, 0666);
+        if (m_fd < 0 && errno == EACCES)
+            m_fd = ::open(name.constData(), O_WRONLY | flags, 0666);
         if (m_fd < 0)
             throw OSError(QStringLiteral("cannot open audit log '%1' for appending: %2")
                               .arg(path, errnoText(errno)),

@@ -20,13 +20,19 @@
 #include <QLoggingCategory>
 #include <QMutex>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QThread>
 #include <QtTest>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <memory>
+
+#include <sys/mount.h>
+#include <unistd.h>
 
 namespace elsai::detail {
 // Test hook of shellclassify.cpp: classifier steps done on this thread.
@@ -711,6 +717,84 @@ private Q_SLOTS:
                  qPrintable(QStringLiteral("%1 steps for %2 characters").arg(s1).arg(len1)));
         QVERIFY2(s2 <= 2 * s1 + 64,
                  qPrintable(QStringLiteral("steps %1 -> %2 when doubling the input").arg(s1).arg(s2)));
+    }
+
+    // ---- a full disk ---------------------------------------------------------------------------
+
+    // The audit log on a 1 MiB tmpfs that an agent fills: no torn line (every line is JSON),
+    // the records that could not be kept are counted and told by audit.dropped once there is
+    // room again, and the health says degraded. Root only (it mounts the tmpfs).
+    void fullDiskFilledByAnAgent()
+    {
+        if (::geteuid() != 0)
+            QSKIP("needs root: mounts a 1 MiB tmpfs for the audit log (run the tests as root to "
+                  "cover the full-disk case)");
+        QTemporaryDir dir;
+        const QString mnt = dir.filePath(QStringLiteral("fs"));
+        QVERIFY(QDir().mkpath(mnt));
+        if (::mount("tmpfs", QFile::encodeName(mnt).constData(), "tmpfs", MS_NOSUID | MS_NODEV,
+                    "size=1m,mode=0755") != 0)
+            QSKIP(qPrintable(QStringLiteral("cannot mount a tmpfs (%1): the full-disk case is "
+                                            "not covered here")
+                                 .arg(QString::fromLocal8Bit(std::strerror(errno)))));
+        auto unmount =
+            qScopeGuard([&] { ::umount2(QFile::encodeName(mnt).constData(), MNT_DETACH); });
+        const QString logPath = mnt + QStringLiteral("/audit.jsonl");
+        JsonLinesAuditSink::Options options;
+        options.maxQueuedRecords = 4;
+        auto sink = std::make_shared<JsonLinesAuditSink>(logPath, options);
+        SinkGuard guard(sink);
+
+        const SandboxPtr sandbox = Sandbox::create(
+            QStringLiteral("full-disk"),
+            std::make_shared<LocalSandboxBackend>(mnt + QStringLiteral("/ws")), 600);
+        sandbox->start();
+        const AgentPtr agent = Agent::create(QStringLiteral("filler"));
+        sandbox->attach(agent);
+        auto call = [&](const QString &tool, const QJsonObject &args) {
+            try {
+                agent->callTool(tool, args);
+            } catch (const SandboxError &) {
+                // full disk: the tool fails, and so does its record
+            }
+        };
+        call(QStringLiteral("execute"),
+             {{QStringLiteral("command"), QStringLiteral("head -c 2000000 /dev/zero > fill")}});
+        for (int i = 0; i < 30; ++i) {
+            call(QStringLiteral("write_file"),
+                 {{QStringLiteral("path"), QStringLiteral("f%1.txt").arg(i)},
+                  {QStringLiteral("content"), QString(4096, QLatin1Char('x'))}});
+            call(QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral(".")}});
+        }
+        const AuditHealth full = sink->health();
+        QVERIFY2(full.recordsDropped > 0, qPrintable(full.describe()));
+        QCOMPARE(full.state, AuditHealth::State::Failing);
+        QCOMPARE(AuditLog::instance().health().state, AuditHealth::State::Failing);
+
+        // Room again (the agent deletes its filler): what waited is written, then the note.
+        call(QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("rm -f fill")}});
+        sandbox->stop(false);
+        sink->flush();
+
+        const QByteArray data = readHost(logPath);
+        QVERIFY(data.endsWith('\n'));
+        QString problem;
+        const QList<QJsonObject> events = parseLines(data, &problem);
+        QVERIFY2(problem.isEmpty(), qPrintable(problem)); // no torn line
+        qint64 told = 0;
+        for (const QJsonObject &e : events) {
+            if (e.value(QLatin1String("event")).toString() == QLatin1String("audit.dropped"))
+                told += e.value(QLatin1String("records_dropped")).toInteger();
+        }
+        const AuditHealth after = sink->health();
+        QCOMPARE(told, after.recordsDropped);
+        QCOMPARE(after.recordsDropped, full.recordsDropped);
+        QCOMPARE(after.recordsQueued, 0);
+        QCOMPARE(after.state, AuditHealth::State::Degraded);
+        QVERIFY(!after.lastError.isEmpty());
+        // later records follow the note
+        QCOMPARE(events.last().value(QLatin1String("event")).toString(),
+                 QStringLiteral("sandbox.stop"));
     }
 
     // ---- hostile inputs A1 / A2 --------------------------------------------------------------
