@@ -444,18 +444,14 @@ void AuditLog::removeHealthObserver(int id)
 void AuditLog::sinkHealthChanged()
 {
     const AuditHealth h = health();
-    QList<std::function<void(const AuditHealth &)>> observers;
-    {
-        QMutexLocker lock(&m_healthMutex);
-        if (h.state == m_reportedState)
-            return;
-        m_reportedState = h.state;
-        for (const auto &o : std::as_const(m_observers))
-            observers.append(o.second);
-    }
+    // Observers run under the lock: once removeHealthObserver() returns, none is running.
+    QMutexLocker lock(&m_healthMutex);
+    if (h.state == m_reportedState)
+        return;
+    m_reportedState = h.state;
     qCWarning(lcAudit).noquote() << h.describe();
-    for (const auto &o : std::as_const(observers))
-        o(h);
+    for (const auto &o : std::as_const(m_observers))
+        o.second(h);
 }
 
 void AuditLog::emitEvent(AuditEvent event)

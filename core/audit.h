@@ -170,7 +170,8 @@ public:
     /// Retries every sink's queue (before exit).
     void flush();
     /// Called on every change of health() state, on the thread where the change happened
-    /// (a write on any thread). Returns an id for removeHealthObserver().
+    /// (a write on any thread), under a lock: keep it short (queue and return) and do not add
+    /// or remove observers from it. Returns an id for removeHealthObserver().
     int addHealthObserver(std::function<void(const AuditHealth &)> observer);
     void removeHealthObserver(int id);
 

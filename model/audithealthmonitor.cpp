@@ -1,23 +1,18 @@
 #include "audithealthmonitor.h"
 
 #include <QMetaObject>
-#include <QPointer>
 
 namespace elsai {
 
 AuditHealthMonitor::AuditHealthMonitor(QObject *parent)
     : QObject(parent), m_health(AuditLog::instance().health())
 {
-    QPointer<AuditHealthMonitor> self(this);
-    m_observer = AuditLog::instance().addHealthObserver([self](const AuditHealth &h) {
-        // Any thread: hop to the monitor's thread (dropped if it is gone by then).
-        if (self)
-            QMetaObject::invokeMethod(
-                self.data(), [self, h] {
-                    if (self)
-                        self->update(h);
-                },
-                Qt::QueuedConnection);
+    // Any thread: hop to the monitor's thread. The destructor removes the observer, which
+    // waits for a running one, so `this` is alive here; Qt drops the queued call if the
+    // monitor is deleted before it runs.
+    m_observer = AuditLog::instance().addHealthObserver([this](const AuditHealth &h) {
+        QMetaObject::invokeMethod(
+            this, [this, h] { update(h); }, Qt::QueuedConnection);
     });
 }
 
