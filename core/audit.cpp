@@ -206,8 +206,11 @@ void JsonLinesAuditSink::repairTornTail()
     const QByteArray note = noteLine(QStringLiteral("audit.torn_tail"),
                                      {{QStringLiteral("bytes_removed"), qint64(st.st_size - cut)},
                                       {QStringLiteral("offset"), qint64(cut)}});
-    if (!writeLine(note))
-        m_queue.push_back({note}), m_queuedBytes += note.size(), m_lastWriteOk = false;
+    if (!writeLine(note)) {
+        m_queue.push_back({note});
+        m_queuedBytes += note.size();
+        m_lastWriteOk = false;
+    }
     m_state = healthLocked().state;
 }
 
