@@ -239,7 +239,7 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             result = tool->invoke(*this, arguments);
         } catch (const SandboxError &e) {
             if (AuditLog::threadEventCount() == recordsBefore) {
-                if (e.specName() == QLatin1String("ValueError")) {
+                if (dynamic_cast<const ValueError *>(&e)) {
                     // a tool's own argument check; its message is not ours to log
                     auditInvalidToolCall(name, SandboxManager::resolveWorkspaceId(*this), d->id,
                                          e.specName(), QString());

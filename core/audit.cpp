@@ -152,8 +152,10 @@ JsonLinesAuditSink::JsonLinesAuditSink(const QString &path, Options options)
                           errno);
         m_ownsFd = true;
     }
+    // Only our own file is ever cut back: stderr may be redirected into a file that holds
+    // other output too.
     struct stat st{};
-    m_seekable = ::fstat(m_fd, &st) == 0 && S_ISREG(st.st_mode);
+    m_seekable = m_ownsFd && ::fstat(m_fd, &st) == 0 && S_ISREG(st.st_mode);
     if (m_seekable)
         repairTornTail();
 }
@@ -545,7 +547,11 @@ void AuditRecorder::fail(const SandboxError &error, bool withMessage)
     const bool denied = type == QLatin1String("SandboxMutationDeniedError") ||
                         type == QLatin1String("AgentSandboxDetachedError") ||
                         type == QLatin1String("PermissionError");
-    finish(denied ? QStringLiteral("denied") : QStringLiteral("error"));
+    // Refused for its input (a bad argument, a NUL in a command, an unknown tool): invalid.
+    const bool invalid = dynamic_cast<const ValueError *>(&error) != nullptr;
+    finish(denied    ? QStringLiteral("denied")
+           : invalid ? QStringLiteral("invalid")
+                     : QStringLiteral("error"));
 }
 
 void AuditRecorder::finish(const QString &outcome)

@@ -228,7 +228,7 @@ public:
     void setWorkspaceId(const QString &id) { m_event.workspaceId = id; }
     void ok();
     /// outcome "denied" for SandboxMutationDeniedError / AgentSandboxDetachedError /
-    /// PermissionError, else "error"; records `error_type`, and `error` (the message) only when
+    /// PermissionError, "invalid" for ValueError and its subclasses, else "error"; records `error_type`, and `error` (the message) only when
     /// `withMessage` — execute passes false so no text derived from a command is logged.
     void fail(const SandboxError &error, bool withMessage = true);
 

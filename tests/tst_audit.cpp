@@ -400,8 +400,15 @@ private Q_SLOTS:
             AuditRecorder r(QStringLiteral("op.abandoned"), QStringLiteral("ws"),
                             QStringLiteral("a"));
         }
+        {
+            AuditRecorder r(QStringLiteral("op.invalid"), QStringLiteral("ws"), QStringLiteral("a"));
+            r.fail(ToolNotFoundError(QStringLiteral("no tool 'x'")));
+        }
         const QList<AuditEvent> ev = sink->events();
-        QCOMPARE(ev.size(), 4);
+        QCOMPARE(ev.size(), 5);
+        QCOMPARE(ev[4].outcome, QStringLiteral("invalid")); // a ValueError: refused for its input
+        QCOMPARE(ev[4].fields.value(QLatin1String("error_type")).toString(),
+                 QStringLiteral("ToolNotFoundError"));
         QCOMPARE(ev[0].outcome, QStringLiteral("ok"));
         QCOMPARE(ev[0].fields.value(QLatin1String("k")).toInt(), 1);
         QCOMPARE(ev[1].outcome, QStringLiteral("denied"));
