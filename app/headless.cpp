@@ -89,11 +89,11 @@ int runHeadless(int argc, char **argv)
     const AuditHealth audit = AuditLog::instance().health();
     const qint64 lost = audit.recordsDropped + audit.recordsQueued;
     if (lost > 0) {
-        printError(QStringLiteral("%1 audit records were lost (%2); exit status %3")
-                       .arg(lost)
-                       .arg(audit.lastError.isEmpty() ? QStringLiteral("write failed")
-                                                      : audit.lastError)
-                       .arg(AuditRecordsLostExitCode));
+        printError(
+            QStringLiteral("%1 audit records were lost (%2); exit status %3")
+                .arg(lost)
+                .arg(audit.lastError.isEmpty() ? QStringLiteral("write failed") : audit.lastError)
+                .arg(AuditRecordsLostExitCode));
         return AuditRecordsLostExitCode;
     }
     return status;

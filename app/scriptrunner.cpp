@@ -277,8 +277,7 @@ QJsonValue ScriptRunner::dispatch(const QString &op, const QJsonObject &o)
             auditInvalidToolCall(toolValue.isString() ? toolValue.toString() : QString(),
                                  agent ? SandboxManager::resolveWorkspaceId(*agent)
                                        : m_sandbox->workspaceId(),
-                                 agent ? agent->id()
-                                       : o.value(QStringLiteral("agent")).toString(),
+                                 agent ? agent->id() : o.value(QStringLiteral("agent")).toString(),
                                  e.specName(), e.message());
             throw;
         }

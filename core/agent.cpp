@@ -212,11 +212,11 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
                                    "tool); use the sandbox tools execute, read_file, write_file "
                                    "and list_dir instead")
                         .arg(name));
-                AuditLog::instance().emitEvent(
-                    QStringLiteral("tool.call"), SandboxManager::resolveWorkspaceId(*this), d->id,
-                    QStringLiteral("denied"),
-                    {{QStringLiteral("tool"), name.left(128)},
-                     {QStringLiteral("error_type"), e.specName()}});
+                AuditLog::instance().emitEvent(QStringLiteral("tool.call"),
+                                               SandboxManager::resolveWorkspaceId(*this), d->id,
+                                               QStringLiteral("denied"),
+                                               {{QStringLiteral("tool"), name.left(128)},
+                                                {QStringLiteral("error_type"), e.specName()}});
                 throw e;
             }
             throw invalid(ToolNotFoundError(
@@ -253,10 +253,9 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             throw;
         }
         if (AuditLog::threadEventCount() == recordsBefore)
-            AuditLog::instance().emitEvent(QStringLiteral("tool.call"),
-                                           SandboxManager::resolveWorkspaceId(*this), d->id,
-                                           QStringLiteral("ok"),
-                                           {{QStringLiteral("tool"), name.left(128)}});
+            AuditLog::instance().emitEvent(
+                QStringLiteral("tool.call"), SandboxManager::resolveWorkspaceId(*this), d->id,
+                QStringLiteral("ok"), {{QStringLiteral("tool"), name.left(128)}});
         const auto &offload = d->config.sandboxOutputOffload;
         if (offload && offload->toolNames.contains(name)) {
             QString handle;

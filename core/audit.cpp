@@ -129,9 +129,7 @@ QString errnoText(int err)
 
 } // namespace
 
-JsonLinesAuditSink::JsonLinesAuditSink(const QString &path) : JsonLinesAuditSink(path, Options())
-{
-}
+JsonLinesAuditSink::JsonLinesAuditSink(const QString &path) : JsonLinesAuditSink(path, Options()) {}
 
 JsonLinesAuditSink::JsonLinesAuditSink(const QString &path, Options options)
     : m_options(options), m_path(path)
@@ -154,7 +152,9 @@ JsonLinesAuditSink::JsonLinesAuditSink(const QString &path, Options options)
     }
     // Only our own file is ever cut back: stderr may be redirected into a file that holds
     // other output too.
-    struct stat st{};
+    struct stat st
+    {
+    };
     m_seekable = m_ownsFd && ::fstat(m_fd, &st) == 0 && S_ISREG(st.st_mode);
     if (m_seekable)
         repairTornTail();
@@ -179,7 +179,9 @@ JsonLinesAuditSink::~JsonLinesAuditSink()
 // own, and say so. Reads backwards from the end: linear in the torn tail's length.
 void JsonLinesAuditSink::repairTornTail()
 {
-    struct stat st{};
+    struct stat st
+    {
+    };
     if (::fstat(m_fd, &st) != 0 || st.st_size == 0)
         return;
     char last = 0;
@@ -271,12 +273,12 @@ bool JsonLinesAuditSink::drainLocked()
         m_queue.pop_front();
     }
     if (m_unreported > 0) {
-        const QByteArray note = noteLine(
-            QStringLiteral("audit.dropped"),
-            {{QStringLiteral("records_dropped"), m_unreported},
-             {QStringLiteral("first_dropped_at"), m_dropFirst.toString(Qt::ISODateWithMs)},
-             {QStringLiteral("last_dropped_at"), m_dropLast.toString(Qt::ISODateWithMs)},
-             {QStringLiteral("error"), m_lastError}});
+        const QByteArray note =
+            noteLine(QStringLiteral("audit.dropped"),
+                     {{QStringLiteral("records_dropped"), m_unreported},
+                      {QStringLiteral("first_dropped_at"), m_dropFirst.toString(Qt::ISODateWithMs)},
+                      {QStringLiteral("last_dropped_at"), m_dropLast.toString(Qt::ISODateWithMs)},
+                      {QStringLiteral("error"), m_lastError}});
         if (!writeLine(note))
             return false;
         m_unreported = 0;
@@ -487,12 +489,12 @@ void AuditLog::emitEvent(const QString &event, const QString &workspaceId, const
     emitEvent(std::move(e));
 }
 
-void auditInvalidToolCall(const QString &toolName, const QString &workspaceId,
-                          const QString &actor, const QString &errorType, const QString &message)
+void auditInvalidToolCall(const QString &toolName, const QString &workspaceId, const QString &actor,
+                          const QString &errorType, const QString &message)
 {
-    static const QStringList sandboxTools = {
-        QStringLiteral("execute"), QStringLiteral("read_file"), QStringLiteral("write_file"),
-        QStringLiteral("list_dir")};
+    static const QStringList sandboxTools = {QStringLiteral("execute"), QStringLiteral("read_file"),
+                                             QStringLiteral("write_file"),
+                                             QStringLiteral("list_dir")};
     constexpr qsizetype maxName = 128; // an agent chooses the name: bound what is logged
     const bool known = sandboxTools.contains(toolName);
     QJsonObject fields{{QStringLiteral("error_type"), errorType}};
@@ -500,10 +502,9 @@ void auditInvalidToolCall(const QString &toolName, const QString &workspaceId,
         fields.insert(QStringLiteral("error"), message.left(1024));
     if (!known)
         fields.insert(QStringLiteral("tool"), toolName.left(maxName));
-    AuditLog::instance().emitEvent(known ? QStringLiteral("sandbox.") + toolName
-                                         : QStringLiteral("tool.call"),
-                                   workspaceId, actor.left(maxName), QStringLiteral("invalid"),
-                                   fields);
+    AuditLog::instance().emitEvent(
+        known ? QStringLiteral("sandbox.") + toolName : QStringLiteral("tool.call"), workspaceId,
+        actor.left(maxName), QStringLiteral("invalid"), fields);
 }
 
 QJsonObject commandAuditFields(const QString &command)

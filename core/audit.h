@@ -121,13 +121,13 @@ private:
     QString m_path;
     int m_fd = -1;
     bool m_ownsFd = false;
-    bool m_seekable = false;   ///< a regular file: a partial line can be cut off
-    qint64 m_pendingCut = -1;  ///< a cut that failed: retried before the next write
+    bool m_seekable = false;     ///< a regular file: a partial line can be cut off
+    qint64 m_pendingCut = -1;    ///< a cut that failed: retried before the next write
     bool m_needsNewline = false; ///< a stream got a partial line: end it before the next
     std::deque<Pending> m_queue;
     qint64 m_queuedBytes = 0;
-    qint64 m_dropped = 0;      ///< since opened
-    qint64 m_unreported = 0;   ///< dropped, not yet told by an audit.dropped record
+    qint64 m_dropped = 0;    ///< since opened
+    qint64 m_unreported = 0; ///< dropped, not yet told by an audit.dropped record
     QDateTime m_dropFirst, m_dropLast;
     bool m_lastWriteOk = true;
     QString m_lastError;
@@ -193,9 +193,8 @@ private:
 /// 128 characters); outcome `invalid`, `error_type` and `error` (the message, cut to 1024
 /// characters; pass none when it might quote a command). `toolName` may be empty when the
 /// caller gave none.
-void auditInvalidToolCall(const QString &toolName, const QString &workspaceId,
-                          const QString &actor, const QString &errorType,
-                          const QString &message);
+void auditInvalidToolCall(const QString &toolName, const QString &workspaceId, const QString &actor,
+                          const QString &errorType, const QString &message);
 
 /// Fields describing a command without its text: `command_length`, `command_sha256` (first 12
 /// hex digits) and a best-effort `inferred_op`.
@@ -228,8 +227,9 @@ public:
     void setWorkspaceId(const QString &id) { m_event.workspaceId = id; }
     void ok();
     /// outcome "denied" for SandboxMutationDeniedError / AgentSandboxDetachedError /
-    /// PermissionError, "invalid" for ValueError and its subclasses, else "error"; records `error_type`, and `error` (the message) only when
-    /// `withMessage` — execute passes false so no text derived from a command is logged.
+    /// PermissionError, "invalid" for ValueError and its subclasses, else "error"; records
+    /// `error_type`, and `error` (the message) only when `withMessage` — execute passes false so no
+    /// text derived from a command is logged.
     void fail(const SandboxError &error, bool withMessage = true);
 
 private:

@@ -3,11 +3,11 @@
 #ifdef ELSAI_FAULT_INJECTION
 
 #include <atomic>
-#include <utility>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include <unistd.h>
 

@@ -43,8 +43,17 @@ bool isBlank(QChar c)
 bool endsWord(QChar c)
 {
     switch (c.unicode()) {
-    case u';': case u'&': case u'|': case u'\n': case u'(': case u')': case u'`':
-    case u'\'': case u'"': case u'<': case u'>':
+    case u';':
+    case u'&':
+    case u'|':
+    case u'\n':
+    case u'(':
+    case u')':
+    case u'`':
+    case u'\'':
+    case u'"':
+    case u'<':
+    case u'>':
         return true;
     default:
         return isBlank(c);
@@ -71,8 +80,8 @@ bool oneOf(QStringView w, std::initializer_list<const char16_t *> names)
 unsigned rulesOfName(QStringView name)
 {
     unsigned r = 0;
-    if (oneOf(name, {u"curl", u"wget", u"nc", u"ncat", u"ssh", u"scp", u"sftp", u"rsync",
-                     u"telnet", u"ftp", u"ping"}))
+    if (oneOf(name, {u"curl", u"wget", u"nc", u"ncat", u"ssh", u"scp", u"sftp", u"rsync", u"telnet",
+                     u"ftp", u"ping"}))
         r |= Network;
     if (name == u"git")
         r |= Git;
@@ -85,8 +94,8 @@ unsigned rulesOfName(QStringView name)
         r |= ShellWrite;
     if (oneOf(name, {u"python", u"python3", u"pytest", u"pip", u"pip3"}))
         r |= Python;
-    if (oneOf(name, {u"make", u"cmake", u"ninja", u"gcc", u"g++", u"clang", u"cc", u"npm",
-                     u"node", u"cargo", u"go"}))
+    if (oneOf(name, {u"make", u"cmake", u"ninja", u"gcc", u"g++", u"clang", u"cc", u"npm", u"node",
+                     u"cargo", u"go"}))
         r |= Build;
     if (oneOf(name, {u"cat", u"head", u"tail", u"less", u"grep", u"rg", u"find", u"ls", u"wc",
                      u"diff", u"stat"}))
@@ -125,10 +134,15 @@ public:
             step();
         endWord();
         static const std::pair<Rule, const char *> order[] = {
-            {PackageInstall, "package_install"}, {Network, "network"}, {Git, "git"},
-            {ShellDelete, "shell_delete"},       {ShellMove, "shell_move"},
-            {ShellWrite, "shell_write"},         {Python, "python"},
-            {Build, "build"},                    {Read, "read"},
+            {PackageInstall, "package_install"},
+            {Network, "network"},
+            {Git, "git"},
+            {ShellDelete, "shell_delete"},
+            {ShellMove, "shell_move"},
+            {ShellWrite, "shell_write"},
+            {Python, "python"},
+            {Build, "build"},
+            {Read, "read"},
         };
         for (const auto &[rule, op] : order) {
             // An output redirection into a file makes the line a write unless a stronger rule
@@ -220,11 +234,15 @@ private:
         }
         endWord();
         switch (c.unicode()) {
-        case u';': case u'&': case u'|': case u'\n':
+        case u';':
+        case u'&':
+        case u'|':
+        case u'\n':
             m_findSegment = false; // find … -delete looks no further than its own command
             commandStart();
             break;
-        case u'(': case u'`':
+        case u'(':
+        case u'`':
             commandStart();
             break;
         default: // blanks, ')' and quote characters inside the other kind of quotes

@@ -155,9 +155,8 @@ void validateToolArguments(const Tool &tool, const QJsonObject &arguments)
             throw bad(QStringLiteral("must be an array"));
         const QJsonValue min = p.value(QLatin1String("minimum"));
         if (number && min.isDouble() && v.toDouble() < min.toDouble())
-            throw bad(QStringLiteral("must be >= %1, got %2")
-                          .arg(min.toDouble())
-                          .arg(v.toDouble()));
+            throw bad(
+                QStringLiteral("must be >= %1, got %2").arg(min.toDouble()).arg(v.toDouble()));
     }
 }
 

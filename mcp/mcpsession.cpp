@@ -318,8 +318,8 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *canc
     // A call refused here never reaches the agent: its `invalid` record comes from the helper
     // the core uses for the calls it refuses.
     auto invalid = [&](const QString &message) {
-        auditInvalidToolCall(nameValue.toString(), SandboxManager::resolveWorkspaceId(*a),
-                             a->id(), QStringLiteral("ValueError"), message);
+        auditInvalidToolCall(nameValue.toString(), SandboxManager::resolveWorkspaceId(*a), a->id(),
+                             QStringLiteral("ValueError"), message);
         return Fault{jsonrpc::InvalidParams, message};
     };
     if (!nameValue.isString())

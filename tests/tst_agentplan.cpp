@@ -436,11 +436,11 @@ private Q_SLOTS:
         const SandboxPtr sandbox = startedSandbox();
         sandbox->addFiles({{QStringLiteral("a.txt"), FileSource::text("x\n")}});
         test::AuditCapture audit;
-        const AgentPlan plan = AgentPlan::parse(planJson(
-            {step("bad offset", "read_file", {{"path", "a.txt"}, {"offset", "one"}},
-                  {{"error", "ValueError"}}),
-             step("no such tool", "format_disk", {}, {{"error", "ToolNotFoundError"}})},
-            {{"agent", QJsonObject{{"name", "planner"}}}}));
+        const AgentPlan plan = AgentPlan::parse(
+            planJson({step("bad offset", "read_file", {{"path", "a.txt"}, {"offset", "one"}},
+                           {{"error", "ValueError"}}),
+                      step("no such tool", "format_disk", {}, {{"error", "ToolNotFoundError"}})},
+                     {{"agent", QJsonObject{{"name", "planner"}}}}));
         AgentPlanRunner runner(plan, sandbox);
         QCOMPARE(outcomes(runner.run()), (QStringList{"error+", "error+"}));
         QStringList seen;

@@ -206,7 +206,8 @@ private Q_SLOTS:
         for (int i = 0; i < 20; ++i)
             sink.record(testEvent(i)); // ~300 bytes each
         const AuditHealth h = sink.health();
-        const qint64 line = QJsonDocument(testEvent(10).toJson()).toJson(QJsonDocument::Compact).size();
+        const qint64 line =
+            QJsonDocument(testEvent(10).toJson()).toJson(QJsonDocument::Compact).size();
         QVERIFY(line > 250);
         QCOMPARE(h.recordsQueued, 1000 / (line + 1));
         QCOMPARE(h.recordsDropped, 20 - h.recordsQueued);
@@ -219,8 +220,8 @@ private Q_SLOTS:
         QTemporaryDir dir;
         JsonLinesAuditSink::Options options;
         options.maxQueuedRecords = 2;
-        auto sink = std::make_shared<JsonLinesAuditSink>(dir.filePath(QStringLiteral("a.jsonl")),
-                                                         options);
+        auto sink =
+            std::make_shared<JsonLinesAuditSink>(dir.filePath(QStringLiteral("a.jsonl")), options);
         AuditLog &log = AuditLog::instance();
         QList<AuditHealth::State> seen;
         const int observer = log.addHealthObserver([&](const AuditHealth &h) { seen << h.state; });
@@ -297,8 +298,12 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("audit.jsonl"));
-        { JsonLinesAuditSink(path).record(testEvent(1)); }
-        { JsonLinesAuditSink(path).record(testEvent(2)); }
+        {
+            JsonLinesAuditSink(path).record(testEvent(1));
+        }
+        {
+            JsonLinesAuditSink(path).record(testEvent(2));
+        }
         bool ok = false;
         const QList<QJsonObject> records = lines(path, &ok);
         QVERIFY(ok);

@@ -210,8 +210,8 @@ private Q_SLOTS:
         QTest::addColumn<bool>("protocolError"); // a JSON-RPC error rather than isError
         QTest::newRow("no name") << QJsonObject{{"arguments", QJsonObject{}}}
                                  << QStringLiteral("tool.call") << true;
-        QTest::newRow("name a number") << QJsonObject{{"name", 3}} << QStringLiteral("tool.call")
-                                       << true;
+        QTest::newRow("name a number")
+            << QJsonObject{{"name", 3}} << QStringLiteral("tool.call") << true;
         QTest::newRow("arguments a string")
             << QJsonObject{{"name", "read_file"}, {"arguments", "a.txt"}}
             << QStringLiteral("sandbox.read_file") << true;
