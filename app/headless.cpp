@@ -78,7 +78,28 @@ static int runExec(const SandboxPtr &sandbox, const QStringList &commands)
     return status;
 }
 
+static int runHeadlessSession(int argc, char **argv);
+
 int runHeadless(int argc, char **argv)
+{
+    const int status = runHeadlessSession(argc, argv);
+    // Nothing of the audit trail may go missing quietly: a last retry of whatever waits, and
+    // a distinct exit status when records were lost (README: exit status 4).
+    AuditLog::instance().flush();
+    const AuditHealth audit = AuditLog::instance().health();
+    const qint64 lost = audit.recordsDropped + audit.recordsQueued;
+    if (lost > 0) {
+        printError(
+            QStringLiteral("%1 audit records were lost (%2); exit status %3")
+                .arg(lost)
+                .arg(audit.lastError.isEmpty() ? QStringLiteral("write failed") : audit.lastError)
+                .arg(AuditRecordsLostExitCode));
+        return AuditRecordsLostExitCode;
+    }
+    return status;
+}
+
+static int runHeadlessSession(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("elsai-workbench"));

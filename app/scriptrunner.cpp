@@ -1,5 +1,6 @@
 #include "scriptrunner.h"
 
+#include "audit.h"
 #include "errors.h"
 
 #include <QFileDevice>
@@ -51,6 +52,9 @@ QJsonObject ScriptRunner::run(const QJsonObject &o)
             throw ValueError(QStringLiteral("missing \"op\": each line needs an operation name"));
         out.insert(QStringLiteral("result"), dispatch(opValue.toString(), o));
         out.insert(QStringLiteral("ok"), true);
+        // The audit trail's health beside the sessions (the result stays the spec's list).
+        if (opValue.toString() == QLatin1String("sessions"))
+            out.insert(QStringLiteral("audit"), AuditLog::instance().health().toJson());
     } catch (const SandboxError &e) {
         out.insert(QStringLiteral("ok"), false);
         out.insert(QStringLiteral("error"), errorJson(e.specName(), e.message()));
@@ -267,11 +271,26 @@ QJsonValue ScriptRunner::dispatch(const QString &op, const QJsonObject &o)
         return QJsonValue();
     }
     if (op == QLatin1String("call")) {
-        const AgentPtr agent = requireAgent(o);
+        // A call rejected here never reaches the agent: it gets its `invalid` record from the
+        // same helper the core uses (Agent::callTool audits every call that gets that far).
+        AgentPtr agent;
+        QString tool;
         const QJsonValue a = o.value(QStringLiteral("args"));
-        if (!a.isUndefined() && !a.isObject())
-            throw ValueError(QStringLiteral("\"args\" must be an object"));
-        const ToolResult r = agent->callTool(str(o, "tool"), a.toObject());
+        try {
+            agent = requireAgent(o);
+            tool = str(o, "tool");
+            if (!a.isUndefined() && !a.isObject())
+                throw ValueError(QStringLiteral("\"args\" must be an object"));
+        } catch (const ValueError &e) {
+            const QJsonValue toolValue = o.value(QStringLiteral("tool"));
+            auditInvalidToolCall(toolValue.isString() ? toolValue.toString() : QString(),
+                                 agent ? SandboxManager::resolveWorkspaceId(*agent)
+                                       : m_sandbox->workspaceId(),
+                                 agent ? agent->id() : o.value(QStringLiteral("agent")).toString(),
+                                 e.specName(), e.message());
+            throw;
+        }
+        const ToolResult r = agent->callTool(tool, a.toObject());
         QJsonObject result = r.data;
         result.insert(QStringLiteral("text"), r.text);
         result.insert(QStringLiteral("offloaded"),

@@ -43,6 +43,9 @@ QT_QPA_PLATFORM=offscreen "$BUILD_DIR/bench/window_bench"
 echo
 echo "== audit log: 1,000,000 appends, AuditLogModel vs QStandardItemModel (fresh process each) =="
 "$BUILD_DIR/bench/audit_bench"
+echo
+echo "== audit: command fields (hash + classifier) of 1 MB adversarial commands vs one count() pass =="
+"$BUILD_DIR/bench/audit_bench" --classify
 if command -v node >/dev/null; then
     echo
     echo "== MCP over stdio: read_file 4 KiB and list_dir 1,000 entries vs server-filesystem =="

@@ -191,36 +191,81 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             (attachedSandbox() || isDetached())) {
             // Mode enforcement, second layer: the tool is unregistered for read-only and
             // detached agents, and calling it anyway is a denied mutation, audited as such.
-            const QString command = arguments.value(QStringLiteral("command")).toString();
-            AuditRecorder audit(QStringLiteral("sandbox.") + name,
-                                SandboxManager::resolveWorkspaceId(*this), d->id,
-                                name == QLatin1String("execute")
-                                    ? commandAuditFields(command)
-                                    : QJsonObject{{QStringLiteral("path"),
-                                                   arguments.value(QStringLiteral("path"))}});
             try {
                 ensureSandboxMutationAllowed(*this, name == QLatin1String("execute")
                                                         ? QStringLiteral("execute commands")
                                                         : QStringLiteral("write files"));
             } catch (const SandboxError &e) {
+                const QString command = arguments.value(QStringLiteral("command")).toString();
+                AuditRecorder audit(QStringLiteral("sandbox.") + name,
+                                    SandboxManager::resolveWorkspaceId(*this), d->id,
+                                    name == QLatin1String("execute")
+                                        ? commandAuditFields(command)
+                                        : QJsonObject{{QStringLiteral("path"),
+                                                       arguments.value(QStringLiteral("path"))}});
                 audit.fail(e, false);
                 throw;
             }
         }
         if (!tool) {
+            // Not a denied mutation (audited above): an unknown or blocked tool, audited as an
+            // invalid call by the one helper every front end uses.
+            auto invalid = [&](const ToolNotFoundError &e) {
+                auditInvalidToolCall(name, SandboxManager::resolveWorkspaceId(*this), d->id,
+                                     e.specName(), e.message());
+                return e;
+            };
             if (d->config.sandboxMode == SandboxMode::Sandbox &&
-                HOST_EXECUTION_TOOL_NAMES.contains(name))
-                throw ToolNotFoundError(
+                HOST_EXECUTION_TOOL_NAMES.contains(name)) {
+                const ToolNotFoundError e(
                     QStringLiteral("tool '%1' is blocked in sandbox mode (a host execution "
                                    "tool); use the sandbox tools execute, read_file, write_file "
                                    "and list_dir instead")
                         .arg(name));
-            throw ToolNotFoundError(
+                AuditLog::instance().emitEvent(QStringLiteral("tool.call"),
+                                               SandboxManager::resolveWorkspaceId(*this), d->id,
+                                               QStringLiteral("denied"),
+                                               {{QStringLiteral("tool"), name.left(128)},
+                                                {QStringLiteral("error_type"), e.specName()}});
+                throw e;
+            }
+            throw invalid(ToolNotFoundError(
                 QStringLiteral("agent '%1' has no tool '%2'; its tools: %3")
-                    .arg(d->id, name, d->tools.names().join(QStringLiteral(", "))));
+                    .arg(d->id, name, d->tools.names().join(QStringLiteral(", ")))));
+        }
+        try {
+            validateToolArguments(*tool, arguments);
+        } catch (const ValueError &e) {
+            auditInvalidToolCall(name, SandboxManager::resolveWorkspaceId(*this), d->id,
+                                 e.specName(), e.message());
+            throw;
         }
         beginInvocation();
-        ToolResult result = tool->invoke(*this, arguments);
+        // Every call has one record: the tool's own (execute, read_file, …) or, for a tool that
+        // audits nothing itself (host tools, offload retrieval, custom tools), this one.
+        const quint64 recordsBefore = AuditLog::threadEventCount();
+        ToolResult result;
+        try {
+            result = tool->invoke(*this, arguments);
+        } catch (const SandboxError &e) {
+            if (AuditLog::threadEventCount() == recordsBefore) {
+                if (dynamic_cast<const ValueError *>(&e)) {
+                    // a tool's own argument check; its message is not ours to log
+                    auditInvalidToolCall(name, SandboxManager::resolveWorkspaceId(*this), d->id,
+                                         e.specName(), QString());
+                } else {
+                    AuditRecorder audit(QStringLiteral("tool.call"),
+                                        SandboxManager::resolveWorkspaceId(*this), d->id,
+                                        {{QStringLiteral("tool"), name.left(128)}});
+                    audit.fail(e, false);
+                }
+            }
+            throw;
+        }
+        if (AuditLog::threadEventCount() == recordsBefore)
+            AuditLog::instance().emitEvent(
+                QStringLiteral("tool.call"), SandboxManager::resolveWorkspaceId(*this), d->id,
+                QStringLiteral("ok"), {{QStringLiteral("tool"), name.left(128)}});
         const auto &offload = d->config.sandboxOutputOffload;
         if (offload && offload->toolNames.contains(name)) {
             QString handle;

@@ -1,6 +1,7 @@
 #include "agentplan.h"
 
 #include "errors.h"
+#include "sandboxplugin.h"
 
 #include <QDeadlineTimer>
 #include <QDir>
@@ -105,15 +106,18 @@ QStringList stringOrList(const QJsonValue &v, const QString &field, const Where 
     where.fail(field, QStringLiteral("must be a string or an array of strings"));
 }
 
-/// The string arguments each built-in tool requires (others are checked by the tool).
+/// The string arguments each built-in tool requires, from the tools' own schemas (the ones
+/// Agent::callTool checks); other tools are checked when they are called.
 QStringList requiredArgs(const QString &tool)
 {
-    if (tool == QLatin1String("execute"))
-        return {QStringLiteral("command")};
-    if (tool == QLatin1String("read_file") || tool == QLatin1String("list_dir"))
-        return {QStringLiteral("path")};
-    if (tool == QLatin1String("write_file"))
-        return {QStringLiteral("path"), QStringLiteral("content")};
+    for (const Tool &t : SandboxPlugin::tools(SandboxAttachMode::ReadWrite, true)) {
+        if (t.name != tool)
+            continue;
+        QStringList out;
+        for (const QJsonValue &r : t.inputSchema.value(QLatin1String("required")).toArray())
+            out.append(r.toString());
+        return out;
+    }
     return {};
 }
 

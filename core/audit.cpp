@@ -4,10 +4,16 @@
 #include "faultinjection.h"
 
 #include <QCryptographicHash>
+#include <QFile>
 #include <QJsonDocument>
-#include <QRegularExpression>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 Q_LOGGING_CATEGORY(lcAudit, "elsai.sandbox.audit", QtInfoMsg)
 
@@ -43,25 +49,317 @@ AuditEvent AuditEvent::fromJson(const QJsonObject &o)
 
 AuditSink::~AuditSink() = default;
 
-JsonLinesAuditSink::JsonLinesAuditSink(const QString &path)
+void AuditSink::setHealthListener(std::function<void()> listener)
 {
-    const bool ok =
-        path == QLatin1String("-")
-            ? m_file.open(stderr, QIODevice::WriteOnly | QIODevice::Unbuffered)
-            : (m_file.setFileName(path), m_file.open(QIODevice::WriteOnly | QIODevice::Append));
-    if (!ok)
-        throw OSError(QStringLiteral("cannot open audit log '%1' for appending: %2")
-                          .arg(path, m_file.errorString()));
+    QMutexLocker lock(&m_listenerMutex);
+    m_listener = std::move(listener);
+}
+
+void AuditSink::notifyHealthChanged()
+{
+    std::function<void()> listener;
+    {
+        QMutexLocker lock(&m_listenerMutex);
+        listener = m_listener;
+    }
+    if (listener)
+        listener();
+}
+
+QString AuditHealth::stateName(State state)
+{
+    switch (state) {
+    case State::Ok:
+        return QStringLiteral("ok");
+    case State::Degraded:
+        return QStringLiteral("degraded");
+    case State::Failing:
+        return QStringLiteral("failing");
+    }
+    return QStringLiteral("ok");
+}
+
+QJsonObject AuditHealth::toJson() const
+{
+    return {{QStringLiteral("state"), stateName(state)},
+            {QStringLiteral("records_dropped"), recordsDropped},
+            {QStringLiteral("records_queued"), recordsQueued},
+            {QStringLiteral("last_error"), lastError}};
+}
+
+QString AuditHealth::describe() const
+{
+    QString text = QStringLiteral("audit log %1").arg(stateName(state));
+    QStringList parts;
+    if (recordsDropped > 0)
+        parts << QStringLiteral("%1 records dropped").arg(recordsDropped);
+    if (recordsQueued > 0)
+        parts << QStringLiteral("%1 waiting to be written").arg(recordsQueued);
+    if (!parts.isEmpty())
+        text += QStringLiteral(": ") + parts.join(QStringLiteral(", "));
+    if (!lastError.isEmpty() && state != State::Ok)
+        text += QStringLiteral(" (%1)").arg(lastError);
+    return text;
+}
+
+namespace {
+
+QByteArray jsonLine(const AuditEvent &event)
+{
+    return QJsonDocument(event.toJson()).toJson(QJsonDocument::Compact) + '\n';
+}
+
+// A record the sink writes on its own (a note about the file, not about an operation).
+QByteArray noteLine(const QString &event, const QJsonObject &fields)
+{
+    AuditEvent e;
+    e.timestamp = QDateTime::currentDateTimeUtc();
+    e.event = event;
+    e.actor = QStringLiteral("host");
+    e.outcome = QStringLiteral("error");
+    e.fields = fields;
+    e.sequence = AuditLog::instance().reserveSequence();
+    return jsonLine(e);
+}
+
+QString errnoText(int err)
+{
+    return QString::fromLocal8Bit(std::strerror(err));
+}
+
+} // namespace
+
+JsonLinesAuditSink::JsonLinesAuditSink(const QString &path) : JsonLinesAuditSink(path, Options()) {}
+
+JsonLinesAuditSink::JsonLinesAuditSink(const QString &path, Options options)
+    : m_options(options), m_path(path)
+{
+    m_options.maxQueuedRecords = std::max<qsizetype>(0, m_options.maxQueuedRecords);
+    if (path == QLatin1String("-")) {
+        m_fd = STDERR_FILENO;
+    } else {
+        // Read access too, to find a torn last line (not needed to append: fall back).
+        const QByteArray name = QFile::encodeName(path);
+        const int flags = O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY;
+        m_fd = ::open(name.constData(), O_RDWR | flags, 0666);
+        if (m_fd < 0 && errno == EACCES)
+            m_fd = ::open(name.constData(), O_WRONLY | flags, 0666);
+        if (m_fd < 0)
+            throw OSError(QStringLiteral("cannot open audit log '%1' for appending: %2")
+                              .arg(path, errnoText(errno)),
+                          errno);
+        m_ownsFd = true;
+    }
+    // Only our own file is ever cut back: stderr may be redirected into a file that holds
+    // other output too.
+    struct stat st
+    {
+    };
+    m_seekable = m_ownsFd && ::fstat(m_fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (m_seekable)
+        repairTornTail();
+}
+
+JsonLinesAuditSink::~JsonLinesAuditSink()
+{
+    QMutexLocker lock(&m_mutex);
+    drainLocked();
+    if (!m_queue.empty() || m_unreported > 0)
+        qCWarning(lcAudit).noquote()
+            << QStringLiteral("audit log '%1' closed with %2 records never written (%3)")
+                   .arg(m_path)
+                   .arg(qint64(m_queue.size()) + m_unreported)
+                   .arg(m_lastError);
+    if (m_ownsFd)
+        ::close(m_fd);
+}
+
+// A crash in the middle of a write (or an older version of this sink on a full disk) can
+// leave a last line without its newline: cut it off, so the next record starts a line of its
+// own, and say so. Reads backwards from the end: linear in the torn tail's length.
+void JsonLinesAuditSink::repairTornTail()
+{
+    struct stat st
+    {
+    };
+    if (::fstat(m_fd, &st) != 0 || st.st_size == 0)
+        return;
+    char last = 0;
+    if (::pread(m_fd, &last, 1, st.st_size - 1) != 1 || last == '\n')
+        return;
+    off_t end = st.st_size;
+    off_t cut = 0; // the offset after the last '\n'
+    char buf[65536];
+    while (end > 0) {
+        const off_t start = std::max<off_t>(0, end - off_t(sizeof buf));
+        const ssize_t n = ::pread(m_fd, buf, size_t(end - start), start);
+        if (n <= 0)
+            return; // cannot read it: leave the file as it is
+        const void *nl = ::memrchr(buf, '\n', size_t(n));
+        if (nl) {
+            cut = start + (static_cast<const char *>(nl) - buf) + 1;
+            break;
+        }
+        end = start;
+    }
+    if (::ftruncate(m_fd, cut) != 0) {
+        m_lastError = errnoText(errno);
+        m_needsNewline = true; // at least keep the next records on lines of their own
+        return;
+    }
+    const QByteArray note = noteLine(QStringLiteral("audit.torn_tail"),
+                                     {{QStringLiteral("bytes_removed"), qint64(st.st_size - cut)},
+                                      {QStringLiteral("offset"), qint64(cut)}});
+    if (!writeLine(note)) {
+        m_queue.push_back({note});
+        m_queuedBytes += note.size();
+        m_lastWriteOk = false;
+    }
+    m_state = healthLocked().state;
+}
+
+// The whole line or nothing: one write() normally; a short write is continued, and if the
+// rest cannot be written the partial line is cut off again (or, on a stream, ended).
+bool JsonLinesAuditSink::writeLine(const QByteArray &line)
+{
+    if (m_pendingCut >= 0) {
+        if (::ftruncate(m_fd, m_pendingCut) != 0) {
+            m_lastError = errnoText(errno);
+            return false;
+        }
+        m_pendingCut = -1;
+    }
+    QByteArray data = line;
+    if (m_needsNewline)
+        data.prepend('\n');
+    const off_t boundary = m_seekable ? ::lseek(m_fd, 0, SEEK_END) : off_t(-1);
+    qsizetype done = 0;
+    int err = 0;
+    while (done < data.size()) {
+        const ssize_t n = ELSAI_FAULT_WRITE("audit-append", m_fd, data.constData() + done,
+                                            size_t(data.size() - done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            err = n < 0 ? errno : EIO;
+            break;
+        }
+        done += n;
+    }
+    if (done == data.size()) {
+        m_needsNewline = false;
+        ELSAI_FAULT_POINT("audit-append");
+        return true;
+    }
+    m_lastError = errnoText(err);
+    if (done > 0) {
+        if (boundary >= 0) {
+            if (::ftruncate(m_fd, boundary) != 0)
+                m_pendingCut = boundary;
+        } else {
+            m_needsNewline = true;
+        }
+    }
+    return false;
+}
+
+// Writes the queue in order, then the note of what was dropped. Stops at the first failure.
+bool JsonLinesAuditSink::drainLocked()
+{
+    while (!m_queue.empty()) {
+        if (!writeLine(m_queue.front().line))
+            return false;
+        m_queuedBytes -= m_queue.front().line.size();
+        m_queue.pop_front();
+    }
+    if (m_unreported > 0) {
+        const QByteArray note =
+            noteLine(QStringLiteral("audit.dropped"),
+                     {{QStringLiteral("records_dropped"), m_unreported},
+                      {QStringLiteral("first_dropped_at"), m_dropFirst.toString(Qt::ISODateWithMs)},
+                      {QStringLiteral("last_dropped_at"), m_dropLast.toString(Qt::ISODateWithMs)},
+                      {QStringLiteral("error"), m_lastError}});
+        if (!writeLine(note))
+            return false;
+        m_unreported = 0;
+    }
+    return true;
 }
 
 void JsonLinesAuditSink::record(const AuditEvent &event)
 {
-    const QByteArray line = QJsonDocument(event.toJson()).toJson(QJsonDocument::Compact) + '\n';
-    QMutexLocker lock(&m_mutex);
-    m_file.write(line);
-    m_file.flush();
-    ELSAI_FAULT_POINT("audit-append");
+    const QByteArray line = jsonLine(event);
+    bool changed = false;
+    {
+        QMutexLocker lock(&m_mutex);
+        bool ok = drainLocked() && writeLine(line);
+        if (!ok) {
+            const bool full = qsizetype(m_queue.size()) >= m_options.maxQueuedRecords ||
+                              m_queuedBytes + line.size() > m_options.maxQueuedBytes;
+            if (full) {
+                ++m_dropped;
+                ++m_unreported;
+                const QDateTime at =
+                    event.timestamp.isValid() ? event.timestamp : QDateTime::currentDateTimeUtc();
+                if (m_unreported == 1)
+                    m_dropFirst = at;
+                m_dropLast = at;
+            } else {
+                m_queue.push_back({line});
+                m_queuedBytes += line.size();
+            }
+        }
+        changed = updateStateLocked(ok);
+    }
+    if (changed)
+        notifyHealthChanged();
 }
+
+void JsonLinesAuditSink::flush()
+{
+    bool changed = false;
+    {
+        QMutexLocker lock(&m_mutex);
+        if (m_queue.empty() && m_unreported == 0 && m_pendingCut < 0)
+            return;
+        changed = updateStateLocked(drainLocked());
+    }
+    if (changed)
+        notifyHealthChanged();
+}
+
+bool JsonLinesAuditSink::updateStateLocked(bool lastWriteOk)
+{
+    m_lastWriteOk = lastWriteOk;
+    const AuditHealth::State now = healthLocked().state;
+    if (now == m_state)
+        return false;
+    m_state = now;
+    return true;
+}
+
+AuditHealth JsonLinesAuditSink::healthLocked() const
+{
+    AuditHealth h;
+    h.recordsDropped = m_dropped;
+    h.recordsQueued = qint64(m_queue.size());
+    h.lastError = m_lastError;
+    if (!m_lastWriteOk && m_unreported > 0)
+        h.state = AuditHealth::State::Failing;
+    else if (!m_lastWriteOk || m_dropped > 0 || !m_queue.empty())
+        h.state = AuditHealth::State::Degraded;
+    return h;
+}
+
+AuditHealth JsonLinesAuditSink::health() const
+{
+    QMutexLocker lock(&m_mutex);
+    return healthLocked();
+}
+
+namespace {
+thread_local quint64 t_threadEvents = 0;
+} // namespace
 
 AuditLog &AuditLog::instance()
 {
@@ -71,15 +369,96 @@ AuditLog &AuditLog::instance()
 
 void AuditLog::addSink(const AuditSinkPtr &sink)
 {
-    QMutexLocker lock(&m_mutex);
-    if (!m_sinks.contains(sink))
+    {
+        QMutexLocker lock(&m_mutex);
+        if (m_sinks.contains(sink))
+            return;
         m_sinks.append(sink);
+    }
+    sink->setHealthListener([this] { sinkHealthChanged(); });
+    if (!sink->health().isOk())
+        sinkHealthChanged();
 }
 
 void AuditLog::removeSink(const AuditSinkPtr &sink)
 {
+    {
+        QMutexLocker lock(&m_mutex);
+        if (!m_sinks.removeAll(sink))
+            return;
+    }
+    sink->setHealthListener({});
+}
+
+qint64 AuditLog::reserveSequence()
+{
     QMutexLocker lock(&m_mutex);
-    m_sinks.removeAll(sink);
+    return ++m_sequence;
+}
+
+quint64 AuditLog::threadEventCount()
+{
+    return t_threadEvents;
+}
+
+AuditHealth AuditLog::health() const
+{
+    QList<AuditSinkPtr> sinks;
+    {
+        QMutexLocker lock(&m_mutex);
+        sinks = m_sinks;
+    }
+    AuditHealth out;
+    for (const auto &sink : std::as_const(sinks)) {
+        const AuditHealth h = sink->health();
+        out.recordsDropped += h.recordsDropped;
+        out.recordsQueued += h.recordsQueued;
+        if (int(h.state) > int(out.state) || (out.lastError.isEmpty() && !h.isOk())) {
+            if (int(h.state) > int(out.state))
+                out.state = h.state;
+            out.lastError = h.lastError;
+        }
+    }
+    return out;
+}
+
+void AuditLog::flush()
+{
+    QList<AuditSinkPtr> sinks;
+    {
+        QMutexLocker lock(&m_mutex);
+        sinks = m_sinks;
+    }
+    for (const auto &sink : std::as_const(sinks))
+        sink->flush();
+}
+
+int AuditLog::addHealthObserver(std::function<void(const AuditHealth &)> observer)
+{
+    QMutexLocker lock(&m_healthMutex);
+    const int id = m_nextObserver++;
+    m_observers.append({id, std::move(observer)});
+    return id;
+}
+
+void AuditLog::removeHealthObserver(int id)
+{
+    QMutexLocker lock(&m_healthMutex);
+    m_observers.removeIf([id](const auto &o) { return o.first == id; });
+}
+
+// Warns once per change of state (not per record) and tells the observers.
+void AuditLog::sinkHealthChanged()
+{
+    const AuditHealth h = health();
+    // Observers run under the lock: once removeHealthObserver() returns, none is running.
+    QMutexLocker lock(&m_healthMutex);
+    if (h.state == m_reportedState)
+        return;
+    m_reportedState = h.state;
+    qCWarning(lcAudit).noquote() << h.describe();
+    for (const auto &o : std::as_const(m_observers))
+        o.second(h);
 }
 
 void AuditLog::emitEvent(AuditEvent event)
@@ -90,6 +469,7 @@ void AuditLog::emitEvent(AuditEvent event)
         event.sequence = ++m_sequence;
         sinks = m_sinks;
     }
+    ++t_threadEvents;
     if (!event.timestamp.isValid())
         event.timestamp = QDateTime::currentDateTimeUtc();
     qCInfo(lcAudit).noquote() << QJsonDocument(event.toJson()).toJson(QJsonDocument::Compact);
@@ -109,6 +489,24 @@ void AuditLog::emitEvent(const QString &event, const QString &workspaceId, const
     emitEvent(std::move(e));
 }
 
+void auditInvalidToolCall(const QString &toolName, const QString &workspaceId, const QString &actor,
+                          const QString &errorType, const QString &message)
+{
+    static const QStringList sandboxTools = {QStringLiteral("execute"), QStringLiteral("read_file"),
+                                             QStringLiteral("write_file"),
+                                             QStringLiteral("list_dir")};
+    constexpr qsizetype maxName = 128; // an agent chooses the name: bound what is logged
+    const bool known = sandboxTools.contains(toolName);
+    QJsonObject fields{{QStringLiteral("error_type"), errorType}};
+    if (!message.isEmpty())
+        fields.insert(QStringLiteral("error"), message.left(1024));
+    if (!known)
+        fields.insert(QStringLiteral("tool"), toolName.left(maxName));
+    AuditLog::instance().emitEvent(
+        known ? QStringLiteral("sandbox.") + toolName : QStringLiteral("tool.call"), workspaceId,
+        actor.left(maxName), QStringLiteral("invalid"), fields);
+}
+
 QJsonObject commandAuditFields(const QString &command)
 {
     const QByteArray utf8 = command.toUtf8();
@@ -122,58 +520,6 @@ QJsonObject commandAuditFields(const QString &command)
             {QStringLiteral("command_bytes"), utf8.size()},
             {QStringLiteral("command_sha256"), QString::fromLatin1(sha.left(12))},
             {QStringLiteral("inferred_op"), inferShellOperation(command)}};
-}
-
-QString inferShellOperation(const QString &command)
-{
-    // Ordered: the first matching rule wins. Words are matched at a command position
-    // (start, or after ; & | ( ` or "sudo ").
-    struct Rule
-    {
-        const char *op;
-        const char *regex;
-    };
-    static const Rule rules[] = {
-        {"package_install",
-         R"((python3?\s+-m\s+pip|pip3?|npm|pnpm|yarn|apt(-get)?|cargo|gem|go|brew|conda|uv)\s+)"
-         R"((install|add|get)\b)"},
-        {"network", R"((curl|wget|nc|ncat|ssh|scp|sftp|rsync|telnet|ftp|ping)\b)"},
-        {"git", R"(git\b)"},
-        {"shell_delete", R"((rm|rmdir|unlink|shred)\b|find\b[^;&|\n]*\s-delete\b)"},
-        {"shell_move", R"((mv|rename)\b)"},
-        {"shell_write", R"((cp|touch|mkdir|tee|dd|install|ln|chmod|chown|sed\s+-i|truncate)\b)"},
-        {"python", R"((python3?|pytest|pip3?)\b)"},
-        {"build", R"((make|cmake|ninja|gcc|g\+\+|clang|cc|npm|node|cargo|go)\b)"},
-        {"read", R"((cat|head|tail|less|grep|rg|find|ls|wc|diff|stat)\b)"},
-    };
-    // A command position: the start, after a separator or an opening quote (sh -c '…'), then
-    // any of sudo / env / xargs / VAR=value, then an optional folder (/bin/rm).
-    static const QString prefix = QStringLiteral(
-        R"((?:^|[;&|(`\n'"]|\$\()\s*(?:(?:sudo|env|nohup|time|xargs(?:\s+-\S+)*)\s+|\w+=\S*\s+)*)"
-        R"((?:[\w./-]*/)?(?:)");
-    static const auto compiled = [] {
-        QList<QPair<QString, QRegularExpression>> out;
-        for (const Rule &r : rules)
-            out.append(
-                {QString::fromLatin1(r.op),
-                 QRegularExpression(prefix + QString::fromLatin1(r.regex) + QStringLiteral(")"))});
-        return out;
-    }();
-    // Output redirection into a file is a write even without a write command ("cat a > b",
-    // "make &> log", "ls 2> err"), but not into /dev/null or another fd (2>&1). Quoted text
-    // is not a redirection.
-    static const QRegularExpression quoted(QStringLiteral(R"('[^']*'|"(?:[^"\\]|\\.)*")"));
-    static const QRegularExpression redirect(
-        QStringLiteral(R"((?:[0-9]|&)?>{1,2}\s*(?!&|/dev/null\b)[^\s;&|<>])"));
-    const QString unquoted = QString(command).replace(quoted, QStringLiteral("''"));
-    const bool redirects = redirect.match(unquoted).hasMatch();
-    for (const auto &[op, re] : compiled) {
-        if (op == QLatin1String("python") && redirects)
-            return QStringLiteral("shell_write");
-        if (re.match(command).hasMatch())
-            return op;
-    }
-    return redirects ? QStringLiteral("shell_write") : QStringLiteral("shell");
 }
 
 } // namespace elsai
@@ -208,7 +554,11 @@ void AuditRecorder::fail(const SandboxError &error, bool withMessage)
     const bool denied = type == QLatin1String("SandboxMutationDeniedError") ||
                         type == QLatin1String("AgentSandboxDetachedError") ||
                         type == QLatin1String("PermissionError");
-    finish(denied ? QStringLiteral("denied") : QStringLiteral("error"));
+    // Refused for its input (a bad argument, a NUL in a command, an unknown tool): invalid.
+    const bool invalid = dynamic_cast<const ValueError *>(&error) != nullptr;
+    finish(denied    ? QStringLiteral("denied")
+           : invalid ? QStringLiteral("invalid")
+                     : QStringLiteral("error"));
 }
 
 void AuditRecorder::finish(const QString &outcome)

@@ -8,6 +8,7 @@
 #include <QMutex>
 #include <QString>
 
+#include <deque>
 #include <functional>
 #include <memory>
 
@@ -23,12 +24,34 @@ struct AuditEvent
     QString event;       ///< "sandbox.start", "sandbox.execute", "attach", …
     QString workspaceId;
     QString actor;       ///< agent id, or "host"
-    QString outcome;     ///< "ok", "error", "denied"
+    QString outcome;     ///< "ok", "error", "denied", "invalid"
     QJsonObject fields;  ///< the event's own fields
     qint64 sequence = 0; ///< process-wide order
 
     QJsonObject toJson() const;
     static AuditEvent fromJson(const QJsonObject &o);
+};
+
+/// Whether the audit trail is complete (AuditLog::health(), AuditSink::health()).
+///  - ok: every record so far reached its target;
+///  - degraded: a write failed and records wait in memory for a retry, or records were lost
+///    earlier (stays degraded once a record is lost: the trail has a hole);
+///  - failing: writes fail and records are being dropped now (the retry queue is full).
+struct AuditHealth
+{
+    enum class State { Ok, Degraded, Failing };
+    State state = State::Ok;
+    qint64 recordsDropped = 0; ///< lost for good, since the sink was opened
+    qint64 recordsQueued = 0;  ///< waiting in memory for a retry
+    QString lastError;         ///< the last write error ("No space left on device"), or empty
+
+    bool isOk() const { return state == State::Ok; }
+    static QString stateName(State state); ///< "ok", "degraded", "failing"
+    /// {"state", "records_dropped", "records_queued", "last_error"}
+    QJsonObject toJson() const;
+    /// One line for people: "audit log degraded: 3 records dropped (No space left on device)".
+    QString describe() const;
+    bool operator==(const AuditHealth &) const = default;
 };
 
 /// Receives audit events. Called on the thread that produced the event, outside the log's
@@ -40,21 +63,75 @@ class AuditSink
 public:
     virtual ~AuditSink();
     virtual void record(const AuditEvent &event) = 0;
+    /// Retries whatever is waiting (called at shutdown, and by AuditLog::flush()).
+    virtual void flush() {}
+    virtual AuditHealth health() const { return {}; }
+
+    /// AuditLog registers itself here to hear of health changes (one listener).
+    void setHealthListener(std::function<void()> listener);
+
+protected:
+    /// Call when health() changed state, outside the sink's own locks.
+    void notifyHealthChanged();
+
+private:
+    QMutex m_listenerMutex;
+    std::function<void()> m_listener;
 };
 using AuditSinkPtr = std::shared_ptr<AuditSink>;
 
-/// Appends one JSON object per line to a file (or stderr for "-"), flushed per record so a
-/// crash loses at most the record being written.
+/// Appends one JSON object per line to a file (or stderr for "-"). Each record is one write()
+/// of its whole line; a write that fails (full disk, I/O error, permission) leaves no partial
+/// line — the file is cut back to the last record boundary — and the record waits in a bounded
+/// in-memory queue, retried in order before the next record and on flush(). When the queue is
+/// full, new records are dropped, and once writing works again an `audit.dropped` record says
+/// how many and over which time range. Opening a file whose last line is torn (a crash in the
+/// middle of a write) cuts that line off and writes an `audit.torn_tail` note.
 class JsonLinesAuditSink : public AuditSink
 {
 public:
+    struct Options
+    {
+        qsizetype maxQueuedRecords = 4096;
+        qint64 maxQueuedBytes = 4 * 1024 * 1024;
+    };
+
     /// Throws OSError when the file cannot be opened for appending.
     explicit JsonLinesAuditSink(const QString &path);
+    JsonLinesAuditSink(const QString &path, Options options);
+    ~JsonLinesAuditSink() override;
     void record(const AuditEvent &event) override;
+    void flush() override;
+    AuditHealth health() const override;
 
 private:
-    QMutex m_mutex;
-    QFile m_file;
+    struct Pending
+    {
+        QByteArray line;
+    };
+    bool writeLine(const QByteArray &line);
+    bool drainLocked();
+    void repairTornTail();
+    AuditHealth healthLocked() const;
+    /// Updates the state after an attempt; true when it changed (the caller notifies).
+    bool updateStateLocked(bool lastWriteOk);
+
+    mutable QMutex m_mutex;
+    Options m_options;
+    QString m_path;
+    int m_fd = -1;
+    bool m_ownsFd = false;
+    bool m_seekable = false;     ///< a regular file: a partial line can be cut off
+    qint64 m_pendingCut = -1;    ///< a cut that failed: retried before the next write
+    bool m_needsNewline = false; ///< a stream got a partial line: end it before the next
+    std::deque<Pending> m_queue;
+    qint64 m_queuedBytes = 0;
+    qint64 m_dropped = 0;    ///< since opened
+    qint64 m_unreported = 0; ///< dropped, not yet told by an audit.dropped record
+    QDateTime m_dropFirst, m_dropLast;
+    bool m_lastWriteOk = true;
+    QString m_lastError;
+    AuditHealth::State m_state = AuditHealth::State::Ok;
 };
 
 /// Calls a function for every event (the window's audit model subscribes this way).
@@ -82,12 +159,42 @@ public:
     /// Convenience: timestamp and sequence are filled in.
     void emitEvent(const QString &event, const QString &workspaceId, const QString &actor,
                    const QString &outcome, const QJsonObject &fields = {});
+    /// The next sequence number, for records a sink writes on its own (audit.dropped).
+    qint64 reserveSequence();
+    /// Records emitted on the calling thread so far (Agent::callTool uses it to see whether a
+    /// tool call produced its record).
+    static quint64 threadEventCount();
+
+    /// The worst health of the registered sinks; dropped and queued counts summed.
+    AuditHealth health() const;
+    /// Retries every sink's queue (before exit).
+    void flush();
+    /// Called on every change of health() state, on the thread where the change happened
+    /// (a write on any thread), under a lock: keep it short (queue and return) and do not add
+    /// or remove observers from it. Returns an id for removeHealthObserver().
+    int addHealthObserver(std::function<void(const AuditHealth &)> observer);
+    void removeHealthObserver(int id);
 
 private:
-    QMutex m_mutex;
+    void sinkHealthChanged();
+
+    mutable QMutex m_mutex;
     QList<AuditSinkPtr> m_sinks;
     qint64 m_sequence = 0;
+    QMutex m_healthMutex;
+    AuditHealth::State m_reportedState = AuditHealth::State::Ok;
+    QList<std::pair<int, std::function<void(const AuditHealth &)>>> m_observers;
+    int m_nextObserver = 1;
 };
+
+/// The one record of a tool call that never reached its tool: unknown tool, arguments that are
+/// missing or of the wrong type, or a front end (MCP, script, plan) that rejected the call.
+/// Event `sandbox.<tool>` for the sandbox tools, else `tool.call` with the tool's name (cut to
+/// 128 characters); outcome `invalid`, `error_type` and `error` (the message, cut to 1024
+/// characters; pass none when it might quote a command). `toolName` may be empty when the
+/// caller gave none.
+void auditInvalidToolCall(const QString &toolName, const QString &workspaceId, const QString &actor,
+                          const QString &errorType, const QString &message);
 
 /// Fields describing a command without its text: `command_length`, `command_sha256` (first 12
 /// hex digits) and a best-effort `inferred_op`.
@@ -120,8 +227,9 @@ public:
     void setWorkspaceId(const QString &id) { m_event.workspaceId = id; }
     void ok();
     /// outcome "denied" for SandboxMutationDeniedError / AgentSandboxDetachedError /
-    /// PermissionError, else "error"; records `error_type`, and `error` (the message) only when
-    /// `withMessage` — execute passes false so no text derived from a command is logged.
+    /// PermissionError, "invalid" for ValueError and its subclasses, else "error"; records
+    /// `error_type`, and `error` (the message) only when `withMessage` — execute passes false so no
+    /// text derived from a command is logged.
     void fail(const SandboxError &error, bool withMessage = true);
 
 private:

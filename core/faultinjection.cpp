@@ -3,7 +3,11 @@
 #ifdef ELSAI_FAULT_INJECTION
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <string>
+#include <utility>
 
 #include <unistd.h>
 
@@ -38,6 +42,39 @@ void point(const char *what)
         r = ::write(2, "\n", 1);
         ::_exit(CrashExitCode);
     }
+}
+
+namespace {
+std::mutex s_writeMutex;
+std::string s_writePoint;
+int s_writeErr = 0;
+int s_writeCount = 0;
+std::size_t s_shortBytes = 0;
+} // namespace
+
+void failWrites(const char *what, int err, int count, std::size_t shortBytes)
+{
+    std::lock_guard lock(s_writeMutex);
+    s_writePoint = what ? what : "";
+    s_writeErr = err;
+    s_writeCount = count;
+    s_shortBytes = shortBytes;
+}
+
+ssize_t write(const char *what, int fd, const void *buf, std::size_t len)
+{
+    {
+        std::lock_guard lock(s_writeMutex);
+        if (s_writeCount > 0 && s_writePoint == what) {
+            --s_writeCount;
+            const std::size_t partial = std::exchange(s_shortBytes, 0);
+            if (partial > 0 && partial < len)
+                return ::write(fd, buf, partial);
+            errno = s_writeErr;
+            return -1;
+        }
+    }
+    return ::write(fd, buf, len);
 }
 
 } // namespace elsai::fault

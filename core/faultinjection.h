@@ -6,6 +6,15 @@
 // after fault::arm(k) ends the process with _exit(fault::CrashExitCode), as a power cut or a
 // kill would at that moment. Everywhere else — the shipped libraries and binary — it expands to
 // nothing and costs nothing.
+//
+// ELSAI_FAULT_WRITE(what, fd, buf, len) is ::write(), except in those variants, where
+// fault::failWrites() makes the next writes at that point fail (a full disk, an I/O error), the
+// first optionally as a short write (tests/tst_auditfaults.cpp).
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cstddef>
 
 #ifdef ELSAI_FAULT_INJECTION
 
@@ -19,12 +28,20 @@ void arm(int k);
 int pointsPassed();
 void point(const char *what);
 
+/// The next `count` writes at point `what` fail with errno `err`; with `shortBytes` > 0 the
+/// first of them writes that many bytes for real and returns that count (a short write).
+/// count 0 disarms.
+void failWrites(const char *what, int err, int count, std::size_t shortBytes = 0);
+ssize_t write(const char *what, int fd, const void *buf, std::size_t len);
+
 } // namespace elsai::fault
 
 #define ELSAI_FAULT_POINT(what) ::elsai::fault::point(what)
+#define ELSAI_FAULT_WRITE(what, fd, buf, len) ::elsai::fault::write(what, fd, buf, len)
 
 #else
 
 #define ELSAI_FAULT_POINT(what) static_cast<void>(0)
+#define ELSAI_FAULT_WRITE(what, fd, buf, len) ::write(fd, buf, len)
 
 #endif

@@ -145,6 +145,46 @@ std::optional<qint64> optionalInt(const QJsonObject &a, const QString &key, cons
 
 } // namespace args
 
+void validateToolArguments(const Tool &tool, const QJsonObject &arguments)
+{
+    const QJsonObject props = tool.inputSchema.value(QLatin1String("properties")).toObject();
+    for (const QJsonValue &r : tool.inputSchema.value(QLatin1String("required")).toArray()) {
+        const QJsonValue v = arguments.value(r.toString());
+        if (v.isUndefined() || v.isNull())
+            throw ValueError(
+                QStringLiteral("%1: argument '%2' is required").arg(tool.name, r.toString()));
+    }
+    for (auto it = props.begin(); it != props.end(); ++it) {
+        const QJsonValue v = arguments.value(it.key());
+        if (v.isUndefined() || v.isNull())
+            continue;
+        const QJsonObject p = it.value().toObject();
+        const QString type = p.value(QLatin1String("type")).toString();
+        auto bad = [&](const QString &what) {
+            return ValueError(
+                QStringLiteral("%1: argument '%2' %3").arg(tool.name, it.key(), what));
+        };
+        const bool number = v.isDouble() && std::isfinite(v.toDouble());
+        if (type == QLatin1String("string") && !v.isString())
+            throw bad(QStringLiteral("must be a string"));
+        if (type == QLatin1String("number") && !number)
+            throw bad(QStringLiteral("must be a number"));
+        if (type == QLatin1String("integer") &&
+            (!number || v.toDouble() != std::floor(v.toDouble()) || std::abs(v.toDouble()) > 9e15))
+            throw bad(QStringLiteral("must be an integer"));
+        if (type == QLatin1String("boolean") && !v.isBool())
+            throw bad(QStringLiteral("must be true or false"));
+        if (type == QLatin1String("object") && !v.isObject())
+            throw bad(QStringLiteral("must be an object"));
+        if (type == QLatin1String("array") && !v.isArray())
+            throw bad(QStringLiteral("must be an array"));
+        const QJsonValue min = p.value(QLatin1String("minimum"));
+        if (number && min.isDouble() && v.toDouble() < min.toDouble())
+            throw bad(
+                QStringLiteral("must be >= %1, got %2").arg(min.toDouble()).arg(v.toDouble()));
+    }
+}
+
 QString sliceLines(const QString &text, qint64 offset, std::optional<qint64> limit)
 {
     if (offset <= 0 && !limit)

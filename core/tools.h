@@ -60,6 +60,12 @@ private:
     QStringList m_blocked;
 };
 
+/// Checks `arguments` against the tool's inputSchema before it runs (Agent::callTool): every
+/// required property present and not null, every given property of its declared type
+/// (string, integer, number, boolean, object, array) and not below its `minimum`. Unknown
+/// properties are left to the tool. Throws ValueError naming the tool and the argument.
+void validateToolArguments(const Tool &tool, const QJsonObject &arguments);
+
 /// Argument helpers for tool implementations: throw ValueError naming the tool and argument.
 namespace args {
 QString requiredString(const QJsonObject &a, const QString &key, const QString &tool);

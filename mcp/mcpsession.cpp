@@ -1,7 +1,9 @@
 #include "mcpsession.h"
 
+#include "audit.h"
 #include "errors.h"
 #include "process.h"
+#include "sandboxmanager.h"
 #include "sandboxplugin.h"
 
 #include <QJsonArray>
@@ -311,25 +313,35 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *canc
 {
     using jsonrpc::Fault;
     const QJsonValue nameValue = params.value(QLatin1String("name"));
-    if (!nameValue.isString())
-        return Fault{jsonrpc::InvalidParams,
-                     QStringLiteral("tools/call needs \"name\", the tool to call")};
     const QJsonValue argsValue = params.value(QLatin1String("arguments"));
-    if (!argsValue.isUndefined() && !argsValue.isNull() && !argsValue.isObject())
-        return Fault{jsonrpc::InvalidParams,
-                     QStringLiteral("tools/call \"arguments\" must be an object")};
-    const QString name = nameValue.toString();
     const AgentPtr a = agent();
+    // A call refused here never reaches the agent: its `invalid` record comes from the helper
+    // the core uses for the calls it refuses.
+    auto invalid = [&](const QString &message) {
+        auditInvalidToolCall(nameValue.toString(), SandboxManager::resolveWorkspaceId(*a), a->id(),
+                             QStringLiteral("ValueError"), message);
+        return Fault{jsonrpc::InvalidParams, message};
+    };
+    if (!nameValue.isString())
+        return invalid(QStringLiteral("tools/call needs \"name\", the tool to call"));
+    if (!argsValue.isUndefined() && !argsValue.isNull() && !argsValue.isObject())
+        return invalid(QStringLiteral("tools/call \"arguments\" must be an object"));
+    const QString name = nameValue.toString();
 
     auto token = std::make_shared<CancellationToken>();
     const QString key = jsonrpc::idKey(id);
     {
         QMutexLocker lock(&m_mutex);
-        if (m_running.contains(key))
-            return Fault{
-                jsonrpc::InvalidRequest,
-                QStringLiteral("request id %1 is already running; use a new id").arg(key.mid(2))};
-        m_running.insert(key, token);
+        if (!m_running.contains(key))
+            m_running.insert(key, token);
+        else
+            token.reset();
+    }
+    if (!token) {
+        Fault f = invalid(
+            QStringLiteral("request id %1 is already running; use a new id").arg(key.mid(2)));
+        f.code = jsonrpc::InvalidRequest;
+        return f;
     }
     ToolCallResult call;
     std::optional<Fault> fault;

@@ -429,6 +429,29 @@ private Q_SLOTS:
         QCOMPARE(audit.named("sandbox.execute").value(0).outcome, QStringLiteral("denied"));
     }
 
+    // A plan's calls go through Agent::callTool: an ill-typed argument or an unknown tool is
+    // an error result of its step and leaves one `invalid` record under the agent's name.
+    void invalidStepsAreAudited()
+    {
+        const SandboxPtr sandbox = startedSandbox();
+        sandbox->addFiles({{QStringLiteral("a.txt"), FileSource::text("x\n")}});
+        test::AuditCapture audit;
+        const AgentPlan plan = AgentPlan::parse(
+            planJson({step("bad offset", "read_file", {{"path", "a.txt"}, {"offset", "one"}},
+                           {{"error", "ValueError"}}),
+                      step("no such tool", "format_disk", {}, {{"error", "ToolNotFoundError"}})},
+                     {{"agent", QJsonObject{{"name", "planner"}}}}));
+        AgentPlanRunner runner(plan, sandbox);
+        QCOMPARE(outcomes(runner.run()), (QStringList{"error+", "error+"}));
+        QStringList seen;
+        for (const AuditEvent &e : audit.events()) {
+            if (e.actor == QLatin1String("planner") && e.event != QLatin1String("attach") &&
+                e.event != QLatin1String("detach"))
+                seen << e.event + u'/' + e.outcome;
+        }
+        QCOMPARE(seen, (QStringList{"sandbox.read_file/invalid", "tool.call/invalid"}));
+    }
+
     void modeAndNameOverrides()
     {
         const SandboxPtr sandbox = startedSandbox();

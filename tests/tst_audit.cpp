@@ -20,13 +20,25 @@
 #include <QLoggingCategory>
 #include <QMutex>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QThread>
 #include <QtTest>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <memory>
+
+#include <sys/mount.h>
+#include <unistd.h>
+
+namespace elsai::detail {
+// Test hook of shellclassify.cpp: classifier steps done on this thread.
+quint64 shellClassifierStepCount();
+void resetShellClassifierStepCount();
+} // namespace elsai::detail
 
 using namespace elsai;
 
@@ -388,8 +400,15 @@ private Q_SLOTS:
             AuditRecorder r(QStringLiteral("op.abandoned"), QStringLiteral("ws"),
                             QStringLiteral("a"));
         }
+        {
+            AuditRecorder r(QStringLiteral("op.invalid"), QStringLiteral("ws"), QStringLiteral("a"));
+            r.fail(ToolNotFoundError(QStringLiteral("no tool 'x'")));
+        }
         const QList<AuditEvent> ev = sink->events();
-        QCOMPARE(ev.size(), 4);
+        QCOMPARE(ev.size(), 5);
+        QCOMPARE(ev[4].outcome, QStringLiteral("invalid")); // a ValueError: refused for its input
+        QCOMPARE(ev[4].fields.value(QLatin1String("error_type")).toString(),
+                 QStringLiteral("ToolNotFoundError"));
         QCOMPARE(ev[0].outcome, QStringLiteral("ok"));
         QCOMPARE(ev[0].fields.value(QLatin1String("k")).toInt(), 1);
         QCOMPARE(ev[1].outcome, QStringLiteral("denied"));
@@ -601,6 +620,192 @@ private Q_SLOTS:
         QFETCH(QString, command);
         QFETCH(QString, op);
         QCOMPARE(elsai::inferShellOperation(command), op);
+    }
+
+    // The scanner's own rules: escapes, descriptor duplication, quoted words, prefixes.
+    void inferShellOperationScanner_data()
+    {
+        QTest::addColumn<QString>("command");
+        QTest::addColumn<QString>("op");
+        auto row = [](const char *command, const char *op) {
+            QTest::newRow(command) << QString::fromUtf8(command) << QString::fromLatin1(op);
+        };
+        row("echo a \\> b", "shell");          // an escaped > is no redirection
+        row("echo a\\; rm x", "shell");         // nor is an escaped ; a separator
+        row("echo \"a > b\"", "shell");
+        row("echo hi >'out file'", "shell_write");
+        row("cat f 2>&1 | wc -l", "read");
+        row("ls >>/dev/null", "read");
+        row("ls > /dev/nullx", "shell_write");
+        row("make 2>&1 >build.log", "shell_write");
+        row("sudo -E env A=1 rm x", "shell_delete");
+        row("A='x; rm y' ls", "read");        // a quoted value is part of its word
+        row("nohup time /usr/bin/curl x", "network");
+        row("A='x y' B=2 mv a b", "shell_move");
+        row("bash -c \"ls; rm -f a\"", "shell_delete");
+        row("`rm x`", "shell_delete");
+        row("find . -name x; echo -delete", "read");
+        row("sed -e s/a/b/ f", "shell");
+        row("sed -i.bak s/a/b/ f", "shell_write");
+        row("python3 -m pytest", "python");
+        row("python -m pip list", "python");
+        row("pip3 install x > log", "package_install");
+        row("rm-tool x", "shell");
+        row("> out rm x", "shell_delete");
+        row("echo \\", "shell");
+        row("'", "shell");
+        row("$(", "shell");
+    }
+
+    void inferShellOperationScanner()
+    {
+        QFETCH(QString, command);
+        QFETCH(QString, op);
+        QCOMPARE(elsai::inferShellOperation(command), op);
+    }
+
+    // Worst cases for the old backtracking rules (quadratic: a 120 KB command took ~10 s). Each
+    // row classifies `unit` repeated n and 2n times and counts the scanner's steps: linear work
+    // means steps(2n) <= 2 * steps(n) + a constant, and a few steps per character.
+    void inferShellOperationIsLinear_data()
+    {
+        QTest::addColumn<QString>("prefix");
+        QTest::addColumn<QString>("unit");
+        QTest::addColumn<QString>("suffix");
+        QTest::addColumn<QString>("op");
+        auto row = [](const char *name, const char *prefix, const char *unit, const char *suffix,
+                      const char *op) {
+            QTest::newRow(name) << QString::fromUtf8(prefix) << QString::fromUtf8(unit)
+                                << QString::fromUtf8(suffix) << QString::fromLatin1(op);
+        };
+        row("quotes", "", "'", "", "shell");
+        row("double quotes", "", "\"", "", "shell");
+        row("command substitutions", "", "$(", "", "shell");
+        row("sudo chain", "", "sudo ", "rm x", "shell_delete");
+        row("sudo chain, no command", "", "sudo ", "", "shell");
+        row("xargs options", "", "xargs -0 ", "", "shell");
+        row("assignments", "", "A=b ", "echo", "shell");
+        row("assignment values", "A=", "=", " rm", "shell_delete");
+        row("find without -delete", "", "find ", "", "read");
+        row("find then args", "find ", "-name x ", "-delete", "shell_delete");
+        row("separators", "", ";", "ls", "read");
+        row("pipes and blanks", "", "| ", "", "shell");
+        row("redirections", "echo ", "> ", "", "shell");
+        row("redirections to null", "ls ", ">/dev/null ", "", "read");
+        row("descriptor dups", "ls ", "2>&1 ", "", "read");
+        row("blank runs after >", "echo >", " ", "f", "shell_write");
+        row("backslashes", "", "\\", "", "shell");
+        row("paths", "", "/a", "/rm", "shell_delete");
+        row("one long word", "", "a", "", "shell");
+        row("python -m", "", "python -m ", "", "python");
+        row("pip words", "", "pip ", "install", "python");
+        row("arguments", "echo ", "rm ", "", "shell");
+        row("quoted separators", "sh -c '", "ls; ", "'", "read");
+        row("newlines", "", "\n", "", "shell");
+    }
+
+    void inferShellOperationIsLinear()
+    {
+        QFETCH(QString, prefix);
+        QFETCH(QString, unit);
+        QFETCH(QString, suffix);
+        QFETCH(QString, op);
+        const int n = 20000;
+        auto stepsFor = [&](int count, QString *result) {
+            const QString command = prefix + unit.repeated(count) + suffix;
+            detail::resetShellClassifierStepCount();
+            *result = elsai::inferShellOperation(command);
+            return std::pair(detail::shellClassifierStepCount(), quint64(command.size()));
+        };
+        QString r1, r2;
+        const auto [s1, len1] = stepsFor(n, &r1);
+        const auto [s2, len2] = stepsFor(2 * n, &r2);
+        Q_UNUSED(len2);
+        QCOMPARE(r1, op);
+        QCOMPARE(r2, op);
+        QVERIFY(s1 > 0);
+        QVERIFY2(s1 <= 4 * len1 + 64,
+                 qPrintable(QStringLiteral("%1 steps for %2 characters").arg(s1).arg(len1)));
+        QVERIFY2(s2 <= 2 * s1 + 64,
+                 qPrintable(QStringLiteral("steps %1 -> %2 when doubling the input").arg(s1).arg(s2)));
+    }
+
+    // ---- a full disk ---------------------------------------------------------------------------
+
+    // The audit log on a 1 MiB tmpfs that an agent fills: no torn line (every line is JSON),
+    // the records that could not be kept are counted and told by audit.dropped once there is
+    // room again, and the health says degraded. Root only (it mounts the tmpfs).
+    void fullDiskFilledByAnAgent()
+    {
+        if (::geteuid() != 0)
+            QSKIP("needs root: mounts a 1 MiB tmpfs for the audit log (run the tests as root to "
+                  "cover the full-disk case)");
+        QTemporaryDir dir;
+        const QString mnt = dir.filePath(QStringLiteral("fs"));
+        QVERIFY(QDir().mkpath(mnt));
+        if (::mount("tmpfs", QFile::encodeName(mnt).constData(), "tmpfs", MS_NOSUID | MS_NODEV,
+                    "size=1m,mode=0755") != 0)
+            QSKIP(qPrintable(QStringLiteral("cannot mount a tmpfs (%1): the full-disk case is "
+                                            "not covered here")
+                                 .arg(QString::fromLocal8Bit(std::strerror(errno)))));
+        auto unmount =
+            qScopeGuard([&] { ::umount2(QFile::encodeName(mnt).constData(), MNT_DETACH); });
+        const QString logPath = mnt + QStringLiteral("/audit.jsonl");
+        JsonLinesAuditSink::Options options;
+        options.maxQueuedRecords = 4;
+        auto sink = std::make_shared<JsonLinesAuditSink>(logPath, options);
+        SinkGuard guard(sink);
+
+        const SandboxPtr sandbox = Sandbox::create(
+            QStringLiteral("full-disk"),
+            std::make_shared<LocalSandboxBackend>(mnt + QStringLiteral("/ws")), 600);
+        sandbox->start();
+        const AgentPtr agent = Agent::create(QStringLiteral("filler"));
+        sandbox->attach(agent);
+        auto call = [&](const QString &tool, const QJsonObject &args) {
+            try {
+                agent->callTool(tool, args);
+            } catch (const SandboxError &) {
+                // full disk: the tool fails, and so does its record
+            }
+        };
+        call(QStringLiteral("execute"),
+             {{QStringLiteral("command"), QStringLiteral("head -c 2000000 /dev/zero > fill")}});
+        for (int i = 0; i < 30; ++i) {
+            call(QStringLiteral("write_file"),
+                 {{QStringLiteral("path"), QStringLiteral("f%1.txt").arg(i)},
+                  {QStringLiteral("content"), QString(4096, QLatin1Char('x'))}});
+            call(QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral(".")}});
+        }
+        const AuditHealth full = sink->health();
+        QVERIFY2(full.recordsDropped > 0, qPrintable(full.describe()));
+        QCOMPARE(full.state, AuditHealth::State::Failing);
+        QCOMPARE(AuditLog::instance().health().state, AuditHealth::State::Failing);
+
+        // Room again (the agent deletes its filler): what waited is written, then the note.
+        call(QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("rm -f fill")}});
+        sandbox->stop(false);
+        sink->flush();
+
+        const QByteArray data = readHost(logPath);
+        QVERIFY(data.endsWith('\n'));
+        QString problem;
+        const QList<QJsonObject> events = parseLines(data, &problem);
+        QVERIFY2(problem.isEmpty(), qPrintable(problem)); // no torn line
+        qint64 told = 0;
+        for (const QJsonObject &e : events) {
+            if (e.value(QLatin1String("event")).toString() == QLatin1String("audit.dropped"))
+                told += e.value(QLatin1String("records_dropped")).toInteger();
+        }
+        const AuditHealth after = sink->health();
+        QCOMPARE(told, after.recordsDropped);
+        QCOMPARE(after.recordsDropped, full.recordsDropped);
+        QCOMPARE(after.recordsQueued, 0);
+        QCOMPARE(after.state, AuditHealth::State::Degraded);
+        QVERIFY(!after.lastError.isEmpty());
+        // later records follow the note
+        QCOMPARE(events.last().value(QLatin1String("event")).toString(),
+                 QStringLiteral("sandbox.stop"));
     }
 
     // ---- hostile inputs A1 / A2 --------------------------------------------------------------

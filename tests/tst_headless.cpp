@@ -800,6 +800,59 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, exitCode);
     }
 
+    // An audit log that cannot be written (/dev/full: every write fails with ENOSPC) loses
+    // records: a warning on stderr, the sessions line says so, and the run exits with status 4
+    // whatever its own status was.
+    void lostAuditRecordsGiveExitStatus4_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QByteArray>("script");
+        QTest::newRow("exec") << QStringList{QStringLiteral("--exec"), QStringLiteral("true")}
+                              << QByteArray();
+        QTest::newRow("script")
+            << QStringList{QStringLiteral("--script"), QStringLiteral("-")}
+            << QByteArray("{\"op\":\"start\"}\n{\"op\":\"sessions\"}\n{\"op\":\"stop\"}\n");
+    }
+
+    void lostAuditRecordsGiveExitStatus4()
+    {
+        if (!QFileInfo::exists(QStringLiteral("/dev/full")))
+            QSKIP("no /dev/full on this system");
+        QFETCH(QStringList, args);
+        QFETCH(QByteArray, script);
+        const RunResult r = runWorkbench(
+            headless(QStringList{QStringLiteral("--audit-log"), QStringLiteral("/dev/full")} +
+                     args),
+            script);
+        QVERIFY(r.finished);
+        QCOMPARE(r.exitStatus, QProcess::NormalExit);
+        QCOMPARE(r.exitCode, 4);
+        QVERIFY2(r.err.contains("audit log degraded"), r.err.constData());
+        QVERIFY2(r.err.contains("audit records were lost"), r.err.constData());
+        QCOMPARE(r.err.count("audit log degraded"), 1); // once per change, not per record
+        if (!script.isEmpty()) {
+            QString problem;
+            const QList<QJsonObject> lines = parseLines(r.out, &problem);
+            QVERIFY2(problem.isEmpty(), qPrintable(problem));
+            QCOMPARE(lines.size(), 3);
+            QCOMPARE(lines.at(1).value(QLatin1String("audit"))
+                         .toObject()
+                         .value(QLatin1String("state"))
+                         .toString(),
+                     QStringLiteral("degraded"));
+        }
+    }
+
+    void auditLogThatWorksKeepsTheExitStatus()
+    {
+        const QString log = tmpPath(QStringLiteral("audit.jsonl"));
+        const RunResult r = runWorkbench(headless(
+            {QStringLiteral("--audit-log"), log, QStringLiteral("--exec"), QStringLiteral("exit 3")}));
+        QVERIFY(r.finished);
+        QCOMPARE(r.exitCode, 3);
+        QVERIFY2(!r.err.contains("audit"), r.err.constData());
+    }
+
     void scriptOffload()
     {
         const QByteArray script = "{\"op\":\"start\"}\n"

@@ -58,6 +58,7 @@
 #include <QTextBlock>
 
 #include <memory>
+#include <thread>
 
 #include "testutil.h"
 
@@ -241,6 +242,7 @@ private Q_SLOTS:
     void screenshots();
     void newSandboxStartsFromTheStartupSpec();
     void createBwrapSandboxThroughDialog();
+    void auditHealthShowsInTheStatusBar();
 
 private:
     QString sandboxId() const { return QStringLiteral("tst-main"); }
@@ -249,6 +251,54 @@ private:
     std::unique_ptr<SandboxController> m_controller;
     std::unique_ptr<MainWindow> m_window;
 };
+
+namespace {
+/// A sink whose health the test sets (as a failing disk would).
+class HealthSink : public AuditSink
+{
+public:
+    void record(const AuditEvent &) override {}
+    AuditHealth health() const override
+    {
+        QMutexLocker lock(&m_mutex);
+        return m_health;
+    }
+    void set(const AuditHealth &h)
+    {
+        {
+            QMutexLocker lock(&m_mutex);
+            m_health = h;
+        }
+        notifyHealthChanged();
+    }
+
+private:
+    mutable QMutex m_mutex;
+    AuditHealth m_health;
+};
+} // namespace
+
+// The audit log's trouble stays in the status bar until it is resolved.
+void TestMainWindow::auditHealthShowsInTheStatusBar()
+{
+    auto *label = m_window->findChild<QLabel *>(QStringLiteral("auditHealthLabel"));
+    QVERIFY(label);
+    QVERIFY(!label->isVisible());
+    auto sink = std::make_shared<HealthSink>();
+    AuditLog::instance().addSink(sink);
+    AuditHealth failing;
+    failing.state = AuditHealth::State::Failing;
+    failing.recordsDropped = 12;
+    failing.lastError = QStringLiteral("No space left on device");
+    std::thread([&] { sink->set(failing); }).join(); // a write on another thread
+    QTRY_VERIFY(label->isVisible());
+    QVERIFY2(label->text().contains(QLatin1String("failing")), qPrintable(label->text()));
+    QVERIFY(label->text().contains(QLatin1String("12 records dropped")));
+    QVERIFY(label->text().contains(QLatin1String("No space left on device")));
+    sink->set(AuditHealth());
+    AuditLog::instance().removeSink(sink);
+    QTRY_VERIFY(!label->isVisible());
+}
 
 void TestMainWindow::initTestCase()
 {

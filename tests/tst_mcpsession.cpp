@@ -200,6 +200,55 @@ private Q_SLOTS:
         }
     }
 
+    // Every tools/call has one audit record, also the ones refused before the agent runs them
+    // (no name, arguments not an object) and the ones the agent refuses (unknown tool, missing
+    // or ill-typed arguments): outcome invalid, under the agent's name.
+    void invalidCallsAreAudited_data()
+    {
+        QTest::addColumn<QJsonObject>("params");
+        QTest::addColumn<QString>("event");
+        QTest::addColumn<bool>("protocolError"); // a JSON-RPC error rather than isError
+        QTest::newRow("no name") << QJsonObject{{"arguments", QJsonObject{}}}
+                                 << QStringLiteral("tool.call") << true;
+        QTest::newRow("name a number")
+            << QJsonObject{{"name", 3}} << QStringLiteral("tool.call") << true;
+        QTest::newRow("arguments a string")
+            << QJsonObject{{"name", "read_file"}, {"arguments", "a.txt"}}
+            << QStringLiteral("sandbox.read_file") << true;
+        QTest::newRow("unknown tool") << QJsonObject{{"name", "nope"}, {"arguments", QJsonObject{}}}
+                                      << QStringLiteral("tool.call") << true;
+        QTest::newRow("missing path")
+            << QJsonObject{{"name", "read_file"}, {"arguments", QJsonObject{}}}
+            << QStringLiteral("sandbox.read_file") << false;
+        QTest::newRow("command a bool")
+            << QJsonObject{{"name", "execute"}, {"arguments", QJsonObject{{"command", true}}}}
+            << QStringLiteral("sandbox.execute") << false;
+    }
+
+    void invalidCallsAreAudited()
+    {
+        QFETCH(QJsonObject, params);
+        QFETCH(QString, event);
+        QFETCH(bool, protocolError);
+        McpSession s(QStringLiteral("inv"),
+                     spec(QStringLiteral("sloppy"), SandboxAttachMode::ReadWrite), m_sandbox);
+        init(s);
+        test::AuditCapture audit;
+        const QJsonObject reply = call(s, QStringLiteral("tools/call"), params);
+        QCOMPARE(reply.contains(QLatin1String("error")), protocolError);
+        if (!protocolError)
+            QVERIFY(reply.value(QLatin1String("result"))
+                        .toObject()
+                        .value(QLatin1String("isError"))
+                        .toBool());
+        const QList<AuditEvent> events = audit.events();
+        QCOMPARE(events.size(), 1);
+        QCOMPARE(events.first().event, event);
+        QCOMPARE(events.first().outcome, QStringLiteral("invalid"));
+        QCOMPARE(events.first().actor, QStringLiteral("sloppy"));
+        QVERIFY(!events.first().fields.value(QLatin1String("error_type")).toString().isEmpty());
+    }
+
     void readOnlyCannotChangeTheWorkspace()
     {
         QList<AuditEvent> events;

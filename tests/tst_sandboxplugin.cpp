@@ -8,6 +8,7 @@
 #include <QCryptographicHash>
 #include <QDirIterator>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -363,6 +364,100 @@ private Q_SLOTS:
             QCOMPARE(audit.events().size(), 1);
             QCOMPARE(audit.events().first().outcome, QStringLiteral("denied"));
         }
+    }
+
+    // Every tool call has exactly one record, the refused and invalid ones too: arguments
+    // missing or of the wrong type, below their minimum, an unknown tool, a blocked one.
+    void invalidCallsAreAudited_data()
+    {
+        QTest::addColumn<QString>("agent");
+        QTest::addColumn<QString>("tool");
+        QTest::addColumn<QJsonObject>("args");
+        QTest::addColumn<QString>("errorType");
+        QTest::addColumn<QString>("event");
+        QTest::addColumn<QString>("outcome");
+        const QString inv = QStringLiteral("invalid");
+        const QString ve = QStringLiteral("ValueError");
+        auto row = [&](const char *name, const char *agent, const char *tool, QJsonObject args,
+                       const QString &type, const char *event, const QString &outcome) {
+            QTest::newRow(name) << QString::fromLatin1(agent) << QString::fromLatin1(tool) << args
+                                << type << QString::fromLatin1(event) << outcome;
+        };
+        row("execute without command", "writer", "execute", {}, ve, "sandbox.execute", inv);
+        row("execute, command a number", "writer", "execute", {{"command", 5}}, ve,
+            "sandbox.execute", inv);
+        row("execute, cwd an array", "writer", "execute",
+            {{"command", "true"}, {"cwd", QJsonArray{1}}}, ve, "sandbox.execute", inv);
+        row("read_file without path", "reader", "read_file", {}, ve, "sandbox.read_file", inv);
+        row("read_file, offset a string", "reader", "read_file",
+            {{"path", "lines.txt"}, {"offset", "2"}}, ve, "sandbox.read_file", inv);
+        row("read_file, limit 1.5", "reader", "read_file", {{"path", "lines.txt"}, {"limit", 1.5}},
+            ve, "sandbox.read_file", inv);
+        row("read_file, offset -1", "reader", "read_file", {{"path", "lines.txt"}, {"offset", -1}},
+            ve, "sandbox.read_file", inv);
+        row("write_file without content", "writer", "write_file", {{"path", "x"}}, ve,
+            "sandbox.write_file", inv);
+        row("list_dir, path null", "writer", "list_dir", {{"path", QJsonValue()}}, ve,
+            "sandbox.list_dir", inv);
+        row("unknown tool", "writer", "no_such_tool", {}, QStringLiteral("ToolNotFoundError"),
+            "tool.call", inv);
+        row("read-only execute", "reader", "execute", {{"command", "touch x"}},
+            QStringLiteral("SandboxMutationDeniedError"), "sandbox.execute",
+            QStringLiteral("denied"));
+    }
+
+    void invalidCallsAreAudited()
+    {
+        QFETCH(QString, agent);
+        QFETCH(QString, tool);
+        QFETCH(QJsonObject, args);
+        QFETCH(QString, errorType);
+        QFETCH(QString, event);
+        QFETCH(QString, outcome);
+        const AgentPtr a = agent == QLatin1String("writer") ? m_writer : m_reader;
+        test::AuditCapture audit;
+        const QByteArray before = treeHash();
+        QString thrown;
+        try {
+            a->callTool(tool, args);
+        } catch (const SandboxError &e) {
+            thrown = e.specName();
+        }
+        QCOMPARE(thrown, errorType);
+        QCOMPARE(treeHash(), before);
+        const QList<AuditEvent> events = audit.events();
+        QCOMPARE(events.size(), 1);
+        const AuditEvent &e = events.first();
+        QCOMPARE(e.event, event);
+        QCOMPARE(e.outcome, outcome);
+        QCOMPARE(e.actor, a->id());
+        QCOMPARE(e.workspaceId, QStringLiteral("plugin"));
+        QCOMPARE(e.fields.value(QLatin1String("error_type")).toString(), errorType);
+        if (event == QLatin1String("tool.call"))
+            QCOMPARE(e.fields.value(QLatin1String("tool")).toString(), tool);
+    }
+
+    void unknownToolNameIsBoundedInTheRecord()
+    {
+        test::AuditCapture audit;
+        const QString name = QStringLiteral("x").repeated(100000);
+        QVERIFY_THROWS_EXCEPTION(ToolNotFoundError, m_writer->callTool(name, {}));
+        QCOMPARE(audit.events().size(), 1);
+        const AuditEvent e = audit.events().first();
+        QCOMPARE(e.outcome, QStringLiteral("invalid"));
+        QVERIFY(e.fields.value(QLatin1String("tool")).toString().size() <= 128);
+        QVERIFY(QJsonDocument(e.toJson()).toJson().size() < 4096);
+    }
+
+    void validCallsHaveOneRecordEach()
+    {
+        test::AuditCapture audit;
+        m_writer->callTool(QStringLiteral("list_dir"), {{QStringLiteral("path"), "."}});
+        m_reader->callTool(QStringLiteral("read_file"), {{QStringLiteral("path"), "lines.txt"}});
+        QCOMPARE(audit.names(),
+                 (QStringList{QStringLiteral("sandbox.list_dir"), QStringLiteral("sandbox.read_file")}));
+        for (const AuditEvent &e : audit.events())
+            QCOMPARE(e.outcome, QStringLiteral("ok"));
     }
 
     void writeAndListTools()

@@ -8,6 +8,7 @@
 #include "sandboxmanager.h"
 #include "sandboxplugin.h"
 #include "scriptrunner.h"
+#include "testutil.h"
 
 #include <QBuffer>
 #include <QCryptographicHash>
@@ -1047,6 +1048,63 @@ private Q_SLOTS:
         QVERIFY(s.value(QLatin1String("last_used_at")).toDouble() >=
                 s.value(QLatin1String("created_at")).toDouble());
         QVERIFY(s.value(QLatin1String("idle_seconds")).toDouble(-1) >= 0);
+    }
+
+    // The sessions result line carries the audit trail's health.
+    void sessionsReportAuditHealth()
+    {
+        startAndAttach();
+        RUN_OK(r, "{\"op\":\"sessions\"}");
+        const QJsonObject audit = r.value(QLatin1String("audit")).toObject();
+        QCOMPARE(audit.value(QLatin1String("state")).toString(), QStringLiteral("ok"));
+        QCOMPARE(audit.value(QLatin1String("records_dropped")).toInteger(-1), 0);
+        QCOMPARE(audit.value(QLatin1String("records_queued")).toInteger(-1), 0);
+        QVERIFY(audit.contains(QLatin1String("last_error")));
+        QCOMPARE(r.value(QLatin1String("result")).toArray().size(), 1); // the spec's list as is
+    }
+
+    // A call op refused by the runner (no such agent, no tool name, args not an object) or by
+    // the agent (unknown tool, missing argument) leaves one record with outcome invalid.
+    void invalidCallsAreAudited_data()
+    {
+        QTest::addColumn<QByteArray>("line");
+        QTest::addColumn<QString>("event");
+        QTest::addColumn<QString>("actor");
+        QTest::newRow("args a list")
+            << QByteArray(R"({"op":"call","agent":"a","tool":"execute","args":[1]})")
+            << QStringLiteral("sandbox.execute") << QStringLiteral("a");
+        QTest::newRow("no tool") << QByteArray(R"({"op":"call","agent":"a","args":{}})")
+                                 << QStringLiteral("tool.call") << QStringLiteral("a");
+        QTest::newRow("no such agent")
+            << QByteArray(R"({"op":"call","agent":"ghost","tool":"list_dir","args":{"path":"."}})")
+            << QStringLiteral("sandbox.list_dir") << QStringLiteral("ghost");
+        QTest::newRow("unknown tool")
+            << QByteArray(R"({"op":"call","agent":"a","tool":"format_disk","args":{}})")
+            << QStringLiteral("tool.call") << QStringLiteral("a");
+        QTest::newRow("missing command")
+            << QByteArray(R"({"op":"call","agent":"a","tool":"execute","args":{}})")
+            << QStringLiteral("sandbox.execute") << QStringLiteral("a");
+        QTest::newRow("content a number")
+            << QByteArray(R"({"op":"call","agent":"a","tool":"write_file",)"
+                          R"("args":{"path":"x","content":1}})")
+            << QStringLiteral("sandbox.write_file") << QStringLiteral("a");
+    }
+
+    void invalidCallsAreAudited()
+    {
+        QFETCH(QByteArray, line);
+        QFETCH(QString, event);
+        QFETCH(QString, actor);
+        startAndAttach();
+        test::AuditCapture audit;
+        const QJsonObject r = run(line);
+        QVERIFY2(!r.value(QLatin1String("ok")).toBool(true), qPrintable(dump(r)));
+        const QList<AuditEvent> events = audit.events();
+        QCOMPARE(events.size(), 1);
+        QCOMPARE(events.first().event, event);
+        QCOMPARE(events.first().outcome, QStringLiteral("invalid"));
+        QCOMPARE(events.first().actor, actor);
+        QCOMPARE(events.first().workspaceId, kWorkspaceId);
     }
 
     void cleanupExpiredStopsIdleSandbox()

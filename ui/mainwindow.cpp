@@ -1,6 +1,7 @@
 #include "mainwindow.h"
 
 #include "agentplanpanel.h"
+#include "audithealthmonitor.h"
 #include "errors.h"
 #include "filetabs.h"
 #include "flushpreviewdialog.h"
@@ -37,6 +38,7 @@ struct MainWindow::Private
     AuditPanel *audit = nullptr;
     McpPanel *mcp = nullptr;
     QLabel *summary = nullptr;
+    QLabel *auditHealth = nullptr; ///< shown while the audit log is not ok
     QProgressBar *progress = nullptr;
     QTimer statusTimer;
     QAction *start = nullptr, *stop = nullptr, *stopNoSync = nullptr, *flush = nullptr,
@@ -121,6 +123,19 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
     d->progress->hide();
     statusBar()->addPermanentWidget(d->progress);
     statusBar()->addPermanentWidget(d->summary);
+    // The audit log's trouble stays visible (not a transient message) until it is fixed.
+    d->auditHealth = new QLabel(this);
+    d->auditHealth->setObjectName(QStringLiteral("auditHealthLabel"));
+    d->auditHealth->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold"));
+    statusBar()->addPermanentWidget(d->auditHealth);
+    auto *auditMonitor = new AuditHealthMonitor(this);
+    auto showAuditHealth = [this, auditMonitor] {
+        d->auditHealth->setText(auditMonitor->statusText());
+        d->auditHealth->setVisible(!auditMonitor->statusText().isEmpty());
+    };
+    connect(auditMonitor, &AuditHealthMonitor::healthChanged, this, showAuditHealth);
+    connect(&d->statusTimer, &QTimer::timeout, auditMonitor, &AuditHealthMonitor::refresh);
+    showAuditHealth();
 
     connect(d->sessions, &SessionsPanel::currentWorkspaceChanged, this,
             &MainWindow::setCurrentWorkspace);
