@@ -11,6 +11,7 @@
 #include "sandboxplugin.h"
 #include "scriptrunner.h"
 #include "sessionoptions.h"
+#include "shutdownsignals.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -83,6 +84,9 @@ int runHeadless(int argc, char **argv)
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("elsai-workbench"));
     QCoreApplication::setApplicationVersion(QStringLiteral(ELSAI_VERSION));
+    // The main thread runs the commands and reads the script: a signal ends the program from
+    // the watcher thread. MCP serves from an event loop and switches to ShutdownExit::EventLoop.
+    installShutdownSignals(ShutdownExit::Immediate);
 
     QCommandLineParser parser;
     SessionOptions::describe(parser, SessionOptions::Mode::Headless);

@@ -9,6 +9,8 @@
 
 #include <cstdio>
 
+#include <unistd.h>
+
 Q_LOGGING_CATEGORY(lcAudit, "elsai.sandbox.audit", QtInfoMsg)
 
 namespace elsai {
@@ -63,6 +65,14 @@ void JsonLinesAuditSink::record(const AuditEvent &event)
     ELSAI_FAULT_POINT("audit-append");
 }
 
+void JsonLinesAuditSink::flush()
+{
+    QMutexLocker lock(&m_mutex);
+    m_file.flush();
+    if (m_file.handle() >= 0)
+        ::fsync(m_file.handle());
+}
+
 AuditLog &AuditLog::instance()
 {
     static AuditLog log;
@@ -95,6 +105,17 @@ void AuditLog::emitEvent(AuditEvent event)
     qCInfo(lcAudit).noquote() << QJsonDocument(event.toJson()).toJson(QJsonDocument::Compact);
     for (const auto &sink : std::as_const(sinks))
         sink->record(event);
+}
+
+void AuditLog::flush()
+{
+    QList<AuditSinkPtr> sinks;
+    {
+        QMutexLocker lock(&m_mutex);
+        sinks = m_sinks;
+    }
+    for (const auto &sink : std::as_const(sinks))
+        sink->flush();
 }
 
 void AuditLog::emitEvent(const QString &event, const QString &workspaceId, const QString &actor,

@@ -40,6 +40,8 @@ class AuditSink
 public:
     virtual ~AuditSink();
     virtual void record(const AuditEvent &event) = 0;
+    /// Makes every record received so far durable (a shutdown calls it). Default: nothing.
+    virtual void flush() {}
 };
 using AuditSinkPtr = std::shared_ptr<AuditSink>;
 
@@ -51,6 +53,7 @@ public:
     /// Throws OSError when the file cannot be opened for appending.
     explicit JsonLinesAuditSink(const QString &path);
     void record(const AuditEvent &event) override;
+    void flush() override; ///< fsync
 
 private:
     QMutex m_mutex;
@@ -82,6 +85,8 @@ public:
     /// Convenience: timestamp and sequence are filled in.
     void emitEvent(const QString &event, const QString &workspaceId, const QString &actor,
                    const QString &outcome, const QJsonObject &fields = {});
+    /// Flushes every sink (AuditSink::flush).
+    void flush();
 
 private:
     QMutex m_mutex;

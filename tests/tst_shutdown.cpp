@@ -1,0 +1,277 @@
+// Stops the real elsai-workbench executable while a command runs — SIGTERM, SIGINT, SIGHUP and
+// kill -9, headless (--exec and the script runner) and in the window — and checks that it ends
+// with 128 + the signal and that nothing of the command's tree survives, including
+// descendants that called setsid. Also checks that a command run with --no-inherit-env cannot
+// read the engine's secrets from /proc (its parent, its parents' chain, any process).
+
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cerrno>
+#include <csignal>
+#include <memory>
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#ifndef ELSAI_WORKBENCH_BIN
+#error "ELSAI_WORKBENCH_BIN must name the elsai-workbench executable"
+#endif
+
+namespace {
+
+constexpr int StartBoundMs = 30000; // every wait is a "did not hang" bound, not a timing
+constexpr int ExitBoundMs = 30000;
+constexpr int GoneBoundMs = 15000;
+
+/// Gone: no such process, or a zombie nobody reaps yet (it runs nothing).
+bool gone(pid_t pid)
+{
+    if (::kill(pid, 0) != 0)
+        return errno == ESRCH;
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!stat.open(QIODevice::ReadOnly))
+        return true;
+    const QByteArray s = stat.readAll();
+    const qsizetype close = s.lastIndexOf(')');
+    return close >= 0 && close + 2 < s.size() && (s[close + 2] == 'Z' || s[close + 2] == 'X');
+}
+
+QList<pid_t> readPids(const QString &path)
+{
+    QList<pid_t> pids;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return pids;
+    for (const QByteArray &line : f.readAll().split('\n')) {
+        bool ok = false;
+        const int pid = line.trimmed().toInt(&ok);
+        if (ok && pid > 1)
+            pids.append(pid_t(pid));
+    }
+    return pids;
+}
+
+/// The command's tree: the shell, a group member, a group member with an empty environment,
+/// and a descendant in a session of its own. Each writes its pid to `pidFile`.
+QString treeCommand(const QString &pidFile)
+{
+    const QString p = QLatin1Char('\'') + pidFile + QLatin1Char('\'');
+    return QStringLiteral("echo $$ >> %1; "
+                          "sleep 300 & echo $! >> %1; "
+                          "env -i /bin/sh -c 'echo $$ >> \"$0\"; exec sleep 300' %1 & "
+                          "setsid /bin/sh -c 'echo $$ >> \"$0\"; exec sleep 300' %1 & "
+                          "wait")
+        .arg(p);
+}
+
+constexpr int TreeSize = 4;
+
+} // namespace
+
+class TestShutdown : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init();
+    void cleanup();
+    void signalStopsEverything_data();
+    void signalStopsEverything();
+    void killNineStopsEverything_data();
+    void killNineStopsEverything();
+    void secretsNotReadable();
+
+private:
+    enum class Front { Exec, Script, Window };
+
+    /// Starts the workbench running treeCommand() and waits until every process of the tree
+    /// has written its pid. Returns the pids (empty on failure, with a QVERIFY message).
+    QList<pid_t> startTree(QProcess &p, Front front);
+    void expectAllGone(const QList<pid_t> &pids);
+
+    std::unique_ptr<QTemporaryDir> m_tmp;
+    QString m_pidFile;
+};
+
+void TestShutdown::init()
+{
+    m_tmp = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_tmp->isValid());
+    QVERIFY(QDir().mkpath(m_tmp->filePath(QStringLiteral("ws"))));
+    m_pidFile = m_tmp->filePath(QStringLiteral("pids"));
+}
+
+void TestShutdown::cleanup()
+{
+    // Whatever a failed test left behind must not outlive it.
+    for (pid_t pid : readPids(m_pidFile))
+        ::kill(pid, SIGKILL);
+    m_tmp.reset();
+}
+
+QList<pid_t> TestShutdown::startTree(QProcess &p, Front front)
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "QT_LOGGING_RULES"})
+        env.remove(QLatin1String(name));
+    QStringList args{QStringLiteral("--workspace-root"), m_tmp->filePath(QStringLiteral("ws"))};
+    const QString command = treeCommand(m_pidFile);
+    switch (front) {
+    case Front::Exec:
+        args << QStringLiteral("--headless") << QStringLiteral("--exec") << command;
+        break;
+    case Front::Script:
+        args << QStringLiteral("--headless") << QStringLiteral("--script") << QStringLiteral("-");
+        break;
+    case Front::Window:
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        args << QStringLiteral("--exec") << command;
+        break;
+    }
+    p.setProcessEnvironment(env);
+    p.setWorkingDirectory(m_tmp->path());
+    p.start(QStringLiteral(ELSAI_WORKBENCH_BIN), args);
+    if (!p.waitForStarted(StartBoundMs))
+        return {};
+    if (front == Front::Script) {
+        const QByteArray json =
+            QJsonDocument(QJsonObject{{QStringLiteral("op"), QStringLiteral("call")},
+                                      {QStringLiteral("agent"), QStringLiteral("a")},
+                                      {QStringLiteral("tool"), QStringLiteral("execute")},
+                                      {QStringLiteral("args"),
+                                       QJsonObject{{QStringLiteral("command"), command}}}})
+                .toJson(QJsonDocument::Compact);
+        p.write("{\"op\":\"start\"}\n{\"op\":\"attach\",\"agent\":\"a\"}\n" + json + '\n');
+        // stdin stays open: the runner would wait for the next line after the command.
+    }
+    QElapsedTimer t;
+    t.start();
+    QList<pid_t> pids;
+    while (t.elapsed() < StartBoundMs && p.state() == QProcess::Running) {
+        pids = readPids(m_pidFile);
+        if (pids.size() >= TreeSize)
+            return pids;
+        QTest::qWait(20);
+    }
+    qWarning() << "stderr:" << p.readAllStandardError() << "stdout:" << p.readAllStandardOutput();
+    return {};
+}
+
+void TestShutdown::expectAllGone(const QList<pid_t> &pids)
+{
+    QElapsedTimer t;
+    t.start();
+    QList<pid_t> alive = pids;
+    while (!alive.isEmpty() && t.elapsed() < GoneBoundMs) {
+        alive.removeIf(gone);
+        if (!alive.isEmpty())
+            QTest::qWait(20);
+    }
+    QString left;
+    for (pid_t pid : alive)
+        left += QString::number(pid) + QLatin1Char(' ');
+    QVERIFY2(alive.isEmpty(), qPrintable(QStringLiteral("still running: ") + left));
+}
+
+void TestShutdown::signalStopsEverything_data()
+{
+    QTest::addColumn<int>("signo");
+    QTest::addColumn<int>("front");
+    const struct
+    {
+        const char *name;
+        int signo;
+    } sigs[] = {{"SIGTERM", SIGTERM}, {"SIGINT", SIGINT}, {"SIGHUP", SIGHUP}};
+    for (const auto &s : sigs) {
+        QTest::addRow("%s exec", s.name) << s.signo << int(Front::Exec);
+        QTest::addRow("%s script", s.name) << s.signo << int(Front::Script);
+    }
+    QTest::addRow("SIGTERM window") << int(SIGTERM) << int(Front::Window);
+}
+
+void TestShutdown::signalStopsEverything()
+{
+    QFETCH(int, signo);
+    QFETCH(int, front);
+    QProcess p;
+    const QList<pid_t> pids = startTree(p, Front(front));
+    QVERIFY2(pids.size() == TreeSize, "the command's tree did not start");
+    ::kill(pid_t(p.processId()), signo);
+    QVERIFY2(p.waitForFinished(ExitBoundMs), "the workbench did not end after the signal");
+    const QByteArray err = p.readAllStandardError();
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(p.exitCode() == 128 + signo,
+             qPrintable(QStringLiteral("exit %1, stderr: %2")
+                            .arg(p.exitCode())
+                            .arg(QString::fromUtf8(err))));
+    expectAllGone(pids);
+}
+
+void TestShutdown::killNineStopsEverything_data()
+{
+    QTest::addColumn<int>("front");
+    QTest::addRow("exec") << int(Front::Exec);
+    QTest::addRow("script") << int(Front::Script);
+}
+
+void TestShutdown::killNineStopsEverything()
+{
+    QFETCH(int, front);
+    QProcess p;
+    const QList<pid_t> pids = startTree(p, Front(front));
+    QVERIFY2(pids.size() == TreeSize, "the command's tree did not start");
+    ::kill(pid_t(p.processId()), SIGKILL);
+    QVERIFY(p.waitForFinished(ExitBoundMs));
+    QCOMPARE(p.exitStatus(), QProcess::CrashExit);
+    expectAllGone(pids);
+}
+
+void TestShutdown::secretsNotReadable()
+{
+    const QByteArray secret =
+        "elsai-secret-" + QByteArray::number(QRandomGenerator::global()->generate64(), 16);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "QT_LOGGING_RULES"})
+        env.remove(QLatin1String(name));
+    env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), QString::fromLatin1(secret));
+    // The command never spells the secret: it looks for the variable's name and prints what
+    // it finds, so the test compares.
+    const QString command = QStringLiteral(
+        "tr '\\0' '\\n' < /proc/$PPID/environ 2> /dev/null | grep -c =; "
+        "dd if=/proc/$PPID/mem bs=1 count=1 skip=$(( 0x$(grep -m1 -o '^[0-9a-f]*' "
+        "/proc/$PPID/maps 2> /dev/null || echo 0) )) > /dev/null 2>&1 "
+        "&& echo parent-mem-readable; "
+        "p=$PPID; n=0; while [ \"$p\" -gt 1 ] && [ $n -lt 64 ]; do "
+        "  tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep '^AWS_SECRET_ACCESS_KEY='; "
+        "  p=$(sed 's/.*) [^ ]* \\([0-9]*\\).*/\\1/' /proc/$p/stat); n=$((n+1)); done; "
+        "for f in /proc/[0-9]*/environ; do "
+        "  tr '\\0' '\\n' < $f 2>/dev/null | grep '^AWS_SECRET_ACCESS_KEY='; done; "
+        "echo scanned");
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.setWorkingDirectory(m_tmp->path());
+    p.start(QStringLiteral(ELSAI_WORKBENCH_BIN),
+            {QStringLiteral("--headless"), QStringLiteral("--no-inherit-env"),
+             QStringLiteral("--workspace-root"), m_tmp->filePath(QStringLiteral("ws")),
+             QStringLiteral("--exec"), command});
+    QVERIFY(p.waitForFinished(ExitBoundMs));
+    const QByteArray out = p.readAllStandardOutput();
+    const QByteArray err = p.readAllStandardError();
+    QVERIFY2(p.exitCode() == 0, err.constData());
+    QVERIFY2(out.contains("scanned"), out.constData());
+    QVERIFY2(out.startsWith("0\n"), out.constData()); // no variable in the parent's environ
+    QVERIFY2(!out.contains("parent-mem-readable"), out.constData());
+    QVERIFY2(!out.contains(secret), out.constData());
+}
+
+QTEST_GUILESS_MAIN(TestShutdown)
+#include "tst_shutdown.moc"
