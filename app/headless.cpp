@@ -71,6 +71,8 @@ static int runExec(const SandboxPtr &sandbox, const QStringList &commands)
             printError(e.display());
             status = 1;
         }
+        if (shutdownRequested())
+            awaitShutdownExit(); // not the next command, not the final flush
     }
     if (const auto sync = sandbox->stop(true)) {
         for (const QString &e : sync->errors)
@@ -79,7 +81,17 @@ static int runExec(const SandboxPtr &sandbox, const QStringList &commands)
     return status;
 }
 
+static int headlessMain(int argc, char **argv);
+
 int runHeadless(int argc, char **argv)
+{
+    const int status = headlessMain(argc, argv);
+    if (shutdownRequested())
+        awaitShutdownExit(); // the status is 128 + the signal's
+    return status;
+}
+
+static int headlessMain(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("elsai-workbench"));

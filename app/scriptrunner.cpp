@@ -1,6 +1,7 @@
 #include "scriptrunner.h"
 
 #include "errors.h"
+#include "processguard.h"
 
 #include <QFileDevice>
 #include <QIODevice>
@@ -80,6 +81,8 @@ int ScriptRunner::runAll(QIODevice &in, QIODevice &out)
         out.write(QJsonDocument(*result).toJson(QJsonDocument::Compact) + '\n');
         if (auto *file = qobject_cast<QFileDevice *>(&out))
             file->flush(); // one result line reaches a reader per operation, not per buffer
+        if (commandsShutDown())
+            break; // the engine is being stopped (a signal): no further operation
     }
     return failures;
 }

@@ -23,6 +23,7 @@ namespace {
 
 // Bounds, not timings: each command's own grace (killGraceMs) comes first.
 constexpr int CommandsStopWaitMs = 15000; // then SIGKILL to what is still registered
+constexpr int RecordsWaitMs = 5000;
 constexpr int EventLoopExitWaitMs = 10000;
 
 int g_pipe[2] = {-1, -1};
@@ -53,16 +54,31 @@ const char *signalName(int signo)
 
 [[noreturn]] void exitNow(int status)
 {
-    std::fflush(nullptr);
+    // Not fflush(nullptr): the main thread may hold a stream's lock for good (blocked reading
+    // standard input, or writing to a full pipe).
+    for (FILE *stream : {stdout, stderr}) {
+        if (::ftrylockfile(stream) == 0) {
+            ::fflush_unlocked(stream);
+            ::funlockfile(stream);
+        }
+    }
     ::_exit(status);
 }
 
 void shutDown(int signo)
 {
     const int status = 128 + signo;
-    std::fprintf(stderr, "elsai-workbench: %s: stopping the running commands\n",
-                 signalName(signo));
+    // write(2), not stdio: stderr's lock may be held by a thread blocked on a full pipe.
+    char note[96];
+    const int len = std::snprintf(note, sizeof note,
+                                  "elsai-workbench: %s: stopping the running commands\n",
+                                  signalName(signo));
+    if (len > 0) {
+        [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, note, size_t(len));
+    }
     const int stopped = shutdownCommands(CommandsStopWaitMs);
+    // The stopped calls record their outcome on their own threads: those records come first.
+    AuditLog::instance().waitForOpenRecords(RecordsWaitMs);
     AuditLog::instance().emitEvent(QStringLiteral("engine.shutdown"), QString(),
                                    QStringLiteral("host"), QStringLiteral("ok"),
                                    {{QStringLiteral("signal"), QLatin1String(signalName(signo))},
@@ -97,6 +113,18 @@ void watch()
 }
 
 } // namespace
+
+bool shutdownRequested()
+{
+    return g_shuttingDown.load();
+}
+
+void awaitShutdownExit()
+{
+    // Every step of shutDown() is bounded and it ends in _exit.
+    for (;;)
+        ::pause();
+}
 
 void installShutdownSignals(ShutdownExit exit)
 {

@@ -17,11 +17,19 @@ enum class ShutdownExit {
 /// of its own — the main thread may be busy in a command — then:
 /// 1. stops accepting commands and stops every running one (shutdownCommands(): TERM to each
 ///    process group, KILL after its grace, descendants that left the group too);
-/// 2. records `engine.shutdown` in the audit log and flushes it;
+/// 2. waits (bounded) for the stopped calls' own audit records, records `engine.shutdown`
+///    {signal, commands_stopped} and flushes the audit log;
 /// 3. ends the program with 128 + the signal number (see ShutdownExit).
 /// A second signal during this ends the program at once with the same status (the watchdog
 /// still kills whatever is left). Install once, after the application object exists; a later
 /// call only changes how it exits.
 void installShutdownSignals(ShutdownExit exit);
+
+/// True once SIGTERM, SIGINT or SIGHUP arrived (the shutdown is under way).
+bool shutdownRequested();
+
+/// For a main thread that notices the shutdown (its command was cancelled by it): nothing more
+/// is done, no flush, no exit status of its own; the watcher ends the program.
+[[noreturn]] void awaitShutdownExit();
 
 } // namespace elsai

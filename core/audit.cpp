@@ -118,6 +118,17 @@ void AuditLog::flush()
         sink->flush();
 }
 
+bool AuditLog::waitForOpenRecords(int timeoutMs)
+{
+    QDeadlineTimer deadline(timeoutMs);
+    QMutexLocker lock(&m_mutex);
+    while (m_openRecords > 0) {
+        if (!m_recordsClosed.wait(&m_mutex, deadline))
+            return false;
+    }
+    return true;
+}
+
 void AuditLog::emitEvent(const QString &event, const QString &workspaceId, const QString &actor,
                          const QString &outcome, const QJsonObject &fields)
 {
@@ -201,6 +212,9 @@ AuditRecorder::AuditRecorder(QString event, QString workspaceId, QString actor, 
     m_event.workspaceId = std::move(workspaceId);
     m_event.actor = std::move(actor);
     m_event.fields = std::move(fields);
+    AuditLog &log = AuditLog::instance();
+    QMutexLocker lock(&log.m_mutex);
+    ++log.m_openRecords;
 }
 
 AuditRecorder::~AuditRecorder()
@@ -232,7 +246,11 @@ void AuditRecorder::finish(const QString &outcome)
         return;
     m_done = true;
     m_event.outcome = outcome;
-    AuditLog::instance().emitEvent(std::move(m_event));
+    AuditLog &log = AuditLog::instance();
+    log.emitEvent(std::move(m_event));
+    QMutexLocker lock(&log.m_mutex);
+    if (--log.m_openRecords == 0)
+        log.m_recordsClosed.wakeAll();
 }
 
 } // namespace elsai

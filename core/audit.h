@@ -7,6 +7,7 @@
 #include <QLoggingCategory>
 #include <QMutex>
 #include <QString>
+#include <QWaitCondition>
 
 #include <functional>
 #include <memory>
@@ -87,11 +88,17 @@ public:
                    const QString &outcome, const QJsonObject &fields = {});
     /// Flushes every sink (AuditSink::flush).
     void flush();
+    /// Waits until no AuditRecorder is open (every operation begun has its record), at most
+    /// `timeoutMs`; a shutdown calls it after stopping the commands. True when none is open.
+    bool waitForOpenRecords(int timeoutMs);
 
 private:
+    friend class AuditRecorder;
     QMutex m_mutex;
     QList<AuditSinkPtr> m_sinks;
     qint64 m_sequence = 0;
+    QWaitCondition m_recordsClosed;
+    int m_openRecords = 0;
 };
 
 /// Fields describing a command without its text: `command_length`, `command_sha256` (first 12

@@ -109,19 +109,32 @@ bool inTable(const pid_t *groups, int count, long id)
     return false;
 }
 
-/// Whether `pid` is in one of `groups` (as a group or a session): state, flags, pgrp, session.
-bool inGroups(pid_t pid, const pid_t *groups, int count, bool *alive)
+struct ProcInfo
+{
+    char state = '?';
+    long pgrp = 0;
+    long session = 0;
+    unsigned long flags = 0;
+    unsigned long long startTime = 0; ///< clock ticks since boot
+};
+
+/// Parses /proc/<pid>/stat (`pid` 0: self).
+bool readProcInfo(pid_t pid, ProcInfo *info)
 {
     char path[48];
-    procPath(path, pid, "stat");
+    if (pid == 0) {
+        const char self[] = "/proc/self/stat";
+        std::memcpy(path, self, sizeof self);
+    } else {
+        procPath(path, pid, "stat");
+    }
     char buf[1024];
     const ssize_t n = readAll(path, buf, sizeof buf - 1);
-    *alive = false;
     if (n <= 0)
         return false;
     buf[n] = '\0';
     const char *p = nullptr;
-    for (ssize_t i = n; i-- > 0;) {
+    for (ssize_t i = n; i-- > 0;) { // the command name may hold anything, ')' too
         if (buf[i] == ')') {
             p = buf + i + 1;
             break;
@@ -129,50 +142,54 @@ bool inGroups(pid_t pid, const pid_t *groups, int count, bool *alive)
     }
     if (!p)
         return false;
-    // " S ppid pgrp session tty tpgid flags"
-    long fields[6] = {};
-    char state = '?';
     while (*p == ' ')
         ++p;
-    state = *p++;
-    for (long &f : fields) {
+    info->state = *p++;
+    // Fields 4.. (ppid pgrp session tty_nr tpgid flags … starttime is field 22).
+    unsigned long long fields[19] = {};
+    for (int f = 0; f < 19; ++f) {
         while (*p == ' ')
             ++p;
-        bool neg = *p == '-';
-        p += neg;
-        long v = 0;
+        const bool negative = *p == '-';
+        p += negative;
+        unsigned long long v = 0;
         while (*p >= '0' && *p <= '9')
-            v = v * 10 + (*p++ - '0');
-        f = neg ? -v : v;
+            v = v * 10 + unsigned(*p++ - '0');
+        fields[f] = negative ? 0 : v;
     }
-    constexpr unsigned long PfKthread = 0x00200000;
-    if (state == 'Z' || state == 'X' || (unsigned long)fields[5] & PfKthread)
-        return false;
-    *alive = true;
-    return inTable(groups, count, fields[1]) || inTable(groups, count, fields[2]);
+    info->pgrp = long(fields[1]);
+    info->session = long(fields[2]);
+    info->flags = (unsigned long)fields[5];
+    info->startTime = fields[18];
+    return true;
 }
 
+enum class Marker { Found, Absent, Empty };
+
 /// Whether the environment of `pid` holds an entry that starts with `needle` ("\0NAME=prefix").
-bool marked(pid_t pid, const char *needle, size_t needleLen)
+/// Empty: nothing to read — a process with no environment, or one caught inside an exec.
+Marker findMarker(pid_t pid, const char *needle, size_t needleLen)
 {
     char path[48];
     procPath(path, pid, "environ");
     const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return false;
+        return Marker::Absent; // gone, or not ours to read
     char buf[8192];
     size_t have = 1;
     buf[0] = '\0';
-    bool found = false;
+    bool any = false;
+    Marker result = Marker::Absent;
     for (;;) {
         const ssize_t n = ::read(fd, buf + have, sizeof buf - have);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
+        any = true;
         have += size_t(n);
         if (::memmem(buf, have, needle, needleLen)) {
-            found = true;
+            result = Marker::Found;
             break;
         }
         const size_t keep = needleLen - 1;
@@ -182,18 +199,25 @@ bool marked(pid_t pid, const char *needle, size_t needleLen)
         }
     }
     ::close(fd);
-    return found;
+    return any || result == Marker::Found ? result : Marker::Empty;
 }
 
-/// SIGKILLs every live process that belongs to a registered group or session or carries the
-/// marker. Returns how many were found.
-int killRound(const pid_t *groups, int count, const char *needle, size_t needleLen)
+struct RoundResult
 {
+    int killed = 0;
+    int unsure = 0; ///< started after us, alive, environment empty: look again
+};
+
+/// SIGKILLs every live process that belongs to a registered group or session or carries the
+/// marker.
+RoundResult killRound(const pid_t *groups, int count, const char *needle, size_t needleLen,
+                      unsigned long long since)
+{
+    RoundResult result;
     const int procFd = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (procFd < 0)
-        return 0;
+        return result;
     const pid_t self = ::getpid();
-    int found = 0;
     alignas(8) char buf[16384];
     for (;;) {
         const long n = ::syscall(SYS_getdents64, procFd, buf, sizeof buf);
@@ -212,16 +236,28 @@ int killRound(const pid_t *groups, int count, const char *needle, size_t needleL
                 pid = pid * 10 + (*c - '0');
             if (pid == self)
                 continue;
-            bool alive = false;
-            if (inGroups(pid_t(pid), groups, count, &alive)
-                || (alive && marked(pid_t(pid), needle, needleLen))) {
+            ProcInfo info;
+            constexpr unsigned long PfKthread = 0x00200000;
+            if (!readProcInfo(pid_t(pid), &info) || info.state == 'Z' || info.state == 'X'
+                || (info.flags & PfKthread)) {
+                continue;
+            }
+            bool kill = inTable(groups, count, info.pgrp) || inTable(groups, count, info.session);
+            if (!kill) {
+                const Marker m = findMarker(pid_t(pid), needle, needleLen);
+                kill = m == Marker::Found;
+                // Only what started after the engine can be one of its commands.
+                if (m == Marker::Empty && info.startTime >= since)
+                    ++result.unsure;
+            }
+            if (kill) {
                 ::kill(pid_t(pid), SIGKILL);
-                ++found;
+                ++result.killed;
             }
         }
     }
     ::close(procFd);
-    return found;
+    return result;
 }
 
 [[noreturn]] void watchdogMain(int lifeRead, const GroupTable *table, const char *needle,
@@ -265,6 +301,8 @@ int killRound(const pid_t *groups, int count, const char *needle, size_t needleL
             ::close(fd);
     }
     ::fcntl(3, F_SETFD, FD_CLOEXEC);
+    ProcInfo me;
+    const unsigned long long since = readProcInfo(0, &me) ? me.startTime : 0;
 
     for (;;) {
         pollfd p = {3, POLLIN, 0};
@@ -289,7 +327,8 @@ int killRound(const pid_t *groups, int count, const char *needle, size_t needleL
         }
     }
     for (int round = 0; round < WatchdogRounds; ++round) {
-        if (killRound(groups, count, needle, needleLen) == 0)
+        const RoundResult r = killRound(groups, count, needle, needleLen, since);
+        if (r.killed == 0 && r.unsure == 0)
             break;
         const timespec gap = {0, WatchdogRoundGapNs};
         ::nanosleep(&gap, nullptr);

@@ -12,6 +12,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QRandomGenerator>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -75,6 +76,30 @@ QString treeCommand(const QString &pidFile)
 
 constexpr int TreeSize = 4;
 
+/// Live processes whose command line is `sleep <tag>` (zombies have none).
+int sleepers(const QByteArray &tag)
+{
+    const QByteArray needle = QByteArray("sleep\0", 6) + tag + '\0';
+    int count = 0;
+    const QStringList pids = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
+    for (const QString &pid : pids) {
+        if (pid.isEmpty() || !pid.at(0).isDigit())
+            continue;
+        QFile file(QStringLiteral("/proc/%1/cmdline").arg(pid));
+        if (file.open(QIODevice::ReadOnly) && file.readAll().contains(needle))
+            ++count;
+    }
+    return count;
+}
+
+QProcessEnvironment headlessEnvironment()
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "QT_LOGGING_RULES"})
+        env.remove(QLatin1String(name));
+    return env;
+}
+
 } // namespace
 
 class TestShutdown : public QObject
@@ -88,6 +113,11 @@ private Q_SLOTS:
     void signalStopsEverything();
     void killNineStopsEverything_data();
     void killNineStopsEverything();
+    void idleSignalExits_data();
+    void idleSignalExits();
+    void shutdownIsAudited();
+    void bwrapTreeDies_data();
+    void bwrapTreeDies();
     void secretsNotReadable();
 
 private:
@@ -120,9 +150,7 @@ void TestShutdown::cleanup()
 
 QList<pid_t> TestShutdown::startTree(QProcess &p, Front front)
 {
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "QT_LOGGING_RULES"})
-        env.remove(QLatin1String(name));
+    QProcessEnvironment env = headlessEnvironment();
     QStringList args{QStringLiteral("--workspace-root"), m_tmp->filePath(QStringLiteral("ws"))};
     const QString command = treeCommand(m_pidFile);
     switch (front) {
@@ -235,13 +263,127 @@ void TestShutdown::killNineStopsEverything()
     expectAllGone(pids);
 }
 
+// No command running: the signal still ends the program with its status at once.
+void TestShutdown::idleSignalExits_data()
+{
+    QTest::addColumn<bool>("window");
+    QTest::addRow("script") << false;
+    QTest::addRow("window") << true;
+}
+
+void TestShutdown::idleSignalExits()
+{
+    QFETCH(bool, window);
+    QProcess p;
+    QProcessEnvironment env = headlessEnvironment();
+    QStringList args{QStringLiteral("--workspace-root"), m_tmp->filePath(QStringLiteral("ws"))};
+    if (window)
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    else
+        args << QStringLiteral("--headless") << QStringLiteral("--script") << QStringLiteral("-");
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(ELSAI_WORKBENCH_BIN), args);
+    QVERIFY(p.waitForStarted(StartBoundMs));
+    if (!window) {
+        p.write("{\"op\":\"start\"}\n");
+        QVERIFY(p.waitForReadyRead(StartBoundMs)); // its result: the runner waits for more
+    } else {
+        QTest::qWait(1000); // no readiness signal from the window; the signal may come early
+    }
+    ::kill(pid_t(p.processId()), SIGTERM);
+    QVERIFY(p.waitForFinished(ExitBoundMs));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 128 + SIGTERM);
+}
+
+void TestShutdown::shutdownIsAudited()
+{
+    const QString audit = m_tmp->filePath(QStringLiteral("audit.jsonl"));
+    QProcess p;
+    p.setProcessEnvironment(headlessEnvironment());
+    p.start(QStringLiteral(ELSAI_WORKBENCH_BIN),
+            {QStringLiteral("--headless"), QStringLiteral("--workspace-root"),
+             m_tmp->filePath(QStringLiteral("ws")), QStringLiteral("--audit-log"), audit,
+             QStringLiteral("--exec"), treeCommand(m_pidFile)});
+    QVERIFY(p.waitForStarted(StartBoundMs));
+    QElapsedTimer t;
+    t.start();
+    while (readPids(m_pidFile).size() < TreeSize && t.elapsed() < StartBoundMs)
+        QTest::qWait(20);
+    QCOMPARE(readPids(m_pidFile).size(), TreeSize);
+    ::kill(pid_t(p.processId()), SIGHUP);
+    QVERIFY(p.waitForFinished(ExitBoundMs));
+    QCOMPARE(p.exitCode(), 128 + SIGHUP);
+    QFile f(audit);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QJsonObject shutdown;
+    QJsonObject execute;
+    for (const QByteArray &line : f.readAll().split('\n')) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        if (o.value(QStringLiteral("event")) == QLatin1String("engine.shutdown"))
+            shutdown = o;
+        else if (o.value(QStringLiteral("event")).toString().endsWith(QLatin1String("execute")))
+            execute = o;
+    }
+    QVERIFY2(!shutdown.isEmpty(), "no engine.shutdown record");
+    const QJsonObject fields = shutdown.value(QStringLiteral("fields")).toObject();
+    const QJsonObject where = fields.isEmpty() ? shutdown : fields;
+    QCOMPARE(where.value(QStringLiteral("signal")).toString(), QStringLiteral("SIGHUP"));
+    QCOMPARE(where.value(QStringLiteral("commands_stopped")).toInt(), 1);
+    // The stopped command's own record came first: stopping it was waited for.
+    QVERIFY2(!execute.isEmpty(), "no record of the stopped command");
+}
+
+// bwrap: --die-with-parent and the pid namespace; a setsid inside cannot leave either.
+void TestShutdown::bwrapTreeDies_data()
+{
+    QTest::addColumn<int>("signo");
+    QTest::addRow("SIGTERM") << int(SIGTERM);
+    QTest::addRow("SIGKILL") << int(SIGKILL);
+}
+
+void TestShutdown::bwrapTreeDies()
+{
+    QFETCH(int, signo);
+    if (QStandardPaths::findExecutable(QStringLiteral("bwrap")).isEmpty())
+        QSKIP("bwrap is not installed");
+    const QByteArray tag = QByteArray::number(3000000 + QRandomGenerator::global()->bounded(999999));
+    const QString command = QStringLiteral("sleep %1 & setsid /bin/sh -c 'exec sleep %1' & "
+                                           "touch /workspace/ready; wait")
+                                .arg(QString::fromLatin1(tag));
+    const QString ws = m_tmp->filePath(QStringLiteral("ws"));
+    QProcess p;
+    p.setProcessEnvironment(headlessEnvironment());
+    p.start(QStringLiteral(ELSAI_WORKBENCH_BIN),
+            {QStringLiteral("--headless"), QStringLiteral("--backend"), QStringLiteral("bwrap"),
+             QStringLiteral("--workspace-root"), ws, QStringLiteral("--exec"), command});
+    QVERIFY(p.waitForStarted(StartBoundMs));
+    QElapsedTimer t;
+    t.start();
+    while ((!QFile::exists(ws + QStringLiteral("/ready")) || sleepers(tag) < 2)
+           && t.elapsed() < StartBoundMs && p.state() == QProcess::Running)
+        QTest::qWait(20);
+    if (p.state() != QProcess::Running) {
+        const QByteArray err = p.readAllStandardError();
+        if (err.contains("bwrap"))
+            QSKIP(qPrintable(QStringLiteral("bwrap cannot run here: ") + QString::fromUtf8(err)));
+    }
+    QCOMPARE(sleepers(tag), 2);
+    ::kill(pid_t(p.processId()), signo);
+    QVERIFY(p.waitForFinished(ExitBoundMs));
+    if (signo != SIGKILL)
+        QCOMPARE(p.exitCode(), 128 + signo);
+    t.restart();
+    while (sleepers(tag) > 0 && t.elapsed() < GoneBoundMs)
+        QTest::qWait(20);
+    QCOMPARE(sleepers(tag), 0);
+}
+
 void TestShutdown::secretsNotReadable()
 {
     const QByteArray secret =
         "elsai-secret-" + QByteArray::number(QRandomGenerator::global()->generate64(), 16);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "QT_LOGGING_RULES"})
-        env.remove(QLatin1String(name));
+    QProcessEnvironment env = headlessEnvironment();
     env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), QString::fromLatin1(secret));
     // The command never spells the secret: it looks for the variable's name and prints what
     // it finds, so the test compares.
