@@ -121,7 +121,7 @@ private Q_SLOTS:
     void secretsNotReadable();
 
 private:
-    enum class Front { Exec, Script, Window };
+    enum class Front { Exec, Script, Window, McpStdio };
 
     /// Starts the workbench running treeCommand() and waits until every process of the tree
     /// has written its pid. Returns the pids (empty on failure, with a QVERIFY message).
@@ -164,6 +164,10 @@ QList<pid_t> TestShutdown::startTree(QProcess &p, Front front)
         env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
         args << QStringLiteral("--exec") << command;
         break;
+    case Front::McpStdio:
+        args << QStringLiteral("--headless") << QStringLiteral("--mcp-stdio")
+             << QStringLiteral("--mcp-agent") << QStringLiteral("a=read_write");
+        break;
     }
     p.setProcessEnvironment(env);
     p.setWorkingDirectory(m_tmp->path());
@@ -180,6 +184,29 @@ QList<pid_t> TestShutdown::startTree(QProcess &p, Front front)
                 .toJson(QJsonDocument::Compact);
         p.write("{\"op\":\"start\"}\n{\"op\":\"attach\",\"agent\":\"a\"}\n" + json + '\n');
         // stdin stays open: the runner would wait for the next line after the command.
+    }
+    if (front == Front::McpStdio) {
+        const auto rpc = [](const QJsonObject &o) {
+            return QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n';
+        };
+        const QJsonObject client{{QStringLiteral("name"), QStringLiteral("t")},
+                                 {QStringLiteral("version"), QStringLiteral("1")}};
+        const QJsonObject params{{QStringLiteral("protocolVersion"), QStringLiteral("2025-03-26")},
+                                 {QStringLiteral("capabilities"), QJsonObject()},
+                                 {QStringLiteral("clientInfo"), client}};
+        p.write(rpc({{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
+                     {QStringLiteral("id"), 1},
+                     {QStringLiteral("method"), QStringLiteral("initialize")},
+                     {QStringLiteral("params"), params}}));
+        p.write(rpc({{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
+                     {QStringLiteral("method"), QStringLiteral("notifications/initialized")}}));
+        p.write(rpc({{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
+                     {QStringLiteral("id"), 2},
+                     {QStringLiteral("method"), QStringLiteral("tools/call")},
+                     {QStringLiteral("params"),
+                      QJsonObject{{QStringLiteral("name"), QStringLiteral("execute")},
+                                  {QStringLiteral("arguments"),
+                                   QJsonObject{{QStringLiteral("command"), command}}}}}}));
     }
     QElapsedTimer t;
     t.start();
@@ -224,6 +251,8 @@ void TestShutdown::signalStopsEverything_data()
         QTest::addRow("%s script", s.name) << s.signo << int(Front::Script);
     }
     QTest::addRow("SIGTERM window") << int(SIGTERM) << int(Front::Window);
+    QTest::addRow("SIGTERM mcp-stdio") << int(SIGTERM) << int(Front::McpStdio);
+    QTest::addRow("SIGINT mcp-stdio") << int(SIGINT) << int(Front::McpStdio);
 }
 
 void TestShutdown::signalStopsEverything()
@@ -249,6 +278,7 @@ void TestShutdown::killNineStopsEverything_data()
     QTest::addColumn<int>("front");
     QTest::addRow("exec") << int(Front::Exec);
     QTest::addRow("script") << int(Front::Script);
+    QTest::addRow("mcp-stdio") << int(Front::McpStdio);
 }
 
 void TestShutdown::killNineStopsEverything()
@@ -347,7 +377,8 @@ void TestShutdown::bwrapTreeDies()
     QFETCH(int, signo);
     if (QStandardPaths::findExecutable(QStringLiteral("bwrap")).isEmpty())
         QSKIP("bwrap is not installed");
-    const QByteArray tag = QByteArray::number(3000000 + QRandomGenerator::global()->bounded(999999));
+    const QByteArray tag =
+        QByteArray::number(3000000 + QRandomGenerator::global()->bounded(999999));
     const QString command = QStringLiteral("sleep %1 & setsid /bin/sh -c 'exec sleep %1' & "
                                            "touch /workspace/ready; wait")
                                 .arg(QString::fromLatin1(tag));
