@@ -376,7 +376,10 @@ void moveEnvironmentToHeap()
         }
     }
     copy[count] = nullptr;
-    environ = copy; // never freed: getenv() results point into it for the process's life
+    // Never freed (getenv() results point into it for the process's life), and still held
+    // after a setenv() that moves environ to an array of its own.
+    static char **const held = copy;
+    environ = held;
     for (size_t i = 0; i < count; ++i)
         std::memset(old[i], 0, std::strlen(old[i]));
 }
