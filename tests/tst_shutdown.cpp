@@ -20,6 +20,7 @@
 #include <csignal>
 #include <memory>
 
+#include <grp.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -118,6 +119,7 @@ private Q_SLOTS:
     void shutdownIsAudited();
     void bwrapTreeDies_data();
     void bwrapTreeDies();
+    void secretsNotReadable_data();
     void secretsNotReadable();
 
 private:
@@ -410,8 +412,28 @@ void TestShutdown::bwrapTreeDies()
     QCOMPARE(sleepers(tag), 0);
 }
 
+// As root the workbench's commands lose CAP_SYS_PTRACE and /proc/<pid>/environ reads zeros;
+// as another user the kernel refuses the file itself (EACCES), which the second row checks by
+// running the workbench as nobody.
+void TestShutdown::secretsNotReadable_data()
+{
+    QTest::addColumn<bool>("asNobody");
+    QTest::addRow("this user") << false;
+    QTest::addRow("nobody") << true;
+}
+
 void TestShutdown::secretsNotReadable()
 {
+    QFETCH(bool, asNobody);
+    if (asNobody && ::geteuid() != 0)
+        QSKIP("not root: the first row already runs as a user without CAP_SYS_PTRACE");
+    if (asNobody) {
+        const auto open = QFileDevice::ReadOwner | QFileDevice::WriteOwner
+                          | QFileDevice::ExeOwner | QFileDevice::ReadOther
+                          | QFileDevice::WriteOther | QFileDevice::ExeOther;
+        for (const QString &dir : {m_tmp->path(), m_tmp->filePath(QStringLiteral("ws"))})
+            QVERIFY(QFile::setPermissions(dir, open));
+    }
     const QByteArray secret =
         "elsai-secret-" + QByteArray::number(QRandomGenerator::global()->generate64(), 16);
     QProcessEnvironment env = headlessEnvironment();
@@ -420,6 +442,7 @@ void TestShutdown::secretsNotReadable()
     // it finds, so the test compares.
     const QString command = QStringLiteral(
         "tr '\\0' '\\n' < /proc/$PPID/environ 2> /dev/null | grep -c =; "
+        "cat /proc/$PPID/environ > /dev/null 2>&1 || echo parent-environ-refused; "
         "dd if=/proc/$PPID/mem bs=1 count=1 skip=$(( 0x$(grep -m1 -o '^[0-9a-f]*' "
         "/proc/$PPID/maps 2> /dev/null || echo 0) )) > /dev/null 2>&1 "
         "&& echo parent-mem-readable; "
@@ -432,6 +455,12 @@ void TestShutdown::secretsNotReadable()
     QProcess p;
     p.setProcessEnvironment(env);
     p.setWorkingDirectory(m_tmp->path());
+    if (asNobody) {
+        p.setChildProcessModifier([] {
+            if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)
+                ::_exit(125);
+        });
+    }
     p.start(QStringLiteral(ELSAI_WORKBENCH_BIN),
             {QStringLiteral("--headless"), QStringLiteral("--no-inherit-env"),
              QStringLiteral("--workspace-root"), m_tmp->filePath(QStringLiteral("ws")),
@@ -444,6 +473,8 @@ void TestShutdown::secretsNotReadable()
     QVERIFY2(out.startsWith("0\n"), out.constData()); // no variable in the parent's environ
     QVERIFY2(!out.contains("parent-mem-readable"), out.constData());
     QVERIFY2(!out.contains(secret), out.constData());
+    if (asNobody)
+        QVERIFY2(out.contains("parent-environ-refused"), out.constData());
 }
 
 QTEST_GUILESS_MAIN(TestShutdown)
