@@ -8,6 +8,7 @@
 #include "mainwindow.h"
 #include "sandboxcontroller.h"
 #include "sessionoptions.h"
+#include "shutdownsignals.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -72,6 +73,7 @@ int runGui(int argc, char **argv)
     QApplication::setApplicationVersion(QStringLiteral(ELSAI_VERSION));
     QApplication::setDesktopFileName(QStringLiteral("elsai-workbench"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/elsai-workbench.svg")));
+    installShutdownSignals(ShutdownExit::EventLoop);
 
     QCommandLineParser parser;
     SessionOptions::describe(parser, SessionOptions::Mode::Gui);

@@ -11,6 +11,7 @@
 #include "sandboxplugin.h"
 #include "scriptrunner.h"
 #include "sessionoptions.h"
+#include "shutdownsignals.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -70,6 +71,8 @@ static int runExec(const SandboxPtr &sandbox, const QStringList &commands)
             printError(e.display());
             status = 1;
         }
+        if (shutdownRequested())
+            awaitShutdownExit(); // not the next command, not the final flush
     }
     if (const auto sync = sandbox->stop(true)) {
         for (const QString &e : sync->errors)
@@ -83,6 +86,8 @@ static int runHeadlessSession(int argc, char **argv);
 int runHeadless(int argc, char **argv)
 {
     const int status = runHeadlessSession(argc, argv);
+    if (shutdownRequested())
+        awaitShutdownExit(); // the status is 128 + the signal's
     // Nothing of the audit trail may go missing quietly: a last retry of whatever waits, and
     // a distinct exit status when records were lost (README: exit status 4).
     AuditLog::instance().flush();
@@ -104,6 +109,9 @@ static int runHeadlessSession(int argc, char **argv)
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("elsai-workbench"));
     QCoreApplication::setApplicationVersion(QStringLiteral(ELSAI_VERSION));
+    // The main thread runs the commands and reads the script: a signal ends the program from
+    // the watcher thread. MCP serves from an event loop and switches to ShutdownExit::EventLoop.
+    installShutdownSignals(ShutdownExit::Immediate);
 
     QCommandLineParser parser;
     SessionOptions::describe(parser, SessionOptions::Mode::Headless);

@@ -4,11 +4,11 @@
 #include "mcphttpserver.h"
 #include "mcpstdioserver.h"
 #include "sessionoptions.h"
+#include "shutdownsignals.h"
 
 #include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QSocketNotifier>
 
 #include <csignal>
 #include <cstdio>
@@ -44,30 +44,6 @@ std::pair<QHostAddress, quint16> parseMcpHttpAddress(const QString &value)
 }
 
 namespace {
-
-int g_signalPipe[2] = {-1, -1};
-
-void onSignal(int)
-{
-    const char c = 1;
-    [[maybe_unused]] const ssize_t n = ::write(g_signalPipe[1], &c, 1);
-}
-
-/// Quits the event loop on SIGINT / SIGTERM (through a pipe: nothing else is safe in a handler).
-void quitOnSignals()
-{
-    if (::pipe(g_signalPipe) != 0)
-        return;
-    auto *notifier =
-        new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read, QCoreApplication::instance());
-    QObject::connect(notifier, &QSocketNotifier::activated, QCoreApplication::instance(),
-                     &QCoreApplication::quit);
-    struct sigaction sa = {};
-    sa.sa_handler = onSignal;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGINT, &sa, nullptr);
-    ::sigaction(SIGTERM, &sa, nullptr);
-}
 
 QList<McpAgentSpec> parseAgents(const SessionOptions &options)
 {
@@ -113,7 +89,7 @@ int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
         McpStdioServer server(sandbox, agents.first(), options.offloadPolicy());
         QObject::connect(&server, &McpStdioServer::finished, QCoreApplication::instance(),
                          &QCoreApplication::quit);
-        quitOnSignals();
+        installShutdownSignals(ShutdownExit::EventLoop);
         server.start();
         status = QCoreApplication::exec();
     } else {
@@ -137,7 +113,7 @@ int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
             std::fputs(line.constData(), stdout);
         }
         std::fflush(stdout);
-        quitOnSignals();
+        installShutdownSignals(ShutdownExit::EventLoop);
         status = QCoreApplication::exec();
         server.close();
     }

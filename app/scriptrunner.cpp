@@ -2,6 +2,7 @@
 
 #include "audit.h"
 #include "errors.h"
+#include "processguard.h"
 
 #include <QFileDevice>
 #include <QIODevice>
@@ -84,6 +85,8 @@ int ScriptRunner::runAll(QIODevice &in, QIODevice &out)
         out.write(QJsonDocument(*result).toJson(QJsonDocument::Compact) + '\n');
         if (auto *file = qobject_cast<QFileDevice *>(&out))
             file->flush(); // one result line reaches a reader per operation, not per buffer
+        if (commandsShutDown())
+            break; // the engine is being stopped (a signal): no further operation
     }
     return failures;
 }

@@ -29,8 +29,9 @@ public:
     /// Runs one parsed operation; never throws.
     QJsonObject run(const QJsonObject &operation);
 
-    /// Reads `in` to the end, writing one compact JSON line per result to `out` (flushed per
-    /// line). Returns the number of operations that failed.
+    /// Reads `in` to the end (or until the engine shuts down on a signal, commandsShutDown()),
+    /// writing one compact JSON line per result to `out` (flushed per line). Returns the
+    /// number of operations that failed.
     int runAll(QIODevice &in, QIODevice &out);
 
     AgentPtr agent(const QString &name) const { return m_agents.value(name); }

@@ -320,9 +320,11 @@ void JsonLinesAuditSink::flush()
     bool changed = false;
     {
         QMutexLocker lock(&m_mutex);
-        if (m_queue.empty() && m_unreported == 0 && m_pendingCut < 0)
-            return;
-        changed = updateStateLocked(drainLocked());
+        if (!m_queue.empty() || m_unreported != 0 || m_pendingCut >= 0)
+            changed = updateStateLocked(drainLocked());
+        // What was written is made durable: a shutdown calls this last.
+        if (m_fd >= 0 && m_seekable)
+            ::fsync(m_fd);
     }
     if (changed)
         notifyHealthChanged();
@@ -477,6 +479,17 @@ void AuditLog::emitEvent(AuditEvent event)
         sink->record(event);
 }
 
+bool AuditLog::waitForOpenRecords(int timeoutMs)
+{
+    QDeadlineTimer deadline(timeoutMs);
+    QMutexLocker lock(&m_mutex);
+    while (m_openRecords > 0) {
+        if (!m_recordsClosed.wait(&m_mutex, deadline))
+            return false;
+    }
+    return true;
+}
+
 void AuditLog::emitEvent(const QString &event, const QString &workspaceId, const QString &actor,
                          const QString &outcome, const QJsonObject &fields)
 {
@@ -532,6 +545,9 @@ AuditRecorder::AuditRecorder(QString event, QString workspaceId, QString actor, 
     m_event.workspaceId = std::move(workspaceId);
     m_event.actor = std::move(actor);
     m_event.fields = std::move(fields);
+    AuditLog &log = AuditLog::instance();
+    QMutexLocker lock(&log.m_mutex);
+    ++log.m_openRecords;
 }
 
 AuditRecorder::~AuditRecorder()
@@ -567,7 +583,11 @@ void AuditRecorder::finish(const QString &outcome)
         return;
     m_done = true;
     m_event.outcome = outcome;
-    AuditLog::instance().emitEvent(std::move(m_event));
+    AuditLog &log = AuditLog::instance();
+    log.emitEvent(std::move(m_event));
+    QMutexLocker lock(&log.m_mutex);
+    if (--log.m_openRecords == 0)
+        log.m_recordsClosed.wakeAll();
 }
 
 } // namespace elsai

@@ -7,6 +7,7 @@
 #include <QLoggingCategory>
 #include <QMutex>
 #include <QString>
+#include <QWaitCondition>
 
 #include <deque>
 #include <functional>
@@ -63,7 +64,8 @@ class AuditSink
 public:
     virtual ~AuditSink();
     virtual void record(const AuditEvent &event) = 0;
-    /// Retries whatever is waiting (called at shutdown, and by AuditLog::flush()).
+    /// Retries whatever is waiting and makes every record received so far durable (fsync);
+    /// a shutdown calls it through AuditLog::flush(). Default: nothing.
     virtual void flush() {}
     virtual AuditHealth health() const { return {}; }
 
@@ -167,8 +169,11 @@ public:
 
     /// The worst health of the registered sinks; dropped and queued counts summed.
     AuditHealth health() const;
-    /// Retries every sink's queue (before exit).
+    /// Retries every sink's queue and makes the records durable (AuditSink::flush).
     void flush();
+    /// Waits until no AuditRecorder is open (every operation begun has its record), at most
+    /// `timeoutMs`; a shutdown calls it after stopping the commands. True when none is open.
+    bool waitForOpenRecords(int timeoutMs);
     /// Called on every change of health() state, on the thread where the change happened
     /// (a write on any thread), under a lock: keep it short (queue and return) and do not add
     /// or remove observers from it. Returns an id for removeHealthObserver().
@@ -176,11 +181,14 @@ public:
     void removeHealthObserver(int id);
 
 private:
+    friend class AuditRecorder;
     void sinkHealthChanged();
 
     mutable QMutex m_mutex;
     QList<AuditSinkPtr> m_sinks;
     qint64 m_sequence = 0;
+    QWaitCondition m_recordsClosed;
+    int m_openRecords = 0; ///< guarded by m_mutex
     QMutex m_healthMutex;
     AuditHealth::State m_reportedState = AuditHealth::State::Ok;
     QList<std::pair<int, std::function<void(const AuditHealth &)>>> m_observers;

@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "fdutil.h"
+#include "processguard.h"
 
 #include <QFile>
 #include <QRandomGenerator>
@@ -20,11 +21,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -270,8 +272,23 @@ void awaitExit(std::vector<UniqueFd> &dying)
     }
 }
 
-/// What the child of spawnJoiningCgroup() needs, prepared before the clone: the child shares
-/// our memory and must not allocate.
+/// Whether a command we start could read our memory despite PR_SET_DUMPABLE: root (and any
+/// process with CAP_SYS_PTRACE) passes the kernel's check, so the child drops that capability.
+bool mustDropPtrace()
+{
+    static const bool value = [] {
+        if (::geteuid() == 0)
+            return true;
+        __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+        __user_cap_data_struct data[2] = {};
+        return ::syscall(SYS_capget, &header, data) == 0
+               && (data[0].effective & (1U << CAP_SYS_PTRACE)) != 0;
+    }();
+    return value;
+}
+
+/// What the child of spawnChild() needs, prepared before the clone: the child shares our
+/// memory and must not allocate.
 struct CloneChild
 {
     const char *path = nullptr;
@@ -280,7 +297,9 @@ struct CloneChild
     int cwdFd = -1;
     int outFd = -1;
     int errFd = -1;
-    int cgroupFd = -1;
+    int cgroupFd = -1; ///< -1: stay in our cgroup
+    pid_t parent = -1; ///< our pid, to notice that we died before the death signal was armed
+    bool dropPtrace = false;
     int error = 0;     ///< errno of the step that failed; written by the child
     const char *step = nullptr;
 };
@@ -306,8 +325,29 @@ int cloneChildMain(void *arg)
         c->step = step;
         ::_exit(127);
     };
+    // Dies with the thread that started it (that thread waits in runProcess until the command
+    // ends), so a kill -9 of the engine takes the shell down at once; the watchdog kills the
+    // rest of its tree. Checked after arming: the engine may have died in between.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+        fail("prctl");
+    if (::getppid() != c->parent)
+        ::_exit(137);
     if (::setsid() < 0)
         fail("setsid");
+    if (c->dropPtrace) {
+        // Out of the bounding set (what an exec as root grants) and the inheritable set
+        // (what it keeps); best effort: without CAP_SETPCAP there is nothing to drop it with.
+        ::prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
+        __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+        __user_cap_data_struct data[2] = {};
+        if (::syscall(SYS_capget, &header, data) == 0) {
+            const __u32 bit = ~(1U << CAP_SYS_PTRACE);
+            data[0].effective &= bit;
+            data[0].permitted &= bit;
+            data[0].inheritable &= bit;
+            ::syscall(SYS_capset, &header, data);
+        }
+    }
     if (c->cwdFd >= 0 && ::fchdir(c->cwdFd) != 0)
         fail("fchdir");
     if (::dup2(c->outFd, STDOUT_FILENO) < 0 || ::dup2(c->errFd, STDERR_FILENO) < 0)
@@ -318,7 +358,7 @@ int cloneChildMain(void *arg)
     if (in != STDIN_FILENO && (::dup2(in, STDIN_FILENO) < 0 || ::close(in) != 0))
         fail("dup2");
     // Before exec, so the program and everything it starts are inside from the first fork.
-    if (::write(c->cgroupFd, "0", 1) != 1)
+    if (c->cgroupFd >= 0 && ::write(c->cgroupFd, "0", 1) != 1)
         fail("join the cgroup");
     sigset_t none;
     sigemptyset(&none);
@@ -329,9 +369,10 @@ int cloneChildMain(void *arg)
 }
 
 /// posix_spawn cannot run code between fork and exec: a vfork-style clone (shared memory, the
-/// parent waits until the exec) that joins the cgroup as its last step. Returns the pid, or -1
-/// with `child.error` / `child.step` set.
-pid_t spawnJoiningCgroup(CloneChild &child)
+/// parent waits until the exec; what posix_spawn does inside) that arms the parent-death
+/// signal, drops CAP_SYS_PTRACE when it has it, and joins the cgroup as its last step.
+/// Returns the pid, or -1 with `child.error` / `child.step` set.
+pid_t spawnChild(CloneChild &child)
 {
     constexpr size_t StackSize = 64 * 1024; // the child only makes system calls
     const auto stack = std::make_unique_for_overwrite<char[]>(StackSize);
@@ -393,6 +434,7 @@ private:
 
     const ProcessSpec &m_spec;
     const Clock::time_point m_started;
+    detail::CommandRegistration m_registration; // throws when the engine is shutting down
     ProcessOutcome m_out;
     QByteArray m_needle; // "\0ELSAI_EXEC_TOKEN=<hex>\0"
     pid_t m_pid = -1;
@@ -433,9 +475,11 @@ void Runner::spawn()
     argv.push_back(nullptr);
     const QString program = QFile::decodeName(argStore.front());
 
-    quint32 raw[4];
+    // The engine's part (16 hex digits) first: the watchdog looks for it when the engine is
+    // gone. Then 64 random bits of this call's own.
+    quint32 raw[2];
     QRandomGenerator::system()->fillRange(raw);
-    const QByteArray entry = QByteArray(MarkerPrefix)
+    const QByteArray entry = QByteArray(MarkerPrefix) + engineMarkerPrefix()
                              + QByteArray(reinterpret_cast<const char *>(raw), sizeof raw).toHex();
     m_needle = QByteArray(1, '\0') + entry + QByteArray(1, '\0');
 
@@ -469,54 +513,25 @@ void Runner::spawn()
         envp.push_back(kv.data());
     envp.push_back(nullptr);
 
-    if (m_spec.joinCgroupFd >= 0) {
-        CloneChild child;
-        child.path = argv[0];
-        child.argv = argv.data();
-        child.envp = envp.data();
-        child.cwdFd = m_spec.cwdFd;
-        child.outFd = outWrite.get();
-        child.errFd = errWrite.get();
-        child.cgroupFd = m_spec.joinCgroupFd;
-        const pid_t pid = spawnJoiningCgroup(child);
-        if (pid < 0) {
-            throwOsError(child.error,
-                         QStringLiteral("Cannot start (%1 failed)").arg(QLatin1String(child.step)),
-                         program);
-        }
-        m_pid = pid;
-        m_pidfd.reset(pidfdOpen(pid));
-        return;
+    CloneChild child;
+    child.path = argv[0];
+    child.argv = argv.data();
+    child.envp = envp.data();
+    child.cwdFd = m_spec.cwdFd;
+    child.outFd = outWrite.get();
+    child.errFd = errWrite.get();
+    child.cgroupFd = m_spec.joinCgroupFd;
+    child.parent = ::getpid();
+    child.dropPtrace = mustDropPtrace();
+    const pid_t pid = spawnChild(child);
+    if (pid < 0) {
+        // Never the command text.
+        throwOsError(child.error,
+                     QStringLiteral("Cannot start (%1 failed)").arg(QLatin1String(child.step)),
+                     program);
     }
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    // fchdir first: the caller's cwd fd could be one of 0..2, which the dup2s replace.
-    if (m_spec.cwdFd >= 0)
-        posix_spawn_file_actions_addfchdir_np(&actions, m_spec.cwdFd);
-    posix_spawn_file_actions_adddup2(&actions, outWrite.get(), STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, errWrite.get(), STDERR_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    // Ignored signals survive exec; a host that ignores SIGPIPE must not pass that on.
-    sigset_t all;
-    sigfillset(&all);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setflags(&attr,
-                             POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-    pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0)
-        throwOsError(rc, QStringLiteral("Cannot start"), program); // never the command text
     m_pid = pid;
+    m_registration.setGroup(pid);
     // Without a pidfd (kernel < 5.3) the loop polls waitid() instead.
     m_pidfd.reset(pidfdOpen(pid));
 }
@@ -528,11 +543,13 @@ ProcessOutcome Runner::run()
     const auto deadline = m_started + milliseconds(hasTimeout ? m_spec.timeoutMs : 0);
     CancellationToken *token = m_spec.cancel.get();
     const int cancelFd = token ? token->fd() : -1;
+    // A shutdown of the engine cancels every command at once.
+    const CancellationToken &shutdown = detail::CommandRegistration::shutdownToken();
 
     for (;;) {
         const auto now = Clock::now();
         if (m_phase == Phase::Running) {
-            if (token && token->isCancelled())
+            if ((token && token->isCancelled()) || shutdown.isCancelled())
                 terminate(Stop::Cancelled, now);
             else if (hasTimeout && now >= deadline)
                 terminate(Stop::TimedOut, now);
@@ -547,10 +564,11 @@ ProcessOutcome Runner::run()
             timeout = msUntil(deadline, now);
         else if (m_phase == Phase::Terminating)
             timeout = msUntil(m_killAt, now);
-        if (!m_pidfd.isValid() || (token && cancelFd < 0 && m_phase == Phase::Running))
+        if (!m_pidfd.isValid()
+            || (((token && cancelFd < 0) || shutdown.fd() < 0) && m_phase == Phase::Running))
             timeout = minTimeout(timeout, FallbackPollMs);
 
-        pollfd fds[4];
+        pollfd fds[5];
         nfds_t count = 0;
         int outIndex = -1;
         int errIndex = -1;
@@ -569,6 +587,8 @@ ProcessOutcome Runner::run()
         }
         if (cancelFd >= 0 && m_phase == Phase::Running)
             fds[count++] = {cancelFd, POLLIN, 0}; // stays readable once cancelled: not read
+        if (shutdown.fd() >= 0 && m_phase == Phase::Running)
+            fds[count++] = {shutdown.fd(), POLLIN, 0};
 
         const int r = ::poll(fds, count, timeout);
         if (r < 0) {
@@ -818,6 +838,7 @@ bool Runner::childExitedNoWait() const
 
 int Runner::reap()
 {
+    m_registration.clearGroup(); // while the zombie still pins the group id
     int status = 0;
     while (::waitpid(m_pid, &status, 0) < 0) {
         if (errno != EINTR) {

@@ -72,17 +72,20 @@ struct ProcessOutcome
 
 /// Runs one shell command (or program) synchronously on the calling thread and returns when it
 /// and every descendant are gone:
-/// - /bin/sh -c (or `arguments`) in a new session and process group (posix_spawn with
-///   POSIX_SPAWN_SETSID; a vfork-style clone when a cgroup is joined before exec),
-///   stdin = /dev/null, stdout and stderr on separate pipes read concurrently with poll();
+/// - /bin/sh -c (or `arguments`) in a new session and process group (a vfork-style clone, as
+///   posix_spawn does, that also arms a SIGKILL parent-death signal, drops CAP_SYS_PTRACE when
+///   the engine has it, and joins the cgroup before exec), stdin = /dev/null, stdout and
+///   stderr on separate pipes read concurrently with poll();
 /// - output beyond maxOutputBytes is read and dropped (bounded memory, `truncated`);
 /// - on timeout or cancel: SIGTERM to the group, SIGKILL after the grace; exit code 124
 ///   (timeout) or 130 (cancel);
 /// - when the shell exits, the rest of its group is killed, so descendants holding the pipes
 ///   neither keep the call waiting nor outlive it; descendants that left the group (setsid,
 ///   double fork) are found by a marker variable in their environment and killed too.
+/// - the process group is registered with the engine's guard (processguard.h): a shutdown
+///   cancels the call, and the watchdog kills the tree if the engine dies first.
 /// Throws OSError only when the process cannot be started at all (including: the cgroup could
-/// not be joined; the program is then never executed).
+/// not be joined, the program is then never executed; the engine is shutting down).
 /// Thread-safe: many calls may run at once on different threads.
 ProcessOutcome runProcess(const ProcessSpec &spec);
 

@@ -1,5 +1,6 @@
 #include "errors.h"
 #include "process.h"
+#include "processguard.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -19,6 +20,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,6 +71,7 @@ class TestProcess : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void initTestCase();
     void stdoutAndStderrAreSeparate();
     void exitCodes_data();
     void exitCodes();
@@ -102,7 +105,16 @@ private Q_SLOTS:
     void joinCgroupFdIsWrittenBeforeExec();
     void joinCgroupChildIsSetUpLikePosixSpawn();
     void joinCgroupFailureRunsNothing();
+    void engineIsNotReadableByCommands();
+    void rootCommandsHaveNoPtrace();
+    void markerStartsWithEnginePrefix();
 };
+
+void TestProcess::initTestCase()
+{
+    // Its pipe and eventfd are opened once per process: before the fd counts below.
+    guardEngineProcess();
+}
 
 void TestProcess::stdoutAndStderrAreSeparate()
 {
@@ -733,6 +745,45 @@ void TestProcess::joinCgroupFailureRunsNothing()
     siginfo_t info{};
     QCOMPARE(::waitid(P_ALL, 0, &info, WEXITED | WNOHANG), -1);
     QCOMPARE(errno, ECHILD);
+}
+
+// A command (same uid) can read neither our environment nor our memory: not dumpable, and
+// the block /proc/<pid>/environ shows is zeroed (root may open that file).
+void TestProcess::engineIsNotReadableByCommands()
+{
+    QVERIFY(!qgetenv("PATH").isEmpty()); // still ours, from the heap
+    const ProcessOutcome out = runProcess(shell(QStringLiteral(
+        "tr -d '\\0' < /proc/$PPID/environ 2> /dev/null; "
+        "dd if=/proc/$PPID/mem bs=1 count=1 skip=$(( 0x$(grep -m1 -o '^[0-9a-f]*' "
+        "/proc/$PPID/maps 2> /dev/null || echo 0) )) 2> /dev/null; echo done")));
+    QCOMPARE(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
+    QCOMPARE(out.stdoutData, QByteArray("done\n"));
+}
+
+// Root passes the kernel's dumpable check with CAP_SYS_PTRACE: its commands run without it.
+void TestProcess::rootCommandsHaveNoPtrace()
+{
+    if (::geteuid() != 0)
+        QSKIP("not root: commands have no CAP_SYS_PTRACE to drop");
+    const ProcessOutcome out =
+        runProcess(shell(QStringLiteral("grep -E '^Cap(Inh|Prm|Eff|Bnd):' /proc/self/status")));
+    QCOMPARE(out.exitCode, 0);
+    const QList<QByteArray> lines = out.stdoutData.trimmed().split('\n');
+    QCOMPARE(lines.size(), 4);
+    constexpr unsigned long long Ptrace = 1ULL << 19; // CAP_SYS_PTRACE
+    for (const QByteArray &line : lines) {
+        bool ok = false;
+        const unsigned long long caps = line.split('\t').last().toULongLong(&ok, 16);
+        QVERIFY2(ok, line.constData());
+        QVERIFY2(!(caps & Ptrace), line.constData());
+    }
+}
+
+void TestProcess::markerStartsWithEnginePrefix()
+{
+    const ProcessOutcome out = runProcess(shell(QStringLiteral("echo $ELSAI_EXEC_TOKEN")));
+    QVERIFY(!engineMarkerPrefix().isEmpty());
+    QVERIFY2(out.stdoutData.startsWith(engineMarkerPrefix()), out.stdoutData.constData());
 }
 
 QTEST_GUILESS_MAIN(TestProcess)

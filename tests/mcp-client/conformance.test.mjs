@@ -27,7 +27,7 @@ test('conformance suite: every applicable scenario passes', async () => {
     child.stderr.on('data', (d) => { output += d; });
     const code = await new Promise((resolve) => child.on('exit', resolve));
     await proxy.close();
-    assert.equal(await server.stop(), 0);
+    assert.equal(await server.stop(), 143); // 128 + SIGTERM
     p.remove();
 
     const summary = output.split('\n').filter((l) => /^[✓✗] |^Total|Baseline|Unexpected|stale/i.test(l));
