@@ -56,13 +56,10 @@ QJsonObject ScriptRunner::run(const QJsonObject &o)
         // The audit trail's health beside the sessions (the result stays the spec's list).
         if (opValue.toString() == QLatin1String("sessions"))
             out.insert(QStringLiteral("audit"), AuditLog::instance().health().toJson());
-    } catch (const SandboxError &e) {
+    } catch (...) {
+        const ErrorDescription e = describeCurrentError();
         out.insert(QStringLiteral("ok"), false);
-        out.insert(QStringLiteral("error"), errorJson(e.specName(), e.message()));
-    } catch (const std::exception &e) {
-        out.insert(QStringLiteral("ok"), false);
-        out.insert(QStringLiteral("error"),
-                   errorJson(QStringLiteral("RuntimeError"), QString::fromUtf8(e.what())));
+        out.insert(QStringLiteral("error"), errorJson(e.type, e.message));
     }
     return out;
 }

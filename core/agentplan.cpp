@@ -565,10 +565,11 @@ StepResult AgentPlanRunner::runStep(int index)
         r.errorType = e.specName();
         r.errorMessage = e.message();
     } catch (const std::exception &e) {
+        const ErrorDescription d = describeError(e);
         r.outcome = StepOutcome::Error;
-        errorTypes = {QStringLiteral("RuntimeError"), QStringLiteral("Exception")};
-        r.errorType = errorTypes.first();
-        r.errorMessage = QString::fromUtf8(e.what());
+        errorTypes = {d.type, QStringLiteral("Exception")};
+        r.errorType = d.type;
+        r.errorMessage = d.message;
     }
     r.durationMs = m_options.clock() - started;
     r.reason = checkExpectation(step, errorTypes, r.text, r.data, r.errorMessage);

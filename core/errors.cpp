@@ -1,7 +1,10 @@
 #include "errors.h"
 
+#include <QUnhandledException>
+
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 namespace elsai {
 
@@ -13,6 +16,41 @@ SandboxError::SandboxError(QString message)
 OSError::OSError(QString message, int errnoValue)
     : SandboxError(std::move(message)), m_errno(errnoValue)
 {
+}
+
+ErrorDescription describeError(const std::exception &e)
+{
+    if (const auto *s = dynamic_cast<const SandboxError *>(&e))
+        return {s->specName(), s->message()};
+    if (dynamic_cast<const std::bad_alloc *>(&e))
+        return {QStringLiteral("MemoryError"), QStringLiteral("out of memory")};
+    return {QStringLiteral("RuntimeError"), QString::fromUtf8(e.what())};
+}
+
+ErrorDescription describeError(const std::exception_ptr &error)
+{
+    if (!error)
+        return {QStringLiteral("RuntimeError"), QStringLiteral("unknown error")};
+    try {
+        std::rethrow_exception(error);
+    } catch (...) {
+        return describeCurrentError();
+    }
+}
+
+ErrorDescription describeCurrentError()
+{
+    try {
+        throw;
+    } catch (const QUnhandledException &u) {
+        if (u.exception())
+            return describeError(u.exception());
+        return {QStringLiteral("RuntimeError"), QStringLiteral("unknown error")};
+    } catch (const std::exception &e) {
+        return describeError(e);
+    } catch (...) {
+        return {QStringLiteral("RuntimeError"), QStringLiteral("unknown error")};
+    }
 }
 
 void throwOsError(int e, const QString &what, const QString &path)

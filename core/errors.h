@@ -66,6 +66,24 @@ ELSAI_DECLARE_ERROR(TimeoutError, OSError)
 
 #undef ELSAI_DECLARE_ERROR
 
+/// An error as it crosses an edge (headless output, MCP, plans, the models and the window):
+/// the spec's type name and the message. describeError() is the one conversion they all use.
+struct ErrorDescription
+{
+    QString type;
+    QString message;
+    /// "Type: message", for logs and dialogs.
+    QString display() const { return type + QStringLiteral(": ") + message; }
+};
+
+/// A SandboxError gives its specName() and message; std::bad_alloc is "MemoryError" (as
+/// Python names it); any other exception is "RuntimeError" with its what().
+ErrorDescription describeError(const std::exception &e);
+/// The same for a captured exception (a future's; QUnhandledException is unwrapped).
+ErrorDescription describeError(const std::exception_ptr &e);
+/// Inside a catch block: the exception being handled.
+ErrorDescription describeCurrentError();
+
 /// Throws the OSError subclass that matches `errnoValue` (ENOENT → FileNotFoundError, …),
 /// with "<what> '<path>': <strerror>" as the message.
 [[noreturn]] void throwOsError(int errnoValue, const QString &what, const QString &path);

@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "hostfiles.h"
+#include "tempfiles.h"
 
 #include <QDir>
 #include <QFile>
@@ -97,6 +98,19 @@ int removeOrphanFlushBases(const QString &workspaceRoot)
     const QString parent = QFileInfo(file).path();
     const QString suffix = QStringLiteral(".elsai-flush-base");
     int removed = 0;
+    // A crash during saveFlushBases() leaves ".<base name, maybe shortened>.elsai-tmp-<hex>".
+    const QString baseName = QFileInfo(file).fileName();
+    const QString tempTag = QStringLiteral(".elsai-tmp-");
+    const QStringList temps = QDir(parent).entryList({QStringLiteral(".*") + tempTag + u'*'},
+                                                     QDir::Files | QDir::Hidden | QDir::System);
+    for (const QString &name : temps) {
+        const qsizetype tag = name.lastIndexOf(tempTag);
+        const QString stem = name.mid(1, tag - 1);
+        if (stem.isEmpty() || !baseName.startsWith(stem) ||
+            !isStaleTempName(QFile::encodeName(name)))
+            continue;
+        removed += QFile::remove(parent + u'/' + name) ? 1 : 0;
+    }
     const QStringList names =
         QDir(parent).entryList({QStringLiteral(".*") + suffix}, QDir::Files | QDir::Hidden);
     for (const QString &name : names) {

@@ -34,7 +34,9 @@ void saveFlushBases(const QString &workspaceRoot, const FlushBases &bases);
 
 /// Removes the base files beside `workspaceRoot` (in its parent folder) whose workspace folder
 /// no longer exists: they can never be used again, and throwaway workspaces would otherwise
-/// leave one each. Best effort; returns how many were removed.
+/// leave one each. Also removes the temp files a crash left while this workspace's own base
+/// was being written (nothing else of the parent folder is touched). Best effort; returns how
+/// many were removed.
 int removeOrphanFlushBases(const QString &workspaceRoot);
 
 /// Reads them back: none when there is no base file, when it belongs to another folder of that

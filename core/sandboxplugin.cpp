@@ -267,6 +267,16 @@ static QString describeEntry(const FileInfo &fi)
     return line;
 }
 
+/// The last line of a listing cut at listDirMaxEntries().
+static QString moreEntriesNote(qsizetype shown, qsizetype total)
+{
+    return QStringLiteral("[%1 more entries not shown (%2 in all, the first %3 by name above); "
+                          "list a subfolder, or run a filtered `ls` or `find` with execute]")
+        .arg(total - shown)
+        .arg(total)
+        .arg(shown);
+}
+
 QString listWorkspaceDir(Agent &agent, const QString &path)
 {
     const DirListing listing = auditedListing(agent, path, [&](ExecutionBackend &backend) {
@@ -279,14 +289,18 @@ QString listWorkspaceDir(Agent &agent, const QString &path)
     text.reserve(qsizetype(listing.entries.size()) * (prefix.size() + 2) + listing.names.size() +
                  64);
     bool sizesOmitted = false;
-    for (const DirListing::Entry &e : listing.entries) {
+    const qsizetype count = qsizetype(listing.entries.size());
+    const qsizetype shown = qMin(count, listDirMaxEntries());
+    for (qsizetype i = 0; i < shown; ++i) {
+        const DirListing::Entry &e = listing.entries[size_t(i)];
         if (!text.isEmpty())
             text += u'\n';
         appendEntry(text, listing, e, prefix);
         sizesOmitted = sizesOmitted || (e.type == FileInfo::Type::File && !e.size);
     }
-    const qsizetype count = qsizetype(listing.entries.size());
-    if (sizesOmitted && count > listingSizeLimit())
+    if (shown < count)
+        text += u'\n' + moreEntriesNote(shown, count);
+    else if (sizesOmitted && count > listingSizeLimit())
         text += QStringLiteral("\n[%1 entries; file sizes are shown for folders of up to %2]")
                     .arg(count)
                     .arg(listingSizeLimit());
@@ -427,14 +441,21 @@ static Tool listDirTool()
             args::requiredString(a, QStringLiteral("path"), QStringLiteral("list_dir"));
         QJsonArray entries;
         QStringList lines;
-        for (const FileInfo &fi : listWorkspaceEntries(agent, path)) {
-            entries.append(fi.toJson());
-            lines.append(describeEntry(fi));
+        const QList<FileInfo> all = listWorkspaceEntries(agent, path);
+        const qsizetype shown = qMin(all.size(), listDirMaxEntries());
+        for (qsizetype i = 0; i < shown; ++i) {
+            entries.append(all[i].toJson());
+            lines.append(describeEntry(all[i]));
+        }
+        QJsonObject data{{QStringLiteral("path"), path}, {QStringLiteral("entries"), entries}};
+        if (shown < all.size()) {
+            lines.append(moreEntriesNote(shown, all.size()));
+            data.insert(QStringLiteral("truncated"), true);
+            data.insert(QStringLiteral("total_entries"), all.size());
         }
         return ToolResult{lines.isEmpty() ? QStringLiteral("(empty folder)")
                                           : lines.join(QLatin1Char('\n')),
-                          {{QStringLiteral("path"), path}, {QStringLiteral("entries"), entries}},
-                          false};
+                          data, false};
     };
     return t;
 }

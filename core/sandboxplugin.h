@@ -59,6 +59,10 @@ QString writeWorkspaceFile(Agent &agent, const QString &path, const QString &con
 QString listWorkspaceDir(Agent &agent, const QString &path);
 /// Folders with more entries than this are listed by listWorkspaceDir without sizes.
 constexpr qsizetype listingSizeLimit() { return 256; }
+/// At most this many entries of one folder reach an agent (the list_dir tool, both forms); a
+/// last line says how many more there are and how to see them, and the structured result has
+/// `truncated` and `total_entries`.
+constexpr qsizetype listDirMaxEntries() { return 2000; }
 /// The entries with lstat data; with `statLimit` >= 0, a folder of more entries may come back
 /// with types only (see ExecutionBackend::listDirBrief).
 QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path,

@@ -367,10 +367,10 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *canc
                        {QStringLiteral("isError"), true}};
         call.text = e.display();
     } catch (const std::exception &e) {
-        qCWarning(lcMcpSession) << "tool" << name << "failed unexpectedly:" << e.what();
-        fault =
-            Fault{jsonrpc::InternalError,
-                  QStringLiteral("tool '%1' failed: %2").arg(name, QString::fromUtf8(e.what()))};
+        const ErrorDescription d = describeError(e);
+        qCWarning(lcMcpSession) << "tool" << name << "failed unexpectedly:" << d.display();
+        fault = Fault{jsonrpc::InternalError,
+                      QStringLiteral("tool '%1' failed: %2").arg(name, d.display())};
     }
     {
         QMutexLocker lock(&m_mutex);

@@ -59,19 +59,8 @@ std::optional<std::pair<QString, QString>> futureError(std::exception_ptr error)
 {
     if (!error)
         return std::nullopt;
-    try {
-        std::rethrow_exception(error);
-    } catch (const QUnhandledException &u) {
-        if (u.exception())
-            return futureError(u.exception());
-        return std::pair(QStringLiteral("RuntimeError"), QStringLiteral("unknown error"));
-    } catch (const SandboxError &e) {
-        return std::pair(e.specName(), e.message());
-    } catch (const std::exception &e) {
-        return std::pair(QStringLiteral("RuntimeError"), QString::fromUtf8(e.what()));
-    } catch (...) {
-        return std::pair(QStringLiteral("RuntimeError"), QStringLiteral("unknown error"));
-    }
+    const ErrorDescription d = describeError(error);
+    return std::pair(d.type, d.message);
 }
 
 struct SandboxController::Entry

@@ -84,19 +84,8 @@ struct Failure
 // future rethrows the original. Both end up here.
 Failure describe(const std::exception_ptr &error)
 {
-    try {
-        std::rethrow_exception(error);
-    } catch (const QUnhandledException &e) {
-        if (e.exception())
-            return describe(e.exception());
-        return {QStringLiteral("Exception"), QStringLiteral("unknown error")};
-    } catch (const SandboxError &e) {
-        return {e.specName(), e.message()};
-    } catch (const std::exception &e) {
-        return {QStringLiteral("Exception"), QString::fromLocal8Bit(e.what())};
-    } catch (...) {
-        return {QStringLiteral("Exception"), QStringLiteral("unknown error")};
-    }
+    const ErrorDescription d = describeError(error);
+    return {d.type, d.message};
 }
 
 } // namespace

@@ -12,7 +12,12 @@
 #include <QMutex>
 #include <QString>
 
+#include <functional>
 #include <memory>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace elsai::test {
 
@@ -81,5 +86,64 @@ private:
     QList<AuditEvent> m_events;
     AuditSinkPtr m_sink;
 };
+
+/// True in an AddressSanitizer build, which reserves terabytes of address space: RLIMIT_AS
+/// cannot be used there.
+constexpr bool addressSanitized()
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return true;
+#else
+    return false;
+#endif
+#else
+    return false;
+#endif
+}
+
+/// The address space this process maps now (VmSize), in bytes; -1 when unknown.
+inline qint64 mappedBytes()
+{
+    QFile status(QStringLiteral("/proc/self/status"));
+    if (!status.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : status.readAll().split('\n')) {
+        if (line.startsWith("VmSize:"))
+            return line.mid(7).trimmed().split(' ').value(0).toLongLong() * 1024;
+    }
+    return -1;
+}
+
+/// Runs `body` in a forked child whose address space is limited to `limit(mappedBytes())`
+/// bytes, so that a limit (and an abort on std::bad_alloc) cannot hurt the test process.
+/// Returns the child's exit status: body's result, 2 for an exception, 3 when the limit could
+/// not be set; -1 when the child died of a signal (an abort).
+inline int exitStatusUnderAddressLimit(const std::function<qint64(qint64)> &limit,
+                                       const std::function<int()> &body)
+{
+    const pid_t child = ::fork();
+    if (child < 0)
+        return -1;
+    if (child == 0) {
+        const qint64 mapped = mappedBytes();
+        const rlimit rl{rlim_t(limit(mapped)), rlim_t(limit(mapped))};
+        if (mapped <= 0 || ::setrlimit(RLIMIT_AS, &rl) != 0)
+            ::_exit(3);
+        int code = 0;
+        try {
+            code = body();
+        } catch (...) {
+            code = 2;
+        }
+        ::_exit(code);
+    }
+    int wstatus = 0;
+    if (::waitpid(child, &wstatus, 0) != child || !WIFEXITED(wstatus))
+        return -1;
+    return WEXITSTATUS(wstatus);
+}
 
 } // namespace elsai::test

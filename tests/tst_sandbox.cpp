@@ -9,10 +9,6 @@
 
 #include <thread>
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 using namespace elsai;
 using test::readHostFile;
 using test::writeHostFile;
@@ -399,13 +395,8 @@ private Q_SLOTS:
     // `factor` times the file.
     void hostReadFileMemory()
     {
-#if defined(__SANITIZE_ADDRESS__)
-        QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-        QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
-#endif
-#endif
+        if (test::addressSanitized())
+            QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
         QFETCH(bool, asText);
         QFETCH(double, factor);
         constexpr qint64 fileSize = qint64(256) << 20;
@@ -419,42 +410,19 @@ private Q_SLOTS:
             f.write("head\n");
             QVERIFY(f.resize(fileSize));
         }
-        const pid_t child = ::fork();
-        QVERIFY(child >= 0);
-        if (child == 0) {
-            QFile status(QStringLiteral("/proc/self/status"));
-            qint64 mappedKb = -1;
-            if (status.open(QIODevice::ReadOnly)) {
-                for (const QByteArray &line : status.readAll().split('\n')) {
-                    if (line.startsWith("VmSize:"))
-                        mappedKb = line.mid(7).trimmed().split(' ').value(0).toLongLong();
-                }
-            }
-            if (mappedKb <= 0)
-                ::_exit(3);
-            const rlim_t cap = rlim_t(mappedKb * 1024 + qint64(factor * fileSize) + (48 << 20));
-            const rlimit limit{cap, cap};
-            if (::setrlimit(RLIMIT_AS, &limit) != 0)
-                ::_exit(3);
-            int code = 0;
-            try {
+        const int status = test::exitStatusUnderAddressLimit(
+            [&](qint64 mapped) { return mapped + qint64(factor * fileSize) + (48 << 20); },
+            [&] {
                 if (asText) {
                     const QString text = s->readFile(QStringLiteral("big.txt"));
-                    code =
-                        text.size() == fileSize && text.startsWith(QLatin1String("head\n")) ? 0 : 1;
-                } else {
-                    const QByteArray bytes = s->readFileBytes(QStringLiteral("big.txt"));
-                    code = bytes.size() == fileSize && bytes.startsWith("head\n") ? 0 : 1;
+                    return text.size() == fileSize && text.startsWith(QLatin1String("head\n")) ? 0
+                                                                                               : 1;
                 }
-            } catch (...) {
-                code = 2;
-            }
-            ::_exit(code);
-        }
-        int wstatus = 0;
-        QCOMPARE(::waitpid(child, &wstatus, 0), child);
-        QVERIFY2(WIFEXITED(wstatus), "the reading child died (abort or signal)");
-        QCOMPARE(WEXITSTATUS(wstatus), 0);
+                const QByteArray bytes = s->readFileBytes(QStringLiteral("big.txt"));
+                return bytes.size() == fileSize && bytes.startsWith("head\n") ? 0 : 1;
+            });
+        QVERIFY2(status >= 0, "the reading child died (abort or signal)");
+        QCOMPARE(status, 0);
         s->stop(false);
         QFile::remove(root + QStringLiteral("/big.txt"));
     }

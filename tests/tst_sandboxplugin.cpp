@@ -12,10 +12,6 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 using namespace elsai;
 
 class TestSandboxPlugin : public QObject
@@ -226,13 +222,8 @@ private Q_SLOTS:
     // The read runs in a forked child with RLIMIT_AS set, so the limit cannot hurt the test.
     void readHugeSparseFileUnderAddressLimit()
     {
-#if defined(__SANITIZE_ADDRESS__)
-        QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-        QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
-#endif
-#endif
+        if (test::addressSanitized())
+            QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
         constexpr qint64 fileSize = qint64(1) << 30;
         const QString path = QStringLiteral("huge-sparse.txt");
         const QString hostPath = m_tmp.filePath(QStringLiteral("ws/") + path);
@@ -244,15 +235,11 @@ private Q_SLOTS:
             QVERIFY(f.resize(fileSize)); // the rest is a hole: zeros, no disk
         }
         auto cleanup = qScopeGuard([&] { QFile::remove(hostPath); });
-        const pid_t child = ::fork();
-        QVERIFY(child >= 0);
-        if (child == 0) {
-            // 1: a check failed; 2: an exception; 3: setrlimit failed
-            int status = 0;
-            const rlimit limit{512ul << 20, 512ul << 20};
-            if (::setrlimit(RLIMIT_AS, &limit) != 0)
-                ::_exit(3);
-            try {
+        // 1: a check failed; 2: an exception; 3: the limit could not be set
+        const int result = test::exitStatusUnderAddressLimit(
+            [](qint64) { return qint64(512) << 20; },
+            [&] {
+                int status = 0;
                 const auto read = [&](const QJsonObject &extra) {
                     QJsonObject a{{QStringLiteral("path"), path}};
                     for (auto it = extra.begin(); it != extra.end(); ++it)
@@ -284,15 +271,49 @@ private Q_SLOTS:
                 if (!past.data.value(QStringLiteral("content")).toString().isEmpty() ||
                     past.data.value(QStringLiteral("truncated")).toBool())
                     status = 1;
-            } catch (...) {
-                status = 2;
-            }
-            ::_exit(status);
+                return status;
+            });
+        QVERIFY2(result >= 0, "the reading child died (abort or signal)");
+        QCOMPARE(result, 0);
+    }
+
+    // An agent-facing listing is capped: the first listDirMaxEntries() entries by name, then
+    // a line saying how many more there are; the structured result says so too.
+    void bigFoldersAreCappedForAgents()
+    {
+        const qsizetype extra = 7;
+        const qsizetype total = listDirMaxEntries() + extra;
+        const QString dir = m_tmp.filePath(QStringLiteral("ws/many"));
+        QVERIFY(QDir().mkpath(dir));
+        for (qsizetype i = 0; i < total; ++i) {
+            QFile f(dir + QStringLiteral("/f%1").arg(i, 5, 10, QLatin1Char('0')));
+            QVERIFY(f.open(QIODevice::WriteOnly));
         }
-        int wstatus = 0;
-        QCOMPARE(::waitpid(child, &wstatus, 0), child);
-        QVERIFY2(WIFEXITED(wstatus), "the reading child died (abort or signal)");
-        QCOMPARE(WEXITSTATUS(wstatus), 0);
+        auto cleanup = qScopeGuard([&] { QDir(dir).removeRecursively(); });
+        const ToolResult r =
+            m_reader->callTool(QStringLiteral("list_dir"),
+                               {{QStringLiteral("path"), QStringLiteral("many")}});
+        QCOMPARE(r.data.value(QStringLiteral("entries")).toArray().size(), listDirMaxEntries());
+        QCOMPARE(r.data.value(QStringLiteral("truncated")).toBool(), true);
+        QCOMPARE(r.data.value(QStringLiteral("total_entries")).toInteger(), total);
+        const QStringList lines = r.text.split(u'\n');
+        QCOMPARE(lines.size(), listDirMaxEntries() + 1);
+        QVERIFY2(lines.last().contains(QStringLiteral("%1 more entries").arg(extra)) &&
+                     lines.last().contains(QString::number(total)),
+                 qPrintable(lines.last()));
+        const QStringList text = listWorkspaceDir(*m_reader, QStringLiteral("many")).split(u'\n');
+        QCOMPARE(text.size(), listDirMaxEntries() + 1);
+        QVERIFY2(text.first().startsWith(QStringLiteral("many/f00000")), qPrintable(text.first()));
+        QVERIFY(text.last().contains(QStringLiteral("%1 more entries").arg(extra)));
+        // a folder at the cap is not marked
+        QVERIFY(QFile::remove(dir + QStringLiteral("/f%1").arg(0, 5, 10, QLatin1Char('0'))));
+        for (qsizetype i = 1; i < extra; ++i)
+            QVERIFY(QFile::remove(dir + QStringLiteral("/f%1").arg(i, 5, 10, QLatin1Char('0'))));
+        const ToolResult atCap =
+            m_reader->callTool(QStringLiteral("list_dir"),
+                               {{QStringLiteral("path"), QStringLiteral("many")}});
+        QVERIFY(!atCap.data.contains(QStringLiteral("truncated")));
+        QCOMPARE(atCap.data.value(QStringLiteral("entries")).toArray().size(), listDirMaxEntries());
     }
 
     void readErrors()

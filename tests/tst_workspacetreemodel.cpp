@@ -510,7 +510,7 @@ private Q_SLOTS:
         QTest::newRow("sandbox-error-via-qtconcurrent")
             << "concurrent" << "FileNotFoundError" << "cannot list 'bad'";
         QTest::newRow("sandbox-error-via-promise") << "promise" << "PermissionError" << "refused";
-        QTest::newRow("std-exception") << "std" << "Exception" << "boom";
+        QTest::newRow("std-exception") << "std" << "RuntimeError" << "boom";
         QTest::newRow("lister-throws-synchronously") << "sync" << "ValueError" << "bad lister";
     }
 

@@ -89,10 +89,8 @@ QFuture<ReadOutcome> quietRead(SandboxController *controller, const QString &wor
                 out.tooLarge = true;
                 out.bytes.clear();
             }
-        } catch (const SandboxError &e) {
-            out.error = e.display();
-        } catch (const std::exception &e) {
-            out.error = QString::fromUtf8(e.what());
+        } catch (...) {
+            out.error = describeCurrentError().display();
         }
         return out;
     });
