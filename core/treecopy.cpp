@@ -163,20 +163,6 @@ int openBeneath(int dirFd, const QByteArray &rel, int flags, mode_t mode = 0)
     }
     return -1;
 }
-bool writeAll(int fd, const char *data, qint64 len)
-{
-    while (len > 0) {
-        const ssize_t w = ::write(fd, data, size_t(len));
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return false;
-        }
-        data += w;
-        len -= w;
-    }
-    return true;
-}
 
 /// Copies `size` bytes from the current offsets (the size fstat reported, so the copy matches
 /// the stamp taken). copy_file_range first: in-kernel, and a reflink where the file system can.
@@ -217,7 +203,7 @@ bool copyContent(int in, int out, qint64 size, qint64 *copied)
         }
         if (r == 0)
             break; // the file shrank
-        if (!writeAll(out, buf.data(), r))
+        if (!writeAllFd(out, buf.data(), r))
             return false;
         *copied += r;
     }
