@@ -23,7 +23,10 @@
 
 #include "consolehistorymodel.h"
 #include "mainwindow.h"
-#include "panels.h"
+#include "agentspanel.h"
+#include "auditpanel.h"
+#include "consolepanel.h"
+#include "sessionspanel.h"
 #include "process.h"
 #include "sandboxcontroller.h"
 #include "sandboxspec.h"

@@ -2,47 +2,19 @@
 
 #include <QHash>
 #include <QPointer>
-#include <QStringDecoder>
 #include <QWidget>
-
-#include <memory>
 
 class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
-class QSortFilterProxyModel;
-class QTableView;
 class QTimer;
 
 namespace elsai {
 
-class AuditFilterProxyModel;
 class ConsoleHistoryModel;
 class SandboxController;
-
-/// Sessions table (every sandbox; selecting one makes it current; start/stop/remove actions).
-class SessionsPanel : public QWidget
-{
-    Q_OBJECT
-public:
-    explicit SessionsPanel(SandboxController *controller, QWidget *parent = nullptr);
-    QTableView *view() const { return m_view; }
-    /// Workspace id of the selected row (empty when none).
-    QString selectedWorkspace() const;
-public Q_SLOTS:
-    /// Selects the row of `workspaceId` (no signal when it is already selected).
-    void selectWorkspace(const QString &workspaceId);
-Q_SIGNALS:
-    void currentWorkspaceChanged(const QString &workspaceId);
-private:
-    void updateButtons();
-    SandboxController *m_controller;
-    QTableView *m_view;
-    QPushButton *m_start, *m_stop, *m_remove;
-    QString m_selected;
-};
 
 /// Console of the current sandbox: command line with history (up/down) and a cwd selector,
 /// streamed output (stdout and stderr told apart), exit code, duration, truncated / timed out,
@@ -117,66 +89,6 @@ private:
     qsizetype m_pendingLines = 0;
     qsizetype m_pendingDropped = 0; ///< lines dropped from the queue's front
     QTimer *m_drainTimer;
-};
-
-/// Attached agents of the current sandbox: attach / detach / change mode, each agent's tools
-/// and recent calls.
-class AgentsPanel : public QWidget
-{
-    Q_OBJECT
-public:
-    explicit AgentsPanel(SandboxController *controller, QWidget *parent = nullptr);
-    QTableView *view() const { return m_view; }
-    QLineEdit *nameEdit() const { return m_name; }
-    QComboBox *modeBox() const { return m_mode; }
-    QPushButton *attachButton() const { return m_attach; }
-    QPlainTextEdit *details() const { return m_details; }
-public Q_SLOTS:
-    void setWorkspace(const QString &workspaceId);
-    void attach();
-    void detachSelected();
-    void toggleModeOfSelected();
-private:
-    int selectedSourceRow() const;
-    void updateDetails();
-    SandboxController *m_controller;
-    QString m_workspaceId;
-    QSortFilterProxyModel *m_proxy;
-    QTableView *m_view;
-    QLineEdit *m_name;
-    QComboBox *m_mode;
-    QPushButton *m_attach, *m_detach, *m_changeMode;
-    QPlainTextEdit *m_details;
-};
-
-/// Live audit log: filters (event, actor, outcome, text), details of the selected record,
-/// export to JSON lines.
-class AuditPanel : public QWidget
-{
-    Q_OBJECT
-public:
-    explicit AuditPanel(SandboxController *controller, QWidget *parent = nullptr);
-    QTableView *view() const { return m_view; }
-    AuditFilterProxyModel *proxy() const { return m_proxy; }
-    QComboBox *eventBox() const { return m_event; }
-    QLineEdit *actorEdit() const { return m_actor; }
-    QComboBox *outcomeBox() const { return m_outcome; }
-    QLineEdit *textEdit() const { return m_text; }
-    QPlainTextEdit *details() const { return m_details; }
-    /// Writes the visible (filtered) rows as JSON lines; false with `error` set on failure.
-    bool exportVisible(const QString &path, QString *error = nullptr) const;
-public Q_SLOTS:
-    void exportWithDialog();
-private:
-    void updateDetails();
-    SandboxController *m_controller;
-    AuditFilterProxyModel *m_proxy;
-    QTableView *m_view;
-    QComboBox *m_event;
-    QLineEdit *m_actor;
-    QComboBox *m_outcome;
-    QLineEdit *m_text;
-    QPlainTextEdit *m_details;
 };
 
 } // namespace elsai

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <QWidget>
+
+class QComboBox;
+class QLineEdit;
+class QPlainTextEdit;
+class QTableView;
+
+namespace elsai {
+
+class AuditFilterProxyModel;
+class SandboxController;
+
+/// Live audit log: filters (event, actor, outcome, text), details of the selected record,
+/// export to JSON lines.
+class AuditPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit AuditPanel(SandboxController *controller, QWidget *parent = nullptr);
+    QTableView *view() const { return m_view; }
+    AuditFilterProxyModel *proxy() const { return m_proxy; }
+    QComboBox *eventBox() const { return m_event; }
+    QLineEdit *actorEdit() const { return m_actor; }
+    QComboBox *outcomeBox() const { return m_outcome; }
+    QLineEdit *textEdit() const { return m_text; }
+    QPlainTextEdit *details() const { return m_details; }
+    /// Writes the visible (filtered) rows as JSON lines; false with `error` set on failure.
+    bool exportVisible(const QString &path, QString *error = nullptr) const;
+public Q_SLOTS:
+    void exportWithDialog();
+private:
+    void updateDetails();
+    SandboxController *m_controller;
+    AuditFilterProxyModel *m_proxy;
+    QTableView *m_view;
+    QComboBox *m_event;
+    QLineEdit *m_actor;
+    QComboBox *m_outcome;
+    QLineEdit *m_text;
+    QPlainTextEdit *m_details;
+};
+
+} // namespace elsai
