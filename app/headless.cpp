@@ -89,7 +89,7 @@ int runHeadless(int argc, char **argv)
     if (shutdownRequested())
         awaitShutdownExit(); // the status is 128 + the signal's
     // Nothing of the audit trail may go missing quietly: a last retry of whatever waits, and
-    // a distinct exit status when records were lost (README: exit status 4).
+    // a distinct exit status when records were lost (docs/headless.md: exit status 4).
     AuditLog::instance().flush();
     const AuditHealth audit = AuditLog::instance().health();
     const qint64 lost = audit.recordsDropped + audit.recordsQueued;

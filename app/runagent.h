@@ -8,7 +8,7 @@ namespace elsai {
 
 struct SessionOptions;
 
-/// Exit statuses of `--run-agent` (README, "Scripted agents").
+/// Exit statuses of `--run-agent` (docs/agents.md).
 enum RunAgentStatus : int {
     RunAgentPassed = 0,     ///< every step met its expectation
     RunAgentFailed = 1,     ///< a step did not (the rest may be skipped)

@@ -14,7 +14,7 @@ class QIODevice;
 namespace elsai {
 
 /// Runs the headless JSON-lines API against one sandbox: one operation per input line, one
-/// result line per operation, in order (format in README.md, "Headless script API").
+/// result line per operation, in order (format in docs/headless.md, "Headless script API").
 /// Not thread-safe: one runner per script.
 class ScriptRunner
 {

@@ -20,7 +20,7 @@
 
 namespace elsai {
 
-/// What a step must produce to pass (README, "Scripted agents"). Without `error` the tool
+/// What a step must produce to pass (docs/agents.md). Without `error` the tool
 /// call must succeed and every result check must hold; with `error` it must raise that type
 /// (or a subclass: "OSError" accepts FileNotFoundError).
 struct PlanExpectation

@@ -8,7 +8,7 @@
 
 namespace elsai {
 
-/// One gitignore-style pattern (rules in README.md, "Glob rules"):
+/// One gitignore-style pattern (rules in docs/sync.md, "Glob rules"):
 /// - `*` matches any run of characters except `/`; `?` one character except `/`;
 ///   `[abc]`, `[a-z]`, `[!a]` / `[^a]` a character class (never `/`); `\x` a literal x.
 /// - `**` as a whole segment matches zero or more folders (`a/**/b`, `**/x`, `dist/**`).

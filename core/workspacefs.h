@@ -13,7 +13,7 @@ namespace elsai {
 
 class DirListingCache;
 
-/// Confined file access beneath one workspace folder (see ../shared/spec/hostile-inputs.md).
+/// Confined file access beneath one workspace folder (SECURITY.md, "The hostile paths").
 ///
 /// Every path is workspace-relative and resolved by the kernel beneath the root fd:
 /// openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), or, where openat2 is missing, a

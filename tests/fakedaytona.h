@@ -1,7 +1,7 @@
 #pragma once
 
 // A Daytona control plane + toolbox for tests, speaking the documented protocol
-// (../shared/spec/remote-backends.md §1) on a loopback FakeHttpServer. Each sandbox is a temp
+// (docs/backends/daytona.md) on a loopback FakeHttpServer. Each sandbox is a temp
 // folder; commands run for real with /bin/sh inside it. Reusable as a backend fixture:
 //
 //   FakeDaytona fake;

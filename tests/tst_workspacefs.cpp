@@ -1,4 +1,4 @@
-// Hostile-input tests of WorkspaceFs (shared/spec/hostile-inputs.md, P1-P11). Every test runs
+// Hostile-input tests of WorkspaceFs (SECURITY.md, "The hostile paths", P1-P11). Every test runs
 // twice through initTestCase_data(): once with openat2 and once with the openat(O_NOFOLLOW) walk.
 
 #include "atomicwrite.h"

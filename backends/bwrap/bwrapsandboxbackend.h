@@ -14,7 +14,7 @@ namespace elsai {
 /// execute() differs: each command runs in new user, pid, ipc, uts, cgroup and (unless
 /// `network`) network namespaces, sees the host's /usr and a few /etc files read-only, the
 /// workspace at /workspace, a private /tmp, an environment built from an allowlist (never the
-/// host's), and runs under resource limits. See README "The bwrap backend" for the boundary.
+/// host's), and runs under resource limits. See docs/backends/bwrap.md for the boundary.
 class BwrapSandboxBackend : public LocalSandboxBackend
 {
 public:

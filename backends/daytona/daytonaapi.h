@@ -10,7 +10,7 @@
 
 namespace elsai::daytona {
 
-/// Connection settings (../shared/spec/remote-backends.md §1.1, §6).
+/// Connection settings (docs/backends/daytona.md, "Configuration").
 struct DaytonaConfig
 {
     QString apiKey;                                                   ///< DAYTONA_API_KEY

@@ -18,7 +18,7 @@ namespace elsai {
 class WorkspaceFs;
 
 /// A Daytona sandbox driven over its control plane and toolbox HTTP APIs
-/// (../shared/spec/remote-backends.md §1). One backend = one remote sandbox.
+/// (docs/backends/daytona.md). One backend = one remote sandbox.
 ///
 /// - create(): POST /sandbox, then polls until `started`; the workspace is a folder in it.
 /// - close(): deletes the sandbox (Options::deleteOnClose, the default) or stops it.

@@ -19,7 +19,7 @@ namespace elsai {
 /// user. One ControlMaster connection per backend; every call is one ssh channel over it.
 /// Isolation is whatever the remote account gives: a command can do anything the remote user
 /// can. File operations are confined to the remote workspace folder (checked on the client,
-/// then resolved on the remote, see README "SSH backend").
+/// then resolved on the remote, see docs/backends/ssh.md).
 class SshSandboxBackend : public SandboxBackend
 {
 public:

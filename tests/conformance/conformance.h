@@ -27,7 +27,7 @@ struct BackendFixture
     /// through links is still checked.
     bool listsSymlinks = true;
     /// Test function → why it is skipped for this backend: a known backend bug not fixed yet
-    /// (the reason names it; README "Backend conformance suite" lists them). Keep it empty.
+    /// (the reason names it; docs/backends/conformance.md lists them). Keep it empty.
     QHash<QString, QString> knownBugs = {};
     /// Runs after the last case, while the suite's QCoreApplication still exists: a fake
     /// service whose server thread needs the event loop must be released here, not at exit.

@@ -1,4 +1,4 @@
-// Hostile-input suite (../shared/spec/hostile-inputs.md): a table of hostile paths tried with
+// Hostile-input suite (SECURITY.md, "The hostile paths"): a table of hostile paths tried with
 // every file operation of every backend that can run here, plus the openat2-style rename race
 // through the backend. The hostile layout is planted with the backend's own execute (ln -s,
 // mkfifo, …), so a backend added to backends() runs the same table: add one BackendFixture.
@@ -53,8 +53,8 @@ struct BackendFixture
     std::function<QString(SandboxBackend &)> hostFolder = {};
     /// Why the backend cannot run here (empty: it can); checked before its first case.
     std::function<QString()> unavailable = {};
-    /// "case id" or "case id|operation" → a known backend bug, not fixed yet (README
-    /// "Reliability" lists them): not run (it hangs or escapes), reported with the reason.
+    /// "case id" or "case id|operation" → a known backend bug, not fixed yet
+    /// (docs/testing.md lists them): not run (it hangs or escapes), reported with the reason.
     QHash<QString, QString> knownBugs = {};
 };
 
@@ -88,7 +88,7 @@ QList<BackendFixture> backends()
                      },
                      // A round is three ssh channels: ~1 s on the 2 busy shared cores here
                      // (the attacker spins one of them), so 50 keep the suite near 90 s.
-                     // The long run: ELSAI_HOSTILE_RACE_ROUNDS=2000 (README, Reliability).
+                     // The long run: ELSAI_HOSTILE_RACE_ROUNDS=2000 (docs/testing.md).
                      50});
     } else {
         qInfo("hostile: ssh skipped: %s", qPrintable(sshd.error()));
