@@ -71,7 +71,7 @@ int runGui(int argc, char **argv)
     QApplication::setApplicationName(QStringLiteral("elsai-workbench"));
     QApplication::setApplicationDisplayName(QStringLiteral("elsai workbench"));
     QApplication::setApplicationVersion(QStringLiteral(ELSAI_VERSION));
-    QApplication::setDesktopFileName(QStringLiteral("elsai-workbench"));
+    QApplication::setDesktopFileName(QStringLiteral(ELSAI_APP_ID));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/elsai-workbench.svg")));
     installShutdownSignals(ShutdownExit::EventLoop);
 

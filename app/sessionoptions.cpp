@@ -33,7 +33,8 @@ one operation per line, one JSON result line per operation on stdout, in order:
   {"op":"sleep","seconds":N}
 Result: {"op":…,"ok":true,"result":…}
      or {"op":…,"ok":false,"error":{"type":…,"message":…}}.
-The exit status is 0 when every operation succeeded, 1 otherwise, 2 on usage errors.
+The exit status is 0 when every operation succeeded, 1 otherwise, 2 on usage errors, 4 when
+audit records were lost, 128+N when stopped by signal N.
 --run-agent PLAN runs a scripted agent (a plan file, or demo:explore-readonly,
 demo:fix-failing-test, demo:readonly-denied) and prints one JSON line per step, then a
 summary line; exit status 0 when every expectation is met, 1 when one is not, 2 on a usage

@@ -11,6 +11,8 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSet>
+#include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #ifndef ELSAI_WORKBENCH_BIN
@@ -33,6 +35,8 @@ const QHash<QString, QString> &foreignOptions()
         {QStringLiteral("--new-session"), QStringLiteral("bwrap")},
         {QStringLiteral("--unshare-pid"), QStringLiteral("bwrap")},
         {QStringLiteral("--output-on-failure"), QStringLiteral("ctest")},
+        {QStringLiteral("--install"), QStringLiteral("cmake")},
+        {QStringLiteral("--prefix"), QStringLiteral("cmake")},
         {QStringLiteral("--prepare"), QStringLiteral(".ci/trixie")},
         {QStringLiteral("--classify"), QStringLiteral("bench/audit_bench")},
         {QStringLiteral("--quick"), QStringLiteral("bench/run.sh")},
@@ -67,6 +71,24 @@ QString readText(const QString &path)
     return QString::fromUtf8(f.readAll());
 }
 
+QString programHelp()
+{
+    QProcess help;
+    help.start(QStringLiteral(ELSAI_WORKBENCH_BIN), {QStringLiteral("--help")});
+    if (!help.waitForFinished(30000))
+        return {};
+    return QString::fromUtf8(help.readAllStandardOutput());
+}
+
+QSet<QString> optionNames(const QString &text)
+{
+    static const QRegularExpression option(QStringLiteral("(?<![\\w-])--[a-z][a-z0-9-]*"));
+    QSet<QString> names;
+    for (auto it = option.globalMatch(text); it.hasNext();)
+        names.insert(it.next().captured());
+    return names;
+}
+
 QString relative(const QString &path)
 {
     return QDir(QStringLiteral(ELSAI_SOURCE_DIR)).relativeFilePath(path);
@@ -85,29 +107,78 @@ private Q_SLOTS:
 
     void optionsExist()
     {
-        QProcess help;
-        help.start(QStringLiteral(ELSAI_WORKBENCH_BIN), {QStringLiteral("--help")});
-        QVERIFY(help.waitForFinished(30000));
-        const QString helpText = QString::fromUtf8(help.readAllStandardOutput());
+        const QString helpText = programHelp();
         QVERIFY2(helpText.contains(QLatin1String("--headless")), qPrintable(helpText));
-
-        static const QRegularExpression option(QStringLiteral("(?<![\\w-])--[a-z][a-z0-9-]*"));
-        QSet<QString> known;
-        for (auto it = option.globalMatch(helpText); it.hasNext();)
-            known.insert(it.next().captured());
+        const QSet<QString> known = optionNames(helpText);
         QStringList unknown;
         for (const QString &file : documentFiles()) {
-            const QString text = readText(file);
-            for (auto it = option.globalMatch(text); it.hasNext();) {
-                const QString name = it.next().captured();
+            const QSet<QString> named = optionNames(readText(file));
+            for (const QString &name : named) {
                 if (!known.contains(name) && !foreignOptions().contains(name))
                     unknown << QStringLiteral("%1: %2").arg(relative(file), name);
             }
         }
-        unknown.removeDuplicates();
+        unknown.sort();
         QVERIFY2(unknown.isEmpty(), qPrintable(QStringLiteral("options the docs name but "
                                                               "--help does not: ") +
                                                unknown.join(QStringLiteral(", "))));
+    }
+
+    void manPageCoversEveryOption()
+    {
+        QString man = readText(QStringLiteral(ELSAI_SOURCE_DIR "/packaging/elsai-workbench.1"));
+        QVERIFY(!man.isEmpty());
+        // roff: \- is a hyphen; font changes (\fB … \fR) and italic corrections (\/ \,) go
+        man.replace(QLatin1String("\\-"), QLatin1String("-"));
+        static const QRegularExpression roff(QStringLiteral("\\\\(f[BIRP]|[/,])"));
+        man.remove(roff);
+        const QSet<QString> inMan = optionNames(man);
+        QStringList missing;
+        for (const QString &name : optionNames(programHelp())) {
+            if (!inMan.contains(name))
+                missing << name;
+        }
+        missing.sort();
+        QVERIFY2(missing.isEmpty(),
+                 qPrintable(QStringLiteral("the man page lacks %1: run packaging/update-manpage.sh")
+                                .arg(missing.join(QStringLiteral(", ")))));
+    }
+
+    void bashCompletion_data()
+    {
+        QTest::addColumn<QString>("words");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("an option") << "--seed-f" << "--seed-from";
+        QTest::newRow("a backend") << "--backend bw" << "bwrap";
+        QTest::newRow("a demo plan") << "--run-agent demo:fix" << "demo:fix-failing-test";
+        QTest::newRow("a folder for <DIR>") << "--seed-from @/pro" << "@/project";
+        QTest::newRow("a file for <FILE>") << "--script @/pro" << "@/project";
+        QTest::newRow("nothing for <N>") << "--timeout 1" << "";
+    }
+
+    void bashCompletion()
+    {
+        QFETCH(QString, words);
+        QFETCH(QString, expected);
+        const QString bash = QStandardPaths::findExecutable(QStringLiteral("bash"));
+        if (bash.isEmpty())
+            QSKIP("bash is not installed");
+        QTemporaryDir dir;
+        QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("project")));
+        words.replace(QLatin1Char('@'), dir.path());
+        expected.replace(QLatin1Char('@'), dir.path());
+        const QString script = QStringLiteral(
+            "source \"$1\"; shift; COMP_WORDS=(\"$@\"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); "
+            "COMPREPLY=(); _elsai_workbench; printf '%s\\n' \"${COMPREPLY[@]}\"");
+        QStringList args{QStringLiteral("-c"), script, QStringLiteral("bash"),
+                         QStringLiteral(ELSAI_SOURCE_DIR "/packaging/elsai-workbench.bash"),
+                         QStringLiteral(ELSAI_WORKBENCH_BIN)};
+        args += words.split(QLatin1Char(' '));
+        QProcess run;
+        run.start(bash, args);
+        QVERIFY(run.waitForFinished(30000));
+        QCOMPARE(QString::fromUtf8(run.readAllStandardError()), QString());
+        QCOMPARE(QString::fromUtf8(run.readAllStandardOutput()).trimmed(), expected);
     }
 
     void headlessOperationsExist()

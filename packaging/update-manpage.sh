@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Regenerates packaging/elsai-workbench.1 from the program's --help and --version (help2man).
+# tst_docs fails when an option of --help is missing from the man page: run this then.
+#   packaging/update-manpage.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+command -v help2man >/dev/null || { echo "update-manpage: apt-get install help2man" >&2; exit 2; }
+PATH="$PWD/$build/bin:$PATH" LC_ALL=C.UTF-8 help2man --no-info --section=1 \
+    --name="workbench and headless engine for AI agent sandboxes" \
+    --source="elsai" --manual="User Commands" --include=packaging/elsai-workbench.h2m \
+    -o packaging/elsai-workbench.1 elsai-workbench
