@@ -3,6 +3,7 @@
 #include "agent.h"
 #include "backend.h"
 #include "boundedread.h"
+#include "firstentries.h"
 #include "tools.h"
 #include "types.h"
 
@@ -67,6 +68,11 @@ constexpr qsizetype listDirMaxEntries() { return 2000; }
 /// with types only (see ExecutionBackend::listDirBrief).
 QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path,
                                      qsizetype statLimit = -1);
+/// The first `maxEntries` entries by name and the folder's count: the audited backend listing
+/// the list_dir tool and listWorkspaceDir() use, held in memory proportional to `maxEntries`
+/// (firstentries.h).
+CappedListing listWorkspaceFirst(Agent &agent, const QString &path, qsizetype maxEntries,
+                              qsizetype statLimit = -1);
 /// Formats an ExecuteResult the way the execute tool shows it to the agent:
 /// stdout, then "[stderr]" and stderr when there is any, then a status line
 /// "[exit code: N]" with ", output truncated" / ", timed out" when they apply.
