@@ -11,7 +11,7 @@ int main(int argc, char **argv)
 {
     QTemporaryDir dir;
     int serial = 0;
-    const BackendFixture fixture{QStringLiteral("bwrap"), [&] {
+    BackendFixture fixture{QStringLiteral("bwrap"), [&] {
                                      const QString root =
                                          dir.filePath(QStringLiteral("ws%1").arg(++serial));
                                      QDir().mkpath(root);
@@ -19,5 +19,8 @@ int main(int argc, char **argv)
                                      b->create();
                                      return b;
                                  }};
+    fixture.reopen = [](elsai::SandboxBackend &old) -> std::shared_ptr<elsai::SandboxBackend> {
+        return std::make_shared<elsai::BwrapSandboxBackend>(old.hostFolder());
+    };
     return runBackendConformance(argc, argv, fixture);
 }

@@ -10,7 +10,7 @@ int main(int argc, char **argv)
     elsai::test::SshServer sshd;
     const bool started = sshd.start();
     const auto factory = sshd.factory();
-    const BackendFixture fixture{QStringLiteral("ssh"),
+    BackendFixture fixture{QStringLiteral("ssh"),
                                  [&]() -> std::shared_ptr<elsai::SandboxBackend> {
                                      if (!started)
                                          throw elsai::SandboxStartError(sshd.error());
@@ -18,5 +18,10 @@ int main(int argc, char **argv)
                                      b->create();
                                      return b;
                                  }};
+    // the same remote folder through a new connection, as after a restart
+    fixture.reopen = [&](elsai::SandboxBackend &old) -> std::shared_ptr<elsai::SandboxBackend> {
+        return sshd.makeBackend(
+            dynamic_cast<elsai::SshSandboxBackend &>(old).options().workspaceName);
+    };
     return runBackendConformance(argc, argv, fixture);
 }
