@@ -16,9 +16,9 @@
 /// scripts (backends/ssh/remotescript.cpp, backends/remote/confinedscript.cpp) splice in this
 /// one copy. sort's key is the name: from the fifth TAB-separated field to the record's end
 /// (a name may hold tabs), in byte order like the local listing's.
-#define ELSAI_CAPPED_LISTING_SH                                                                 \
-    "find . -mindepth 1 -maxdepth 1 -printf . | wc -c\n"                                        \
-    "find . -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%D:%i\\t%f\\0' |\n"                 \
+#define ELSAI_CAPPED_LISTING_SH                                                                    \
+    "find . -mindepth 1 -maxdepth 1 -printf . | wc -c\n"                                           \
+    "find . -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%D:%i\\t%f\\0' |\n"                   \
     "  LC_ALL=C sort -z -t \"$(printf '\\t')\" -k5 | head -z -n \"$cap\"\n"
 
 namespace elsai {

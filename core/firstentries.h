@@ -40,7 +40,7 @@ private:
 /// The first entries of a folder by name, and how many it has.
 struct CappedListing
 {
-    DirListing listing;    ///< the first entries by name
+    DirListing listing;      ///< the first entries by name
     qint64 totalEntries = 0; ///< all the folder's entries
 };
 

@@ -210,8 +210,7 @@ std::optional<FlushBases> readBaseFile(const QString &file,
 
 std::optional<FlushBases> loadFlushBases(const QString &workspaceRoot, QString *error)
 {
-    return readBaseFile(flushBasePath(workspaceRoot), identityOf(cleanRoot(workspaceRoot)),
-                        error);
+    return readBaseFile(flushBasePath(workspaceRoot), identityOf(cleanRoot(workspaceRoot)), error);
 }
 
 QString remoteFlushBaseFolder()
@@ -249,12 +248,11 @@ void saveRemoteFlushBases(const QString &backendId, const QByteArray &identity,
     if (!QDir().mkpath(folder))
         throw OSError(QStringLiteral("cannot create the flush base folder '%1'").arg(folder));
     ::chmod(QFile::encodeName(folder).constData(), 0700);
-    writeHostFileAtomic(file, encodeFlushBases(backendId.toUtf8() + '\t' + identity, bases),
-                        0600);
+    writeHostFileAtomic(file, encodeFlushBases(backendId.toUtf8() + '\t' + identity, bases), 0600);
 }
 
-std::optional<FlushBases> loadRemoteFlushBases(const QString &backendId,
-                                               const QByteArray &identity, QString *error)
+std::optional<FlushBases> loadRemoteFlushBases(const QString &backendId, const QByteArray &identity,
+                                               QString *error)
 {
     return readBaseFile(remoteFlushBasePath(backendId), backendId.toUtf8() + '\t' + identity,
                         error);

@@ -55,8 +55,7 @@ QString remoteFlushBaseFolder();
 QString remoteFlushBasePath(const QString &backendId);
 void saveRemoteFlushBases(const QString &backendId, const QByteArray &identity,
                           const FlushBases &bases);
-std::optional<FlushBases> loadRemoteFlushBases(const QString &backendId,
-                                               const QByteArray &identity,
+std::optional<FlushBases> loadRemoteFlushBases(const QString &backendId, const QByteArray &identity,
                                                QString *error = nullptr);
 
 } // namespace elsai

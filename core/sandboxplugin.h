@@ -72,7 +72,7 @@ QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path,
 /// the list_dir tool and listWorkspaceDir() use, held in memory proportional to `maxEntries`
 /// (firstentries.h).
 CappedListing listWorkspaceFirst(Agent &agent, const QString &path, qsizetype maxEntries,
-                              qsizetype statLimit = -1);
+                                 qsizetype statLimit = -1);
 /// Formats an ExecuteResult the way the execute tool shows it to the agent:
 /// stdout, then "[stderr]" and stderr when there is any, then a status line
 /// "[exit code: N]" with ", output truncated" / ", timed out" when they apply.

@@ -43,8 +43,8 @@ private Q_SLOTS:
         QVERIFY(dir >= 0);
         // in reverse order, so that readdir order is not name order
         for (int i = Files; i >= 1; --i) {
-            const int fd = ::openat(dir, nameOf(i).constData(), O_CREAT | O_WRONLY | O_CLOEXEC,
-                                    0644);
+            const int fd =
+                ::openat(dir, nameOf(i).constData(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
             QVERIFY(fd >= 0);
             ::close(fd);
         }

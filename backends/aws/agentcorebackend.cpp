@@ -6,8 +6,8 @@
 #include "awserror.h"
 #include "confinedscript.h"
 #include "errors.h"
-#include "findrecord.h"
 #include "eventstream.h"
+#include "findrecord.h"
 #include "workspacefs.h"
 
 #include <QJsonDocument>
@@ -498,7 +498,7 @@ QByteArray AgentCoreSandboxBackend::readFile(const QString &path)
 }
 
 FileRange AgentCoreSandboxBackend::readFileRange(const QString &path, qint64 offset,
-                                                qint64 maxBytes)
+                                                 qint64 maxBytes)
 {
     const QString p = WorkspaceFs::normalize(path);
     if (p.isEmpty())
@@ -524,7 +524,7 @@ QList<FileInfo> AgentCoreSandboxBackend::listDir(const QString &path)
 }
 
 CappedListing AgentCoreSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
-                                                qsizetype statLimit)
+                                                    qsizetype statLimit)
 {
     Q_UNUSED(statLimit); // find reports the lstat data of every entry it sends anyway
     const QString p = WorkspaceFs::normalize(path);
@@ -532,9 +532,9 @@ CappedListing AgentCoreSandboxBackend::listDirFirst(const QString &path, qsizety
     CappedListing listing;
     if (!parseCappedListing(confined(QStringLiteral("list"), p, {QString::number(cap)}), p, cap,
                             &listing.listing, &listing.totalEntries))
-        throw OSError(QStringLiteral("AgentCore answered the listing of '%1' without its count")
-                          .arg(path),
-                      EIO);
+        throw OSError(
+            QStringLiteral("AgentCore answered the listing of '%1' without its count").arg(path),
+            EIO);
     return listing;
 }
 

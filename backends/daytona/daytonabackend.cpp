@@ -292,8 +292,7 @@ QByteArray DaytonaSandboxBackend::readFile(const QString &path)
     return confined(remote(), QStringLiteral("read"), WorkspaceFs::normalize(path));
 }
 
-FileRange DaytonaSandboxBackend::readFileRange(const QString &path, qint64 offset,
-                                              qint64 maxBytes)
+FileRange DaytonaSandboxBackend::readFileRange(const QString &path, qint64 offset, qint64 maxBytes)
 {
     // One confined command moves just the range (the toolbox download has no range).
     const QStringList args = remote::confinedRangeArgs(offset, maxBytes);
@@ -394,19 +393,17 @@ QList<FileInfo> DaytonaSandboxBackend::listDir(const QString &path)
 }
 
 CappedListing DaytonaSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
-                                              qsizetype statLimit)
+                                                  qsizetype statLimit)
 {
     Q_UNUSED(statLimit); // find reports the lstat data of every entry it sends anyway
     const QString rel = WorkspaceFs::normalize(path);
     const qsizetype cap = qMax<qsizetype>(0, maxEntries);
     CappedListing listing;
-    if (!parseCappedListing(confined(remote(), QStringLiteral("list"), rel,
-                                     {QString::number(cap)}),
-                            rel, cap, &listing.listing,
-                            &listing.totalEntries))
-        throw OSError(QStringLiteral("Daytona answered the listing of '%1' without its count")
-                          .arg(path),
-                      EIO);
+    if (!parseCappedListing(confined(remote(), QStringLiteral("list"), rel, {QString::number(cap)}),
+                            rel, cap, &listing.listing, &listing.totalEntries))
+        throw OSError(
+            QStringLiteral("Daytona answered the listing of '%1' without its count").arg(path),
+            EIO);
     return listing;
 }
 
@@ -772,7 +769,8 @@ DaytonaSandboxBackend::seedWorkspace(const QString &source, const QStringList &e
     try {
         tree = remoteTree(r);
     } catch (const SandboxError &e) {
-        result.errors.append(QStringLiteral("cannot list the seeded workspace: %1").arg(e.message()));
+        result.errors.append(
+            QStringLiteral("cannot list the seeded workspace: %1").arg(e.message()));
     }
     for (auto it = manifest.files.begin(); it != manifest.files.end(); ++it) {
         const auto rec = tree.constFind(it.key());
@@ -874,8 +872,8 @@ DaytonaSandboxBackend::stage(const Remote &r, const QString &root,
             continue;
         if (it->type != 'f') {
             // links and special files never reach the host; they are reported
-            items.append({rel, it->type == 'l' ? SyncItem::Kind::Symlink : SyncItem::Kind::Special,
-                          0, {}});
+            items.append(
+                {rel, it->type == 'l' ? SyncItem::Kind::Symlink : SyncItem::Kind::Special, 0, {}});
             continue;
         }
         const FileStamp stamp{it->size, it->mtimeNs};
@@ -901,8 +899,8 @@ DaytonaSandboxBackend::stage(const Remote &r, const QString &root,
             }
         }
     }
-    st->plan = planSyncItems(items, *st->fs, root, includes, excludes, record,
-                             policy.noBaseConflict);
+    st->plan =
+        planSyncItems(items, *st->fs, root, includes, excludes, record, policy.noBaseConflict);
     st->plan.errors = errors + st->plan.errors;
     return st;
 }

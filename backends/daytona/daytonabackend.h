@@ -1,9 +1,9 @@
 #pragma once
 
 #include "backend.h"
-#include "firstentries.h"
 #include "daytonaapi.h"
 #include "findrecord.h"
+#include "firstentries.h"
 #include "treecopy.h"
 
 #include <QHash>

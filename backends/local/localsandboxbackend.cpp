@@ -165,11 +165,11 @@ DirListing LocalSandboxBackend::listDirCompact(const QString &path, qsizetype st
 }
 
 CappedListing LocalSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
-                                            qsizetype statLimit)
+                                                qsizetype statLimit)
 {
     const auto ws = fs();
-    return listFirstEntries(ws->openDirectory(path), WorkspaceFs::normalize(path), path,
-                            maxEntries, statLimit);
+    return listFirstEntries(ws->openDirectory(path), WorkspaceFs::normalize(path), path, maxEntries,
+                            statLimit);
 }
 
 void LocalSandboxBackend::removeFile(const QString &path, bool recursive)

@@ -288,8 +288,7 @@ FileRange SshSandboxBackend::readFileRange(const QString &path, qint64 offset, q
     const Session s = session();
     SshConnection::Call call;
     call.remoteCommand = ssh::helperCommand(
-        s.root, QStringLiteral("range"),
-        {rel, QString::number(offset), QString::number(maxBytes)});
+        s.root, QStringLiteral("range"), {rel, QString::number(offset), QString::number(maxBytes)});
     call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
     // the size line and the range: a remote that sends more is cut, never held
     call.maxOutputBytes = qMin<qint64>(maxBytes, qint64(1) << 40) + 32;
@@ -344,23 +343,22 @@ QList<FileInfo> SshSandboxBackend::listDir(const QString &path)
 }
 
 CappedListing SshSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
-                                          qsizetype statLimit)
+                                              qsizetype statLimit)
 {
     Q_UNUSED(statLimit); // find reports the lstat data of every entry it sends anyway
     const QString rel = normalized(path);
     const Session s = session();
     SshConnection::Call call;
     const qsizetype cap = qMax<qsizetype>(0, maxEntries);
-    call.remoteCommand = ssh::helperCommand(s.root, QStringLiteral("list"),
-                                            {rel, QString::number(cap)});
+    call.remoteCommand =
+        ssh::helperCommand(s.root, QStringLiteral("list"), {rel, QString::number(cap)});
     call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
     // a record is at most 4 numbers and a 255-byte name
     call.maxOutputBytes = qint64(cap) * 400 + 64;
     const ProcessOutcome o = checked(s, QStringLiteral("list"), s.conn->run(call));
     throwIfFailed(o, QStringLiteral("listing '%1'").arg(path));
     CappedListing listing;
-    if (!parseCappedListing(o.stdoutData, rel, cap, &listing.listing,
-                            &listing.totalEntries))
+    if (!parseCappedListing(o.stdoutData, rel, cap, &listing.listing, &listing.totalEntries))
         throw OSError(QStringLiteral("the SSH remote answered the listing of '%1' without its "
                                      "count")
                           .arg(path),

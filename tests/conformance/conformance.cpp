@@ -91,8 +91,8 @@ constexpr qint64 HugeSize = qint64(64) << 20;
 constexpr qint64 LineBytes = 11; // "abcdefghij\n"
 void plantHugeFile(SandboxBackend &b)
 {
-    const ExecuteResult r = b.execute(QStringLiteral(
-        "yes abcdefghij | head -c 1048576 > huge.txt && truncate -s 64M huge.txt"));
+    const ExecuteResult r = b.execute(
+        QStringLiteral("yes abcdefghij | head -c 1048576 > huge.txt && truncate -s 64M huge.txt"));
     QCOMPARE(r.exitCode, 0);
 }
 
@@ -565,7 +565,7 @@ private Q_SLOTS:
     void rangedReadsMoveOnlyTheRange_data()
     {
         QTest::addColumn<qint64>("lineOffset");
-        QTest::addColumn<qint64>("lineLimit"); // -1: none
+        QTest::addColumn<qint64>("lineLimit");  // -1: none
         QTest::addColumn<qint64>("byteOffset"); // -1: none
         QTest::addColumn<qint64>("maxBytes");
         QTest::addColumn<qint64>("startByte");
@@ -574,17 +574,17 @@ private Q_SLOTS:
         const qint64 cap = DefaultReadFileMaxBytes;
         const qint64 head = cap - cap % LineBytes; // cut at the last whole line
         QTest::newRow("head, capped") << 0LL << -1LL << -1LL << cap << 0LL << head << true;
-        QTest::newRow("lines 10-14") << 10LL << 5LL << -1LL << cap << 10 * LineBytes
-                                     << 5 * LineBytes << false;
+        QTest::newRow("lines 10-14")
+            << 10LL << 5LL << -1LL << cap << 10 * LineBytes << 5 * LineBytes << false;
         QTest::newRow("line offset past a scan buffer")
             << 30000LL << 2LL << -1LL << cap << 30000 * LineBytes << 2 * LineBytes << false;
-        QTest::newRow("byte offset, 2 lines") << 0LL << 2LL << 1100LL << cap << 1100LL
-                                              << 2 * LineBytes << false;
+        QTest::newRow("byte offset, 2 lines")
+            << 0LL << 2LL << 1100LL << cap << 1100LL << 2 * LineBytes << false;
         QTest::newRow("small max_bytes") << 0LL << -1LL << -1LL << 100LL << 0LL << 99LL << true;
-        QTest::newRow("the sparse tail") << 0LL << -1LL << HugeSize - 100 << cap
-                                         << HugeSize - 100 << 100LL << false;
-        QTest::newRow("past the end") << 0LL << -1LL << HugeSize + 5 << cap << HugeSize << 0LL
-                                      << false;
+        QTest::newRow("the sparse tail")
+            << 0LL << -1LL << HugeSize - 100 << cap << HugeSize - 100 << 100LL << false;
+        QTest::newRow("past the end")
+            << 0LL << -1LL << HugeSize + 5 << cap << HugeSize << 0LL << false;
     }
     void rangedReadsMoveOnlyTheRange()
     {
@@ -643,10 +643,10 @@ private Q_SLOTS:
         QVERIFY(r.text.contains(QStringLiteral("of %1 shown").arg(HugeSize)));
         QVERIFY(r.text.contains(QStringLiteral("offset=%1").arg(head / LineBytes)));
         // and the rest reads on from there
-        const ToolResult next = reader->callTool(
-            QStringLiteral("read_file"),
-            {{QStringLiteral("path"), "huge.txt"}, {QStringLiteral("offset"), head / LineBytes},
-             {QStringLiteral("limit"), 1}});
+        const ToolResult next = reader->callTool(QStringLiteral("read_file"),
+                                                 {{QStringLiteral("path"), "huge.txt"},
+                                                  {QStringLiteral("offset"), head / LineBytes},
+                                                  {QStringLiteral("limit"), 1}});
         QCOMPARE(next.data.value(QStringLiteral("content")).toString(),
                  QStringLiteral("abcdefghij\n"));
         sb->stop(false);
@@ -843,24 +843,42 @@ private Q_SLOTS:
         row("no base, overwrite -> written") << "" << "edit" << "no base, overwrite" << ws
                                              << "updated" << "";
         const QByteArray same("converged\n");
-        row("same change on both -> converged, nothing written")
-            << "same" << "same" << "" << same << "" << "";
+        row("same change on both -> converged, nothing written") << "same"
+                                                                 << "same"
+                                                                 << "" << same << ""
+                                                                 << "";
         // The base outlives the workbench: a second backend on the same workspace, as after a
         // restart, still decides three-way (skipped where a workspace cannot be reattached).
-        row("restart: unchanged in both -> nothing") << "" << "" << "restart" << seeded << ""
+        row("restart: unchanged in both -> nothing") << ""
+                                                     << ""
+                                                     << "restart" << seeded << ""
                                                      << "";
-        row("restart: changed in sandbox only -> written") << "" << "edit" << "restart" << ws
-                                                           << "updated" << "";
-        row("restart: changed on host only -> host wins") << "edit" << "" << "restart"
-                                                          << hostEdit << "keptHost" << "";
-        row("restart: changed on both -> conflict") << "edit" << "edit" << "restart" << hostEdit
-                                                    << "conflicts" << sidecar;
+        row("restart: changed in sandbox only -> written") << ""
+                                                           << "edit"
+                                                           << "restart" << ws << "updated"
+                                                           << "";
+        row("restart: changed on host only -> host wins") << "edit"
+                                                          << ""
+                                                          << "restart" << hostEdit << "keptHost"
+                                                          << "";
+        row("restart: changed on both -> conflict")
+            << "edit"
+            << "edit"
+            << "restart" << hostEdit << "conflicts" << sidecar;
         row("restart: host deleted, sandbox unchanged -> stays deleted")
-            << "delete" << "" << "restart" << missing << "hostDeleted" << "";
+            << "delete"
+            << ""
+            << "restart" << missing << "hostDeleted"
+            << "";
         row("restart: sandbox deleted -> reported, host kept")
-            << "" << "delete" << "restart" << seeded << "sandboxDeleted" << "";
-        row("restart: same change on both -> converged")
-            << "same" << "same" << "restart" << same << "" << "";
+            << ""
+            << "delete"
+            << "restart" << seeded << "sandboxDeleted"
+            << "";
+        row("restart: same change on both -> converged") << "same"
+                                                         << "same"
+                                                         << "restart" << same << ""
+                                                         << "";
     }
 
     void flushThreeWayTable()
@@ -876,7 +894,8 @@ private Q_SLOTS:
         writeHostFile(seedRoot + QStringLiteral("/src/a.py"), "seeded\n");
         writeHostFile(seedRoot + QStringLiteral("/src/b.py"), "b\n");
         std::shared_ptr<SandboxBackend> b = make();
-        const WorkspaceSeedResult seeded = b->seedWorkspace(seedRoot, DEFAULT_SANDBOX_SEED_EXCLUDES);
+        const WorkspaceSeedResult seeded =
+            b->seedWorkspace(seedRoot, DEFAULT_SANDBOX_SEED_EXCLUDES);
         QVERIFY2(seeded.success(), qPrintable(seeded.errors.join(u'\n')));
         if (extra == QLatin1String("restart")) {
             if (!m_fixture.reopen)

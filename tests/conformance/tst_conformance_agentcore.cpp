@@ -18,18 +18,16 @@ int main(int argc, char **argv)
         std::shared_ptr<FakeAgentCore> fake;
         std::shared_ptr<AgentCoreSandboxBackend> backend;
     };
-    BackendFixture fixture{QStringLiteral("agentcore"),
-                           [&]() -> std::shared_ptr<elsai::SandboxBackend> {
-                               if (!fake)
-                                   fake = std::make_shared<FakeAgentCore>();
-                               auto holder = std::make_shared<Holder>(Holder{
-                                   fake, std::make_shared<AgentCoreSandboxBackend>(
-                                             QStringLiteral("conformance-%1").arg(++serial),
-                                             fake->options())});
-                               holder->backend->create();
-                               return std::shared_ptr<elsai::SandboxBackend>(
-                                   holder, holder->backend.get());
-                           }};
+    BackendFixture fixture{
+        QStringLiteral("agentcore"), [&]() -> std::shared_ptr<elsai::SandboxBackend> {
+            if (!fake)
+                fake = std::make_shared<FakeAgentCore>();
+            auto holder = std::make_shared<Holder>(
+                Holder{fake, std::make_shared<AgentCoreSandboxBackend>(
+                                 QStringLiteral("conformance-%1").arg(++serial), fake->options())});
+            holder->backend->create();
+            return std::shared_ptr<elsai::SandboxBackend>(holder, holder->backend.get());
+        }};
     fixture.listsSymlinks = false; // listFiles answers resource links: files and folders only
     // no reopen: a Code Interpreter session (and its files) ends with its backend
     fixture.largestTransfer = [&] { return fake->server().largestResponse(); };
