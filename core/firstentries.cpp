@@ -143,8 +143,9 @@ CappedListing listDirFirst(ExecutionBackend &backend, const QString &path, qsize
         return capped->listDirFirst(path, maxEntries, statLimit);
     CappedListing out{backend.listDirCompact(path, statLimit), 0};
     out.totalEntries = out.listing.size();
-    if (maxEntries >= 0 && out.listing.size() > maxEntries)
-        out.listing.entries.resize(size_t(maxEntries)); // the names stay whole: no copies
+    const qsizetype keep = qMax<qsizetype>(0, maxEntries);
+    if (out.listing.size() > keep)
+        out.listing.entries.resize(size_t(keep)); // the names stay whole: no copies
     return out;
 }
 

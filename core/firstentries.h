@@ -52,8 +52,8 @@ class CappedListingBackend
 {
 public:
     virtual ~CappedListingBackend();
-    /// The first `maxEntries` entries by name, with lstat data as listDirBrief() gives it
-    /// for `statLimit`, in memory proportional to `maxEntries`.
+    /// The first `maxEntries` entries by name (a negative count is 0), with lstat data as
+    /// listDirBrief() gives it for `statLimit`, in memory proportional to `maxEntries`.
     virtual CappedListing listDirFirst(const QString &path, qsizetype maxEntries,
                                        qsizetype statLimit) = 0;
 };

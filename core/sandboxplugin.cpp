@@ -2,6 +2,7 @@
 
 #include "audit.h"
 #include "errors.h"
+#include "firstentries.h"
 #include "inputchecks.h"
 #include "sandbox.h"
 #include "sandboxmanager.h"

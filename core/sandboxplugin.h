@@ -3,7 +3,6 @@
 #include "agent.h"
 #include "backend.h"
 #include "boundedread.h"
-#include "firstentries.h"
 #include "tools.h"
 #include "types.h"
 
@@ -12,6 +11,8 @@
 #include <optional>
 
 namespace elsai {
+
+struct CappedListing; // firstentries.h
 
 /// The workspace an agent's sandbox tools act on: its attached Sandbox's, or the per-agent
 /// session (prepared on first use).

@@ -480,6 +480,11 @@ private Q_SLOTS:
         QCOMPARE(errorName([&] { b->readFile(QStringLiteral("rel/passwd")); }), perm);
         QCOMPARE(errorName([&] { b->stat(QStringLiteral("up/x")); }), perm);
         QCOMPARE(errorName([&] { b->listDir(QStringLiteral("up")); }), perm);
+        // the ranged read and the capped listing go through the same confinement
+        QCOMPARE(errorName([&] { b->readFileRange(QStringLiteral("abs"), 0, 10); }), perm);
+        QCOMPARE(errorName([&] { b->readFileRange(QStringLiteral("rel/passwd"), 5, 10); }), perm);
+        QCOMPARE(errorName([&] { listDirFirst(*b, QStringLiteral("up"), 10, -1); }), perm);
+        QCOMPARE(errorName([&] { listDirFirst(*b, QStringLiteral("d/tmp"), 10, -1); }), perm);
         QCOMPARE(errorName([&] { b->writeFile(QStringLiteral("abs"), "x"); }), perm);
         QCOMPARE(errorName([&] { b->writeFile(QStringLiteral("up/escape.txt"), "x"); }), perm);
         QCOMPARE(errorName([&] { b->writeFile(QStringLiteral("d/tmp/escape.txt"), "x"); }), perm);
@@ -677,6 +682,19 @@ private Q_SLOTS:
             QVERIFY2(m_fixture.largestTransfer() < 8 * 1024,
                      qPrintable(QString::number(m_fixture.largestTransfer())));
         }
+        // names with tabs, newlines and spaces keep their place (the remote sort keys on the
+        // whole name) and come back whole
+        QCOMPARE(b->execute(QStringLiteral("mkdir odd && cd odd && : > 'a\tb' && : > 'a b' && "
+                                           ": > \"$(printf 'a\\nc')\" && : > z && : > aa"))
+                     .exitCode,
+                 0);
+        const CappedListing odd = listDirFirst(*b, QStringLiteral("odd"), 4, -1);
+        QCOMPARE(odd.totalEntries, 5);
+        QStringList names;
+        for (const DirListing::Entry &e : odd.listing.entries)
+            names << QString::fromUtf8(odd.listing.name(e));
+        QCOMPARE(names, (QStringList{QStringLiteral("a\tb"), QStringLiteral("a\nc"),
+                                     QStringLiteral("a b"), QStringLiteral("aa")}));
         // the agent tool says how many more there are
         const SandboxPtr sb = Sandbox::create(QStringLiteral("conformance-list"), b, std::nullopt);
         sb->start();
