@@ -3,6 +3,7 @@
 // the whole folder's listing needs, and the capped listing keeps the first entries by name.
 
 #include "agent.h"
+#include "findrecord.h"
 #include "firstentries.h"
 #include "localsandboxbackend.h"
 #include "sandbox.h"
@@ -72,6 +73,47 @@ private Q_SLOTS:
             QCOMPARE(first.listing.name(e).toByteArray(), nameOf(int(i) + 1));
             QCOMPARE(e.size, std::optional<qint64>(0)); // lstat'ed: kept entries only
         }
+    }
+
+    // A remote answer is agent-controlled (the sandbox runs the listing): it cannot name
+    // paths outside the folder, nor make the engine hold more than the cap.
+    void cappedRemoteAnswersAreChecked_data()
+    {
+        QTest::addColumn<QByteArray>("answer");
+        QTest::addColumn<bool>("ok");
+        QTest::addColumn<qint64>("total");
+        QTest::addColumn<QStringList>("paths");
+        const QByteArray a = "f\t1\t1.5\t1:2\ta";
+        const QByteArray b = "f\t1\t1.5\t1:3\tb";
+        QTest::newRow("plain") << ("7\n" + a + '\0' + b + '\0') << true << 7LL
+                               << QStringList{"d/a", "d/b"};
+        QTest::newRow("more records than the cap")
+            << ("9\n" + a + '\0' + b + '\0' + "f\t1\t1\t1:4\tc" + '\0') << true << 9LL
+            << QStringList{"d/a", "d/b"};
+        QTest::newRow("escaping names dropped")
+            << ("4\nf\t1\t1\t1:5\t..\0f\t1\t1\t1:6\tx/y\0f\t1\t1\t1:7\t\0" + a + '\0')
+            << true << 4LL << QStringList{"d/a"};
+        QTest::newRow("a count below what came is raised") << ("0\n" + a + '\0') << true << 1LL
+                                                            << QStringList{"d/a"};
+        QTest::newRow("no count line") << (a + '\0') << false << 0LL << QStringList();
+        QTest::newRow("a count that is not one") << ("x7\n" + a) << false << 0LL << QStringList();
+    }
+    void cappedRemoteAnswersAreChecked()
+    {
+        QFETCH(QByteArray, answer);
+        QFETCH(bool, ok);
+        QFETCH(qint64, total);
+        QFETCH(QStringList, paths);
+        DirListing listing;
+        qint64 count = 0;
+        QCOMPARE(parseCappedListing(answer, QStringLiteral("d"), 2, &listing, &count), ok);
+        if (!ok)
+            return;
+        QCOMPARE(count, total);
+        QStringList got;
+        for (const DirListing::Entry &e : listing.entries)
+            got << listing.path(e);
+        QCOMPARE(got, paths);
     }
 
     void listDirToolIsBoundedInMemory_data()

@@ -81,6 +81,10 @@ QStringList runLocalTar(const QStringList &args)
     return errors;
 }
 
+/// Output a capped helper call keeps beyond its payload: the helper's one refusal line on
+/// stderr (the output cap counts stdout and stderr together).
+constexpr qint64 kRefusalRoom = 4096;
+
 QString randomToken()
 {
     quint64 v[2];
@@ -290,8 +294,9 @@ FileRange SshSandboxBackend::readFileRange(const QString &path, qint64 offset, q
     call.remoteCommand = ssh::helperCommand(
         s.root, QStringLiteral("range"), {rel, QString::number(offset), QString::number(maxBytes)});
     call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
-    // the size line and the range: a remote that sends more is cut, never held
-    call.maxOutputBytes = qMin<qint64>(maxBytes, qint64(1) << 40) + 32;
+    // the size line and the range, and room for a refusal on stderr (the cap counts both
+    // streams): a remote that sends more is cut, never held
+    call.maxOutputBytes = qMin<qint64>(maxBytes, qint64(1) << 40) + 32 + kRefusalRoom;
     const ProcessOutcome o = checked(s, QStringLiteral("range"), s.conn->run(call));
     throwIfFailed(o, QStringLiteral("reading '%1'").arg(path));
     const qsizetype nl = o.stdoutData.indexOf('\n');
@@ -353,8 +358,8 @@ CappedListing SshSandboxBackend::listDirFirst(const QString &path, qsizetype max
     call.remoteCommand =
         ssh::helperCommand(s.root, QStringLiteral("list"), {rel, QString::number(cap)});
     call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
-    // a record is at most 4 numbers and a 255-byte name
-    call.maxOutputBytes = qint64(cap) * 400 + 64;
+    // a record is at most 4 numbers and a 255-byte name; then room for a refusal on stderr
+    call.maxOutputBytes = qint64(cap) * 400 + 64 + kRefusalRoom;
     const ProcessOutcome o = checked(s, QStringLiteral("list"), s.conn->run(call));
     throwIfFailed(o, QStringLiteral("listing '%1'").arg(path));
     CappedListing listing;
