@@ -90,9 +90,11 @@ private Q_SLOTS:
         QTest::newRow("more records than the cap")
             << ("9\n" + a + '\0' + b + '\0' + "f\t1\t1\t1:4\tc" + '\0') << true << 9LL
             << QStringList{"d/a", "d/b"};
+        const QByteArray up = "f\t1\t1\t1:5\t..", slash = "f\t1\t1\t1:6\tx/y",
+                         empty = "f\t1\t1\t1:7\t";
         QTest::newRow("escaping names dropped")
-            << ("4\nf\t1\t1\t1:5\t..\0f\t1\t1\t1:6\tx/y\0f\t1\t1\t1:7\t\0" + a + '\0')
-            << true << 4LL << QStringList{"d/a"};
+            << ("4\n" + up + '\0' + slash + '\0' + empty + '\0' + a + '\0') << true << 4LL
+            << QStringList{"d/a"};
         QTest::newRow("a count below what came is raised") << ("0\n" + a + '\0') << true << 1LL
                                                             << QStringList{"d/a"};
         QTest::newRow("no count line") << (a + '\0') << false << 0LL << QStringList();
