@@ -1,5 +1,7 @@
 #include "findrecord.h"
 
+#include <algorithm>
+
 namespace elsai {
 
 namespace {
@@ -61,6 +63,30 @@ QList<FindRecord> parseFindRecords(const QByteArray &data)
         out.append(r);
     }
     return out;
+}
+
+bool parseCappedListing(const QByteArray &payload, const QString &dir, qsizetype maxEntries,
+                        DirListing *out, qint64 *total)
+{
+    const qsizetype nl = payload.indexOf('\n');
+    bool ok = false;
+    const qint64 count = nl > 0 && nl <= 20 ? payload.left(nl).trimmed().toLongLong(&ok) : -1;
+    if (!ok || count < 0)
+        return false;
+    QList<FileInfo> infos;
+    for (const FindRecord &r : parseFindRecords(payload.sliced(nl + 1))) {
+        if (infos.size() >= maxEntries)
+            break;
+        if (r.name.isEmpty() || r.name == QLatin1String(".") || r.name == QLatin1String("..") ||
+            r.name.contains(u'/'))
+            continue;
+        infos.append(r.toInfo(dir.isEmpty() ? r.name : dir + u'/' + r.name));
+    }
+    std::sort(infos.begin(), infos.end(),
+              [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
+    *out = DirListing::fromInfos(dir, infos);
+    *total = qMax<qint64>(count, infos.size());
+    return true;
 }
 
 } // namespace elsai

@@ -4,9 +4,11 @@
 #include "hostfiles.h"
 #include "tempfiles.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QStandardPaths>
 
 #include <cerrno>
 #include <sys/stat.h>
@@ -65,18 +67,12 @@ QString flushBasePath(const QString &workspaceRoot)
            QStringLiteral(".elsai-flush-base");
 }
 
-void saveFlushBases(const QString &workspaceRoot, const FlushBases &bases)
+QByteArray encodeFlushBases(const QByteArray &identity, const FlushBases &bases)
 {
-    const QString file = flushBasePath(workspaceRoot);
-    const auto identity = identityOf(cleanRoot(workspaceRoot));
-    if (file.isEmpty() || !identity)
-        throw OSError(QStringLiteral("no place beside the workspace folder '%1' for its flush "
-                                     "base")
-                          .arg(workspaceRoot));
     QByteArray out;
     out += kMagic;
     out += '\0';
-    out += "I\t" + *identity + '\0';
+    out += "I\t" + identity + '\0';
     out += "S\t" + bases.seedRoot.toUtf8() + '\0';
     for (auto m = bases.manifests.cbegin(); m != bases.manifests.cend(); ++m) {
         out += "D\t" + m.key().toUtf8() + '\0';
@@ -87,7 +83,18 @@ void saveFlushBases(const QString &workspaceRoot, const FlushBases &bases)
                    QByteArray::number(f->workspace.mtimeNs) + '\t' + f.key().toUtf8() + '\0';
         }
     }
-    writeHostFileAtomic(file, out, 0600);
+    return out;
+}
+
+void saveFlushBases(const QString &workspaceRoot, const FlushBases &bases)
+{
+    const QString file = flushBasePath(workspaceRoot);
+    const auto identity = identityOf(cleanRoot(workspaceRoot));
+    if (file.isEmpty() || !identity)
+        throw OSError(QStringLiteral("no place beside the workspace folder '%1' for its flush "
+                                     "base")
+                          .arg(workspaceRoot));
+    writeHostFileAtomic(file, encodeFlushBases(*identity, bases), 0600);
 }
 
 int removeOrphanFlushBases(const QString &workspaceRoot)
@@ -126,9 +133,13 @@ int removeOrphanFlushBases(const QString &workspaceRoot)
     return removed;
 }
 
-std::optional<FlushBases> loadFlushBases(const QString &workspaceRoot, QString *error)
+namespace {
+
+/// Reads the base file `file` written for `identity`: none when missing or another's, and
+/// `*error` set when it is unusable.
+std::optional<FlushBases> readBaseFile(const QString &file,
+                                       const std::optional<QByteArray> &identity, QString *error)
 {
-    const QString file = flushBasePath(workspaceRoot);
     auto bad = [&](const QString &why) -> std::optional<FlushBases> {
         if (error)
             *error = QStringLiteral("ignoring the flush base '%1': %2").arg(file, why);
@@ -150,7 +161,6 @@ std::optional<FlushBases> loadFlushBases(const QString &workspaceRoot, QString *
     const QList<QByteArray> records = data.split('\0');
     if (records.isEmpty() || records.first() != kMagic || !data.endsWith('\0'))
         return bad(QStringLiteral("not a flush base of this version"));
-    const auto identity = identityOf(cleanRoot(workspaceRoot));
     FlushBases bases;
     SeedManifest *current = nullptr;
     bool identified = false;
@@ -194,6 +204,58 @@ std::optional<FlushBases> loadFlushBases(const QString &workspaceRoot, QString *
     if (!identified)
         return bad(QStringLiteral("it does not name its workspace folder"));
     return bases;
+}
+
+} // namespace
+
+std::optional<FlushBases> loadFlushBases(const QString &workspaceRoot, QString *error)
+{
+    return readBaseFile(flushBasePath(workspaceRoot), identityOf(cleanRoot(workspaceRoot)), error);
+}
+
+QString remoteFlushBaseFolder()
+{
+    const QByteArray overridden = qgetenv("ELSAI_FLUSH_BASE_DIR");
+    if (!overridden.isEmpty())
+        return QDir::cleanPath(QFile::decodeName(overridden));
+    const QString data = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation);
+    return data.isEmpty() ? QString() : data + QStringLiteral("/elsai/flush-bases");
+}
+
+QString remoteFlushBasePath(const QString &backendId)
+{
+    const QString folder = remoteFlushBaseFolder();
+    if (folder.isEmpty() || backendId.isEmpty())
+        return {};
+    // a hash: a backend id holds '/', ':' and user text, and may be long
+    return folder + u'/' +
+           QString::fromLatin1(
+               QCryptographicHash::hash(backendId.toUtf8(), QCryptographicHash::Sha256)
+                   .toHex()
+                   .left(32)) +
+           QStringLiteral(".elsai-flush-base");
+}
+
+void saveRemoteFlushBases(const QString &backendId, const QByteArray &identity,
+                          const FlushBases &bases)
+{
+    const QString file = remoteFlushBasePath(backendId);
+    if (file.isEmpty())
+        throw OSError(QStringLiteral("no data folder on this machine for the flush base of '%1' "
+                                     "(set ELSAI_FLUSH_BASE_DIR)")
+                          .arg(backendId));
+    const QString folder = QFileInfo(file).path();
+    if (!QDir().mkpath(folder))
+        throw OSError(QStringLiteral("cannot create the flush base folder '%1'").arg(folder));
+    ::chmod(QFile::encodeName(folder).constData(), 0700);
+    writeHostFileAtomic(file, encodeFlushBases(backendId.toUtf8() + '\t' + identity, bases), 0600);
+}
+
+std::optional<FlushBases> loadRemoteFlushBases(const QString &backendId, const QByteArray &identity,
+                                               QString *error)
+{
+    return readBaseFile(remoteFlushBasePath(backendId), backendId.toUtf8() + '\t' + identity,
+                        error);
 }
 
 } // namespace elsai

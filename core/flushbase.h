@@ -43,4 +43,19 @@ int removeOrphanFlushBases(const QString &workspaceRoot);
 /// name, or when it is malformed (then `*error` says why; nothing of it is used).
 std::optional<FlushBases> loadFlushBases(const QString &workspaceRoot, QString *error = nullptr);
 
+/// The bases of a REMOTE workspace (SSH, Daytona), kept on the host: the workspace lives on
+/// another machine, and the base must not be where the sandbox's commands can rewrite it.
+/// One file per backend id in remoteFlushBaseFolder(), named by a hash of the id; it names
+/// the id and `identity` (the remote workspace folder's device:inode as the remote reports
+/// it), so a base is never taken for a recreated workspace of the same id. The workspace
+/// stamps are the REMOTE ones.
+///
+/// The folder: $ELSAI_FLUSH_BASE_DIR, else `<XDG data home>/elsai/flush-bases` (0700).
+QString remoteFlushBaseFolder();
+QString remoteFlushBasePath(const QString &backendId);
+void saveRemoteFlushBases(const QString &backendId, const QByteArray &identity,
+                          const FlushBases &bases);
+std::optional<FlushBases> loadRemoteFlushBases(const QString &backendId, const QByteArray &identity,
+                                               QString *error = nullptr);
+
 } // namespace elsai

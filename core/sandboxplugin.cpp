@@ -2,6 +2,7 @@
 
 #include "audit.h"
 #include "errors.h"
+#include "firstentries.h"
 #include "inputchecks.h"
 #include "sandbox.h"
 #include "sandboxmanager.h"
@@ -212,7 +213,13 @@ static auto auditedListing(Agent &agent, const QString &path, List list)
         audit.setWorkspaceId(ws.workspaceId);
         ws.manager->touch(ws.workspaceId);
         auto entries = list(*ws.backend);
-        audit.setField(QStringLiteral("entries"), qint64(entries.size()));
+        if constexpr (std::is_same_v<decltype(entries), CappedListing>) {
+            audit.setField(QStringLiteral("entries"), qint64(entries.listing.size()));
+            if (entries.totalEntries > entries.listing.size())
+                audit.setField(QStringLiteral("total_entries"), entries.totalEntries);
+        } else {
+            audit.setField(QStringLiteral("entries"), qint64(entries.size()));
+        }
         audit.ok();
         return entries;
     } catch (const SandboxError &e) {
@@ -225,6 +232,14 @@ QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path, qsizetyp
 {
     return auditedListing(agent, path, [&](ExecutionBackend &backend) {
         return statLimit < 0 ? backend.listDir(path) : backend.listDirBrief(path, statLimit);
+    });
+}
+
+CappedListing listWorkspaceFirst(Agent &agent, const QString &path, qsizetype maxEntries,
+                                 qsizetype statLimit)
+{
+    return auditedListing(agent, path, [&](ExecutionBackend &backend) {
+        return listDirFirst(backend, path, maxEntries, statLimit);
     });
 }
 
@@ -268,7 +283,7 @@ static QString describeEntry(const FileInfo &fi)
 }
 
 /// The last line of a listing cut at listDirMaxEntries().
-static QString moreEntriesNote(qsizetype shown, qsizetype total)
+static QString moreEntriesNote(qint64 shown, qint64 total)
 {
     return QStringLiteral("[%1 more entries not shown (%2 in all, the first %3 by name above); "
                           "list a subfolder, or run a filtered `ls` or `find` with execute]")
@@ -279,18 +294,18 @@ static QString moreEntriesNote(qsizetype shown, qsizetype total)
 
 QString listWorkspaceDir(Agent &agent, const QString &path)
 {
-    const DirListing listing = auditedListing(agent, path, [&](ExecutionBackend &backend) {
-        return backend.listDirCompact(path, listingSizeLimit());
-    });
-    if (listing.entries.empty())
+    const CappedListing first =
+        listWorkspaceFirst(agent, path, listDirMaxEntries(), listingSizeLimit());
+    const DirListing &listing = first.listing;
+    if (listing.entries.empty() && first.totalEntries <= 0)
         return QStringLiteral("(empty folder)");
     const QString prefix = listing.folder.isEmpty() ? QString() : listing.folder + u'/';
     QString text;
     text.reserve(qsizetype(listing.entries.size()) * (prefix.size() + 2) + listing.names.size() +
                  64);
     bool sizesOmitted = false;
-    const qsizetype count = qsizetype(listing.entries.size());
-    const qsizetype shown = qMin(count, listDirMaxEntries());
+    const qsizetype shown = qMin(listing.size(), listDirMaxEntries());
+    const qint64 count = qMax<qint64>(first.totalEntries, listing.size());
     for (qsizetype i = 0; i < shown; ++i) {
         const DirListing::Entry &e = listing.entries[size_t(i)];
         if (!text.isEmpty())
@@ -441,17 +456,21 @@ static Tool listDirTool()
             args::requiredString(a, QStringLiteral("path"), QStringLiteral("list_dir"));
         QJsonArray entries;
         QStringList lines;
-        const QList<FileInfo> all = listWorkspaceEntries(agent, path);
-        const qsizetype shown = qMin(all.size(), listDirMaxEntries());
+        // only the entries shown are ever held (listDirFirst), whatever the folder's size
+        const CappedListing first = listWorkspaceFirst(agent, path, listDirMaxEntries());
+        const DirListing &listing = first.listing;
+        const qsizetype shown = qMin(listing.size(), listDirMaxEntries());
         for (qsizetype i = 0; i < shown; ++i) {
-            entries.append(all[i].toJson());
-            lines.append(describeEntry(all[i]));
+            const FileInfo fi = listing.info(listing.entries[size_t(i)]);
+            entries.append(fi.toJson());
+            lines.append(describeEntry(fi));
         }
+        const qint64 total = qMax<qint64>(first.totalEntries, listing.size());
         QJsonObject data{{QStringLiteral("path"), path}, {QStringLiteral("entries"), entries}};
-        if (shown < all.size()) {
-            lines.append(moreEntriesNote(shown, all.size()));
+        if (shown < total) {
+            lines.append(moreEntriesNote(shown, total));
             data.insert(QStringLiteral("truncated"), true);
-            data.insert(QStringLiteral("total_entries"), all.size());
+            data.insert(QStringLiteral("total_entries"), total);
         }
         return ToolResult{lines.isEmpty() ? QStringLiteral("(empty folder)")
                                           : lines.join(QLatin1Char('\n')),

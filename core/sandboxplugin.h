@@ -12,6 +12,8 @@
 
 namespace elsai {
 
+struct CappedListing; // firstentries.h
+
 /// The workspace an agent's sandbox tools act on: its attached Sandbox's, or the per-agent
 /// session (prepared on first use).
 struct AgentWorkspace
@@ -67,6 +69,11 @@ constexpr qsizetype listDirMaxEntries() { return 2000; }
 /// with types only (see ExecutionBackend::listDirBrief).
 QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path,
                                      qsizetype statLimit = -1);
+/// The first `maxEntries` entries by name and the folder's count: the audited backend listing
+/// the list_dir tool and listWorkspaceDir() use, held in memory proportional to `maxEntries`
+/// (firstentries.h).
+CappedListing listWorkspaceFirst(Agent &agent, const QString &path, qsizetype maxEntries,
+                                 qsizetype statLimit = -1);
 /// Formats an ExecuteResult the way the execute tool shows it to the agent:
 /// stdout, then "[stderr]" and stderr when there is any, then a status line
 /// "[exit code: N]" with ", output truncated" / ", timed out" when they apply.

@@ -1,6 +1,7 @@
 #include "fakedaytona.h"
 
 #include "multipart.h"
+#include "testutil.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -66,6 +67,7 @@ QJsonObject fileInfoJson(const QFileInfo &fi)
 
 FakeDaytona::FakeDaytona(QString apiKey) : m_apiKey(std::move(apiKey))
 {
+    isolateFlushBases(); // the backends on this fake keep their flush bases on this host
     m_http = std::make_unique<FakeHttpServer>([this](const Request &r) { return handle(r); });
 }
 

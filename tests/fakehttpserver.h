@@ -122,6 +122,17 @@ public:
         QMutexLocker lock(&m_mutex);
         m_handler = std::move(handler);
     }
+    /// The largest response body sent since the last reset: what one call transferred.
+    qint64 largestResponse() const
+    {
+        QMutexLocker lock(&m_mutex);
+        return m_largestBody;
+    }
+    void resetLargestResponse()
+    {
+        QMutexLocker lock(&m_mutex);
+        m_largestBody = 0;
+    }
     /// Served (in order) before the handler is asked.
     void enqueue(const Response &response)
     {
@@ -174,6 +185,7 @@ public:
     }
 
 private:
+    qint64 m_largestBody = 0; ///< guarded by m_mutex
     struct Connection
     {
         QByteArray buffer;
@@ -236,6 +248,10 @@ private:
             } else {
                 response.status = 404;
             }
+        }
+        {
+            QMutexLocker lock(&m_mutex);
+            m_largestBody = qMax(m_largestBody, qint64(response.body.size()));
         }
         QPointer<QTcpSocket> guard(socket);
         auto write = [guard, response] {

@@ -11,6 +11,7 @@
 #include <QList>
 #include <QMutex>
 #include <QString>
+#include <QTemporaryDir>
 
 #include <functional>
 #include <memory>
@@ -86,6 +87,16 @@ private:
     QList<AuditEvent> m_events;
     AuditSinkPtr m_sink;
 };
+
+/// Points the remote backends' persisted flush bases (core/flushbase.h) at a folder of this
+/// test process, removed at exit, unless ELSAI_FLUSH_BASE_DIR is set already: tests never
+/// write to the user's data folder, and never see a base of another run.
+inline void isolateFlushBases()
+{
+    static QTemporaryDir bases;
+    if (qEnvironmentVariableIsEmpty("ELSAI_FLUSH_BASE_DIR") && bases.isValid())
+        qputenv("ELSAI_FLUSH_BASE_DIR", QFile::encodeName(bases.path()));
+}
 
 /// True in an AddressSanitizer build, which reserves terabytes of address space: RLIMIT_AS
 /// cannot be used there.

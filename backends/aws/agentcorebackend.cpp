@@ -7,6 +7,7 @@
 #include "confinedscript.h"
 #include "errors.h"
 #include "eventstream.h"
+#include "findrecord.h"
 #include "workspacefs.h"
 
 #include <QJsonDocument>
@@ -496,6 +497,18 @@ QByteArray AgentCoreSandboxBackend::readFile(const QString &path)
     return confined(QStringLiteral("read"), p);
 }
 
+FileRange AgentCoreSandboxBackend::readFileRange(const QString &path, qint64 offset,
+                                                 qint64 maxBytes)
+{
+    const QString p = WorkspaceFs::normalize(path);
+    if (p.isEmpty())
+        throw IsADirectoryError(QStringLiteral("cannot read '.': it is a folder"));
+    // One confined command moves just the range (readFiles has none).
+    const QStringList args = remote::confinedRangeArgs(offset, maxBytes);
+    return remote::confinedRange(confined(QStringLiteral("range"), p, args),
+                                 QStringLiteral("AgentCore"));
+}
+
 void AgentCoreSandboxBackend::writeFile(const QString &path, const QByteArray &content)
 {
     writeConfined(WorkspaceFs::normalize(path), content);
@@ -508,6 +521,21 @@ QList<FileInfo> AgentCoreSandboxBackend::listDir(const QString &path)
     std::sort(out.begin(), out.end(),
               [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
     return out;
+}
+
+CappedListing AgentCoreSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
+                                                    qsizetype statLimit)
+{
+    Q_UNUSED(statLimit); // find reports the lstat data of every entry it sends anyway
+    const QString p = WorkspaceFs::normalize(path);
+    const qsizetype cap = qMax<qsizetype>(0, maxEntries);
+    CappedListing listing;
+    if (!parseCappedListing(confined(QStringLiteral("list"), p, {QString::number(cap)}), p, cap,
+                            &listing.listing, &listing.totalEntries))
+        throw OSError(
+            QStringLiteral("AgentCore answered the listing of '%1' without its count").arg(path),
+            EIO);
+    return listing;
 }
 
 FileInfo AgentCoreSandboxBackend::stat(const QString &path)

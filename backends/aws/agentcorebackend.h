@@ -1,6 +1,7 @@
 #pragma once
 
 #include "backend.h"
+#include "firstentries.h"
 #include "httpclient.h"
 #include "sigv4.h"
 #include "treecopy.h"
@@ -61,7 +62,7 @@ struct AgentCoreOptions
 /// execute's cwd is one confined shell command (remote::confinedScript: `cd -P` per component,
 /// the kernel's answer checked, the last component used without following a link); writes
 /// rename a temp file over the entry. The workspace is the interpreter's working folder.
-class AgentCoreSandboxBackend : public SandboxBackend
+class AgentCoreSandboxBackend : public SandboxBackend, public CappedListingBackend
 {
 public:
     AgentCoreSandboxBackend(QString workspaceId, AgentCoreOptions options);
@@ -79,8 +80,12 @@ public:
     bool isCreated() const override;
 
     QByteArray readFile(const QString &path) override;
+    FileRange readFileRange(const QString &path, qint64 offset, qint64 maxBytes) override;
+    bool hasRangedRead() const override { return true; }
     void writeFile(const QString &path, const QByteArray &content) override;
     QList<FileInfo> listDir(const QString &path) override;
+    CappedListing listDirFirst(const QString &path, qsizetype maxEntries,
+                               qsizetype statLimit) override;
     void removeFile(const QString &path, bool recursive = false) override;
     FileInfo stat(const QString &path) override;
     void makeDirs(const QString &path) override;

@@ -2,6 +2,8 @@
 
 #include "confinedscript.h"
 #include "errors.h"
+#include "findrecord.h"
+#include "flushbase.h"
 #include "glob.h"
 #include "inputchecks.h"
 #include "multipart.h"
@@ -231,6 +233,7 @@ void DaytonaSandboxBackend::create()
             m_remote = remote;
             m_created = true;
         }
+        loadBases(remote);
         qCInfo(lcDaytona) << "sandbox" << sid << "started for" << m_workspaceId;
     } catch (...) {
         // Do not leak a sandbox we created and cannot use.
@@ -287,6 +290,15 @@ QByteArray DaytonaSandboxBackend::confined(const Remote &r, const QString &op, c
 QByteArray DaytonaSandboxBackend::readFile(const QString &path)
 {
     return confined(remote(), QStringLiteral("read"), WorkspaceFs::normalize(path));
+}
+
+FileRange DaytonaSandboxBackend::readFileRange(const QString &path, qint64 offset, qint64 maxBytes)
+{
+    // One confined command moves just the range (the toolbox download has no range).
+    const QStringList args = remote::confinedRangeArgs(offset, maxBytes);
+    return remote::confinedRange(
+        confined(remote(), QStringLiteral("range"), WorkspaceFs::normalize(path), args),
+        QStringLiteral("Daytona"));
 }
 
 void DaytonaSandboxBackend::uploadBatch(const Remote &r,
@@ -378,6 +390,21 @@ QList<FileInfo> DaytonaSandboxBackend::listDir(const QString &path)
     std::sort(out.begin(), out.end(),
               [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
     return out;
+}
+
+CappedListing DaytonaSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
+                                                  qsizetype statLimit)
+{
+    Q_UNUSED(statLimit); // find reports the lstat data of every entry it sends anyway
+    const QString rel = WorkspaceFs::normalize(path);
+    const qsizetype cap = qMax<qsizetype>(0, maxEntries);
+    CappedListing listing;
+    if (!parseCappedListing(confined(remote(), QStringLiteral("list"), rel, {QString::number(cap)}),
+                            rel, cap, &listing.listing, &listing.totalEntries))
+        throw OSError(
+            QStringLiteral("Daytona answered the listing of '%1' without its count").arg(path),
+            EIO);
+    return listing;
 }
 
 FileInfo DaytonaSandboxBackend::stat(const QString &path)
@@ -737,8 +764,22 @@ DaytonaSandboxBackend::seedWorkspace(const QString &source, const QStringList &e
             flushBatch();
     }
     flushBatch();
+    // The base keeps the REMOTE stamps (what a flush lists), not the shadow's.
+    QHash<QString, FindRecord> tree;
+    try {
+        tree = remoteTree(r);
+    } catch (const SandboxError &e) {
+        result.errors.append(
+            QStringLiteral("cannot list the seeded workspace: %1").arg(e.message()));
+    }
+    for (auto it = manifest.files.begin(); it != manifest.files.end(); ++it) {
+        const auto rec = tree.constFind(it.key());
+        it->workspace = rec == tree.cend() ? FileStamp{} : FileStamp{rec->size, rec->mtimeNs};
+    }
     m_manifests.insert(root, std::move(manifest));
     m_seedRoot = root;
+    if (const QString error = saveBases(); !error.isEmpty())
+        result.errors << error;
     return result;
 }
 
@@ -775,84 +816,17 @@ QHash<QString, QByteArray> DaytonaSandboxBackend::bulkDownload(const Remote &r,
     return out;
 }
 
-QStringList DaytonaSandboxBackend::mirrorToShadow(const GlobSet &includes, const GlobSet &excludes,
-                                                  QList<SyncPlanEntry> *skipped)
+QHash<QString, FindRecord> DaytonaSandboxBackend::remoteTree(const Remote &r)
 {
-    QStringList errors;
-    if (!m_shadow) {
-        m_shadowDir = std::make_unique<QTemporaryDir>(QDir::tempPath() +
-                                                      QStringLiteral("/elsai-daytona-XXXXXX"));
-        m_shadow = std::make_unique<WorkspaceFs>(m_shadowDir->path());
-    }
-    QSet<QString> remoteFiles;
-    QStringList pending{QStringLiteral(".")};
-    while (!pending.isEmpty()) {
-        const QString dir = pending.takeLast();
-        QList<FileInfo> entries;
-        try {
-            entries = listDir(dir);
-        } catch (const SandboxError &e) {
-            errors.append(e.message());
+    QHash<QString, FindRecord> out;
+    for (FindRecord &rec : parseFindRecords(confined(r, QStringLiteral("tree"), QString()))) {
+        // a broken or hostile answer must not name paths outside the workspace
+        if (rec.name.isEmpty() || rec.name.startsWith(u'/') ||
+            rec.name.split(u'/').contains(QStringLiteral("..")))
             continue;
-        }
-        for (const FileInfo &f : entries) {
-            if (excludes.matchesPathOrParent(f.path, f.isDir))
-                continue;
-            if (f.type == FileInfo::Type::Directory) {
-                pending.append(f.path);
-                continue;
-            }
-            if (!includes.matchesPathOrParent(f.path, false))
-                continue;
-            // Links and special files never reach the host; they are reported, as the local
-            // and SSH backends do (the shadow only ever holds regular files).
-            if (f.type == FileInfo::Type::Symlink)
-                skipped->append({f.path, SyncPlanEntry::Action::SkippedSymlink, 0});
-            else if (f.type != FileInfo::Type::File)
-                skipped->append({f.path, SyncPlanEntry::Action::SkippedSpecial, 0});
-            else
-                remoteFiles.insert(f.path);
-        }
+        out.insert(rec.name, rec);
     }
-    QStringList selected = remoteFiles.values();
-    selected.sort();
-    const Remote r = remote();
-    for (qsizetype from = 0; from < selected.size(); from += kDownloadBatch) {
-        const QStringList batch = selected.mid(from, kDownloadBatch);
-        const QHash<QString, QByteArray> got = bulkDownload(r, batch);
-        for (const QString &path : batch) {
-            try {
-                // What the bulk answer lacks is fetched alone, for a typed, per-file error.
-                const QByteArray content = got.contains(path) ? got.value(path) : readFile(path);
-                bool same = false;
-                if (m_shadow->exists(path)) {
-                    try {
-                        same = m_shadow->readFile(path) == content;
-                    } catch (const SandboxError &) {
-                        m_shadow->remove(path, true);
-                    }
-                }
-                // Unchanged files keep their shadow stamp: the manifest then says "workspace
-                // unchanged since seeding" exactly as it does for a local workspace.
-                if (!same)
-                    m_shadow->writeFile(path, content);
-            } catch (const SandboxError &e) {
-                errors.append(QStringLiteral("%1: %2").arg(path, e.message()));
-            }
-        }
-    }
-    // Drop shadow files that are gone from the sandbox.
-    QStringList shadowDirs{QStringLiteral(".")};
-    while (!shadowDirs.isEmpty()) {
-        const QString dir = shadowDirs.takeLast();
-        for (const FileInfo &f : m_shadow->listDir(dir)) {
-            if (f.isDir)
-                shadowDirs.append(f.path);
-            else if (!remoteFiles.contains(f.path))
-                m_shadow->remove(f.path);
-        }
-    }
-    return errors;
+    return out;
 }
 
 static GlobSet includesOf(const WorkspaceSyncPolicy &policy)
@@ -860,55 +834,160 @@ static GlobSet includesOf(const WorkspaceSyncPolicy &policy)
     return GlobSet(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
 }
 
+/// A flush feeds the core planner (planSyncItems: the one decision table) with the remote
+/// listing and its REMOTE stamps, compared with the base's workspace side, as the SSH backend
+/// does: so the base can be persisted and still mean something after a restart. Only the
+/// selected files whose remote copy changed since the base (or that have none) are downloaded,
+/// into a private local staging folder the planner compares and the executor writes from.
+struct DaytonaSandboxBackend::Staged
+{
+    std::unique_ptr<QTemporaryDir> dir;
+    std::unique_ptr<WorkspaceFs> fs;
+    QHash<QString, FindRecord> remote;
+    SyncPlan plan;
+};
+
+std::unique_ptr<DaytonaSandboxBackend::Staged>
+DaytonaSandboxBackend::stage(const Remote &r, const QString &root,
+                             const WorkspaceSyncPolicy &policy, const SeedManifest *record)
+{
+    auto st = std::make_unique<Staged>();
+    st->dir = std::make_unique<QTemporaryDir>(QDir::tempPath() +
+                                              QStringLiteral("/elsai-daytona-flush-XXXXXX"));
+    if (!st->dir->isValid())
+        throw OSError(QStringLiteral("cannot create a local staging folder for the flush under "
+                                     "%1")
+                          .arg(QDir::tempPath()));
+    st->fs = std::make_unique<WorkspaceFs>(st->dir->path());
+    st->remote = remoteTree(r);
+    const GlobSet includes = includesOf(policy);
+    const GlobSet excludes(policy.excludePatterns);
+    QList<SyncItem> items;
+    QStringList wanted;
+    for (auto it = st->remote.cbegin(); it != st->remote.cend(); ++it) {
+        const QString &rel = it.key();
+        if (it->type == 'd')
+            continue;
+        if (!includes.matchesPathOrParent(rel, false) || excludes.matchesPathOrParent(rel, false))
+            continue;
+        if (it->type != 'f') {
+            // links and special files never reach the host; they are reported
+            items.append(
+                {rel, it->type == 'l' ? SyncItem::Kind::Symlink : SyncItem::Kind::Special, 0, {}});
+            continue;
+        }
+        const FileStamp stamp{it->size, it->mtimeNs};
+        items.append({rel, SyncItem::Kind::File, it->size, stamp});
+        if (record) {
+            const auto rec = record->files.constFind(rel);
+            if (rec != record->files.cend() && rec->workspace == stamp)
+                continue; // unchanged in the sandbox: nothing to download
+        }
+        wanted.append(rel);
+    }
+    wanted.sort();
+    QStringList errors;
+    for (qsizetype from = 0; from < wanted.size(); from += kDownloadBatch) {
+        const QStringList batch = wanted.mid(from, kDownloadBatch);
+        const QHash<QString, QByteArray> got = bulkDownload(r, batch);
+        for (const QString &path : batch) {
+            try {
+                // what the bulk answer lacks is fetched alone, for a typed, per-file error
+                st->fs->writeFile(path, got.contains(path) ? got.value(path) : readFile(path));
+            } catch (const SandboxError &e) {
+                errors.append(QStringLiteral("%1: %2").arg(path, e.message()));
+            }
+        }
+    }
+    st->plan =
+        planSyncItems(items, *st->fs, root, includes, excludes, record, policy.noBaseConflict);
+    st->plan.errors = errors + st->plan.errors;
+    return st;
+}
+
 SyncPlan DaytonaSandboxBackend::planSync(const QString &dest, const WorkspaceSyncPolicy &policy)
 {
-    remote(); // throws when not created
+    const Remote r = remote();
     QMutexLocker lock(&m_syncMutex);
-    QList<SyncPlanEntry> skipped;
-    const QStringList errors =
-        mirrorToShadow(includesOf(policy), GlobSet(policy.excludePatterns), &skipped);
     const QString root = QDir(dest).absolutePath();
     const auto it = m_manifests.constFind(root);
-    SyncPlan plan =
-        elsai::planSync(*m_shadow, root, includesOf(policy), GlobSet(policy.excludePatterns),
-                        it == m_manifests.constEnd() ? nullptr : &*it, policy.noBaseConflict);
-    plan.entries += skipped;
-    plan.errors += errors;
-    return plan;
+    return stage(r, root, policy, it == m_manifests.constEnd() ? nullptr : &*it)->plan;
 }
 
 WorkspaceSyncResult
 DaytonaSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
                                      const std::function<void(int, int)> &progress)
 {
-    remote(); // throws when not created
-    QMutexLocker lock(&m_syncMutex);
-    QList<SyncPlanEntry> skipped;
-    const QStringList errors =
-        mirrorToShadow(includesOf(policy), GlobSet(policy.excludePatterns), &skipped);
+    const Remote r = remote();
+    QMutexLocker lock(&m_syncMutex); // one flush at a time; it updates the base
     const QString root = QDir(dest).absolutePath();
-    const auto known = m_manifests.find(root);
-    // A destination without a record has no base (the policy's no-base rule decides there)
-    // until something is written to it.
-    SeedManifest fresh{root, {}};
-    SeedManifest &manifest = known != m_manifests.end() ? *known : fresh;
-    SyncPlan plan = elsai::planSync(*m_shadow, root, includesOf(policy),
-                                    GlobSet(policy.excludePatterns),
-                                    known != m_manifests.end() ? &manifest : nullptr,
-                                    policy.noBaseConflict);
-    plan.entries += skipped;
-    WorkspaceSyncResult result = executeSync(plan, *m_shadow, &manifest, progress);
-    result.errors += errors;
-    if (known == m_manifests.end() && !fresh.files.isEmpty())
-        m_manifests.insert(root, std::move(fresh));
+    const auto known = m_manifests.constFind(root);
+    const SeedManifest *record = known == m_manifests.constEnd() ? nullptr : &*known;
+    const auto st = stage(r, root, policy, record);
+    // The executor records against the staged copies; the base keeps the remote stamps.
+    SeedManifest staged = record ? *record : SeedManifest{root, {}};
+    WorkspaceSyncResult result = executeSync(st->plan, *st->fs, &staged, progress);
+    if (result.added.isEmpty() && result.updated.isEmpty())
+        return result;
+    SeedManifest &manifest = m_manifests[root];
+    manifest.hostRoot = root;
+    for (const QString &path : result.added + result.updated) {
+        const FindRecord rec = st->remote.value(path);
+        manifest.files.insert(path, {staged.files.value(path).host, {rec.size, rec.mtimeNs}});
+    }
+    if (const QString error = saveBases(); !error.isEmpty())
+        result.errors << error;
     return result;
+}
+
+void DaytonaSandboxBackend::loadBases(const Remote &r)
+{
+    // The workspace folder's device:inode names it in the base file: a base is never taken
+    // for a workspace that was deleted and made again in the same sandbox.
+    QByteArray identity;
+    try {
+        const QList<FileInfo> root =
+            remote::confinedEntries(confined(r, QStringLiteral("stat"), QString()), {});
+        if (!root.isEmpty())
+            identity = QByteArray::number(root.first().device) + ':' +
+                       QByteArray::number(root.first().inode);
+    } catch (const SandboxError &e) {
+        qCWarning(lcDaytona) << "cannot identify the workspace of" << r.sandboxId << e.message();
+    }
+    QMutexLocker lock(&m_syncMutex);
+    m_identity = identity;
+    if (!m_manifests.isEmpty() || identity.isEmpty())
+        return;
+    QString error;
+    if (auto bases = loadRemoteFlushBases(id(), identity, &error)) {
+        m_manifests = std::move(bases->manifests);
+        m_seedRoot = bases->seedRoot;
+    } else if (!error.isEmpty()) {
+        // without it a flush has no base: the safe no-base rule applies
+        qCWarning(lcDaytona) << error;
+    }
+}
+
+QString DaytonaSandboxBackend::saveBases()
+{
+    try {
+        if (m_identity.isEmpty())
+            throw OSError(QStringLiteral("the workspace folder could not be identified"));
+        saveRemoteFlushBases(id(), m_identity, {m_manifests, m_seedRoot});
+    } catch (const SandboxError &e) {
+        return QStringLiteral("the flush base was not saved (%1): a flush after a restart will "
+                              "treat every file as having no base")
+            .arg(e.message());
+    }
+    return {};
 }
 
 QHash<QString, FileStamp> DaytonaSandboxBackend::seedBaseline() const
 {
-    // Stamps of the shadow copy, not of the sandbox: the workbench's "changed since seeding"
-    // marks compare them with listDir() times, which differ. Report none rather than lie.
-    return {};
+    // remote stamps, as listDir() reports them
+    QMutexLocker lock(&m_syncMutex);
+    const auto it = m_manifests.constFind(m_seedRoot);
+    return it == m_manifests.constEnd() ? QHash<QString, FileStamp>() : it->workspaceStamps();
 }
 
 // ---- template ----------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 #include "backend.h"
 #include "daytonaapi.h"
+#include "findrecord.h"
+#include "firstentries.h"
 #include "treecopy.h"
 
 #include <QHash>
@@ -29,8 +31,9 @@ class WorkspaceFs;
 ///   (remote::confinedScript: `cd -P` per component, the kernel's answer checked, the last
 ///   component used without following a link), so a symlink swapped in mid-call cannot lead
 ///   outside the workspace. Writes rename a temp file over the entry (never in place).
-/// - Seed and flush go through a local shadow copy so conflict detection is the local one.
-class DaytonaSandboxBackend : public SandboxBackend
+/// - Seeding goes through a local shadow copy; a flush plans from the remote listing with the
+///   core planner (the one decision table), its base persisted on the host (flushbase.h).
+class DaytonaSandboxBackend : public SandboxBackend, public CappedListingBackend
 {
 public:
     struct Options
@@ -69,8 +72,12 @@ public:
     bool isCreated() const override;
 
     QByteArray readFile(const QString &path) override;
+    FileRange readFileRange(const QString &path, qint64 offset, qint64 maxBytes) override;
+    bool hasRangedRead() const override { return true; }
     void writeFile(const QString &path, const QByteArray &content) override;
     QList<FileInfo> listDir(const QString &path) override;
+    CappedListing listDirFirst(const QString &path, qsizetype maxEntries,
+                               qsizetype statLimit) override;
     void removeFile(const QString &path, bool recursive = false) override;
     FileInfo stat(const QString &path) override;
     void makeDirs(const QString &path) override;
@@ -119,10 +126,18 @@ private:
     QJsonObject waitForState(const QString &sandboxId, const QStringList &wanted);
     /// POST /files/bulk-upload of {absolute path in the sandbox, content} (in place: seeding).
     void uploadBatch(const Remote &r, const QList<QPair<QString, QByteArray>> &files);
-    /// Mirrors the selected remote files into the shadow folder (only changed ones rewritten);
-    /// selected symlinks and special files go to `skipped` instead. Returns the errors.
-    QStringList mirrorToShadow(const GlobSet &includes, const GlobSet &excludes,
-                               QList<SyncPlanEntry> *skipped);
+    /// Every entry of the workspace (the confined `tree`), by relative path.
+    QHash<QString, FindRecord> remoteTree(const Remote &r);
+    /// Lists the workspace, downloads the selected files changed since `record` into a local
+    /// staging folder and plans the flush there with the core planner (see the .cpp).
+    struct Staged;
+    std::unique_ptr<Staged> stage(const Remote &r, const QString &root,
+                                  const WorkspaceSyncPolicy &policy, const SeedManifest *record);
+    /// Reads the persisted flush bases (flushbase.h: on the host, keyed by id() and the
+    /// workspace folder's identity) once created.
+    void loadBases(const Remote &r);
+    /// Writes them; the error line for a result, or empty. m_syncMutex held.
+    QString saveBases();
     /// POST /files/bulk-download; the files that came back whole, by relative path.
     QHash<QString, QByteArray> bulkDownload(const Remote &r, const QStringList &paths);
 
@@ -134,13 +149,16 @@ private:
     bool m_created = false;
     Remote m_remote;
 
-    // Seed / flush: a local shadow of the workspace so planSync/executeSync and their
-    // conflict detection work unchanged. Guarded by m_syncMutex.
+    // Seed / flush, guarded by m_syncMutex: seeding copies into a local shadow first (the
+    // confined local copy), then uploads it; a flush plans from the remote listing.
     mutable QMutex m_syncMutex;
     std::unique_ptr<QTemporaryDir> m_shadowDir;
     std::unique_ptr<WorkspaceFs> m_shadow;
+    /// What each host folder held at the last seed / flush, with the REMOTE stamps as
+    /// `workspace`; persisted (saveBases).
     QHash<QString, SeedManifest> m_manifests;
     QString m_seedRoot;
+    QByteArray m_identity; ///< the workspace folder's device:inode in the sandbox
 };
 
 /// Builds one Daytona sandbox per workspace id (spec: templates with build_for_session).

@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "fdutil.h"
+#include "firstentries.h"
 #include "flushbase.h"
 #include "folderoverlap.h"
 #include "glob.h"
@@ -161,6 +162,14 @@ QList<FileInfo> LocalSandboxBackend::listDirBrief(const QString &path, qsizetype
 DirListing LocalSandboxBackend::listDirCompact(const QString &path, qsizetype statLimit)
 {
     return fs()->listDirCompact(path, statLimit);
+}
+
+CappedListing LocalSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
+                                                qsizetype statLimit)
+{
+    const auto ws = fs();
+    return listFirstEntries(ws->openDirectory(path), WorkspaceFs::normalize(path), path, maxEntries,
+                            statLimit);
 }
 
 void LocalSandboxBackend::removeFile(const QString &path, bool recursive)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "backend.h"
+#include "firstentries.h"
 #include "treecopy.h"
 
 #include <QHash>
@@ -19,7 +20,7 @@ class WorkspaceFs;
 /// (spec: LocalSandboxBackend). NOT isolated: commands run with the user's rights and can
 /// reach anything the user can. File operations are confined to the workspace (WorkspaceFs);
 /// commands are not.
-class LocalSandboxBackend : public SandboxBackend
+class LocalSandboxBackend : public SandboxBackend, public CappedListingBackend
 {
 public:
     struct Options
@@ -52,6 +53,8 @@ public:
     QList<FileInfo> listDir(const QString &path) override;
     QList<FileInfo> listDirBrief(const QString &path, qsizetype statLimit) override;
     DirListing listDirCompact(const QString &path, qsizetype statLimit) override;
+    CappedListing listDirFirst(const QString &path, qsizetype maxEntries,
+                               qsizetype statLimit) override;
     void removeFile(const QString &path, bool recursive = false) override;
     FileInfo stat(const QString &path) override;
     void makeDirs(const QString &path) override;

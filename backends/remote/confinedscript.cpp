@@ -75,20 +75,33 @@ writable() {
   fi
 }
 case $op in
-read)
+read|range)
   walk "$p" parent; follow
   [ -n "$name" ] && [ ! -d "./$name" ] || die EISDIR "cannot read '$p': it is a folder"
   [ -e "./$name" ] || die ENOENT "cannot read '$p': no such file"
   [ -f "./$name" ] || die EINVAL "cannot read '$p': not a regular file (FIFO, socket or device)"
+  f=iflag=nofollow,nonblock n=
+  if [ "$op" = range ]; then
+    case $1:$2 in *[!0-9:]*|:*|*:) die EINVAL "a file range needs two byte counts";; esac
+    n=$(stat -c %s -- "./$name") || die EIO "cannot read '$p'"
+    f="$f,skip_bytes,count_bytes skip=$1 count=$2"
+  fi
   exec 4>&1
-  rc=$( { { dd if="./$name" iflag=nofollow,nonblock bs=64K status=none; echo $? >&5; } |
-          base64 -w0 >&4; } 5>&1 )
+  rc=$( { { [ -z "$n" ] || echo "$n"
+          dd if="./$name" $f bs=64K status=none; echo $? >&5; } | base64 -w0 >&4; } 5>&1 )
   [ "$rc" = 0 ] && exit 0
   [ -L "./$name" ] && die EACCES "'$p' was replaced by a symlink while being read; try again"
   die EIO "cannot read '$p'";;
 list)
   walk "$p" all; check
-  find . -mindepth 1 -maxdepth 1 -printf '%y\t%s\t%T@\t%D:%i\t%f\0' | base64 -w0;;
+  [ -n "$1" ] || { find . -mindepth 1 -maxdepth 1 -printf '%y\t%s\t%T@\t%D:%i\t%f\0' |
+                   base64 -w0; exit 0; }
+  cap=$1; case $cap in *[!0-9]*) die EINVAL "a listing cap is a count";; esac
+  {
+)SH" ELSAI_CAPPED_LISTING_SH R"SH(  } | base64 -w0;;
+tree)
+  walk "$p" all; check
+  find . -mindepth 1 -printf '%y\t%s\t%T@\t%D:%i\t%P\0' | base64 -w0;;
 stat)
   walk "$p" parent; check
   [ -n "$name" ] || { entry; exit 0; }
@@ -192,6 +205,26 @@ QByteArray confinedPayload(int exitCode, const QByteArray &output, const QString
                           .arg(QString::fromUtf8(output.trimmed().left(200))),
                       EIO);
     return QByteArray::fromBase64(output.trimmed());
+}
+
+QStringList confinedRangeArgs(qint64 offset, qint64 maxBytes)
+{
+    if (offset < 0 || maxBytes < 0)
+        throw ValueError(QStringLiteral("a file range needs offset >= 0 and max_bytes >= 0"));
+    return {QString::number(offset), QString::number(maxBytes)};
+}
+
+FileRange confinedRange(const QByteArray &payload, const QString &service)
+{
+    const qsizetype nl = payload.indexOf('\n');
+    bool ok = false;
+    const qint64 total = nl > 0 && nl <= 20 ? payload.left(nl).toLongLong(&ok) : -1;
+    if (!ok || total < 0)
+        throw OSError(QStringLiteral("the %1 sandbox answered a ranged read without the file's "
+                                     "size")
+                          .arg(service),
+                      EIO);
+    return {payload.sliced(nl + 1), total};
 }
 
 QList<FileInfo> confinedEntries(const QByteArray &payload, const QString &dir)

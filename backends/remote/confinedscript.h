@@ -1,5 +1,6 @@
 #pragma once
 
+#include "backend.h"
 #include "types.h"
 
 #include <QByteArray>
@@ -18,7 +19,11 @@ namespace elsai::remote {
 /// and then opened by name in a later call. Needs GNU coreutils and findutils in the sandbox.
 ///
 /// Operations (`path` is workspace-relative, already normalized by the client):
-///   read | list | stat | remove (arg: 1 = recursive) | mkdirs | cwd (prints the folder) |
+///   read | range (args: offset, count; the payload is the file's size, a newline, then at
+///   most `count` bytes from `offset`: one call moves only that range) | list (arg: an optional
+///   cap; with it the payload is the count of all entries on a line, then the first `cap`
+///   records by name) | tree (every entry beneath the folder, paths relative to it: what a
+///   flush plans from) | stat | remove (arg: 1 = recursive) | mkdirs | cwd (prints the folder) |
 ///   write (args: token, base64 content; temp file + rename, never in place) |
 ///   prepare (makes the parent, prints it) + commit (arg: token; renames the uploaded
 ///   `.elsai-tmp-<token>` over the entry) | discard (arg: token)
@@ -36,6 +41,11 @@ QString confinedTempName(const QString &token);
 /// The decoded payload of a successful run; throws the matching error of errors.h on a
 /// refusal, OSError naming `service` for anything else (the script did not run).
 QByteArray confinedPayload(int exitCode, const QByteArray &output, const QString &service);
+
+/// The arguments of `range` for ExecutionBackend::readFileRange() (ValueError when negative).
+QStringList confinedRangeArgs(qint64 offset, qint64 maxBytes);
+/// The payload of `range` split into the file's size and the bytes (OSError when malformed).
+FileRange confinedRange(const QByteArray &payload, const QString &service);
 
 /// Entries of `list` / `stat` (find's `%y\t%s\t%T@\t%D:%i\t%f\0`), paths joined to `dir`.
 QList<FileInfo> confinedEntries(const QByteArray &payload, const QString &dir);

@@ -1,6 +1,7 @@
 #include "remotescript.h"
 
 #include "errors.h"
+#include "findrecord.h"
 
 #include <cerrno>
 
@@ -76,12 +77,18 @@ sweep() {
 }
 p=$1
 case $op in
-read)
+read|range)
   home; walk "$1" parent; follow
   [ -n "$name" ] && [ ! -d "./$name" ] || die EISDIR "cannot read '$1': it is a folder"
   [ -e "./$name" ] || die ENOENT "'$1': no such file or folder"
   [ -f "./$name" ] || die EIO "cannot read '$1': not a regular file"
-  dd if="./$name" iflag=nofollow,nonblock bs=128K status=none 2>/dev/null && exit 0
+  f=iflag=nofollow,nonblock
+  if [ "$op" = range ]; then
+    case $2:$3 in *[!0-9:]*|:*|*:) die EIO "a file range needs two byte counts";; esac
+    stat -c %s -- "./$name" 2>/dev/null || die EIO "cannot read '$1'"
+    f="$f,skip_bytes,count_bytes skip=$2 count=$3"
+  fi
+  dd if="./$name" $f bs=128K status=none 2>/dev/null && exit 0
   [ -L "./$name" ] && die EACCES "'$1' was replaced by a symlink while being read; try again"
   die EIO "cannot read '$1'";;
 write)
@@ -103,7 +110,9 @@ write)
   rm -f -- "$tmp"; die EIO "cannot write '$1'";;
 list)
   home; walk "$1" all; settle
-  exec find . -mindepth 1 -maxdepth 1 -printf '%y\t%s\t%T@\t%D:%i\t%f\0';;
+  [ -n "$2" ] || exec find . -mindepth 1 -maxdepth 1 -printf '%y\t%s\t%T@\t%D:%i\t%f\0'
+  cap=$2; case $cap in *[!0-9]*) die EIO "a listing cap is a count";; esac
+)SH" ELSAI_CAPPED_LISTING_SH R"SH(  ;;
 stat)
   home
   [ -n "$1" ] || exec find . -maxdepth 0 -printf '%y\t%s\t%T@\t%D:%i\t%f\0'

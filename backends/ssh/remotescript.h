@@ -12,7 +12,9 @@ namespace elsai::ssh {
 ///
 /// Operations (ROOT = the canonical workspace folder; paths are workspace-relative and already
 /// normalized by the client):
-///   read P | write P TOKEN (content on stdin) | list P | stat P | remove P 0|1 | mkdirs P |
+///   read P | range P OFFSET COUNT (the file's size on a line, then at most COUNT bytes from
+///   OFFSET) | write P TOKEN (content on stdin) | list P [CAP] (with CAP: the count of all
+///   entries on a line, then the first CAP records by name) | stat P | remove P 0|1 | mkdirs P |
 ///   listall | seed (tar on stdin) | pack (newline-separated `./` names NOT wanted on stdin,
 ///   tar of the rest of the workspace on stdout) |
 ///   exec CWD TIMEOUT GRACE TOKEN COMMAND [NAME=VALUE…] | sweep TOKEN

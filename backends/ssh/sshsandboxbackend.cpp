@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "findrecord.h"
+#include "flushbase.h"
 #include "glob.h"
 #include "inputchecks.h"
 #include "remotescript.h"
@@ -79,6 +80,10 @@ QStringList runLocalTar(const QStringList &args)
     }
     return errors;
 }
+
+/// Output a capped helper call keeps beyond its payload: the helper's one refusal line on
+/// stderr (the output cap counts stdout and stderr together).
+constexpr qint64 kRefusalRoom = 4096;
 
 QString randomToken()
 {
@@ -159,6 +164,50 @@ void SshSandboxBackend::create()
     }
     m_conn = std::move(conn);
     m_root = root;
+    loadBases();
+}
+
+void SshSandboxBackend::loadBases()
+{
+    // The remote folder's device:inode names it in the base file: a base is never taken for
+    // a workspace that was deleted and made again under the same id.
+    QByteArray identity;
+    try {
+        const ProcessOutcome o = op({m_conn, m_root}, QStringLiteral("stat"), {QString()});
+        const QList<FindRecord> recs = parseFindRecords(o.stdoutData);
+        if (o.exitCode == 0 && !recs.isEmpty())
+            identity = QByteArray::number(recs.first().device) + ':' +
+                       QByteArray::number(recs.first().inode);
+    } catch (const SandboxError &e) {
+        qWarning("cannot identify the SSH workspace %s: %s", qPrintable(id()),
+                 qPrintable(e.message()));
+    }
+    QMutexLocker manifestLock(&m_manifestMutex);
+    m_identity = identity;
+    if (!m_manifests.isEmpty() || m_identity.isEmpty())
+        return;
+    QString error;
+    if (auto bases = loadRemoteFlushBases(id(), m_identity, &error)) {
+        m_manifests = std::move(bases->manifests);
+        m_seedRoot = bases->seedRoot;
+    } else if (!error.isEmpty()) {
+        // without it a flush has no base: the safe no-base rule applies
+        qWarning("%s", qPrintable(error));
+    }
+}
+
+QString SshSandboxBackend::saveBases()
+{
+    try {
+        if (m_identity.isEmpty())
+            throw OSError(QStringLiteral("the remote workspace folder could not be identified"));
+        saveRemoteFlushBases(id(), m_identity, {m_manifests, m_seedRoot});
+    } catch (const SandboxError &e) {
+        return QStringLiteral("the flush base was not saved (%1): a flush after a restart will "
+                              "treat every file as having no base")
+            .arg(e.message());
+    }
+    return {};
 }
 
 void SshSandboxBackend::close()
@@ -197,7 +246,12 @@ ProcessOutcome SshSandboxBackend::op(const Session &s, const QString &name,
     call.stdinFile = stdinFile;
     call.stdoutFile = stdoutFile;
     call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
-    const ProcessOutcome o = s.conn->run(call);
+    return checked(s, name, s.conn->run(call));
+}
+
+ProcessOutcome SshSandboxBackend::checked(const Session &s, const QString &name,
+                                          ProcessOutcome o) const
+{
     if (o.timedOut) {
         throw TimeoutError(QStringLiteral("the remote operation '%1' took more than %2 s")
                                .arg(name)
@@ -228,6 +282,35 @@ QByteArray SshSandboxBackend::readFile(const QString &path)
     const ProcessOutcome o = op(session(), QStringLiteral("read"), {rel});
     throwIfFailed(o, QStringLiteral("reading '%1'").arg(path));
     return o.stdoutData;
+}
+
+FileRange SshSandboxBackend::readFileRange(const QString &path, qint64 offset, qint64 maxBytes)
+{
+    if (offset < 0 || maxBytes < 0)
+        throw ValueError(QStringLiteral("a file range needs offset >= 0 and max_bytes >= 0"));
+    const QString rel = normalized(path);
+    const Session s = session();
+    SshConnection::Call call;
+    call.remoteCommand = ssh::helperCommand(
+        s.root, QStringLiteral("range"), {rel, QString::number(offset), QString::number(maxBytes)});
+    call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
+    // the size line and the range, and room for a refusal on stderr (the cap counts both
+    // streams): a remote that sends more is cut, never held
+    call.maxOutputBytes = qMin<qint64>(maxBytes, qint64(1) << 40) + 32 + kRefusalRoom;
+    const ProcessOutcome o = checked(s, QStringLiteral("range"), s.conn->run(call));
+    throwIfFailed(o, QStringLiteral("reading '%1'").arg(path));
+    const qsizetype nl = o.stdoutData.indexOf('\n');
+    bool ok = false;
+    const qint64 total = nl > 0 && nl <= 20 ? o.stdoutData.left(nl).toLongLong(&ok) : -1;
+    if (!ok || total < 0)
+        throw OSError(QStringLiteral("the SSH remote answered a ranged read of '%1' without its "
+                                     "size")
+                          .arg(path),
+                      EIO);
+    FileRange range{o.stdoutData.sliced(nl + 1), total};
+    if (range.data.size() > maxBytes)
+        range.data.truncate(qsizetype(maxBytes));
+    return range;
 }
 
 void SshSandboxBackend::writeFile(const QString &path, const QByteArray &content)
@@ -262,6 +345,30 @@ QList<FileInfo> SshSandboxBackend::listDir(const QString &path)
     std::sort(out.begin(), out.end(),
               [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
     return out;
+}
+
+CappedListing SshSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
+                                              qsizetype statLimit)
+{
+    Q_UNUSED(statLimit); // find reports the lstat data of every entry it sends anyway
+    const QString rel = normalized(path);
+    const Session s = session();
+    SshConnection::Call call;
+    const qsizetype cap = qMax<qsizetype>(0, maxEntries);
+    call.remoteCommand =
+        ssh::helperCommand(s.root, QStringLiteral("list"), {rel, QString::number(cap)});
+    call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
+    // a record is at most 4 numbers and a 255-byte name; then room for a refusal on stderr
+    call.maxOutputBytes = qint64(cap) * 400 + 64 + kRefusalRoom;
+    const ProcessOutcome o = checked(s, QStringLiteral("list"), s.conn->run(call));
+    throwIfFailed(o, QStringLiteral("listing '%1'").arg(path));
+    CappedListing listing;
+    if (!parseCappedListing(o.stdoutData, rel, cap, &listing.listing, &listing.totalEntries))
+        throw OSError(QStringLiteral("the SSH remote answered the listing of '%1' without its "
+                                     "count")
+                          .arg(path),
+                      EIO);
+    return listing;
 }
 
 void SshSandboxBackend::removeFile(const QString &path, bool recursive)
@@ -477,6 +584,8 @@ SshSandboxBackend::seedWorkspace(const QString &source, const QStringList &exclu
     QMutexLocker lock(&m_manifestMutex);
     m_manifests.insert(root, std::move(manifest));
     m_seedRoot = root;
+    if (const QString error = saveBases(); !error.isEmpty())
+        result.errors << error;
     return result;
 }
 
@@ -593,6 +702,8 @@ SshSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolicy 
     manifest.hostRoot = root;
     for (const QString &path : r.added + r.updated)
         manifest.files.insert(path, {staged.files.value(path).host, st->remote.value(path).stamp});
+    if (const QString error = saveBases(); !error.isEmpty())
+        r.errors << error;
     return r;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "backend.h"
+#include "firstentries.h"
 #include "sshconnection.h"
 #include "treecopy.h"
 
@@ -20,7 +21,7 @@ namespace elsai {
 /// Isolation is whatever the remote account gives: a command can do anything the remote user
 /// can. File operations are confined to the remote workspace folder (checked on the client,
 /// then resolved on the remote, see docs/backends/ssh.md).
-class SshSandboxBackend : public SandboxBackend
+class SshSandboxBackend : public SandboxBackend, public CappedListingBackend
 {
 public:
     struct Options
@@ -53,8 +54,12 @@ public:
     bool isCreated() const override;
 
     QByteArray readFile(const QString &path) override;
+    FileRange readFileRange(const QString &path, qint64 offset, qint64 maxBytes) override;
+    bool hasRangedRead() const override { return true; }
     void writeFile(const QString &path, const QByteArray &content) override;
     QList<FileInfo> listDir(const QString &path) override;
+    CappedListing listDirFirst(const QString &path, qsizetype maxEntries,
+                               qsizetype statLimit) override;
     void removeFile(const QString &path, bool recursive = false) override;
     FileInfo stat(const QString &path) override;
     void makeDirs(const QString &path) override;
@@ -79,6 +84,8 @@ private:
     /// Runs one helper operation; throws the helper's refusals and connection failures.
     ProcessOutcome op(const Session &s, const QString &name, const QStringList &args,
                       const QString &stdinFile = {}, const QString &stdoutFile = {}) const;
+    /// Throws what `o` of the operation `name` failed with (timeout, connection, refusal).
+    ProcessOutcome checked(const Session &s, const QString &name, ProcessOutcome o) const;
     struct RemoteEntry
     {
         char type = 'f';
@@ -96,6 +103,12 @@ private:
     std::unique_ptr<Staged> stage(const Session &s, const QString &root,
                                   const WorkspaceSyncPolicy &policy, const SeedManifest *manifest);
 
+    /// Reads the persisted flush bases of this workspace (flushbase.h: kept on the host,
+    /// keyed by id() and the remote folder's identity), once connected; m_mutex held.
+    void loadBases();
+    /// Writes them; the error line for a result, or empty. m_manifestMutex held.
+    QString saveBases();
+
     Options m_options;
     mutable QMutex m_mutex;
     std::shared_ptr<ssh::SshConnection> m_conn;
@@ -105,6 +118,7 @@ private:
     QHash<QString, SeedManifest> m_manifests;
     mutable QMutex m_manifestMutex;
     QString m_seedRoot;
+    QByteArray m_identity; ///< the remote workspace folder's device:inode; m_manifestMutex
 };
 
 } // namespace elsai

@@ -3,10 +3,16 @@
 
 #include "conformance.h"
 
+#include "agent.h"
+#include "boundedread.h"
 #include "errors.h"
+#include "firstentries.h"
 #include "sandbox.h"
+#include "sandboxplugin.h"
 #include "testutil.h"
 #include "types.h"
+
+#include <QJsonArray>
 
 #include <QCoreApplication>
 #include <QDir>
@@ -78,6 +84,16 @@ void writeProject(const QString &root)
     writeHostFile(root + QStringLiteral("/secrets/token"), "t0ken\n");
     writeHostFile(root + QStringLiteral("/sub/.env"), "SECRET=1\n");
     QFile::link(QStringLiteral("README.md"), root + QStringLiteral("/link.md"));
+}
+
+/// A 64 MiB file, sparse but for 1 MiB of 11-byte text lines at its head.
+constexpr qint64 HugeSize = qint64(64) << 20;
+constexpr qint64 LineBytes = 11; // "abcdefghij\n"
+void plantHugeFile(SandboxBackend &b)
+{
+    const ExecuteResult r = b.execute(
+        QStringLiteral("yes abcdefghij | head -c 1048576 > huge.txt && truncate -s 64M huge.txt"));
+    QCOMPARE(r.exitCode, 0);
 }
 
 class BackendConformance : public QObject
@@ -464,6 +480,11 @@ private Q_SLOTS:
         QCOMPARE(errorName([&] { b->readFile(QStringLiteral("rel/passwd")); }), perm);
         QCOMPARE(errorName([&] { b->stat(QStringLiteral("up/x")); }), perm);
         QCOMPARE(errorName([&] { b->listDir(QStringLiteral("up")); }), perm);
+        // the ranged read and the capped listing go through the same confinement
+        QCOMPARE(errorName([&] { b->readFileRange(QStringLiteral("abs"), 0, 10); }), perm);
+        QCOMPARE(errorName([&] { b->readFileRange(QStringLiteral("rel/passwd"), 5, 10); }), perm);
+        QCOMPARE(errorName([&] { listDirFirst(*b, QStringLiteral("up"), 10, -1); }), perm);
+        QCOMPARE(errorName([&] { listDirFirst(*b, QStringLiteral("d/tmp"), 10, -1); }), perm);
         QCOMPARE(errorName([&] { b->writeFile(QStringLiteral("abs"), "x"); }), perm);
         QCOMPARE(errorName([&] { b->writeFile(QStringLiteral("up/escape.txt"), "x"); }), perm);
         QCOMPARE(errorName([&] { b->writeFile(QStringLiteral("d/tmp/escape.txt"), "x"); }), perm);
@@ -541,6 +562,150 @@ private Q_SLOTS:
         QCOMPARE(b->readFile(QStringLiteral("moved.txt")), QByteArray("keep me"));
         QCOMPARE(errorName([&] { b->stat(QStringLiteral("sub/f.txt")); }),
                  QStringLiteral("FileNotFoundError"));
+        sb->stop(false);
+    }
+
+    // --- bounded reads and listings (agent-facing) ----------------------------------------
+
+    void rangedReadsMoveOnlyTheRange_data()
+    {
+        QTest::addColumn<qint64>("lineOffset");
+        QTest::addColumn<qint64>("lineLimit");  // -1: none
+        QTest::addColumn<qint64>("byteOffset"); // -1: none
+        QTest::addColumn<qint64>("maxBytes");
+        QTest::addColumn<qint64>("startByte");
+        QTest::addColumn<qint64>("bytes");
+        QTest::addColumn<bool>("cut");
+        const qint64 cap = DefaultReadFileMaxBytes;
+        const qint64 head = cap - cap % LineBytes; // cut at the last whole line
+        QTest::newRow("head, capped") << 0LL << -1LL << -1LL << cap << 0LL << head << true;
+        QTest::newRow("lines 10-14")
+            << 10LL << 5LL << -1LL << cap << 10 * LineBytes << 5 * LineBytes << false;
+        QTest::newRow("line offset past a scan buffer")
+            << 30000LL << 2LL << -1LL << cap << 30000 * LineBytes << 2 * LineBytes << false;
+        QTest::newRow("byte offset, 2 lines")
+            << 0LL << 2LL << 1100LL << cap << 1100LL << 2 * LineBytes << false;
+        QTest::newRow("small max_bytes") << 0LL << -1LL << -1LL << 100LL << 0LL << 99LL << true;
+        QTest::newRow("the sparse tail")
+            << 0LL << -1LL << HugeSize - 100 << cap << HugeSize - 100 << 100LL << false;
+        QTest::newRow("past the end")
+            << 0LL << -1LL << HugeSize + 5 << cap << HugeSize << 0LL << false;
+    }
+    void rangedReadsMoveOnlyTheRange()
+    {
+        QFETCH(qint64, lineOffset);
+        QFETCH(qint64, lineLimit);
+        QFETCH(qint64, byteOffset);
+        QFETCH(qint64, maxBytes);
+        QFETCH(qint64, startByte);
+        QFETCH(qint64, bytes);
+        QFETCH(bool, cut);
+        auto b = make();
+        QVERIFY(b->hasRangedRead()); // every backend of this project reads just the range
+        plantHugeFile(*b);
+        BoundedReadRequest request;
+        request.lineOffset = lineOffset;
+        if (lineLimit >= 0)
+            request.lineLimit = lineLimit;
+        if (byteOffset >= 0)
+            request.byteOffset = byteOffset;
+        request.maxBytes = maxBytes;
+        if (m_fixture.resetTransfer)
+            m_fixture.resetTransfer();
+        const BoundedRead read = readBounded(*b, QStringLiteral("huge.txt"), request);
+        QCOMPARE(read.totalBytes, HugeSize);
+        QCOMPARE(read.startByte, startByte);
+        QCOMPARE(qint64(read.bytes.size()), bytes);
+        QCOMPARE(read.cut, cut);
+        if (startByte < (1 << 20) && bytes > 0)
+            QVERIFY(read.bytes.startsWith(startByte % LineBytes == 0 ? "abcdefghij" : ""));
+        if (m_fixture.largestTransfer) {
+            // one answer carries at most the range asked for plus a little, never the file:
+            // base64 (4/3) in JSON, which AgentCore's answer holds twice (its text content and
+            // structuredContent.stdout); 64 MiB would be ~85 MiB of base64
+            const qint64 biggest = m_fixture.largestTransfer();
+            QVERIFY2(biggest <= 3 * (maxBytes + 3) + 64 * 1024,
+                     qPrintable(QStringLiteral("%1 bytes in one answer").arg(biggest)));
+        }
+    }
+
+    void readOnlyAgentGetsTheHeadOfAHugeFile()
+    {
+        auto b = make();
+        plantHugeFile(*b);
+        const SandboxPtr sb = Sandbox::create(QStringLiteral("conformance-huge"), b, std::nullopt);
+        sb->start();
+        const AgentPtr reader = Agent::create(QStringLiteral("reader"));
+        sb->attach(reader, SandboxAttachMode::ReadOnly);
+        const ToolResult r =
+            reader->callTool(QStringLiteral("read_file"), {{QStringLiteral("path"), "huge.txt"}});
+        const qint64 head = DefaultReadFileMaxBytes - DefaultReadFileMaxBytes % LineBytes;
+        QCOMPARE(r.data.value(QStringLiteral("total_bytes")).toInteger(), HugeSize);
+        QCOMPARE(r.data.value(QStringLiteral("bytes")).toInteger(), head);
+        QCOMPARE(r.data.value(QStringLiteral("truncated")).toBool(), true);
+        QCOMPARE(r.data.value(QStringLiteral("next_offset")).toInteger(), head / LineBytes);
+        QCOMPARE(r.data.value(QStringLiteral("next_byte_offset")).toInteger(), head);
+        QVERIFY(r.text.contains(QStringLiteral("of %1 shown").arg(HugeSize)));
+        QVERIFY(r.text.contains(QStringLiteral("offset=%1").arg(head / LineBytes)));
+        // and the rest reads on from there
+        const ToolResult next = reader->callTool(QStringLiteral("read_file"),
+                                                 {{QStringLiteral("path"), "huge.txt"},
+                                                  {QStringLiteral("offset"), head / LineBytes},
+                                                  {QStringLiteral("limit"), 1}});
+        QCOMPARE(next.data.value(QStringLiteral("content")).toString(),
+                 QStringLiteral("abcdefghij\n"));
+        sb->stop(false);
+    }
+
+    void agentListingsStopAtTheCap()
+    {
+        auto b = make();
+        // 2,500 empty files: more than the cap, and names whose order is known
+        QCOMPARE(b->execute(QStringLiteral("mkdir big && cd big && seq -f 'f%05g' 1 2500 | "
+                                           "xargs touch"))
+                     .exitCode,
+                 0);
+        const qsizetype cap = listDirMaxEntries();
+        const CappedListing first = listDirFirst(*b, QStringLiteral("big"), cap, -1);
+        QCOMPARE(first.totalEntries, 2500);
+        QCOMPARE(first.listing.size(), cap);
+        QCOMPARE(first.listing.path(first.listing.entries.front()), QStringLiteral("big/f00001"));
+        QCOMPARE(first.listing.path(first.listing.entries.back()),
+                 QStringLiteral("big/f%1").arg(cap, 5, 10, QLatin1Char('0')));
+        QCOMPARE(first.listing.entries.front().size, std::optional<qint64>(0));
+        if (m_fixture.resetTransfer) {
+            m_fixture.resetTransfer();
+            const CappedListing ten = listDirFirst(*b, QStringLiteral("big"), 10, -1);
+            QCOMPARE(ten.listing.size(), 10);
+            QCOMPARE(ten.totalEntries, 2500);
+            // ten records came, not 2,500 (~150 KB)
+            QVERIFY2(m_fixture.largestTransfer() < 8 * 1024,
+                     qPrintable(QString::number(m_fixture.largestTransfer())));
+        }
+        // names with tabs, newlines and spaces keep their place (the remote sort keys on the
+        // whole name) and come back whole
+        QCOMPARE(b->execute(QStringLiteral("mkdir odd && cd odd && : > 'a\tb' && : > 'a b' && "
+                                           ": > \"$(printf 'a\\nc')\" && : > z && : > aa"))
+                     .exitCode,
+                 0);
+        const CappedListing odd = listDirFirst(*b, QStringLiteral("odd"), 4, -1);
+        QCOMPARE(odd.totalEntries, 5);
+        QStringList names;
+        for (const DirListing::Entry &e : odd.listing.entries)
+            names << QString::fromUtf8(odd.listing.name(e));
+        QCOMPARE(names, (QStringList{QStringLiteral("a\tb"), QStringLiteral("a\nc"),
+                                     QStringLiteral("a b"), QStringLiteral("aa")}));
+        // the agent tool says how many more there are
+        const SandboxPtr sb = Sandbox::create(QStringLiteral("conformance-list"), b, std::nullopt);
+        sb->start();
+        const AgentPtr reader = Agent::create(QStringLiteral("lister"));
+        sb->attach(reader, SandboxAttachMode::ReadOnly);
+        const ToolResult r =
+            reader->callTool(QStringLiteral("list_dir"), {{QStringLiteral("path"), "big"}});
+        QCOMPARE(r.data.value(QStringLiteral("entries")).toArray().size(), cap);
+        QCOMPARE(r.data.value(QStringLiteral("total_entries")).toInteger(), 2500);
+        QCOMPARE(r.data.value(QStringLiteral("truncated")).toBool(), true);
+        QVERIFY(r.text.contains(QStringLiteral("500 more entries not shown")));
         sb->stop(false);
     }
 
@@ -695,6 +860,43 @@ private Q_SLOTS:
                                               << "conflicts" << sidecar;
         row("no base, overwrite -> written") << "" << "edit" << "no base, overwrite" << ws
                                              << "updated" << "";
+        const QByteArray same("converged\n");
+        row("same change on both -> converged, nothing written") << "same"
+                                                                 << "same"
+                                                                 << "" << same << ""
+                                                                 << "";
+        // The base outlives the workbench: a second backend on the same workspace, as after a
+        // restart, still decides three-way (skipped where a workspace cannot be reattached).
+        row("restart: unchanged in both -> nothing") << ""
+                                                     << ""
+                                                     << "restart" << seeded << ""
+                                                     << "";
+        row("restart: changed in sandbox only -> written") << ""
+                                                           << "edit"
+                                                           << "restart" << ws << "updated"
+                                                           << "";
+        row("restart: changed on host only -> host wins") << "edit"
+                                                          << ""
+                                                          << "restart" << hostEdit << "keptHost"
+                                                          << "";
+        row("restart: changed on both -> conflict")
+            << "edit"
+            << "edit"
+            << "restart" << hostEdit << "conflicts" << sidecar;
+        row("restart: host deleted, sandbox unchanged -> stays deleted")
+            << "delete"
+            << ""
+            << "restart" << missing << "hostDeleted"
+            << "";
+        row("restart: sandbox deleted -> reported, host kept")
+            << ""
+            << "delete"
+            << "restart" << seeded << "sandboxDeleted"
+            << "";
+        row("restart: same change on both -> converged") << "same"
+                                                         << "same"
+                                                         << "restart" << same << ""
+                                                         << "";
     }
 
     void flushThreeWayTable()
@@ -709,8 +911,18 @@ private Q_SLOTS:
         const QString seedRoot = project.path();
         writeHostFile(seedRoot + QStringLiteral("/src/a.py"), "seeded\n");
         writeHostFile(seedRoot + QStringLiteral("/src/b.py"), "b\n");
-        auto b = make();
-        QVERIFY(b->seedWorkspace(seedRoot, DEFAULT_SANDBOX_SEED_EXCLUDES).success());
+        std::shared_ptr<SandboxBackend> b = make();
+        const WorkspaceSeedResult seeded =
+            b->seedWorkspace(seedRoot, DEFAULT_SANDBOX_SEED_EXCLUDES);
+        QVERIFY2(seeded.success(), qPrintable(seeded.errors.join(u'\n')));
+        if (extra == QLatin1String("restart")) {
+            if (!m_fixture.reopen)
+                QSKIP("this backend's workspace cannot be reattached after a restart");
+            std::shared_ptr<SandboxBackend> again = m_fixture.reopen(*b);
+            b.reset(); // the old one is gone, as after a restart (nothing is closed)
+            again->create();
+            b = std::move(again);
+        }
         WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
         QString p = seedRoot;
         if (extra.startsWith(QLatin1String("no base"))) {
@@ -721,8 +933,8 @@ private Q_SLOTS:
                 policy.noBaseConflict = NoBaseConflict::Overwrite;
         }
         const QString file = p + QStringLiteral("/src/a.py");
-        if (host == QLatin1String("edit")) {
-            writeHostFile(file, "host edit\n");
+        if (host == QLatin1String("edit") || host == QLatin1String("same")) {
+            writeHostFile(file, host == QLatin1String("same") ? "converged\n" : "host edit\n");
             // a distinct mtime whatever the file system's granularity
             QFile f(file);
             QVERIFY(f.open(QIODevice::ReadWrite));
@@ -733,6 +945,8 @@ private Q_SLOTS:
         }
         if (sandbox == QLatin1String("edit"))
             b->writeFile(QStringLiteral("src/a.py"), "sandbox edit\n");
+        else if (sandbox == QLatin1String("same"))
+            b->writeFile(QStringLiteral("src/a.py"), "converged\n");
         else if (sandbox == QLatin1String("delete"))
             b->removeFile(QStringLiteral("src/a.py"));
         if (extra == QLatin1String("edited conflict file")) {
@@ -747,7 +961,10 @@ private Q_SLOTS:
         // the preview decides the same
         const SyncPlan plan = b->planSync(p, policy);
         QVERIFY2(plan.errors.isEmpty(), qPrintable(plan.errors.join(QLatin1Char('\n'))));
+        const QDateTime mtimeBefore = QFileInfo(file).lastModified();
         const WorkspaceSyncResult r = b->syncArtifacts(p, policy);
+        if (list.isEmpty() && QFileInfo::exists(file)) // nothing to do: nothing written
+            QCOMPARE(QFileInfo(file).lastModified(), mtimeBefore);
         const QByteArray now =
             QFileInfo::exists(file) ? readHostFile(file) : QByteArray("<missing>");
         QCOMPARE(now, hostAfter);
@@ -820,6 +1037,7 @@ private Q_SLOTS:
 int runBackendConformance(int argc, char **argv, const BackendFixture &fixture)
 {
     QCoreApplication app(argc, argv);
+    elsai::test::isolateFlushBases(); // remote backends keep their flush bases on the host
     int status = 0;
     {
         BackendConformance suite(fixture);

@@ -29,6 +29,14 @@ struct BackendFixture
     /// Test function → why it is skipped for this backend: a known backend bug not fixed yet
     /// (the reason names it; docs/backends/conformance.md lists them). Keep it empty.
     QHash<QString, QString> knownBugs = {};
+    /// A second backend on the same workspace, not created yet, as the workbench makes one
+    /// after it restarts (SSH: same remote folder; Daytona: the existing sandbox); null where
+    /// a workspace cannot be reattached (an AgentCore session ends with its backend).
+    std::function<std::shared_ptr<elsai::SandboxBackend>(elsai::SandboxBackend &)> reopen = {};
+    /// The largest single answer the service sent since the last reset (what one call moved);
+    /// null where nothing records it (local backends, SSH).
+    std::function<qint64()> largestTransfer = {};
+    std::function<void()> resetTransfer = {};
     /// Runs after the last case, while the suite's QCoreApplication still exists: a fake
     /// service whose server thread needs the event loop must be released here, not at exit.
     std::function<void()> teardown = {};

@@ -11,13 +11,16 @@ int main(int argc, char **argv)
 {
     QTemporaryDir dir;
     int serial = 0;
-    const BackendFixture fixture{QStringLiteral("bwrap"), [&] {
-                                     const QString root =
-                                         dir.filePath(QStringLiteral("ws%1").arg(++serial));
-                                     QDir().mkpath(root);
-                                     auto b = std::make_shared<elsai::BwrapSandboxBackend>(root);
-                                     b->create();
-                                     return b;
-                                 }};
+    BackendFixture fixture{QStringLiteral("bwrap"), [&] {
+                               const QString root =
+                                   dir.filePath(QStringLiteral("ws%1").arg(++serial));
+                               QDir().mkpath(root);
+                               auto b = std::make_shared<elsai::BwrapSandboxBackend>(root);
+                               b->create();
+                               return b;
+                           }};
+    fixture.reopen = [](elsai::SandboxBackend &old) -> std::shared_ptr<elsai::SandboxBackend> {
+        return std::make_shared<elsai::BwrapSandboxBackend>(old.hostFolder());
+    };
     return runBackendConformance(argc, argv, fixture);
 }

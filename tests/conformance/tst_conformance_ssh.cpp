@@ -10,13 +10,17 @@ int main(int argc, char **argv)
     elsai::test::SshServer sshd;
     const bool started = sshd.start();
     const auto factory = sshd.factory();
-    const BackendFixture fixture{QStringLiteral("ssh"),
-                                 [&]() -> std::shared_ptr<elsai::SandboxBackend> {
-                                     if (!started)
-                                         throw elsai::SandboxStartError(sshd.error());
-                                     auto b = factory();
-                                     b->create();
-                                     return b;
-                                 }};
+    BackendFixture fixture{QStringLiteral("ssh"), [&]() -> std::shared_ptr<elsai::SandboxBackend> {
+                               if (!started)
+                                   throw elsai::SandboxStartError(sshd.error());
+                               auto b = factory();
+                               b->create();
+                               return b;
+                           }};
+    // the same remote folder through a new connection, as after a restart
+    fixture.reopen = [&](elsai::SandboxBackend &old) -> std::shared_ptr<elsai::SandboxBackend> {
+        return sshd.makeBackend(
+            dynamic_cast<elsai::SshSandboxBackend &>(old).options().workspaceName);
+    };
     return runBackendConformance(argc, argv, fixture);
 }
