@@ -226,6 +226,8 @@ SandboxPtr SandboxController::addSandbox(SandboxSpec spec, bool start)
     e->spec = spec;
     e->tree = new WorkspaceTreeModel(this);
     e->console = new ConsoleHistoryModel(this);
+    // The console keeps what the engine may return: the sandbox's cap bounds its blocks.
+    e->console->setOutputCap(spec.local.maxOutputBytes);
     e->consoleRelay->target = e->console;
     const QString id = spec.workspaceId;
     m_entries.insert(id, e);
@@ -496,7 +498,7 @@ quint64 SandboxController::execute(const QString &workspaceId, const QString &co
     auto token = std::make_shared<CancellationToken>();
     m_running.insert(id, token);
     e->commands.append(id);
-    e->console->beginCommand(id, command, cwd);
+    e->console->beginCommand(id, command, cwd, consoleAgent());
     const std::shared_ptr<QueuedRelay> relay = e->consoleRelay;
     ConsoleHistoryModel *console = e->console;
     ExecuteOptions options;
