@@ -206,11 +206,16 @@ void ConsoleHistoryModel::finishCommand(quint64 id, const ExecuteResult &result)
     e.result->output.clear();
     e.result->stderr_.clear();
     if (e.droppedBytes > 0) {
-        // What the blocks do not hold, for "save output" (within the sandbox's cap).
-        e.fullStdout = result.output.toUtf8();
-        e.fullStderr = result.stderr_.toUtf8();
-        e.hasFullOutput = true;
-        releaseFullOutputs();
+        // What the blocks do not hold, for "save output" (within the sandbox's cap); a
+        // result that holds less than the stream showed is no better than head and tail.
+        QByteArray out = result.output.toUtf8();
+        QByteArray err = result.stderr_.toUtf8();
+        if (out.size() + err.size() > e.keptBytes()) {
+            e.fullStdout = std::move(out);
+            e.fullStderr = std::move(err);
+            e.hasFullOutput = true;
+            releaseFullOutputs();
+        }
     }
     scheduleChanged(row);
     trimEntries();

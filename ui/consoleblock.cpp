@@ -1,5 +1,6 @@
 #include "consoleblock.h"
 
+#include <QAbstractTextDocumentLayout>
 #include <QEvent>
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -11,6 +12,8 @@
 #include <QTextBlock>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 namespace elsai {
 
@@ -202,10 +205,12 @@ void ConsoleBlock::update(const ConsoleHistoryModel::Entry &e)
     if (e.droppedBytes > 0 && m_shownUpTo < e.tailStart) {
         if (!m_atLineStart)
             appendText(cutMarker(), InlineNoteText);
-        appendText(tr("[… %1 dropped here; the console keeps the first %2 and the last %3 "
-                      "of an output …]\n")
-                       .arg(bytesText(e.tailStart - m_shownUpTo), bytesText(e.headBytes),
-                            bytesText(e.tailBytes)),
+        // The console keeps an output's head and tail; the whole stays for saving.
+        appendText((e.hasFullOutput
+                        ? tr("[… %1 not shown here; Save output… writes all of it …]\n")
+                        : tr("[… %1 dropped here: the console keeps an output's head and "
+                             "tail …]\n"))
+                       .arg(bytesText(e.tailStart - m_shownUpTo)),
                    NoteText);
         m_shownUpTo = e.tailStart;
         m_outDecoder.resetState();
@@ -454,16 +459,19 @@ void ConsoleBlock::drainPending()
 void ConsoleBlock::fitHeight()
 {
     const QTextDocument *doc = m_output->document();
-    int lines = doc->blockCount();
-    if (lines > 0 && doc->lastBlock().text().isEmpty())
-        --lines;
-    if (lines <= 0) {
+    // The view scrolls by blocks, the empty one after a final newline included.
+    const int lines = doc->blockCount();
+    if (doc->isEmpty()) {
         m_output->hide();
         return;
     }
     const int shown = qMin(lines, maxVisibleLines());
-    const int height = shown * m_output->fontMetrics().lineSpacing()
-                       + 2 * (m_output->frameWidth() + int(doc->documentMargin())) + 2;
+    // One unwrapped line's height as the document lays it out (font leading included).
+    const qreal lineHeight = qMax<qreal>(
+        m_output->fontMetrics().lineSpacing(),
+        doc->documentLayout()->blockBoundingRect(doc->firstBlock()).height());
+    const int height = int(std::ceil(shown * lineHeight + 2 * doc->documentMargin()))
+                       + 2 * m_output->frameWidth() + 2;
     if (m_output->height() != height || !m_output->isVisible()) {
         m_output->setFixedHeight(height);
         m_output->show();
