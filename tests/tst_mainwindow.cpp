@@ -497,15 +497,17 @@ void TestMainWindow::consoleInsertsBigUpdatesInSlices()
     ConsolePanel *console = m_window->consolePanel();
     ConsoleHistoryModel *model = m_controller->consoleModel(sandboxId());
     QVERIFY(model);
+    const qint64 sandboxCap = model->outputCap();
     model->setOutputCap(8 << 20);
+    const quint64 id = 900001;
+    model->beginCommand(id, QStringLiteral("generated"), QString());
+    // The command's own block.
     QTextDocument *doc = console->output()->document();
     qsizetype largestInsert = 0;
     const auto conn = connect(doc, &QTextDocument::contentsChange, this,
                               [&largestInsert](int, int, int added) {
                                   largestInsert = qMax<qsizetype>(largestInsert, added);
                               });
-    const quint64 id = 900001;
-    model->beginCommand(id, QStringLiteral("generated"), QString());
     QByteArray lines;
     const int total = 50000;
     for (int i = 1; i <= total; ++i)
@@ -531,7 +533,7 @@ void TestMainWindow::consoleInsertsBigUpdatesInSlices()
     model->finishCommand(id, ExecuteResult{});
     QTRY_VERIFY(console->statusLabel()->text().startsWith(QStringLiteral("exit 0 · 0 ms")));
     QVERIFY(!console->hasPendingOutput());
-    model->setOutputCap(1 << 20);
+    model->setOutputCap(sandboxCap);
 
     // The tail of the view: consecutive numbers up to `total`, then stderr, then the status.
     QStringList shown;

@@ -81,8 +81,7 @@ ConsoleBlock::ConsoleBlock(quint64 id, ConsoleHistoryModel *model, QWidget *pare
     m_where->setTextFormat(Qt::PlainText);
     m_where->setForegroundRole(QPalette::PlaceholderText);
     m_output->setReadOnly(true);
-    // Slack over the queue's cap for the notes a redraw adds: the view never trims itself.
-    m_output->setMaximumBlockCount(maxBlockCount() + 16);
+    m_output->setMaximumBlockCount(maxBlockCount());
     m_output->setFont(fixed);
     m_output->setLineWrapMode(QPlainTextEdit::WidgetWidth);
     m_output->setUndoRedoEnabled(false);
@@ -160,6 +159,7 @@ void ConsoleBlock::reset()
     m_done = false;
     m_headLinesLeft = -1;
     m_headLinesHidden = 0;
+    m_liveGap = false;
     m_outDecoder.resetState();
     m_errDecoder.resetState();
 }
@@ -169,7 +169,7 @@ void ConsoleBlock::redraw(const ConsoleHistoryModel::Entry &e)
     reset();
     // The head gets half the view, so the tail after the gap stays visible too.
     if (e.droppedBytes > 0)
-        m_headLinesLeft = maxBlockCount() / 2;
+        m_headLinesLeft = maxBlockCount() / 2 - 8; // room for the notes
     update(e);
 }
 
@@ -195,6 +195,12 @@ void ConsoleBlock::update(const ConsoleHistoryModel::Entry &e)
         m_save->setAccessibleName(tr("Save the output of %1 to a file").arg(name));
     }
     const bool settle = m_headLinesLeft >= 0;
+    if (!e.running && !m_done && e.droppedBytes > 0 && !settle) {
+        // Gaps opened while streaming, and the view kept its own last lines: draw it again
+        // from what the model kept, with one gap line.
+        redraw(e);
+        return;
+    }
     showBytes(e, e.head, 0, settle);
     if (m_headLinesHidden > 0) {
         appendText(tr("[… %1 more lines of the head not shown]\n").arg(m_headLinesHidden),
@@ -202,7 +208,18 @@ void ConsoleBlock::update(const ConsoleHistoryModel::Entry &e)
         m_headLinesHidden = 0;
     }
     m_headLinesLeft = -1;
-    if (e.droppedBytes > 0 && m_shownUpTo < e.tailStart) {
+    if (e.running && e.droppedBytes > 0 && m_shownUpTo < e.tailStart && !settle) {
+        // A flood: more arrived within one pass than the console keeps. Following its tail
+        // would cost the GUI thread the whole stream; the block is drawn when it ends.
+        if (!m_liveGap) {
+            m_liveGap = true;
+            if (!m_atLineStart)
+                appendText(cutMarker(), InlineNoteText);
+            appendText(tr("[… more output than the console keeps: its head and tail show when "
+                          "the command ends …]\n"),
+                       NoteText);
+        }
+    } else if (e.droppedBytes > 0 && m_shownUpTo < e.tailStart) {
         if (!m_atLineStart)
             appendText(cutMarker(), InlineNoteText);
         // The console keeps an output's head and tail; the whole stays for saving.
@@ -239,7 +256,8 @@ void ConsoleBlock::update(const ConsoleHistoryModel::Entry &e)
             }
         }
     }
-    showBytes(e, e.tail, e.tailStart, false);
+    if (!m_liveGap)
+        showBytes(e, e.tail, e.tailStart, false);
     m_running = e.running;
     if (!e.running && !m_done) {
         m_done = true;
@@ -251,12 +269,6 @@ void ConsoleBlock::update(const ConsoleHistoryModel::Entry &e)
         }
         if (!e.failure.isEmpty())
             appendText(e.failure + QLatin1Char('\n'), StderrText);
-        // Gaps opened while streaming, and the view kept its own last lines: draw it again
-        // from what the model kept, with one gap line.
-        if (e.droppedBytes > 0 && !settle) {
-            redraw(e);
-            return;
-        }
     }
     m_status->setText(statusText(e));
     QPalette p = m_status->palette();

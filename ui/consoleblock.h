@@ -18,9 +18,11 @@ namespace elsai {
 /// Cancel and Save output… buttons. The block only shows; ConsolePanel acts on its signals.
 ///
 /// Output shows what the model's entry keeps: its head, a "[… N bytes dropped here …]" line
-/// where the model dropped bytes, then its tail. While the command runs the view streams (a
-/// gap that opened between two updates gets its own line); once it has ended with bytes
-/// dropped, the block is drawn again from the entry so exactly one gap line remains. A line
+/// where the model dropped bytes, then its tail. While the command runs the view streams;
+/// when a flood outruns the model's tail between two updates, the view stops following it
+/// (one line says so: showing every tail would cost the GUI thread the whole stream). Once
+/// a command that dropped bytes has ended, the block is drawn again from the entry: the
+/// head's first lines, one gap line, the tail's last lines. A line
 /// is never cut silently: a line longer than maxLineLength(), a head that ends or a tail that
 /// starts within a line, and output the sandbox's cap cut all say so.
 ///
@@ -96,6 +98,7 @@ private:
     bool m_running = true;
     bool m_headerSet = false;
     bool m_done = false;
+    bool m_liveGap = false; ///< a flood outran the model's tail: no live tail until the end
     qint64 m_shownUpTo = 0; ///< stream offset of the next byte to show
     qsizetype m_headLinesLeft = -1; ///< redraw: head lines still to show, -1 = no limit
     qsizetype m_headLinesHidden = 0;
