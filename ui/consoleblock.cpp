@@ -201,7 +201,7 @@ void ConsoleBlock::update(const ConsoleHistoryModel::Entry &e)
         redraw(e);
         return;
     }
-    showBytes(e, e.head, 0, settle);
+    showBytes(e.head, 0, settle);
     if (m_headLinesHidden > 0) {
         appendText(tr("[… %1 more lines of the head not shown]\n").arg(m_headLinesHidden),
                    NoteText);
@@ -257,7 +257,7 @@ void ConsoleBlock::update(const ConsoleHistoryModel::Entry &e)
         }
     }
     if (!m_liveGap)
-        showBytes(e, e.tail, e.tailStart, false);
+        showBytes(e.tail, e.tailStart, false);
     m_running = e.running;
     if (!e.running && !m_done) {
         m_done = true;
@@ -280,11 +280,9 @@ void ConsoleBlock::update(const ConsoleHistoryModel::Entry &e)
     m_save->setEnabled(!e.running);
 }
 
-void ConsoleBlock::showBytes(const ConsoleHistoryModel::Entry &e,
-                             const QList<ConsoleHistoryModel::Piece> &pieces, qint64 start,
+void ConsoleBlock::showBytes(const QList<ConsoleHistoryModel::Piece> &pieces, qint64 start,
                              bool settled)
 {
-    Q_UNUSED(e);
     qint64 offset = start;
     for (const ConsoleHistoryModel::Piece &p : pieces) {
         const qint64 end = offset + p.data.size();

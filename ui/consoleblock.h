@@ -78,8 +78,7 @@ private:
         int kind;
     };
     void reset();
-    void showBytes(const ConsoleHistoryModel::Entry &e, const QList<ConsoleHistoryModel::Piece> &pieces,
-                   qint64 start, bool settled);
+    void showBytes(const QList<ConsoleHistoryModel::Piece> &pieces, qint64 start, bool settled);
     void appendText(const QString &text, int kind);
     QString clipLines(const QString &text, qsizetype keepLast);
     void enqueue(const QString &text, int kind);
