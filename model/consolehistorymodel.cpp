@@ -190,7 +190,8 @@ void ConsoleHistoryModel::trimTail(Entry &e)
     }
 }
 
-void ConsoleHistoryModel::finishCommand(quint64 id, const ExecuteResult &result)
+void ConsoleHistoryModel::finishCommand(quint64 id, const ExecuteResult &result,
+                                        std::optional<FullOutput> full)
 {
     const int row = rowOf(id);
     if (row < 0)
@@ -208,8 +209,10 @@ void ConsoleHistoryModel::finishCommand(quint64 id, const ExecuteResult &result)
     if (e.droppedBytes > 0) {
         // What the blocks do not hold, for "save output" (within the sandbox's cap); a
         // result that holds less than the stream showed is no better than head and tail.
-        QByteArray out = result.output.toUtf8();
-        QByteArray err = result.stderr_.toUtf8();
+        if (!full)
+            full = FullOutput{result.output.toUtf8(), result.stderr_.toUtf8()};
+        QByteArray out = std::move(full->stdoutData);
+        QByteArray err = std::move(full->stderrData);
         if (out.size() + err.size() > e.keptBytes()) {
             e.fullStdout = std::move(out);
             e.fullStderr = std::move(err);

@@ -72,13 +72,23 @@ public:
         qint64 fullOutputBytes() const { return fullStdout.size() + fullStderr.size(); }
     };
 
+    /// The engine's whole result as bytes, for "save output".
+    struct FullOutput
+    {
+        QByteArray stdoutData;
+        QByteArray stderrData;
+    };
+
     explicit ConsoleHistoryModel(QObject *parent = nullptr);
 
     /// Adds a running entry; returns its row.
     int beginCommand(quint64 id, const QString &command, const QString &cwd,
                      const QString &agent = QString());
     void appendOutput(quint64 id, OutputChannel channel, const QByteArray &chunk);
-    void finishCommand(quint64 id, const ExecuteResult &result);
+    /// `full`: the result's output already as UTF-8 (converted off the GUI thread: a flood's
+    /// result is tens of megabytes); none: converted here when needed.
+    void finishCommand(quint64 id, const ExecuteResult &result,
+                       std::optional<FullOutput> full = std::nullopt);
     /// Marks a command that failed to run at all (error type + message, shown in full).
     void failCommand(quint64 id, const QString &errorType, const QString &message);
 

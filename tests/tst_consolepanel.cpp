@@ -417,6 +417,19 @@ void TestConsolePanel::saveOutput()
     QVERIFY(*answered);
     QCOMPARE(readHostFile(existing), expected);
 
+    // A real command with more than the console keeps: the engine's whole result, converted
+    // on the pool, is what the file gets.
+    model()->setMaxKeptBytes(1000);
+    const quint64 seq = m_panel->runCommand(QStringLiteral("seq 1 5000"));
+    QVERIFY(waitFinished(seq));
+    QVERIFY(model()->entry(model()->rowOf(seq)).droppedBytes > 0);
+    QByteArray seqOut;
+    for (int i = 1; i <= 5000; ++i)
+        seqOut += QByteArray::number(i) + '\n';
+    const QString seqPath = m_tmp.filePath(QStringLiteral("saved/seq.txt"));
+    QVERIFY2(m_panel->saveOutput(seq, seqPath, &message), qPrintable(message));
+    QCOMPARE(readHostFile(seqPath), seqOut);
+
     // A big output: the file holds the engine's whole result, not the block's head and tail.
     model()->setOutputCap(qint64(1) << 40);
     model()->setMaxKeptBytes(1024);

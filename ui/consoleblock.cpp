@@ -237,22 +237,23 @@ void ConsoleBlock::update(const ConsoleHistoryModel::Entry &e)
     }
     if (settle && m_shownUpTo == e.tailStart && !e.tail.isEmpty()) {
         // Only the tail's last lines fit beside the head: start at a line start.
+        const qsizetype keep = maxBlockCount() / 2 - 8;
         qsizetype lines = 0;
         for (const ConsoleHistoryModel::Piece &p : e.tail)
-            lines += p.data.count('\n');
-        qsizetype skip = lines - (maxBlockCount() / 2 - 8);
-        if (skip > 0) {
-            appendText(tr("[… %1 lines of the tail not shown]\n").arg(skip), NoteText);
-            qint64 offset = e.tailStart;
-            for (const ConsoleHistoryModel::Piece &p : e.tail) {
-                qsizetype pos = -1;
-                while (skip > 0 && (pos = p.data.indexOf('\n', pos + 1)) >= 0)
-                    --skip;
-                if (skip == 0) {
-                    m_shownUpTo = offset + (pos < 0 ? 0 : pos + 1);
-                    break;
-                }
-                offset += p.data.size();
+            lines += QByteArrayView(p.data).count('\n');
+        if (lines > keep) {
+            appendText(tr("[… %1 lines of the tail not shown]\n").arg(lines - keep), NoteText);
+            // Start after the (keep + 1)-th newline from the end: searched backwards.
+            qsizetype left = keep + 1;
+            qint64 end = e.tailStart + e.tailBytes;
+            for (auto it = e.tail.crbegin(); it != e.tail.crend() && left > 0; ++it) {
+                const QByteArrayView data(it->data);
+                end -= data.size();
+                qsizetype pos = data.size();
+                while (left > 0 && pos > 0 && (pos = data.lastIndexOf('\n', pos - 1)) >= 0)
+                    --left;
+                if (left == 0)
+                    m_shownUpTo = end + pos + 1;
             }
         }
     }
@@ -289,30 +290,65 @@ void ConsoleBlock::showBytes(const QList<ConsoleHistoryModel::Piece> &pieces, qi
         if (m_shownUpTo >= offset && m_shownUpTo < end) {
             const bool out = p.channel == OutputChannel::Stdout;
             QStringDecoder &decoder = out ? m_outDecoder : m_errDecoder;
-            QString text = decoder.decode(QByteArrayView(p.data).sliced(m_shownUpTo - offset));
+            QByteArrayView bytes = QByteArrayView(p.data).sliced(m_shownUpTo - offset);
             m_shownUpTo = end;
             if (settled && m_headLinesLeft >= 0) {
-                // The head's first lines only; the rest is counted.
-                if (m_headLinesLeft == 0) {
-                    m_headLinesHidden += text.count(QLatin1Char('\n'));
-                    text.clear();
-                } else {
+                // The head's first lines only (found in the bytes, before decoding); the rest
+                // is counted.
+                qsizetype cut = 0;
+                if (m_headLinesLeft > 0) {
                     qsizetype pos = -1, n = 0;
-                    while (n < m_headLinesLeft
-                           && (pos = text.indexOf(QLatin1Char('\n'), pos + 1)) >= 0)
+                    while (n < m_headLinesLeft && (pos = bytes.indexOf('\n', pos + 1)) >= 0)
                         ++n;
-                    if (n == m_headLinesLeft && pos + 1 < text.size()) {
-                        m_headLinesHidden += QStringView(text).sliced(pos + 1)
-                                                 .count(QLatin1Char('\n'));
-                        text.truncate(pos + 1);
-                    }
+                    cut = n == m_headLinesLeft ? pos + 1 : bytes.size();
                     m_headLinesLeft -= n;
                 }
+                if (cut < bytes.size()) {
+                    m_headLinesHidden += bytes.sliced(cut).count('\n');
+                    bytes = bytes.first(cut);
+                }
             }
-            appendText(text, out ? StdoutText : StderrText);
+            if (!settled && bytes.size() > maxBlockCount()) {
+                // Only the last maxBlockCount() lines can stay in the view: find them in the
+                // bytes, so a flood's update is not decoded and clipped whole.
+                qsizetype left = maxBlockCount() + 1, pos = bytes.size();
+                while (left > 0 && pos > 0 && (pos = bytes.lastIndexOf('\n', pos - 1)) >= 0)
+                    --left;
+                if (left == 0) {
+                    const qsizetype skipped = bytes.first(pos + 1).count('\n');
+                    bytes = bytes.sliced(pos + 1);
+                    decoder.resetState();
+                    appendText(tr("[… %1 lines not shown]\n").arg(skipped), NoteText);
+                }
+            }
+            const QByteArray shortened = dropUnseenLineBytes(bytes);
+            appendText(decoder.decode(shortened.isNull() ? bytes : QByteArrayView(shortened)),
+                       out ? StdoutText : StderrText);
         }
         offset = end;
     }
+}
+
+QByteArray ConsoleBlock::dropUnseenLineBytes(QByteArrayView bytes) const
+{
+    // The view shows maxLineLength() characters of a line, at most 4 bytes each: the bytes
+    // past that are never decoded (a one-line flood is megabytes). Null: nothing to drop.
+    const qsizetype limit = 4 * qsizetype(maxLineLength());
+    if (bytes.size() <= limit)
+        return {};
+    QByteArray out;
+    qsizetype room = m_lineClipped ? 0 : limit;
+    for (qsizetype i = 0; i < bytes.size();) {
+        qsizetype nl = bytes.indexOf('\n', i);
+        const qsizetype end = nl < 0 ? bytes.size() : nl;
+        out += bytes.sliced(i, qMin(end - i, room));
+        if (nl < 0)
+            break;
+        out += '\n';
+        room = limit;
+        i = nl + 1;
+    }
+    return out.size() == bytes.size() ? QByteArray() : out;
 }
 
 QString ConsoleBlock::clipLines(const QString &text, qsizetype keepLast)

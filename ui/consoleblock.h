@@ -81,6 +81,7 @@ private:
     void showBytes(const QList<ConsoleHistoryModel::Piece> &pieces, qint64 start, bool settled);
     void appendText(const QString &text, int kind);
     QString clipLines(const QString &text, qsizetype keepLast);
+    QByteArray dropUnseenLineBytes(QByteArrayView bytes) const;
     void enqueue(const QString &text, int kind);
     void drainPending();
     void fitHeight();
