@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QScrollBar>
 #include <QTextBlock>
+#include <QTextDocument>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -147,6 +148,19 @@ QString ConsoleBlock::statusText(const ConsoleHistoryModel::Entry &e)
 
 void ConsoleBlock::reset()
 {
+    if (m_output->document()->blockCount() > maxLinesPerPass()) {
+        // Clearing a full view stalls the GUI thread: a fresh document, the old one deleted
+        // in a later pass.
+        QTextDocument *old = m_output->document();
+        auto *doc = new QTextDocument(m_output);
+        doc->setDocumentLayout(new QPlainTextDocumentLayout(doc));
+        doc->setDefaultFont(old->defaultFont());
+        doc->setMaximumBlockCount(old->maximumBlockCount());
+        doc->setUndoRedoEnabled(false);
+        old->setParent(nullptr); // setDocument() would delete a document it owns at once
+        m_output->setDocument(doc);
+        old->deleteLater();
+    }
     m_output->clear();
     m_pending.clear();
     m_pendingLines = 0;
@@ -197,8 +211,21 @@ void ConsoleBlock::update(const ConsoleHistoryModel::Entry &e)
     const bool settle = m_headLinesLeft >= 0;
     if (!e.running && !m_done && e.droppedBytes > 0 && !settle) {
         // Gaps opened while streaming, and the view kept its own last lines: draw it again
-        // from what the model kept, with one gap line.
-        redraw(e);
+        // from what the model kept, with one gap line, in a pass of its own (dropping a
+        // full view already costs one).
+        m_done = true;
+        m_running = false;
+        m_redrawQueued = true;
+        QMetaObject::invokeMethod(
+            this,
+            [this] {
+                m_redrawQueued = false;
+                const int row = m_model ? m_model->rowOf(m_id) : -1;
+                if (row >= 0)
+                    redraw(m_model->entry(row));
+            },
+            Qt::QueuedConnection);
+        updateStatus(e);
         return;
     }
     showBytes(e.head, 0, settle);
@@ -271,6 +298,11 @@ void ConsoleBlock::update(const ConsoleHistoryModel::Entry &e)
         if (!e.failure.isEmpty())
             appendText(e.failure + QLatin1Char('\n'), StderrText);
     }
+    updateStatus(e);
+}
+
+void ConsoleBlock::updateStatus(const ConsoleHistoryModel::Entry &e)
+{
     m_status->setText(statusText(e));
     QPalette p = m_status->palette();
     const bool failed = !e.running && (!e.result || e.result->exitCode != 0);

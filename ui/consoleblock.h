@@ -51,7 +51,10 @@ public:
     quint64 id() const { return m_id; }
     bool isRunning() const { return m_running; }
     qsizetype pendingLines() const { return m_pendingLines; }
-    bool hasPendingOutput() const { return !m_pending.isEmpty() || m_pendingDropped > 0; }
+    bool hasPendingOutput() const
+    {
+        return m_redrawQueued || !m_pending.isEmpty() || m_pendingDropped > 0;
+    }
     QLabel *headerLabel() const { return m_header; }
     QPlainTextEdit *output() const { return m_output; }
     QLabel *statusLabel() const { return m_status; }
@@ -85,6 +88,7 @@ private:
     void enqueue(const QString &text, int kind);
     void drainPending();
     void fitHeight();
+    void updateStatus(const ConsoleHistoryModel::Entry &e);
 
     quint64 m_id;
     QPointer<ConsoleHistoryModel> m_model;
@@ -98,6 +102,7 @@ private:
     bool m_running = true;
     bool m_headerSet = false;
     bool m_done = false;
+    bool m_redrawQueued = false;
     bool m_liveGap = false; ///< a flood outran the model's tail: no live tail until the end
     qint64 m_shownUpTo = 0; ///< stream offset of the next byte to show
     qsizetype m_headLinesLeft = -1; ///< redraw: head lines still to show, -1 = no limit
