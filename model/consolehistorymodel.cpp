@@ -220,8 +220,8 @@ void ConsoleHistoryModel::finishCommand(quint64 id, const ExecuteResult &result,
             releaseFullOutputs();
         }
     }
+    // No trimming here: the finished row must still be there for its coalesced update.
     scheduleChanged(row);
-    trimEntries();
 }
 
 void ConsoleHistoryModel::releaseFullOutputs()
@@ -256,7 +256,6 @@ void ConsoleHistoryModel::failCommand(quint64 id, const QString &errorType,
     // The error is kept in full even when the output filled the budget.
     e.failure = errorType + QStringLiteral(": ") + message;
     scheduleChanged(row);
-    trimEntries();
 }
 
 int ConsoleHistoryModel::rowOf(quint64 id) const

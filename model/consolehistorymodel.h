@@ -24,8 +24,8 @@ namespace elsai {
 /// all (the newest one always); older ones release it (savedOutput() then says incomplete).
 ///
 /// Output changes are coalesced into at most one dataChanged per entry per event-loop pass.
-/// Trimming to maxEntries() removes the oldest finished entries only: a running command keeps
-/// its row. History navigation (up/down in the console) uses commandHistory(). GUI thread only.
+/// Trimming to maxEntries() (when a command begins) removes the oldest finished entries only:
+/// a running command keeps its row. History navigation (up/down in the console) uses commandHistory(). GUI thread only.
 class ConsoleHistoryModel : public QAbstractListModel
 {
     Q_OBJECT

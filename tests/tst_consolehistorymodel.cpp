@@ -297,8 +297,14 @@ void TestConsoleHistoryModel::runningEntriesSurviveTrimming()
     QCOMPARE(model.entry(0).stdoutData(), QByteArray("still here\n"));
     model.beginCommand(7, QStringLiteral("c7"), {});
     QCOMPARE(commands(model), (QStringList{"long", "c7"})); // over the cap by a running one
+    QCoreApplication::processEvents();
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
     model.finishCommand(1, result(0, 1));
+    // Over the cap, the finished row stays until the next command: its update arrives.
     QCOMPARE(commands(model), (QStringList{"long", "c7"}));
+    QTRY_COMPARE(changed.count(), 1);
+    QCOMPARE(changed.first().at(0).toModelIndex().row(), 0);
+    QVERIFY(!model.entry(0).running);
     model.beginCommand(8, QStringLiteral("c8"), {});
     QCOMPARE(commands(model), (QStringList{"c7", "c8"}));
 }
