@@ -20,6 +20,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QScrollBar>
 #include <QScrollArea>
 #include <QStandardPaths>
 #include <QStyle>
@@ -109,6 +110,7 @@ private Q_SLOTS:
     void saveOutput();
     void saveThroughTheDialog();
     void accessibleNames();
+    void blockFitsItsLines();
     void screenshots();
 };
 
@@ -483,6 +485,19 @@ void TestConsolePanel::accessibleNames()
         QVERIFY2(!w->accessibleName().isEmpty(), w->metaObject()->className());
     QVERIFY(b->cancelButton()->accessibleName().contains(QStringLiteral("echo named")));
     QVERIFY(b->saveButton()->accessibleName().contains(QStringLiteral("echo named")));
+}
+
+void TestConsolePanel::blockFitsItsLines()
+{
+    // stderr then stdout in two updates: the block grows to show every line, no inner scroll.
+    const quint64 id = m_panel->runCommand(
+        QStringLiteral("echo to-stderr >&2; sleep 0.3; printf 'one\\ntwo\\n'"));
+    QVERIFY(waitFinished(id));
+    QPlainTextEdit *out = m_panel->block(id)->output();
+    QTRY_VERIFY(out->isVisible());
+    QCOMPARE(out->toPlainText(), QStringLiteral("to-stderr\none\ntwo\n"));
+    QTRY_COMPARE(out->verticalScrollBar()->maximum(), 0);
+    QVERIFY(out->height() >= 3 * out->fontMetrics().lineSpacing());
 }
 
 void TestConsolePanel::screenshots()
