@@ -104,6 +104,7 @@ private Q_SLOTS:
     void ctrlC_data();
     void ctrlC();
     void ctrlLClears();
+    void runningBlockOutlivesTheBlockCap();
     void headAndTailInTheBlock();
     void cutLinesAreMarked_data();
     void cutLinesAreMarked();
@@ -300,6 +301,38 @@ void TestConsolePanel::ctrlLClears()
     m_panel->setWorkspace(QString());
     m_panel->setWorkspace(m_id);
     QCOMPARE(m_panel->blocks().size(), 1);
+}
+
+void TestConsolePanel::runningBlockOutlivesTheBlockCap()
+{
+    // The view keeps the newest maxBlocks() finished blocks; an older running one stays.
+    const quint64 running = m_panel->runCommand(QStringLiteral("sleep 60"));
+    for (int i = 0; i < ConsolePanel::maxBlocks() + 10; ++i) {
+        const quint64 id = ++m_fakeId;
+        model()->beginCommand(id, QStringLiteral("quick %1").arg(i), QString());
+        model()->finishCommand(id, ExecuteResult{});
+        QCoreApplication::processEvents(); // its block learns it ended
+    }
+    QCoreApplication::processEvents();
+    // Trimmed as blocks come: at most maxBlocks() finished ones before the newest.
+    QVERIFY(m_panel->blocks().size() <= ConsolePanel::maxBlocks() + 2);
+    QCOMPARE(m_panel->blocks().first()->id(), running);
+    QCOMPARE(m_panel->blocks().last()->headerLabel()->text(),
+             QStringLiteral("$ quick %1").arg(ConsolePanel::maxBlocks() + 9));
+    // Scrolled to, as the user would, and clicked.
+    QPushButton *cancel = m_panel->block(running)->cancelButton();
+    QTest::qWait(50); // the new blocks laid out
+    m_panel->scrollArea()->ensureWidgetVisible(cancel);
+    QTest::qWait(50);
+    QTest::mouseClick(cancel, Qt::LeftButton);
+    // It stays in view with its status although it is now the oldest finished block.
+    QVERIFY(waitFinished(running));
+    QVERIFY(m_panel->block(running)->statusLabel()->text().contains(QStringLiteral("cancelled")));
+    // The next command trims it.
+    const quint64 next = ++m_fakeId;
+    model()->beginCommand(next, QStringLiteral("next"), QString());
+    QVERIFY(!m_panel->block(running));
+    QCOMPARE(m_panel->blocks().size(), ConsolePanel::maxBlocks() + 1); // 50 finished, 1 running
 }
 
 void TestConsolePanel::headAndTailInTheBlock()

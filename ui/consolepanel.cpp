@@ -212,9 +212,11 @@ void ConsolePanel::renderRow(int row)
         if (!e.running && e.id <= m_clearedUpTo.value(m_workspaceId))
             return;
         b = addBlock(e.id);
+        // Trimmed when a block comes, not when one ends: a command that just ended stays
+        // in view with its status.
+        trimBlocks();
     }
     b->update(e);
-    trimBlocks();
     updateRunState();
 }
 
