@@ -320,8 +320,8 @@ FloodResult Bench::flood(const QString &command)
     if (ConsoleHistoryModel *model = m_controller->consoleModel(m_consoleId);
         model && model->rowCount() > 0) {
         const ConsoleHistoryModel::Entry &e = model->entry(model->rowCount() - 1);
-        r.kept = e.stdoutData.size() + e.stderrData.size();
-        r.received = r.kept + e.droppedBytes;
+        r.kept = e.keptBytes();
+        r.received = e.receivedBytes;
     }
     r.ok = done && r.status.startsWith(QStringLiteral("exit 0"));
     if (!r.ok)

@@ -49,6 +49,13 @@ std::function<void(int, int)> throttled(std::function<void(int, int)> emitFn)
     };
 }
 
+/// A console command's result, with its output as bytes when the console will keep it whole.
+struct ConsoleRun
+{
+    ExecuteResult result;
+    std::optional<ConsoleHistoryModel::FullOutput> full;
+};
+
 const QStringList kToolEvents = {
     QStringLiteral("sandbox.execute"), QStringLiteral("sandbox.read_file"),
     QStringLiteral("sandbox.write_file"), QStringLiteral("sandbox.list_dir")};
@@ -226,6 +233,8 @@ SandboxPtr SandboxController::addSandbox(SandboxSpec spec, bool start)
     e->spec = spec;
     e->tree = new WorkspaceTreeModel(this);
     e->console = new ConsoleHistoryModel(this);
+    // The console keeps what the engine may return: the sandbox's cap bounds its blocks.
+    e->console->setOutputCap(spec.local.maxOutputBytes);
     e->consoleRelay->target = e->console;
     const QString id = spec.workspaceId;
     m_entries.insert(id, e);
@@ -496,7 +505,7 @@ quint64 SandboxController::execute(const QString &workspaceId, const QString &co
     auto token = std::make_shared<CancellationToken>();
     m_running.insert(id, token);
     e->commands.append(id);
-    e->console->beginCommand(id, command, cwd);
+    e->console->beginCommand(id, command, cwd, consoleAgent());
     const std::shared_ptr<QueuedRelay> relay = e->consoleRelay;
     ConsoleHistoryModel *console = e->console;
     ExecuteOptions options;
@@ -504,11 +513,18 @@ quint64 SandboxController::execute(const QString &workspaceId, const QString &co
     options.onOutput = [relay, console, id](OutputChannel channel, const QByteArray &chunk) {
         relay->post([console, id, channel, chunk] { console->appendOutput(id, channel, chunk); });
     };
-    auto future = QtConcurrent::run(&m_pool, [agent, command, cwd, options] {
-        return executeAs(*agent, command, cwd.isEmpty() ? std::nullopt : std::optional(cwd),
-                         options);
+    // More than the console keeps: its bytes for "save output", converted on the pool.
+    const qint64 kept = console->keptBytes();
+    auto future = QtConcurrent::run(&m_pool, [agent, command, cwd, options, kept] {
+        ConsoleRun run;
+        run.result = executeAs(*agent, command,
+                               cwd.isEmpty() ? std::nullopt : std::optional(cwd), options);
+        if (run.result.output.size() + run.result.stderr_.size() > kept)
+            run.full = ConsoleHistoryModel::FullOutput{run.result.output.toUtf8(),
+                                                       run.result.stderr_.toUtf8()};
+        return run;
     });
-    auto *watcher = new QFutureWatcher<ExecuteResult>(this);
+    auto *watcher = new QFutureWatcher<ConsoleRun>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, workspaceId, id] {
         watcher->deleteLater();
         m_running.remove(id);
@@ -517,9 +533,9 @@ quint64 SandboxController::execute(const QString &workspaceId, const QString &co
             return;
         e->commands.removeAll(id);
         try {
-            const ExecuteResult r = watcher->future().result();
-            e->console->finishCommand(id, r);
-            Q_EMIT commandFinished(workspaceId, id, r);
+            ConsoleRun run = watcher->future().result();
+            e->console->finishCommand(id, run.result, std::move(run.full));
+            Q_EMIT commandFinished(workspaceId, id, run.result);
         } catch (...) {
             const auto err = futureError(std::current_exception());
             e->console->failCommand(id, err ? err->first : QString(),

@@ -47,6 +47,10 @@ private Q_SLOTS:
     void finishedResultKeepsNoUnboundedOutput();
     void failCommand();
     void maxEntriesDropsOldest();
+    void runningEntriesSurviveTrimming();
+    void fullOutputsAreBounded();
+    void headTailRetention_data();
+    void headTailRetention();
     void unknownIdIsIgnored();
     void history_data();
     void history();
@@ -111,7 +115,7 @@ void TestConsoleHistoryModel::streamingChunksArrive()
 
     model.appendOutput(2, OutputChannel::Stdout, "more");
     QTRY_COMPARE(changed.count(), 2);
-    QCOMPARE(model.entry(1).stdoutData, QByteArray("hello world\nmore"));
+    QCOMPARE(model.entry(1).stdoutData(), QByteArray("hello world\nmore"));
 }
 
 void TestConsoleHistoryModel::changesAreCoalescedPerRow()
@@ -132,15 +136,14 @@ void TestConsoleHistoryModel::changesAreCoalescedPerRow()
     for (const QList<QVariant> &args : std::as_const(changed))
         rows.insert(args.at(0).toModelIndex().row());
     QCOMPARE(rows, (QSet<int>{0, 2}));
-    QCOMPARE(model.entry(0).stdoutData.size(), 100);
-    QCOMPARE(model.entry(2).stderrData.size(), 100);
+    QCOMPARE(model.entry(0).stdoutData().size(), 100);
+    QCOMPARE(model.entry(2).stderrData().size(), 100);
 }
 
 void TestConsoleHistoryModel::floodKeepsMemoryBounded()
 {
     ConsoleHistoryModel model;
-    const qint64 cap = 1 << 20;
-    model.setOutputCap(cap);
+    model.setOutputCap(qint64(1) << 40); // a sandbox that lets everything through
     model.beginCommand(1, QStringLiteral("yes"), {});
     QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
 
@@ -155,10 +158,14 @@ void TestConsoleHistoryModel::floodKeepsMemoryBounded()
     QCoreApplication::processEvents();
 
     const ConsoleHistoryModel::Entry &e = model.entry(0);
-    QCOMPARE(e.stdoutData.size(), cap);
-    QCOMPARE(e.stderrData.size(), cap);
-    QCOMPARE(e.droppedBytes, 2 * (qint64(chunks) * chunk.size() - cap));
-    QVERIFY2(changed.count() * 100 < chunks, qPrintable(QString::number(changed.count())));
+    QCOMPARE(e.keptBytes(), model.maxKeptBytes());
+    QCOMPARE(e.headBytes, model.maxKeptBytes() / 2);
+    QCOMPARE(e.receivedBytes, 2 * qint64(chunks) * chunk.size());
+    QCOMPARE(e.droppedBytes, e.receivedBytes - e.keptBytes());
+    QVERIFY(e.tail.size() <= model.maxKeptBytes() / 2 / (64 * 1024) + 2);
+    // At most one update per event-loop pass, however many chunks arrived in it.
+    const int passes = chunks / 4 + 1;
+    QVERIFY2(changed.count() <= passes, qPrintable(QString::number(changed.count())));
 
     ExecuteResult r = result(0, 900);
     r.truncated = true;
@@ -203,20 +210,29 @@ void TestConsoleHistoryModel::finish()
 void TestConsoleHistoryModel::finishWithoutStreamingUsesResult()
 {
     ConsoleHistoryModel model;
-    model.setOutputCap(4);
+    model.setOutputCap(8);
     model.beginCommand(1, QStringLiteral("streamed"), {});
     model.beginCommand(2, QStringLiteral("not streamed"), {});
     model.appendOutput(1, OutputChannel::Stdout, "abc");
     ExecuteResult r = result(0, 1);
     r.output = QStringLiteral("abcdef"); // the streamed copy wins
     model.finishCommand(1, r);
-    r.output = QStringLiteral("123456");
+    r.output = QStringLiteral("12345678\n");
     r.stderr_ = QStringLiteral("e");
     model.finishCommand(2, r);
-    QCOMPARE(model.entry(0).stdoutData, QByteArray("abc"));
-    QCOMPARE(model.entry(1).stdoutData, QByteArray("1234"));
-    QCOMPARE(model.entry(1).stderrData, QByteArray("e"));
-    QCOMPARE(model.entry(1).droppedBytes, 2);
+    QCOMPARE(model.entry(0).stdoutData(), QByteArray("abc"));
+    // Head "1234", then the tail of the stream "12345678\ne" from a line start: "e".
+    const ConsoleHistoryModel::Entry &e = model.entry(1);
+    QCOMPARE(e.stdoutData(), QByteArray("1234"));
+    QCOMPARE(e.stderrData(), QByteArray("e"));
+    QCOMPARE(e.droppedBytes, 5);
+    QVERIFY(e.headEndsMidLine());
+    QVERIFY(!e.tailStartsMidLine);
+    // The engine's whole result stays for saving.
+    QVERIFY(e.hasFullOutput);
+    bool complete = false;
+    QCOMPARE(model.savedOutput(1, &complete), QByteArray("12345678\n[stderr]\ne"));
+    QVERIFY(complete);
 }
 
 void TestConsoleHistoryModel::failCommand()
@@ -240,8 +256,11 @@ void TestConsoleHistoryModel::maxEntriesDropsOldest()
     ConsoleHistoryModel model;
     QAbstractItemModelTester tester(&model,
                                     QAbstractItemModelTester::FailureReportingMode::Fatal);
-    for (quint64 id = 1; id <= 5; ++id)
+    for (quint64 id = 1; id <= 5; ++id) {
         model.beginCommand(id, QStringLiteral("c%1").arg(id), {});
+        model.finishCommand(id, result(0, 1));
+    }
+    QCoreApplication::processEvents();
     QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);
     model.setMaxEntries(3);
     QCOMPARE(removed.count(), 1);
@@ -258,6 +277,36 @@ void TestConsoleHistoryModel::maxEntriesDropsOldest()
     model.finishCommand(3, result(0, 1));
     QCoreApplication::processEvents();
     QCOMPARE(changed.count(), 0);
+}
+
+void TestConsoleHistoryModel::runningEntriesSurviveTrimming()
+{
+    // A long command keeps its row (and so its block and its Cancel) while newer ones come
+    // and go; it is trimmed once it has finished.
+    ConsoleHistoryModel model;
+    QAbstractItemModelTester tester(&model,
+                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setMaxEntries(2);
+    model.beginCommand(1, QStringLiteral("long"), {});
+    for (quint64 id = 2; id <= 6; ++id) {
+        model.beginCommand(id, QStringLiteral("c%1").arg(id), {});
+        model.finishCommand(id, result(0, 1));
+    }
+    QCOMPARE(commands(model), (QStringList{"long", "c6"}));
+    model.appendOutput(1, OutputChannel::Stdout, "still here\n");
+    QCOMPARE(model.entry(0).stdoutData(), QByteArray("still here\n"));
+    model.beginCommand(7, QStringLiteral("c7"), {});
+    QCOMPARE(commands(model), (QStringList{"long", "c7"})); // over the cap by a running one
+    QCoreApplication::processEvents();
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.finishCommand(1, result(0, 1));
+    // Over the cap, the finished row stays until the next command: its update arrives.
+    QCOMPARE(commands(model), (QStringList{"long", "c7"}));
+    QTRY_COMPARE(changed.count(), 1);
+    QCOMPARE(changed.first().at(0).toModelIndex().row(), 0);
+    QVERIFY(!model.entry(0).running);
+    model.beginCommand(8, QStringLiteral("c8"), {});
+    QCOMPARE(commands(model), (QStringList{"c7", "c8"}));
 }
 
 void TestConsoleHistoryModel::unknownIdIsIgnored()
@@ -312,42 +361,137 @@ void TestConsoleHistoryModel::finishedResultKeepsNoUnboundedOutput()
     QCOMPARE(e.result->exitCode, 0);
     QVERIFY(e.result->output.isEmpty());
     QVERIFY(e.result->stderr_.isEmpty());
-    QCOMPARE(e.stdoutData.size(), 1024);
-    QCOMPARE(e.stderrData.size(), 1024);
+    QCOMPARE(e.keptBytes(), 1024);
+    QCOMPARE(e.stdoutData(), QByteArray(512, 'y')); // the head: one cut line
+    QCOMPARE(e.stderrData(), QByteArray(512, 'e')); // the tail
+    QVERIFY(e.headEndsMidLine());
+    QVERIFY(e.tailStartsMidLine);
+}
+
+void TestConsoleHistoryModel::fullOutputsAreBounded()
+{
+    // Whole results are kept for saving up to maxFullOutputBytes() over all entries; the
+    // newest one always.
+    ConsoleHistoryModel model;
+    model.setOutputCap(qint64(1) << 40);
+    model.setMaxKeptBytes(16);
+    const qint64 each = ConsoleHistoryModel::maxFullOutputBytes() / 3 + 1;
+    for (quint64 id = 1; id <= 4; ++id) {
+        model.beginCommand(id, QStringLiteral("c"), {});
+        ExecuteResult r;
+        r.output = QString(each, QLatin1Char('a' + int(id)));
+        model.finishCommand(id, r);
+    }
+    qint64 total = 0;
+    for (int row = 0; row < model.rowCount(); ++row)
+        total += model.entry(row).fullOutputBytes();
+    QVERIFY(total <= ConsoleHistoryModel::maxFullOutputBytes());
+    QVERIFY(model.entry(3).hasFullOutput);
+    QVERIFY(!model.entry(0).hasFullOutput);
+    bool complete = true;
+    const QByteArray saved = model.savedOutput(0, &complete);
+    QVERIFY(!complete);
+    QVERIFY(saved.startsWith(QByteArray(8, 'b')));
+    QVERIFY(saved.contains("bytes dropped here"));
+    QVERIFY(saved.endsWith(QByteArray(8, 'b')));
+    QCOMPARE(model.savedOutput(3, &complete).size(), each);
+    QVERIFY(complete);
+}
+
+void TestConsoleHistoryModel::headTailRetention_data()
+{
+    QTest::addColumn<qint64>("cap");
+    QTest::addColumn<int>("lines");
+
+    // The retention budget follows the sandbox's cap, bounded by maxKeptBytes() (2 MiB).
+    QTest::newRow("cap-100") << qint64(100) << 1000;
+    QTest::newRow("cap-1000") << qint64(1000) << 1000;
+    QTest::newRow("cap-100000") << qint64(100000) << 100000;
+    QTest::newRow("cap-8MiB") << qint64(8 << 20) << 1000000;
+    QTest::newRow("fits-no-drop") << qint64(100000) << 100;
+}
+
+void TestConsoleHistoryModel::headTailRetention()
+{
+    QFETCH(qint64, cap);
+    QFETCH(int, lines);
+    ConsoleHistoryModel model;
+    model.setOutputCap(cap);
+    model.beginCommand(1, QStringLiteral("seq"), {});
+    QByteArray stream;
+    for (int i = 1; i <= lines; ++i)
+        stream += QByteArray::number(i) + '\n';
+    // Streamed in odd-sized chunks, as pipes deliver them.
+    for (qsizetype pos = 0; pos < stream.size(); pos += 4093)
+        model.appendOutput(1, OutputChannel::Stdout, stream.mid(pos, 4093));
+    const ConsoleHistoryModel::Entry &e = model.entry(0);
+    const qint64 budget = qMin(cap, model.maxKeptBytes());
+    QCOMPARE(e.receivedBytes, stream.size());
+    QVERIFY(e.keptBytes() <= budget);
+    QCOMPARE(e.droppedBytes, stream.size() - e.keptBytes());
+    QByteArray head, tail;
+    for (const auto &p : e.head)
+        head += p.data;
+    for (const auto &p : e.tail)
+        tail += p.data;
+    QVERIFY(stream.startsWith(head));
+    QVERIFY(stream.endsWith(tail));
+    if (!tail.isEmpty())
+        QCOMPARE(e.tailStart, stream.size() - tail.size());
+    if (stream.size() <= budget) {
+        QCOMPARE(e.droppedBytes, 0);
+        QCOMPARE(head + tail, stream);
+        return;
+    }
+    // Whole lines on both sides of the gap: no number is cut.
+    QVERIFY(head.endsWith('\n'));
+    QVERIFY(stream.at(e.tailStart - 1) == '\n');
+    QVERIFY(!e.headEndsMidLine());
+    QVERIFY(!e.tailStartsMidLine);
+    QVERIFY(tail.endsWith(QByteArray::number(lines) + '\n'));
+    // Close to the budget: at most a line lost on each side to keep lines whole.
+    QVERIFY2(e.keptBytes() >= budget - 2 * 8 - 1, qPrintable(QString::number(e.keptBytes())));
 }
 
 void TestConsoleHistoryModel::runsKeepArrivalOrder()
 {
     ConsoleHistoryModel model;
-    model.setOutputCap(8);
+    model.setOutputCap(16);
     model.beginCommand(1, QStringLiteral("mixed"), QString());
     model.appendOutput(1, OutputChannel::Stdout, "a\n");
-    model.appendOutput(1, OutputChannel::Stdout, "b\n");  // the same run grows
+    model.appendOutput(1, OutputChannel::Stdout, "b\n"); // the same piece grows
     model.appendOutput(1, OutputChannel::Stderr, "E\n");
     model.appendOutput(1, OutputChannel::Stdout, "c\n");
-    model.appendOutput(1, OutputChannel::Stdout, "d\ne\n"); // past the cap: cut to 8 bytes
-    model.appendOutput(1, OutputChannel::Stdout, "f\n");    // nothing kept: no run
     const ConsoleHistoryModel::Entry &e = model.entry(0);
-    QCOMPARE(e.stdoutData, QByteArray("a\nb\nc\nd\n"));
-    QCOMPARE(e.runs.size(), 3);
-    QCOMPARE(e.runs.at(0).channel, OutputChannel::Stdout);
-    QCOMPARE(e.runs.at(0).end, 4);
-    QCOMPARE(e.runs.at(1).channel, OutputChannel::Stderr);
-    QCOMPARE(e.runs.at(1).end, 2);
-    QCOMPARE(e.runs.at(2).channel, OutputChannel::Stdout);
-    QCOMPARE(e.runs.at(2).end, 8);
+    QCOMPARE(e.head.size(), 3);
+    QCOMPARE(e.head.at(0).channel, OutputChannel::Stdout);
+    QCOMPARE(e.head.at(0).data, QByteArray("a\nb\n"));
+    QCOMPARE(e.head.at(1).channel, OutputChannel::Stderr);
+    QCOMPARE(e.head.at(2).data, QByteArray("c\n"));
+    model.appendOutput(1, OutputChannel::Stdout, "d\ne\nf\ng\n"); // head full at a line end
+    model.appendOutput(1, OutputChannel::Stderr, "h\ni\n");
+    QCOMPARE(e.headBytes, 8);
+    QCOMPARE(e.tail.size(), 2);
+    QCOMPARE(e.tail.at(0).data, QByteArray("f\ng\n")); // trimmed from the front
+    QCOMPARE(e.tail.at(1).channel, OutputChannel::Stderr);
+    QCOMPARE(e.droppedBytes, 4);
+    model.appendOutput(1, OutputChannel::Stdout, "j\n");
+    QCOMPARE(e.tail.at(0).data, QByteArray("g\n"));
+    QCOMPARE(e.droppedBytes, 6);
+    QCOMPARE(e.tailStart, 14);
 
-    // Alternating output records at most maxRuns() runs; the bytes are all kept.
+    // Alternating output keeps at most maxRuns() pieces in the head and in the tail.
     model.setOutputCap(1 << 20);
     model.beginCommand(2, QStringLiteral("alternating"), QString());
-    for (int i = 0; i < ConsoleHistoryModel::maxRuns(); ++i) {
+    for (int i = 0; i < 2 * ConsoleHistoryModel::maxRuns(); ++i) {
         model.appendOutput(2, OutputChannel::Stdout, "o");
         model.appendOutput(2, OutputChannel::Stderr, "e");
     }
     const ConsoleHistoryModel::Entry &alt = model.entry(1);
-    QCOMPARE(alt.runs.size(), ConsoleHistoryModel::maxRuns());
-    QCOMPARE(alt.stdoutData.size(), ConsoleHistoryModel::maxRuns());
-    QCOMPARE(alt.stderrData.size(), ConsoleHistoryModel::maxRuns());
+    QCOMPARE(alt.head.size(), ConsoleHistoryModel::maxRuns());
+    QVERIFY(alt.tail.size() <= ConsoleHistoryModel::maxRuns());
+    QCOMPARE(alt.receivedBytes, 4 * ConsoleHistoryModel::maxRuns());
+    QCOMPARE(alt.droppedBytes, alt.receivedBytes - alt.keptBytes());
 }
 
 QTEST_GUILESS_MAIN(TestConsoleHistoryModel)

@@ -91,12 +91,12 @@ private Q_SLOTS:
         ConsoleHistoryModel *console = c.consoleModel(QStringLiteral("console"));
         QCOMPARE(console->rowCount(), 1);
         // stdout streams in before the command ends.
-        QTRY_COMPARE(console->entry(0).stdoutData, QByteArray("one\n"));
+        QTRY_COMPARE(console->entry(0).stdoutData(), QByteArray("one\n"));
         QVERIFY(console->entry(0).running);
         QTRY_COMPARE(finished.size(), 1);
         const auto r = finished.first().at(2).value<ExecuteResult>();
         QCOMPARE(r.exitCode, 3);
-        QCOMPARE(console->entry(0).stderrData, QByteArray("two\n"));
+        QCOMPARE(console->entry(0).stderrData(), QByteArray("two\n"));
         QVERIFY(!console->entry(0).running);
         QCOMPARE(console->index(0).data(Roles::ExitCodeRole).toInt(), 3);
     }

@@ -1,133 +1,155 @@
 #include "consolepanel.h"
 
+#include "consoleblock.h"
 #include "consolehistorymodel.h"
+#include "errors.h"
+#include "hostfiles.h"
 #include "sandboxcontroller.h"
 
+#include <QApplication>
 #include <QComboBox>
-#include <QFontDatabase>
+#include <QDir>
 #include <QEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QScrollBar>
-#include <QStringDecoder>
-#include <QTextBlock>
-#include <QTimer>
 #include <QVBoxLayout>
 
 namespace elsai {
 
 namespace {
 
-enum TextKind { PromptText, StdoutText, StderrText, OkText, FailText };
-
-bool isDark(const QPalette &palette)
+bool isKey(const QKeyEvent *ke, int key)
 {
-    return palette.color(QPalette::Base).lightness() < 128;
+    return ke->key() == key && (ke->modifiers() & ~Qt::KeypadModifier) == Qt::ControlModifier;
 }
 
-// Accents readable on both palettes: saturated and darker on light bases, lighter on dark.
-QColor accent(const QPalette &palette, int kind)
+// Ctrl+C copies where there is something selected to copy.
+bool hasSelection(QObject *watched)
 {
-    const bool dark = isDark(palette);
-    switch (kind) {
-    case PromptText:
-        return dark ? QColor(0x79, 0xb8, 0xff) : QColor(0x00, 0x4f, 0xb0);
-    case StderrText:
-    case FailText:
-        return dark ? QColor(0xff, 0x7b, 0x72) : QColor(0xb3, 0x1d, 0x1d);
-    case OkText:
-        return dark ? QColor(0x7e, 0xe7, 0x87) : QColor(0x1a, 0x7f, 0x37);
-    }
-    return palette.color(QPalette::Text);
-}
-
-
-QString statusLine(const ConsoleHistoryModel::Entry &e)
-{
-    if (e.running)
-        return ConsolePanel::tr("running…");
-    if (!e.result)
-        return ConsolePanel::tr("failed to run");
-    const ExecuteResult &r = *e.result;
-    QStringList parts{ConsolePanel::tr("exit %1").arg(r.exitCode),
-                      ConsolePanel::tr("%1 ms").arg(r.durationMs)};
-    if (r.truncated || e.droppedBytes > 0)
-        parts << ConsolePanel::tr("truncated");
-    if (r.timedOut)
-        parts << ConsolePanel::tr("timed out");
-    if (r.cancelled)
-        parts << ConsolePanel::tr("cancelled");
-    return parts.join(QStringLiteral(" · "));
+    if (auto *edit = qobject_cast<QPlainTextEdit *>(watched))
+        return edit->textCursor().hasSelection();
+    if (auto *line = qobject_cast<QLineEdit *>(watched))
+        return line->hasSelectedText();
+    if (auto *label = qobject_cast<QLabel *>(watched))
+        return label->hasSelectedText();
+    return false;
 }
 
 } // namespace
 
-struct ConsolePanel::Shown
-{
-    qsizetype out = 0;
-    qsizetype err = 0;
-    qsizetype run = 0; ///< the entry's run being shown (the last one may still grow)
-    bool header = false;
-    bool done = false;
-    // Chunks may split a UTF-8 sequence: decoders keep the state between appends.
-    QStringDecoder outDecoder{QStringDecoder::Utf8};
-    QStringDecoder errDecoder{QStringDecoder::Utf8};
-};
+int ConsolePanel::maxBlockCount() { return ConsoleBlock::maxBlockCount(); }
+int ConsolePanel::maxLineLength() { return ConsoleBlock::maxLineLength(); }
+int ConsolePanel::maxCharsPerPass() { return ConsoleBlock::maxCharsPerPass(); }
+int ConsolePanel::maxLinesPerPass() { return ConsoleBlock::maxLinesPerPass(); }
 
 ConsolePanel::ConsolePanel(SandboxController *controller, QWidget *parent)
     : QWidget(parent)
     , m_controller(controller)
-    , m_output(new QPlainTextEdit(this))
+    , m_scroll(new QScrollArea(this))
+    , m_blocksHost(new QWidget)
+    , m_blocksLayout(new QVBoxLayout(m_blocksHost))
     , m_input(new QLineEdit(this))
     , m_cwd(new QComboBox(this))
     , m_run(new QPushButton(tr("Run"), this))
-    , m_cancel(new QPushButton(tr("Cancel"), this))
-    , m_status(new QLabel(this))
-    , m_drainTimer(new QTimer(this))
+    , m_message(new QLabel(this))
 {
-    // A zero timer: the next slice goes in once the events queued meanwhile have run.
-    m_drainTimer->setSingleShot(true);
-    m_drainTimer->setInterval(0);
-    connect(m_drainTimer, &QTimer::timeout, this, &ConsolePanel::drainPending);
-    m_output->setReadOnly(true);
-    m_output->setMaximumBlockCount(maxBlockCount());
-    m_output->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    m_output->setLineWrapMode(QPlainTextEdit::WidgetWidth);
-    m_output->setUndoRedoEnabled(false);
-    m_input->setPlaceholderText(tr("Command (Enter runs it as the 'console' agent; "
-                                   "Up/Down: history)"));
+    m_blocksLayout->setContentsMargins(0, 0, 0, 0);
+    m_blocksLayout->setSpacing(4);
+    m_blocksLayout->addStretch(1);
+    m_scroll->setWidget(m_blocksHost);
+    m_scroll->setWidgetResizable(true);
+    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_scroll->setAccessibleName(tr("Console commands"));
+    m_scroll->setFocusPolicy(Qt::NoFocus);
+    QScrollBar *bar = m_scroll->verticalScrollBar();
+    connect(bar, &QScrollBar::rangeChanged, this, [this, bar](int, int max) {
+        if (m_follow)
+            bar->setValue(max);
+    });
+    connect(bar, &QScrollBar::valueChanged, this,
+            [this, bar](int value) { m_follow = value >= bar->maximum() - 2; });
+
+    m_input->setPlaceholderText(tr("Command (Enter runs it as the 'console' agent, beside any "
+                                   "still running; Up/Down: history; Ctrl+C: cancel; "
+                                   "Ctrl+L: clear)"));
     m_input->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    m_input->installEventFilter(this);
+    m_input->setAccessibleName(tr("Command"));
     m_cwd->setEditable(true);
     m_cwd->addItem(QStringLiteral("."));
     m_cwd->setToolTip(tr("Working folder, relative to the workspace root"));
+    m_cwd->setAccessibleName(tr("Working folder"));
     m_cwd->setMinimumContentsLength(8);
-    m_cancel->setEnabled(false);
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_run->setAccessibleName(tr("Run the command"));
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_message->setAccessibleName(tr("Console state"));
+    m_message->setWordWrap(true);
 
+    auto *cwdLabel = new QLabel(tr("cwd"), this);
+    cwdLabel->setBuddy(m_cwd);
     auto *line = new QHBoxLayout;
-    line->addWidget(new QLabel(tr("cwd"), this));
+    line->addWidget(cwdLabel);
     line->addWidget(m_cwd);
     line->addWidget(m_input, 1);
     line->addWidget(m_run);
-    line->addWidget(m_cancel);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
-    layout->addWidget(m_output, 1);
+    layout->addWidget(m_scroll, 1);
     layout->addLayout(line);
-    layout->addWidget(m_status);
+    layout->addWidget(m_message);
 
     connect(m_input, &QLineEdit::returnPressed, this, [this] { runCommand(m_input->text()); });
     connect(m_run, &QPushButton::clicked, this, [this] { runCommand(m_input->text()); });
-    connect(m_cancel, &QPushButton::clicked, this, &ConsolePanel::cancelCommand);
+    watchKeys(this);
     updateRunState();
 }
 
 ConsolePanel::~ConsolePanel() = default;
+
+void ConsolePanel::watchKeys(QWidget *widget)
+{
+    widget->installEventFilter(this);
+    const QList<QWidget *> children = widget->findChildren<QWidget *>();
+    for (QWidget *child : children)
+        child->installEventFilter(this);
+}
+
+qsizetype ConsolePanel::pendingLines() const
+{
+    qsizetype n = 0;
+    for (const ConsoleBlock *b : m_order)
+        n += b->pendingLines();
+    return n;
+}
+
+bool ConsolePanel::hasPendingOutput() const
+{
+    for (const ConsoleBlock *b : m_order) {
+        if (b->hasPendingOutput())
+            return true;
+    }
+    return false;
+}
+
+QPlainTextEdit *ConsolePanel::output() const
+{
+    return m_order.isEmpty() ? nullptr : m_order.last()->output();
+}
+
+QLabel *ConsolePanel::statusLabel() const
+{
+    return m_order.isEmpty() ? m_message : m_order.last()->statusLabel();
+}
 
 void ConsolePanel::setWorkspace(const QString &workspaceId)
 {
@@ -139,9 +161,8 @@ void ConsolePanel::setWorkspace(const QString &workspaceId)
     m_modelConnections.clear();
     m_workspaceId = workspaceId;
     m_model = model;
-    m_requestId = 0;
     m_historyPos = -1;
-    m_status->clear();
+    m_notice.clear();
     if (model) {
         m_modelConnections << connect(model, &QAbstractItemModel::rowsInserted, this,
                                       [this](const QModelIndex &, int first, int last) {
@@ -157,24 +178,28 @@ void ConsolePanel::setWorkspace(const QString &workspaceId)
                                       &ConsolePanel::renderAll);
     }
     renderAll();
-    updateRunState();
 }
 
 void ConsolePanel::renderAll()
 {
-    m_output->clear();
-    m_pending.clear();
-    m_pendingLines = 0;
-    m_pendingDropped = 0;
-    m_drainTimer->stop();
-    m_atLineStart = true;
-    m_lineLength = 0;
-    m_lineClipped = false;
-    m_shown.clear();
-    if (!m_model)
-        return;
-    for (int row = 0; row < m_model->rowCount(); ++row)
-        renderRow(row);
+    for (ConsoleBlock *b : std::as_const(m_order))
+        delete b;
+    m_order.clear();
+    m_blocks.clear();
+    if (m_model) {
+        // Every running command, and the newest finished ones that fit.
+        const quint64 cleared = m_clearedUpTo.value(m_workspaceId);
+        int finished = 0;
+        QList<int> rows;
+        for (int row = m_model->rowCount() - 1; row >= 0; --row) {
+            const ConsoleHistoryModel::Entry &e = m_model->entry(row);
+            if (e.running || (e.id > cleared && finished++ < maxBlocks()))
+                rows.prepend(row);
+        }
+        for (int row : std::as_const(rows))
+            renderRow(row);
+    }
+    updateRunState();
 }
 
 void ConsolePanel::renderRow(int row)
@@ -182,224 +207,190 @@ void ConsolePanel::renderRow(int row)
     if (!m_model || row < 0 || row >= m_model->rowCount())
         return;
     const ConsoleHistoryModel::Entry &e = m_model->entry(row);
-    std::shared_ptr<Shown> &shown = m_shown[e.id];
-    if (!shown)
-        shown = std::make_shared<Shown>();
-    if (!shown->header) {
-        shown->header = true;
-        const QString where = e.cwd.isEmpty() || e.cwd == QLatin1String(".")
-                                  ? QString()
-                                  : QStringLiteral("[%1] ").arg(e.cwd);
-        appendText(QStringLiteral("%1$ %2\n").arg(where, e.command), PromptText);
-    }
-    // Only the bytes not shown yet: a flood costs one append per coalesced model update.
-    const auto showUpTo = [this, &e, &shown](OutputChannel channel, qsizetype end) {
-        const bool out = channel == OutputChannel::Stdout;
-        qsizetype &pos = out ? shown->out : shown->err;
-        if (end <= pos)
+    ConsoleBlock *b = m_blocks.value(e.id);
+    if (!b) {
+        if (!e.running && e.id <= m_clearedUpTo.value(m_workspaceId))
             return;
-        const QByteArray &data = out ? e.stdoutData : e.stderrData;
-        QStringDecoder &decoder = out ? shown->outDecoder : shown->errDecoder;
-        appendText(decoder.decode(QByteArrayView(data).sliced(pos, end - pos)),
-                   out ? StdoutText : StderrText);
-        pos = end;
-    };
-    // In arrival order, so a redraw interleaves stdout and stderr as they streamed.
-    for (; shown->run < e.runs.size(); ++shown->run) {
-        const ConsoleHistoryModel::Entry::Run &run = e.runs.at(shown->run);
-        showUpTo(run.channel, run.end);
-        if (shown->run + 1 == e.runs.size())
-            break; // the last run may still grow
+        b = addBlock(e.id);
+        // Trimmed when a block comes, not when one ends: a command that just ended stays
+        // in view with its status.
+        trimBlocks();
     }
-    showUpTo(OutputChannel::Stdout, e.stdoutData.size());
-    showUpTo(OutputChannel::Stderr, e.stderrData.size());
-    if (!e.running && !shown->done) {
-        shown->done = true;
-        const bool ok = e.result && e.result->exitCode == 0 && !e.result->timedOut;
-        appendText(QStringLiteral("[%1]\n").arg(statusLine(e)), ok ? OkText : FailText);
-    }
-    if (e.id == m_requestId) {
-        m_status->setText(statusLine(e));
-        m_cancel->setEnabled(e.running);
-    }
+    b->update(e);
+    updateRunState();
 }
 
-QString ConsolePanel::clipForView(const QString &text)
+ConsoleBlock *ConsolePanel::addBlock(quint64 id)
 {
-    // Only the last maxBlockCount() lines can stay in the view anyway: inserting more and
-    // letting the document trim them one by one stalls the GUI thread for seconds.
-    QString out;
-    qsizetype start = 0;
-    const qsizetype lines = text.count(QLatin1Char('\n'));
-    if (lines > maxBlockCount()) {
-        const qsizetype skip = lines - maxBlockCount();
-        qsizetype pos = -1;
-        for (qsizetype n = 0; n < skip; ++n)
-            pos = text.indexOf(QLatin1Char('\n'), pos + 1);
-        start = pos + 1;
-        out += tr("[… %1 lines not shown]\n").arg(skip);
-        m_lineLength = 0;
-        m_lineClipped = false;
-    }
-    for (qsizetype i = start; i < text.size();) {
-        const qsizetype nl = text.indexOf(QLatin1Char('\n'), i);
-        const qsizetype end = nl < 0 ? text.size() : nl;
-        const qsizetype room = qMax<qsizetype>(0, maxLineLength() - m_lineLength);
-        if (end - i <= room) {
-            out += QStringView(text).sliced(i, end - i);
-            m_lineLength += end - i;
-        } else {
-            out += QStringView(text).sliced(i, room);
-            m_lineLength += room;
-            if (!m_lineClipped) {
-                out += QStringLiteral(" …");
-                m_lineClipped = true;
-            }
-        }
-        if (nl < 0)
-            break;
-        out += QLatin1Char('\n');
-        m_lineLength = 0;
-        m_lineClipped = false;
-        i = nl + 1;
-    }
-    return out;
+    auto *b = new ConsoleBlock(id, m_model, m_blocksHost);
+    // Before the stretch, after the blocks already shown (request ids grow).
+    m_blocksLayout->insertWidget(m_blocksLayout->count() - 1, b);
+    m_blocks.insert(id, b);
+    m_order.append(b);
+    connect(b, &ConsoleBlock::cancelRequested, this,
+            qOverload<quint64>(&ConsolePanel::cancelCommand));
+    connect(b, &ConsoleBlock::saveRequested, this, &ConsolePanel::saveOutputWithDialog);
+    watchKeys(b);
+    return b;
 }
 
-void ConsolePanel::appendText(const QString &rawText, int kind)
+void ConsolePanel::removeBlock(ConsoleBlock *b)
 {
-    if (rawText.isEmpty())
-        return;
-    const bool output = kind != PromptText && kind != OkText && kind != FailText;
-    QString text = output ? clipForView(rawText) : rawText;
-    if (!output) {
-        m_lineLength = 0;
-        m_lineClipped = false;
-        // Status lines and prompts start on their own line even after output without '\n'.
-        if (!m_atLineStart)
-            text.prepend(QLatin1Char('\n'));
-    }
-    enqueue(text, kind);
-    // Insert at once what one pass may; a slice already scheduled keeps the order.
-    if (!m_drainTimer->isActive())
-        drainPending();
+    m_blocks.remove(b->id());
+    m_order.removeOne(b);
+    b->hide();
+    b->deleteLater();
 }
 
-void ConsolePanel::enqueue(const QString &text, int kind)
+void ConsolePanel::trimBlocks()
 {
-    if (text.isEmpty())
-        return;
-    m_atLineStart = text.endsWith(QLatin1Char('\n'));
-    if (!m_pending.isEmpty() && m_pending.last().kind == kind)
-        m_pending.last().text += text;
-    else
-        m_pending.append({text, kind});
-    m_pendingLines += text.count(QLatin1Char('\n'));
-    // Lines beyond the view's cap would be trimmed right after insertion: drop them here.
-    while (m_pendingLines > maxBlockCount()) {
-        Pending &front = m_pending.first();
-        const qsizetype frontLines = front.text.count(QLatin1Char('\n'));
-        const qsizetype excess = m_pendingLines - maxBlockCount();
-        if (frontLines <= excess) {
-            m_pendingLines -= frontLines;
-            m_pendingDropped += frontLines + (front.text.endsWith(QLatin1Char('\n')) ? 0 : 1);
-            m_pending.removeFirst();
+    int finished = 0;
+    for (const ConsoleBlock *b : std::as_const(m_order))
+        finished += b->isRunning() ? 0 : 1;
+    for (int i = 0; finished > maxBlocks() && i < m_order.size();) {
+        ConsoleBlock *b = m_order.at(i);
+        if (b->isRunning()) {
+            ++i;
             continue;
         }
-        qsizetype pos = -1;
-        for (qsizetype n = 0; n < excess; ++n)
-            pos = front.text.indexOf(QLatin1Char('\n'), pos + 1);
-        front.text.remove(0, pos + 1);
-        m_pendingLines -= excess;
-        m_pendingDropped += excess;
+        removeBlock(b);
+        --finished;
     }
 }
 
-void ConsolePanel::drainPending()
-{
-    if (m_pending.isEmpty() && m_pendingDropped == 0)
-        return;
-    QScrollBar *bar = m_output->verticalScrollBar();
-    const bool follow = bar->value() >= bar->maximum() - 2;
-    QTextCursor cursor(m_output->document());
-    cursor.movePosition(QTextCursor::End);
-    if (m_pendingDropped > 0) {
-        QTextCharFormat note;
-        note.setForeground(accent(palette(), PromptText));
-        const bool lineStart = cursor.block().text().isEmpty();
-        cursor.insertText(tr("%1[… %2 lines not shown]\n")
-                              .arg(lineStart ? QString() : QStringLiteral("\n"))
-                              .arg(m_pendingDropped),
-                          note);
-        m_pendingDropped = 0;
-    }
-    qsizetype chars = 0, lines = 0;
-    while (!m_pending.isEmpty() && chars < maxCharsPerPass() && lines < maxLinesPerPass()) {
-        Pending &front = m_pending.first();
-        // The slice ends after the last newline that fits in the budget, else at the budget.
-        const qsizetype room = qMin<qsizetype>(maxCharsPerPass() - chars, front.text.size());
-        qsizetype cut = 0, sliceLines = 0;
-        for (qsizetype nl = front.text.indexOf(QLatin1Char('\n'));
-             nl >= 0 && nl < room && lines + sliceLines < maxLinesPerPass();
-             nl = front.text.indexOf(QLatin1Char('\n'), nl + 1)) {
-            cut = nl + 1;
-            ++sliceLines;
-        }
-        if (cut == 0 || (room == front.text.size() && lines + sliceLines < maxLinesPerPass()))
-            cut = room;
-        if (cut < front.text.size() && front.text.at(cut).isLowSurrogate())
-            --cut; // never split a surrogate pair
-        if (cut <= 0)
-            break;
-        const QStringView slice = QStringView(front.text).first(cut);
-        const qsizetype slicedLines = slice.count(QLatin1Char('\n'));
-        QTextCharFormat format;
-        format.setForeground(accent(palette(), front.kind));
-        format.setFontWeight(front.kind == PromptText ? QFont::Bold : QFont::Normal);
-        cursor.insertText(slice.toString(), format);
-        chars += cut;
-        lines += slicedLines;
-        m_pendingLines -= slicedLines;
-        if (cut == front.text.size())
-            m_pending.removeFirst();
-        else
-            front.text.remove(0, cut);
-    }
-    if (follow)
-        bar->setValue(bar->maximum());
-    if (!m_pending.isEmpty())
-        m_drainTimer->start();
-}
-
-void ConsolePanel::runCommand(const QString &command)
+quint64 ConsolePanel::runCommand(const QString &command)
 {
     if (command.trimmed().isEmpty())
-        return;
+        return 0;
     if (m_workspaceId.isEmpty()) {
-        m_status->setText(tr("No sandbox selected"));
-        return;
+        m_notice = tr("No sandbox selected");
+        updateRunState();
+        return 0;
     }
     QString cwd = m_cwd->currentText().trimmed();
     if (!cwd.isEmpty() && m_cwd->findText(cwd) < 0)
         m_cwd->addItem(cwd);
     if (cwd == QLatin1String("."))
         cwd.clear();
+    m_follow = true;
     const quint64 id = m_controller->execute(m_workspaceId, command, cwd);
     if (id == 0) {
-        m_status->setText(tr("Sandbox '%1' is not running").arg(m_workspaceId));
-        return;
+        m_notice = tr("Sandbox '%1' is not running").arg(m_workspaceId);
+        updateRunState();
+        return 0;
     }
-    m_requestId = id;
+    m_notice.clear();
     m_historyPos = -1;
     m_input->clear();
-    m_status->setText(tr("running…"));
-    m_cancel->setEnabled(true);
+    updateRunState();
+    return id;
+}
+
+ConsoleBlock *ConsolePanel::cancelTarget() const
+{
+    for (QObject *o = QApplication::focusWidget(); o; o = o->parent()) {
+        if (auto *b = qobject_cast<ConsoleBlock *>(o)) {
+            if (b->isRunning() && m_blocks.value(b->id()) == b)
+                return b;
+            break;
+        }
+    }
+    for (auto it = m_order.crbegin(); it != m_order.crend(); ++it) {
+        if ((*it)->isRunning())
+            return *it;
+    }
+    return nullptr;
 }
 
 void ConsolePanel::cancelCommand()
 {
-    if (m_requestId)
-        m_controller->cancelCommand(m_requestId);
+    if (ConsoleBlock *b = cancelTarget()) {
+        cancelCommand(b->id());
+    } else {
+        m_notice = tr("No command is running");
+        updateRunState();
+    }
+}
+
+void ConsolePanel::cancelCommand(quint64 requestId)
+{
+    m_controller->cancelCommand(requestId);
+}
+
+void ConsolePanel::clearFinished()
+{
+    if (m_model && m_model->rowCount() > 0) {
+        quint64 &cleared = m_clearedUpTo[m_workspaceId];
+        for (int row = 0; row < m_model->rowCount(); ++row) {
+            const ConsoleHistoryModel::Entry &e = m_model->entry(row);
+            if (!e.running)
+                cleared = qMax(cleared, e.id);
+        }
+    }
+    const QList<ConsoleBlock *> blocks = m_order;
+    for (ConsoleBlock *b : blocks) {
+        if (!b->isRunning())
+            removeBlock(b);
+    }
+    m_notice.clear();
+    updateRunState();
+}
+
+bool ConsolePanel::saveOutput(quint64 requestId, const QString &path, QString *message)
+{
+    const auto say = [message](const QString &text) {
+        if (message)
+            *message = text;
+    };
+    const int row = m_model ? m_model->rowOf(requestId) : -1;
+    if (row < 0) {
+        say(tr("Not saved: the console no longer keeps that command's output"));
+        return false;
+    }
+    bool complete = true;
+    const QByteArray data = m_model->savedOutput(row, &complete);
+    const QFileInfo info(path);
+    const bool exists = info.exists() || info.isSymLink();
+    if (exists) {
+        if (info.isDir()) {
+            say(tr("Not saved: '%1' is a folder").arg(path));
+            return false;
+        }
+        const auto answer = QMessageBox::question(
+            this, tr("Replace file?"),
+            tr("'%1' already exists (%2 bytes). Replace it with this output? Its current "
+               "contents will be lost.")
+                .arg(path, QLocale::system().toString(info.size())),
+            QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
+        if (answer != QMessageBox::Yes) {
+            say(tr("Not saved: '%1' was left as it was").arg(path));
+            return false;
+        }
+    }
+    try {
+        // Without the user's yes an entry that appeared meanwhile is never replaced.
+        writeHostFileAtomic(path, data, 0644, exists);
+    } catch (const std::exception &e) {
+        say(tr("Not saved: %1").arg(describeError(e).display()));
+        return false;
+    }
+    say(complete ? tr("Saved %1 bytes to '%2'").arg(data.size()).arg(path)
+                 : tr("Saved %1 bytes to '%2': the kept head and tail only, the whole output "
+                      "is no longer kept")
+                       .arg(data.size())
+                       .arg(path));
+    return true;
+}
+
+void ConsolePanel::saveOutputWithDialog(quint64 requestId)
+{
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Save output"), QDir::home().filePath(QStringLiteral("console-output.txt")),
+        tr("Text (*.txt *.log);;All files (*)"), nullptr, QFileDialog::DontConfirmOverwrite);
+    if (path.isEmpty())
+        return;
+    saveOutput(requestId, path, &m_notice);
+    updateRunState();
 }
 
 void ConsolePanel::updateRunState()
@@ -408,7 +399,16 @@ void ConsolePanel::updateRunState()
     m_input->setEnabled(have);
     m_run->setEnabled(have);
     m_cwd->setEnabled(have);
-    m_cancel->setEnabled(m_requestId && m_controller->isCommandRunning(m_requestId));
+    int running = 0;
+    for (const ConsoleBlock *b : std::as_const(m_order))
+        running += b->isRunning() ? 1 : 0;
+    QStringList parts;
+    if (!m_notice.isEmpty())
+        parts << m_notice;
+    if (running > 0)
+        parts << tr("%n running; a new command runs beside them in its own block", nullptr,
+                    running);
+    m_message->setText(parts.join(QStringLiteral(" · ")));
 }
 
 void ConsolePanel::browseHistory(int step)
@@ -434,22 +434,29 @@ void ConsolePanel::browseHistory(int step)
 
 bool ConsolePanel::eventFilter(QObject *watched, QEvent *event)
 {
-    if (watched == m_input && event->type() == QEvent::KeyPress) {
-        const int key = static_cast<QKeyEvent *>(event)->key();
-        if (key == Qt::Key_Up || key == Qt::Key_Down) {
-            browseHistory(key == Qt::Key_Up ? -1 : 1);
+    const QEvent::Type type = event->type();
+    if (type == QEvent::ShortcutOverride || type == QEvent::KeyPress) {
+        auto *ke = static_cast<QKeyEvent *>(event);
+        const bool ctrlC = isKey(ke, Qt::Key_C) && !hasSelection(watched);
+        const bool ctrlL = isKey(ke, Qt::Key_L);
+        if (ctrlC || ctrlL) {
+            // Accepting the override keeps window shortcuts from taking the key.
+            ke->accept();
+            if (type == QEvent::KeyPress) {
+                if (ctrlC)
+                    cancelCommand();
+                else
+                    clearFinished();
+            }
+            return true;
+        }
+        if (type == QEvent::KeyPress && watched == m_input
+            && (ke->key() == Qt::Key_Up || ke->key() == Qt::Key_Down)) {
+            browseHistory(ke->key() == Qt::Key_Up ? -1 : 1);
             return true;
         }
     }
     return QWidget::eventFilter(watched, event);
-}
-
-void ConsolePanel::changeEvent(QEvent *event)
-{
-    // Accents depend on the palette: redraw the kept output in the new colours.
-    if (event->type() == QEvent::PaletteChange)
-        renderAll();
-    QWidget::changeEvent(event);
 }
 
 } // namespace elsai

@@ -9,86 +9,101 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
-class QTimer;
+class QScrollArea;
+class QVBoxLayout;
 
 namespace elsai {
 
+class ConsoleBlock;
 class ConsoleHistoryModel;
 class SandboxController;
 
-/// Console of the current sandbox: command line with history (up/down) and a cwd selector,
-/// streamed output (stdout and stderr told apart), exit code, duration, truncated / timed out,
-/// cancel. The output view shows only what the sandbox's ConsoleHistoryModel keeps (bounded
-/// per command) and is itself capped at maxBlockCount() lines, so floods stay cheap.
+/// Console of the current sandbox: command line with history (up/down) and a cwd selector;
+/// each command is a ConsoleBlock (header, streamed output with stdout and stderr told apart,
+/// status line, its own Cancel and Save output…).
 ///
-/// Text reaches the view through an ordered queue drained in slices of at most
-/// maxCharsPerPass() characters / maxLinesPerPass() lines per event-loop pass, so one big
-/// model update never stalls the GUI thread for long; the queue itself never holds more than
-/// maxBlockCount() lines (older ones could not stay in the view anyway and are replaced by a
-/// "[… N lines not shown]" note).
+/// Concurrency, chosen deliberately: a command entered while others run starts at once in its
+/// own block (as in a terminal with several tabs); every running block keeps its Cancel
+/// whatever else runs, and each status line shows its own command's result. The line under
+/// the input says how many run.
+///
+/// Keys while the console has focus: Ctrl+C cancels the focused block's command, else the
+/// newest running one (with a text selection in the focused view or input, it copies as
+/// usual); Ctrl+L clears the finished blocks (running ones stay; the model keeps the history).
+///
+/// At most maxBlocks() finished blocks stay in the view (running ones always do); the model
+/// keeps more for history.
 class ConsolePanel : public QWidget
 {
     Q_OBJECT
 public:
     explicit ConsolePanel(SandboxController *controller, QWidget *parent = nullptr);
     ~ConsolePanel() override;
-    static int maxBlockCount() { return 20000; }
-    /// Longer lines are cut in the view (the console model keeps the bytes): text layout of a
-    /// single huge line costs more than the view can afford per update.
-    static int maxLineLength() { return 4096; }
-    /// Work per event-loop pass when inserting into the view.
-    static int maxCharsPerPass() { return 32 * 1024; }
-    static int maxLinesPerPass() { return 500; }
-    /// Lines queued for the view but not inserted yet.
-    qsizetype pendingLines() const { return m_pendingLines; }
-    bool hasPendingOutput() const { return !m_pending.isEmpty() || m_pendingDropped > 0; }
+    static int maxBlocks() { return 50; }
+    static int maxBlockCount();
+    static int maxLineLength();
+    static int maxCharsPerPass();
+    static int maxLinesPerPass();
+    /// Lines queued for the views but not inserted yet, over all blocks.
+    qsizetype pendingLines() const;
+    bool hasPendingOutput() const;
     QString workspaceId() const { return m_workspaceId; }
-    QPlainTextEdit *output() const { return m_output; }
+    /// The blocks shown, oldest first.
+    QList<ConsoleBlock *> blocks() const { return m_order; }
+    ConsoleBlock *block(quint64 requestId) const { return m_blocks.value(requestId); }
+    /// The newest block's output view / status line (nullptr / the panel's message line
+    /// while there is no block).
+    QPlainTextEdit *output() const;
+    QLabel *statusLabel() const;
+    /// The line under the input: what runs, and messages of the panel.
+    QLabel *messageLabel() const { return m_message; }
     QLineEdit *input() const { return m_input; }
     QComboBox *cwdBox() const { return m_cwd; }
-    QLabel *statusLabel() const { return m_status; }
+    QScrollArea *scrollArea() const { return m_scroll; }
+    /// Writes the block's saved output (ConsoleHistoryModel::savedOutput) to `path`
+    /// atomically; an existing file is replaced only after the user agreed (asked here).
+    /// Returns whether the file was written; `message` says what happened.
+    bool saveOutput(quint64 requestId, const QString &path, QString *message = nullptr);
 public Q_SLOTS:
     void setWorkspace(const QString &workspaceId);
-    void runCommand(const QString &command);
+    /// Starts `command` in a new block; returns its request id (0: not started).
+    quint64 runCommand(const QString &command);
+    /// Cancels the focused block's command, else the newest running one.
     void cancelCommand();
+    void cancelCommand(quint64 requestId);
+    /// Removes the finished blocks from the view.
+    void clearFinished();
+    void saveOutputWithDialog(quint64 requestId);
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
-    void changeEvent(QEvent *event) override;
 private:
-    struct Shown;
-    struct Pending
-    {
-        QString text;
-        int kind;
-    };
     void renderAll();
-    void enqueue(const QString &text, int kind);
-    void drainPending();
     void renderRow(int row);
-    void appendText(const QString &text, int kind);
-    QString clipForView(const QString &text);
+    ConsoleBlock *addBlock(quint64 id);
+    void removeBlock(ConsoleBlock *block);
+    void trimBlocks();
+    void watchKeys(QWidget *widget);
+    ConsoleBlock *cancelTarget() const;
     void browseHistory(int step);
     void updateRunState();
     SandboxController *m_controller;
     QString m_workspaceId;
     QPointer<ConsoleHistoryModel> m_model;
     QList<QMetaObject::Connection> m_modelConnections;
-    QHash<quint64, std::shared_ptr<Shown>> m_shown;
-    QPlainTextEdit *m_output;
+    QHash<quint64, ConsoleBlock *> m_blocks;
+    QList<ConsoleBlock *> m_order;
+    QHash<QString, quint64> m_clearedUpTo; ///< per sandbox: finished ids at or below are hidden
+    QScrollArea *m_scroll;
+    QWidget *m_blocksHost;
+    QVBoxLayout *m_blocksLayout;
     QLineEdit *m_input;
     QComboBox *m_cwd;
-    QPushButton *m_run, *m_cancel;
-    QLabel *m_status;
-    quint64 m_requestId = 0;
+    QPushButton *m_run;
+    QLabel *m_message;
+    QString m_notice; ///< the last message of the panel ("not running", a save)
     int m_historyPos = -1;
     QString m_draft;
-    qsizetype m_lineLength = 0; ///< characters on the view's last line
-    bool m_lineClipped = false; ///< the last line was cut at maxLineLength()
-    bool m_atLineStart = true;  ///< the text shown or queued so far ends with a newline
-    QList<Pending> m_pending;   ///< text for the view, oldest first
-    qsizetype m_pendingLines = 0;
-    qsizetype m_pendingDropped = 0; ///< lines dropped from the queue's front
-    QTimer *m_drainTimer;
+    bool m_follow = true; ///< the block list is scrolled to its end
 };
 
 } // namespace elsai
