@@ -248,13 +248,26 @@ int McpHttpServer::expireIdleSessions()
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     QStringList idle;
     for (auto it = m_sessions.cbegin(); it != m_sessions.cend(); ++it) {
-        if (it.value()->runningCalls() == 0 &&
+        if (!busy(it.key()) &&
             now - m_lastSeen.value(it.key(), now) >= m_idleTimeoutMs)
             idle.append(it.key());
     }
     for (const QString &id : std::as_const(idle))
         endSession(id, QStringLiteral("idle"));
     return int(idle.size());
+}
+
+bool McpHttpServer::busy(const QString &id) const
+{
+    const McpSessionPtr session = m_sessions.value(id);
+    return m_inFlight.value(id) > 0 || (session && session->runningCalls() > 0);
+}
+
+void McpHttpServer::callDone(const QString &id)
+{
+    auto it = m_inFlight.find(id);
+    if (it != m_inFlight.end() && --it.value() <= 0)
+        m_inFlight.erase(it);
 }
 
 void McpHttpServer::touch(const QString &id)
@@ -291,7 +304,7 @@ bool McpHttpServer::evictIdleSession(const QString &agent)
     quint64 oldestUse = std::numeric_limits<quint64>::max();
     for (auto it = m_sessions.cbegin(); it != m_sessions.cend(); ++it) {
         if ((!agent.isEmpty() && it.value()->agentSpec().name != agent) ||
-            it.value()->runningCalls() > 0)
+            busy(it.key()))
             continue;
         const quint64 use = m_lastUse.value(it.key());
         if (use < oldestUse) {
@@ -434,11 +447,13 @@ void McpHttpServer::serveBatch(const QHttpServerRequest &request, QHttpServerRes
     }
     // It may hold tool calls: off the server thread, like one.
     auto pending = std::make_shared<Pending>(std::move(responder));
+    ++m_inFlight[session->id()];
     m_calls.start(agent.name, [this, pending, session, batch = std::move(batch)] {
         const QByteArray body = session->handleBatch(batch);
         QMetaObject::invokeMethod(
             this,
-            [pending, body] {
+            [this, id = session->id(), pending, body] {
+                callDone(id);
                 if (body.isEmpty()) // every request was cancelled
                     pending->send(Status::Accepted, {}, {});
                 else
@@ -511,6 +526,7 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
     // progress notifications (when it asked for them) go on an SSE stream of this response.
     const bool acceptsStream = accept.contains("text/event-stream");
     auto pending = std::make_shared<Pending>(std::move(responder));
+    ++m_inFlight[session->id()]; // queued calls count: the session is not idle
     m_calls.start(agent.name, [this, pending, session, message, acceptsStream] {
         McpSession::Notify notify;
         if (acceptsStream) {
@@ -522,7 +538,12 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
         }
         const QByteArray body = session->handleSerialized(message, notify).bytes;
         QMetaObject::invokeMethod(
-            this, [pending, body] { pending->finish(body); }, Qt::QueuedConnection);
+            this,
+            [this, id = session->id(), pending, body] {
+                callDone(id);
+                pending->finish(body);
+            },
+            Qt::QueuedConnection);
     });
 }
 

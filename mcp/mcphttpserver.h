@@ -119,6 +119,10 @@ private:
     void serveBatch(const QHttpServerRequest &request, QHttpServerResponder &responder,
                     const McpAgentSpec &agent, QList<jsonrpc::ParseResult> batch);
     void endSession(const QString &id, const QString &reason);
+    /// Whether a tool call of the session is queued or running (it is then never evicted).
+    bool busy(const QString &id) const;
+    /// A call handed to m_calls was answered (server thread).
+    void callDone(const QString &id);
     /// Notes a request of the session (idle expiry, LRU order).
     void touch(const QString &id);
     /// Makes room for a new session of `agent` under the caps; the refusal message if none.
@@ -138,6 +142,7 @@ private:
     QHash<QString, qint64> m_lastSeen; ///< msecs since epoch of each session's last request
     QHash<QString, quint64> m_lastUse; ///< m_useCounter at each session's last request (LRU)
     quint64 m_useCounter = 0;
+    QHash<QString, int> m_inFlight; ///< tool calls handed to m_calls and not yet answered
     qint64 m_idleTimeoutMs = 30 * 60 * 1000;
     std::chrono::milliseconds m_progressInterval = McpSession::defaultProgressInterval();
     QTimer m_idleTimer;

@@ -658,6 +658,32 @@ private Q_SLOTS:
         Q_UNUSED(r2);
     }
 
+    // A call waiting for a worker (not yet running in its session) keeps the session too.
+    void queuedCallsKeepTheirSessions()
+    {
+        m_server->setCallLimits(1, 1);
+        m_server->setSessionLimits(8, 2);
+        const QByteArray running = initialize(kWriter);
+        const QByteArray queued = initialize(kWriter);
+        const QByteArray command = "while [ ! -f queue-release ]; do sleep 0.02; done; echo ok";
+        QNetworkReply *first = m_nam.sendCustomRequest(
+            makeRequest(kWriter, running), "POST",
+            callTool(QStringLiteral("execute"), {{QStringLiteral("command"), QString::fromLatin1(command)}}));
+        QTRY_COMPARE_WITH_TIMEOUT(m_server->runningCalls(QStringLiteral("writer")), 1, 20000);
+        QNetworkReply *second = m_nam.sendCustomRequest(
+            makeRequest(kWriter, queued), "POST",
+            callTool(QStringLiteral("execute"), {{QStringLiteral("command"), QString::fromLatin1(command)}}));
+        QTRY_COMPARE_WITH_TIMEOUT(m_server->queuedCalls(QStringLiteral("writer")), 1, 20000);
+        const Reply full = send(makeRequest(kWriter), "POST", rpc(QStringLiteral("initialize")));
+        QCOMPARE(full.status, 503); // neither session is idle
+        m_sandbox->addFiles({{QStringLiteral("queue-release"), FileSource::text(QString())}});
+        QVERIFY(resultText(wait(first)).startsWith(QStringLiteral("ok")));
+        QVERIFY(resultText(wait(second)).startsWith(QStringLiteral("ok")));
+        m_server->setCallLimits(64, 48);
+        m_server->setSessionLimits(256, 64);
+        endAllSessions();
+    }
+
     // Ordering, not timing: 64 calls of one agent wait for a file the test writes only after
     // another agent's read_file has been answered. On one shared pool of 64 workers it would
     // wait behind them forever (bounded here by the test's timeout).
