@@ -157,6 +157,24 @@ describe('Streamable HTTP with the SDK client', () => {
         await client.close();
     });
 
+    test('a body over the 64 MiB cap gets 413 before it is sent', async () => {
+        const { coder } = server.agents;
+        const res = await new Promise((resolve, reject) => {
+            const req = request(server.url, { method: 'POST', headers: {
+                Authorization: `Bearer ${coder.token}`, 'Content-Type': 'application/json',
+                Accept: 'application/json, text/event-stream', 'Content-Length': String(200 * 1024 * 1024) } },
+            (r) => {
+                let data = '';
+                r.on('data', (d) => { data += d; });
+                r.on('end', () => resolve({ status: r.statusCode, body: data }));
+            });
+            req.on('error', reject);
+            req.write('{"jsonrpc":"2.0",'); // the rest never comes: the headers decide
+        });
+        assert.equal(res.status, 413);
+        assert.match(JSON.parse(res.body).error.message, /limit of 67108864 bytes per MCP message/);
+    });
+
     test('a wrong or missing token gets 401 before anything else', async () => {
         await assert.rejects(connect('wrong-token-0123456789abcdef'));
         const missing = await rawPost({}, initBody);
