@@ -59,6 +59,12 @@ QList<McpAgentSpec> parseAgents(const SessionOptions &options)
     return agents;
 }
 
+std::chrono::milliseconds progressInterval(const SessionOptions &options)
+{
+    // At most an hour: a bigger value would only overflow.
+    return std::chrono::milliseconds(qint64(qMin(options.mcpProgressInterval, 3600.0) * 1000));
+}
+
 } // namespace
 
 int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
@@ -87,6 +93,7 @@ int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
     int status = 0;
     if (options.mcpStdio) {
         McpStdioServer server(sandbox, agents.first(), options.offloadPolicy());
+        server.setProgressInterval(progressInterval(options));
         QObject::connect(&server, &McpStdioServer::finished, QCoreApplication::instance(),
                          &QCoreApplication::quit);
         installShutdownSignals(ShutdownExit::EventLoop);
@@ -94,6 +101,7 @@ int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
         status = QCoreApplication::exec();
     } else {
         McpHttpServer server(sandbox, agents, options.offloadPolicy());
+        server.setProgressInterval(progressInterval(options));
         try {
             server.listen(address.first, address.second, options.mcpAllowRemote);
         } catch (const SandboxError &e) {

@@ -189,6 +189,10 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("NAME=read_write|read_only[:TOKEN]")},
         {QStringLiteral("mcp-allow-remote"),
          QStringLiteral("Allow --mcp-http on a non-loopback address.")},
+        {QStringLiteral("mcp-progress-interval"),
+         QStringLiteral("Seconds between MCP progress notifications of a running tool call "
+                        "that carries a progress token (default: 5)."),
+         QStringLiteral("SECONDS")},
     });
 }
 
@@ -487,6 +491,9 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
     o.mcpStdio = has("mcp-stdio");
     o.mcpAllowRemote = has("mcp-allow-remote");
     o.mcpAgents = p.values(QStringLiteral("mcp-agent"));
+    if (has("mcp-progress-interval"))
+        o.mcpProgressInterval = positiveNumber(QStringLiteral("mcp-progress-interval"),
+                                               val("mcp-progress-interval"));
     if (o.wantsMcp()
         && (!o.execCommands.isEmpty() || !o.scriptPath.isEmpty() || !o.runAgent.isEmpty()))
         throw ValueError(QStringLiteral("--mcp-http/--mcp-stdio serve agents until stopped; they "

@@ -42,6 +42,7 @@ struct SessionOptions
     bool mcpStdio = false;
     bool mcpAllowRemote = false;
     QStringList mcpAgents;       ///< NAME=read_write|read_only[:TOKEN]
+    double mcpProgressInterval = 5; ///< --mcp-progress-interval SECONDS
     bool wantsMcp() const { return !mcpHttp.isEmpty() || mcpStdio; }
 
     /// Adds every option (and --help, --version) to the parser.

@@ -330,10 +330,37 @@ static QJsonObject prop(const char *type, const QString &description)
             {QStringLiteral("description"), description}};
 }
 
+// The JSON Schema of a tool's structured result (ToolResult::data). The large fields (output,
+// stderr, content, entries) are never required: the offload policy drops them from a result it
+// shortens, and adds "offloaded" (so more properties are allowed).
+static QJsonObject resultSchema(const QJsonObject &properties, const QStringList &required)
+{
+    return {{QStringLiteral("type"), QStringLiteral("object")},
+            {QStringLiteral("properties"), properties},
+            {QStringLiteral("required"), QJsonArray::fromStringList(required)}};
+}
+
+static QJsonObject typed(const char *type)
+{
+    return {{QStringLiteral("type"), QLatin1String(type)}};
+}
+
 static Tool executeTool()
 {
     Tool t;
     t.name = QStringLiteral("execute");
+    t.title = QStringLiteral("Run a shell command");
+    t.outputSchema = resultSchema(
+        {{QStringLiteral("output"), typed("string")},
+         {QStringLiteral("stderr"), typed("string")},
+         {QStringLiteral("exit_code"), typed("integer")},
+         {QStringLiteral("success"), typed("boolean")},
+         {QStringLiteral("truncated"), typed("boolean")},
+         {QStringLiteral("timed_out"), typed("boolean")},
+         {QStringLiteral("cancelled"), typed("boolean")},
+         {QStringLiteral("duration_ms"), typed("integer")}},
+        {QStringLiteral("exit_code"), QStringLiteral("success"), QStringLiteral("truncated"), QStringLiteral("timed_out"),
+         QStringLiteral("cancelled"), QStringLiteral("duration_ms")});
     t.provider = SandboxPlugin::providerName();
     t.description = QStringLiteral(
         "Run a shell command (/bin/sh -c) in the sandbox workspace and return its stdout, its "
@@ -360,6 +387,18 @@ static Tool readFileTool()
 {
     Tool t;
     t.name = QStringLiteral("read_file");
+    t.title = QStringLiteral("Read a file");
+    t.outputSchema = resultSchema(
+        {{QStringLiteral("path"), typed("string")},
+         {QStringLiteral("content"), typed("string")},
+         {QStringLiteral("total_bytes"), typed("integer")},
+         {QStringLiteral("byte_offset"), typed("integer")},
+         {QStringLiteral("bytes"), typed("integer")},
+         {QStringLiteral("truncated"), typed("boolean")},
+         {QStringLiteral("next_byte_offset"), typed("integer")},
+         {QStringLiteral("next_offset"), typed("integer")}},
+        {QStringLiteral("path"), QStringLiteral("total_bytes"),
+         QStringLiteral("byte_offset"), QStringLiteral("bytes"), QStringLiteral("truncated")});
     t.provider = SandboxPlugin::providerName();
     t.description = QStringLiteral(
         "Read a text file of the sandbox workspace. Optional offset (first line, 0-based) and "
@@ -418,6 +457,10 @@ static Tool writeFileTool()
 {
     Tool t;
     t.name = QStringLiteral("write_file");
+    t.title = QStringLiteral("Write a file");
+    t.outputSchema = resultSchema(
+        {{QStringLiteral("path"), typed("string")}, {QStringLiteral("bytes"), typed("integer")}},
+        {QStringLiteral("path"), QStringLiteral("bytes")});
     t.provider = SandboxPlugin::providerName();
     t.description = QStringLiteral(
         "Create or replace a text file in the sandbox workspace (parent folders are created). "
@@ -443,6 +486,13 @@ static Tool listDirTool()
 {
     Tool t;
     t.name = QStringLiteral("list_dir");
+    t.title = QStringLiteral("List a folder");
+    t.outputSchema = resultSchema(
+        {{QStringLiteral("path"), typed("string")},
+         {QStringLiteral("entries"), typed("array")},
+         {QStringLiteral("truncated"), typed("boolean")},
+         {QStringLiteral("total_entries"), typed("integer")}},
+        {QStringLiteral("path")});
     t.provider = SandboxPlugin::providerName();
     t.description = QStringLiteral(
         "List a folder of the sandbox workspace: one entry per line, folders end with '/', "
@@ -514,6 +564,10 @@ Tool retrieveOffloadedContentTool(const SandboxOutputOffloadPolicy &policy)
 {
     Tool t;
     t.name = QStringLiteral("retrieve_offloaded_content");
+    t.title = QStringLiteral("Read offloaded output");
+    t.outputSchema = resultSchema(
+        {{QStringLiteral("handle"), typed("string")}, {QStringLiteral("content"), typed("string")}},
+        {QStringLiteral("handle")});
     t.provider = QStringLiteral("offload");
     t.description = QStringLiteral(
         "Read a tool result that was too large and was offloaded. Pass the handle from the "

@@ -148,6 +148,29 @@ std::optional<qint64> optionalInt(const QJsonObject &a, const QString &key, cons
 void validateToolArguments(const Tool &tool, const QJsonObject &arguments)
 {
     const QJsonObject props = tool.inputSchema.value(QLatin1String("properties")).toObject();
+    // An argument the tool does not take is refused rather than ignored: a misspelt optional
+    // argument ("timeout_s", "lines") would otherwise silently do nothing.
+    if (tool.inputSchema.value(QLatin1String("additionalProperties")) == QJsonValue(false)) {
+        QStringList unknown;
+        for (auto it = arguments.begin(); it != arguments.end(); ++it) {
+            if (props.contains(it.key()))
+                continue;
+            if (unknown.size() == 10) { // the message stays small whatever was sent
+                unknown.append(QStringLiteral("…"));
+                break;
+            }
+            unknown.append(QLatin1Char('\'') + it.key().left(64) + QLatin1Char('\''));
+        }
+        if (!unknown.isEmpty()) {
+            const QStringList known = props.keys();
+            throw ValueError(
+                QStringLiteral("%1: unknown argument%2 %3; it takes %4")
+                    .arg(tool.name, unknown.size() > 1 ? QStringLiteral("s") : QString(),
+                         unknown.join(QStringLiteral(", ")),
+                         known.isEmpty() ? QStringLiteral("no arguments")
+                                         : known.join(QStringLiteral(", "))));
+        }
+    }
     for (const QJsonValue &r : tool.inputSchema.value(QLatin1String("required")).toArray()) {
         const QJsonValue v = arguments.value(r.toString());
         if (v.isUndefined() || v.isNull())

@@ -31,6 +31,8 @@ struct Tool
     QJsonObject inputSchema; ///< JSON Schema of the arguments object
     QString provider;        ///< "sandbox", "host", "offload", …
     std::function<ToolResult(Agent &agent, const QJsonObject &args)> invoke;
+    QString title{};            ///< a short human-readable name ("Run a shell command")
+    QJsonObject outputSchema{}; ///< JSON Schema of ToolResult::data (empty: not described)
 };
 
 /// An agent's tools by name. Thread-safe.
@@ -62,8 +64,9 @@ private:
 
 /// Checks `arguments` against the tool's inputSchema before it runs (Agent::callTool): every
 /// required property present and not null, every given property of its declared type
-/// (string, integer, number, boolean, object, array) and not below its `minimum`. Unknown
-/// properties are left to the tool. Throws ValueError naming the tool and the argument.
+/// (string, integer, number, boolean, object, array) and not below its `minimum`; with
+/// `additionalProperties: false` (objectSchema()), no argument the schema does not declare.
+/// Throws ValueError naming the tool and the argument(s).
 void validateToolArguments(const Tool &tool, const QJsonObject &arguments);
 
 /// Argument helpers for tool implementations: throw ValueError naming the tool and argument.

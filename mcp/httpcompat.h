@@ -63,4 +63,45 @@ inline void write(QHttpServerResponder &responder, QHttpServerResponder::StatusC
 #endif
 }
 
+/// Starts a response whose body follows in chunks (Transfer-Encoding: chunked), for a
+/// server-sent event stream that stays open while a request runs.
+inline void beginChunked(QHttpServerResponder &responder, QHttpServerResponder::StatusCode status,
+                         const HeaderPairs &headers)
+{
+#if QT_VERSION >= QT_VERSION_CHECK(6, 8, 0)
+    QHttpHeaders h;
+    for (const auto &[name, value] : headers)
+        h.append(name, value);
+    responder.writeBeginChunked(h, status);
+#else
+    responder.writeStatusLine(status);
+    for (const auto &[name, value] : headers)
+        responder.writeHeader(name, value);
+    responder.writeHeader("Transfer-Encoding", "chunked");
+#endif
+}
+
+/// One chunk of a response begun with beginChunked() (not empty: an empty chunk ends it).
+inline void writeChunk(QHttpServerResponder &responder, const QByteArray &data)
+{
+    if (data.isEmpty())
+        return;
+#if QT_VERSION >= QT_VERSION_CHECK(6, 8, 0)
+    responder.writeChunk(data);
+#else
+    responder.writeBody(QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n");
+#endif
+}
+
+/// The last chunk (may be empty) and the end of the response.
+inline void endChunked(QHttpServerResponder &responder, const QByteArray &data)
+{
+#if QT_VERSION >= QT_VERSION_CHECK(6, 8, 0)
+    responder.writeEndChunked(data);
+#else
+    writeChunk(responder, data);
+    responder.writeBody(QByteArrayLiteral("0\r\n\r\n"));
+#endif
+}
+
 } // namespace elsai::httpcompat

@@ -5,6 +5,7 @@
 #include <QJsonParseError>
 
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 
@@ -36,12 +37,35 @@ ParseResult parse(const QByteArray &payload)
     return parse(QJsonValue(doc.object()));
 }
 
+Payload parsePayload(const QByteArray &payload)
+{
+    qsizetype first = 0; // no copy of a large message to look at its first character
+    while (first < payload.size() && std::isspace(uchar(payload[first])))
+        ++first;
+    if (first == payload.size() || payload[first] != '[')
+        return {parse(payload), std::nullopt};
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(payload, &error);
+    if (error.error != QJsonParseError::NoError || !doc.isArray())
+        return {parse(payload), std::nullopt};
+    const QJsonArray items = doc.array();
+    if (items.isEmpty())
+        return {Fault{InvalidRequest, QStringLiteral("an empty JSON-RPC batch")}, std::nullopt};
+    QList<ParseResult> batch;
+    batch.reserve(items.size());
+    for (const QJsonValue &item : items)
+        batch.append(item.isArray() ? ParseResult(Fault{InvalidRequest,
+                                                        QStringLiteral("a batch inside a batch")})
+                                    : parse(item));
+    return {Message{}, std::move(batch)};
+}
+
 ParseResult parse(const QJsonValue &value)
 {
     if (value.isArray())
         return Fault{InvalidRequest,
-                     QStringLiteral("JSON-RPC batches are not supported (MCP 2025-06-18 removed "
-                                    "them); send one message per request")};
+                     QStringLiteral("JSON-RPC batches are only part of MCP 2025-03-26 (2025-06-18 "
+                                    "removed them); send one message per request")};
     if (!value.isObject())
         return Fault{InvalidRequest, QStringLiteral("a JSON-RPC message must be a JSON object")};
     const QJsonObject o = value.toObject();
@@ -198,6 +222,105 @@ void appendEscaped(QByteArray &out, QByteArrayView utf8)
             *p++ = kHex[c & 0xf];
         }
     }
+}
+
+void IdScanner::feed(QByteArrayView bytes)
+{
+    constexpr qsizetype kMaxText = 256; // an id longer than this is not answered by id
+    for (const char c : bytes) {
+        if (m_done)
+            return;
+        if (m_inString) {
+            if (m_capturing && m_text.size() <= kMaxText)
+                m_text.append(c);
+            if (m_escape) {
+                m_escape = false;
+            } else if (c == '\\') {
+                m_escape = true;
+            } else if (c == '"') {
+                m_inString = false;
+                if (m_capturing && !m_keyIsCaptured) { // the id's string value
+                    m_idJson = '"' + m_text;
+                    m_done = m_text.size() <= kMaxText;
+                } else if (m_capturing) { // a key
+                    m_idNext = m_text == "id\"";
+                    m_expect = Expect::Colon;
+                }
+                m_capturing = false;
+            }
+            continue;
+        }
+        if (m_capturing) { // a number value of "id"
+            if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' ||
+                c == 'E') {
+                if (m_text.size() <= kMaxText)
+                    m_text.append(c);
+                continue;
+            }
+            m_capturing = false;
+            m_idJson = m_text;
+            m_done = true;
+            return;
+        }
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+            continue;
+        if (m_depth == 1 && m_expect == Expect::Value) {
+            m_expect = Expect::Nothing;
+            if (m_idNext && c == '"') {
+                m_inString = m_capturing = true;
+                m_keyIsCaptured = false;
+                m_text.clear();
+                continue;
+            }
+            if (m_idNext && (c == '-' || (c >= '0' && c <= '9'))) {
+                m_capturing = true;
+                m_text = QByteArray(1, c);
+                continue;
+            }
+            m_idNext = false; // another value (or an invalid id): skip it
+        }
+        switch (c) {
+        case '"':
+            m_inString = true;
+            m_capturing = m_depth == 1 && m_expect == Expect::Key;
+            m_keyIsCaptured = true;
+            m_text.clear();
+            break;
+        case ':':
+            if (m_depth == 1 && m_expect == Expect::Colon)
+                m_expect = Expect::Value;
+            break;
+        case ',':
+            if (m_depth == 1)
+                m_expect = Expect::Key;
+            break;
+        case '{':
+        case '[':
+            if (m_depth == 0 && c == '[') {
+                m_done = true; // a batch: no one id
+                return;
+            }
+            ++m_depth;
+            if (m_depth == 1)
+                m_expect = Expect::Key;
+            break;
+        case '}':
+        case ']':
+            --m_depth;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+QJsonValue IdScanner::id() const
+{
+    if (m_idJson.isEmpty())
+        return QJsonValue::Null;
+    const QJsonDocument doc = QJsonDocument::fromJson("[" + m_idJson + "]");
+    const QJsonValue id = doc.array().at(0);
+    return isValidId(id) ? id : QJsonValue(QJsonValue::Null);
 }
 
 QString idKey(const QJsonValue &id)

@@ -4,6 +4,7 @@
 #include <QByteArrayView>
 #include <QJsonObject>
 #include <QJsonValue>
+#include <QList>
 #include <QString>
 
 #include <optional>
@@ -45,9 +46,17 @@ struct Fault
 
 using ParseResult = std::variant<Message, Fault>;
 
-/// Parses one JSON-RPC 2.0 message from its serialized form. Batches (JSON arrays) are not
-/// part of MCP 2025-06-18 and are refused as InvalidRequest.
+/// Parses one JSON-RPC 2.0 message from its serialized form. A batch (a JSON array) is refused
+/// as InvalidRequest: only MCP 2025-03-26 has them (parsePayload()).
 ParseResult parse(const QByteArray &payload);
+
+/// One message or a JSON-RPC batch of them, for a transport whose session may allow batches.
+struct Payload
+{
+    ParseResult single;                       ///< the message, or why the payload is none
+    std::optional<QList<ParseResult>> batch; ///< set for a non-empty JSON array
+};
+Payload parsePayload(const QByteArray &payload);
 /// Validates an already decoded JSON value as a message.
 ParseResult parse(const QJsonValue &value);
 
@@ -66,6 +75,29 @@ QByteArray serialize(const QJsonObject &message);
 /// Appends `utf8` (valid UTF-8) to `out` as the inside of a JSON string, escaped as
 /// QJsonDocument escapes: `"`, `\\`, and control characters; other bytes are copied.
 void appendEscaped(QByteArray &out, QByteArrayView utf8);
+
+/// Finds the top-level "id" of a message too large to keep, from its bytes as they stream by
+/// (memory stays bounded): a refusal of the message can then answer the request it was.
+class IdScanner
+{
+public:
+    void feed(QByteArrayView bytes);
+    /// The id once seen (a string or an integer); Null when not (yet) found or not valid.
+    QJsonValue id() const;
+
+private:
+    enum class Expect { Nothing, Key, Colon, Value };
+    int m_depth = 0;
+    bool m_inString = false;
+    bool m_escape = false;
+    bool m_capturing = false; ///< the current string (or number) is kept
+    bool m_keyIsCaptured = false;
+    Expect m_expect = Expect::Nothing;
+    bool m_idNext = false;    ///< the key just read is "id"
+    bool m_done = false;
+    QByteArray m_text;        ///< the key or id value being read (bounded)
+    QByteArray m_idJson;      ///< the id as JSON text
+};
 
 /// A stable key for a request id (ids may be strings or numbers: "s:abc" / "n:42").
 QString idKey(const QJsonValue &id);

@@ -12,6 +12,9 @@
 #include <QTcpServer>
 #include <QTcpSocket>
 
+#include <algorithm>
+#include <limits>
+
 Q_LOGGING_CATEGORY(lcMcpHttp, "elsai.mcp.http", QtInfoMsg)
 
 namespace elsai {
@@ -19,9 +22,6 @@ namespace elsai {
 using Status = QHttpServerResponder::StatusCode;
 
 namespace {
-
-constexpr int kMaxSessions = 256;
-constexpr int kMaxConcurrentCalls = 64;
 
 QString newSessionId()
 {
@@ -46,21 +46,75 @@ struct McpHttpServer::Pending
 #endif
     {
     }
-    void send(Status status, const httpcompat::HeaderPairs &headers, const QByteArray &body)
+    bool connected() const
     {
 #if QT_VERSION < QT_VERSION_CHECK(6, 8, 0)
         // Qt 6.4's responder keeps a raw socket pointer: a client that hung up (an aborted
         // request) must not be written to.
-        if (!socket)
-            return;
+        return !socket.isNull();
+#else
+        return true;
 #endif
-        httpcompat::write(responder, status, headers, body);
     }
+    void send(Status status, const httpcompat::HeaderPairs &headers, const QByteArray &body)
+    {
+        if (connected())
+            httpcompat::write(responder, status, headers, body);
+    }
+    /// A notification about the running request: the response becomes a server-sent event
+    /// stream with the first one (a call that ends before needs none and answers JSON).
+    void notify(const QByteArray &message)
+    {
+        if (!connected())
+            return;
+        if (!streaming) {
+            httpcompat::beginChunked(responder, Status::Ok,
+                                     {{"Content-Type", "text/event-stream"},
+                                      {"Cache-Control", "no-cache"}});
+            streaming = true;
+        }
+        httpcompat::writeChunk(responder, sseEvent(message));
+    }
+    /// The JSON-RPC response: the last event of the stream, or the JSON body.
+    void finish(const QByteArray &response)
+    {
+        if (!connected())
+            return;
+        if (streaming)
+            httpcompat::endChunked(responder, sseEvent(response));
+        else
+            httpcompat::write(responder, Status::Ok, {{"Content-Type", kJson}}, response);
+    }
+    static QByteArray sseEvent(const QByteArray &message)
+    {
+        return "event: message\ndata: " + message + "\n\n"; // compact JSON has no newline
+    }
+    bool streaming = false;
     QHttpServerResponder responder;
 #if QT_VERSION < QT_VERSION_CHECK(6, 8, 0)
     QPointer<QTcpSocket> socket;
 #endif
 };
+
+// Why a request's MCP-Protocol-Version header cannot be served (empty when it can). The header
+// is defined from 2025-06-18 on; without it the negotiated revision applies (the spec's
+// fallback to 2025-03-26 is for servers that do not know it). A version this server does not
+// implement is refused with 400 on every revision. One it implements but that differs from the
+// negotiated version is served: the spec only says clients SHOULD send the negotiated one. A
+// plain 400, not the stateless revision's UnsupportedProtocolVersionError: that error would
+// tell a 2026-07-28 client this server speaks it, and stop it from falling back to initialize.
+static QString protocolVersionProblem(const QHttpServerRequest &request)
+{
+    const QString version =
+        QString::fromLatin1(httpcompat::header(request, "MCP-Protocol-Version"));
+    if (version.isEmpty())
+        return {};
+    if (!McpSession::isSupportedProtocolVersion(version))
+        return QStringLiteral("unsupported MCP-Protocol-Version '%1'; this server implements %2 "
+                              "(initialize negotiates one of them)")
+            .arg(version, McpSession::supportedProtocolVersions().join(QStringLiteral(", ")));
+    return {};
+}
 
 static void replyError(QHttpServerResponder &r, Status status, const QString &message,
                        httpcompat::HeaderPairs headers = {})
@@ -76,7 +130,6 @@ McpHttpServer::McpHttpServer(SandboxPtr sandbox, const QList<McpAgentSpec> &agen
     : QObject(parent), m_sandbox(std::move(sandbox)), m_offload(std::move(offload)),
       m_tokens(agents), m_http(std::make_unique<QHttpServer>())
 {
-    m_pool.setMaxThreadCount(kMaxConcurrentCalls);
     m_idleTimer.setInterval(60 * 1000);
     connect(&m_idleTimer, &QTimer::timeout, this, &McpHttpServer::expireIdleSessions);
     m_idleTimer.start();
@@ -102,7 +155,7 @@ void McpHttpServer::listen(const QHostAddress &address, quint16 port, bool allow
     if (m_tcp)
         throw ValueError(
             QStringLiteral("the MCP server is already listening on port %1").arg(port));
-    auto tcp = std::make_unique<QTcpServer>();
+    auto tcp = std::make_unique<BodyLimitedTcpServer>(m_maxMessageBytes);
     if (!tcp->listen(address, port))
         throw OSError(QStringLiteral("cannot listen on %1:%2 for MCP: %3")
                           .arg(address.toString())
@@ -116,6 +169,13 @@ void McpHttpServer::listen(const QHostAddress &address, quint16 port, bool allow
     m_address = address;
     m_allowRemote = allowRemote;
     qCInfo(lcMcpHttp).noquote() << "MCP server on" << url().toString();
+}
+
+void McpHttpServer::setMaxMessageBytes(qint64 bytes)
+{
+    m_maxMessageBytes = bytes;
+    if (m_tcp)
+        m_tcp->setMaxBodyBytes(bytes);
 }
 
 bool McpHttpServer::isListening() const
@@ -178,7 +238,7 @@ void McpHttpServer::close()
     const QStringList ids = m_sessions.keys();
     for (const QString &id : ids)
         endSession(id, QStringLiteral("server stopped"));
-    m_pool.waitForDone();
+    m_calls.waitForDone();
     if (m_tcp)
         m_tcp->close();
 }
@@ -188,7 +248,7 @@ int McpHttpServer::expireIdleSessions()
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     QStringList idle;
     for (auto it = m_sessions.cbegin(); it != m_sessions.cend(); ++it) {
-        if (it.value()->runningCalls() == 0 &&
+        if (!busy(it.key()) &&
             now - m_lastSeen.value(it.key(), now) >= m_idleTimeoutMs)
             idle.append(it.key());
     }
@@ -197,9 +257,71 @@ int McpHttpServer::expireIdleSessions()
     return int(idle.size());
 }
 
+bool McpHttpServer::busy(const QString &id) const
+{
+    const McpSessionPtr session = m_sessions.value(id);
+    return m_inFlight.value(id) > 0 || (session && session->runningCalls() > 0);
+}
+
+void McpHttpServer::callDone(const QString &id)
+{
+    auto it = m_inFlight.find(id);
+    if (it != m_inFlight.end() && --it.value() <= 0)
+        m_inFlight.erase(it);
+}
+
+void McpHttpServer::touch(const QString &id)
+{
+    m_lastSeen.insert(id, QDateTime::currentMSecsSinceEpoch());
+    m_lastUse.insert(id, ++m_useCounter); // a strict order, where clock readings may tie
+}
+
+void McpHttpServer::setSessionLimits(int total, int perAgent)
+{
+    m_maxSessions = qMax(1, total);
+    m_maxSessionsPerAgent = qBound(1, perAgent, m_maxSessions);
+}
+
+QString McpHttpServer::admitSession(const QString &agent)
+{
+    const auto mine = std::count_if(m_sessions.cbegin(), m_sessions.cend(),
+                                    [&](const McpSessionPtr &s) { return s->agentSpec().name == agent; });
+    if (mine >= m_maxSessionsPerAgent && !evictIdleSession(agent))
+        return QStringLiteral("agent '%1' has %2 MCP sessions, each running a call; wait for "
+                              "one to finish or end one with DELETE")
+            .arg(agent)
+            .arg(mine);
+    if (m_sessions.size() >= m_maxSessions && !evictIdleSession(QString()))
+        return QStringLiteral("%1 MCP sessions, each running a call; try again when one "
+                              "finishes")
+            .arg(m_sessions.size());
+    return {};
+}
+
+bool McpHttpServer::evictIdleSession(const QString &agent)
+{
+    QString oldest;
+    quint64 oldestUse = std::numeric_limits<quint64>::max();
+    for (auto it = m_sessions.cbegin(); it != m_sessions.cend(); ++it) {
+        if ((!agent.isEmpty() && it.value()->agentSpec().name != agent) ||
+            busy(it.key()))
+            continue;
+        const quint64 use = m_lastUse.value(it.key());
+        if (use < oldestUse) {
+            oldestUse = use;
+            oldest = it.key();
+        }
+    }
+    if (oldest.isEmpty())
+        return false;
+    endSession(oldest, QStringLiteral("evicted: least recently used at the session limit"));
+    return true;
+}
+
 void McpHttpServer::endSession(const QString &id, const QString &reason)
 {
     m_lastSeen.remove(id);
+    m_lastUse.remove(id);
     const McpSessionPtr session = m_sessions.take(id);
     if (!session)
         return;
@@ -262,6 +384,9 @@ void McpHttpServer::serve(const QHttpServerRequest &request, QHttpServerResponde
         if (!session || session->agentSpec().name != agent->name)
             return replyError(responder, Status::NotFound,
                               QStringLiteral("unknown MCP session; it may have ended already"));
+        if (const QString problem = protocolVersionProblem(request);
+            !problem.isEmpty())
+            return replyError(responder, Status::BadRequest, problem);
         endSession(session->id(), QStringLiteral("closed by the client"));
         return httpcompat::write(responder, Status::Ok, {}, {});
     }
@@ -271,6 +396,71 @@ void McpHttpServer::serve(const QHttpServerRequest &request, QHttpServerResponde
                                          "(end a session); it opens no server-sent event stream"),
                           {{"Allow", "POST, DELETE"}});
     }
+}
+
+McpSessionPtr McpHttpServer::requestSession(const QHttpServerRequest &request,
+                                            QHttpServerResponder &responder,
+                                            const McpAgentSpec &agent,
+                                            const QString &missingMessage)
+{
+    const QByteArray sessionHeader = httpcompat::header(request, "Mcp-Session-Id");
+    if (sessionHeader.isEmpty()) {
+        replyError(responder, Status::BadRequest, missingMessage);
+        return nullptr;
+    }
+    const McpSessionPtr session = m_sessions.value(QString::fromLatin1(sessionHeader));
+    if (!session || session->agentSpec().name != agent.name) {
+        replyError(responder, Status::NotFound,
+                   QStringLiteral("unknown MCP session (ended, revoked, or another agent's); "
+                                  "initialize a new one"));
+        return nullptr;
+    }
+    if (const QString problem = protocolVersionProblem(request); !problem.isEmpty()) {
+        replyError(responder, Status::BadRequest, problem);
+        return nullptr;
+    }
+    touch(session->id());
+    return session;
+}
+
+void McpHttpServer::serveBatch(const QHttpServerRequest &request, QHttpServerResponder &responder,
+                               const McpAgentSpec &agent, QList<jsonrpc::ParseResult> batch)
+{
+    const McpSessionPtr session = requestSession(
+        request, responder, agent,
+        QStringLiteral("a JSON-RPC batch needs an Mcp-Session-Id header (and initialize may "
+                       "not be part of one)"));
+    if (!session)
+        return;
+    if (!session->acceptsBatches())
+        return replyError(responder, Status::BadRequest,
+                          QStringLiteral("JSON-RPC batches are part of MCP 2025-03-26 only, and "
+                                         "this session speaks %1: send one message per request")
+                              .arg(session->protocolVersion()));
+    const bool hasRequest = std::any_of(batch.cbegin(), batch.cend(), [](const auto &item) {
+        const auto *m = std::get_if<jsonrpc::Message>(&item);
+        return !m || m->isRequest(); // an invalid item is answered with an error
+    });
+    if (!hasRequest) {
+        session->handleBatch(batch);
+        return httpcompat::write(responder, Status::Accepted, {}, {});
+    }
+    // It may hold tool calls: off the server thread, like one.
+    auto pending = std::make_shared<Pending>(std::move(responder));
+    ++m_inFlight[session->id()];
+    m_calls.start(agent.name, [this, pending, session, batch = std::move(batch)] {
+        const QByteArray body = session->handleBatch(batch);
+        QMetaObject::invokeMethod(
+            this,
+            [this, id = session->id(), pending, body] {
+                callDone(id);
+                if (body.isEmpty()) // every request was cancelled
+                    pending->send(Status::Accepted, {}, {});
+                else
+                    pending->finish(body);
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResponder &responder,
@@ -285,25 +475,30 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
         return replyError(responder, Status::NotAcceptable,
                           QStringLiteral("this server answers application/json; accept it"));
 
-    const jsonrpc::ParseResult parsed = jsonrpc::parse(request.body());
+    if (request.body().size() > m_maxMessageBytes) // the socket guard refuses these earlier
+        return replyError(responder, Status::PayloadTooLarge,
+                          QStringLiteral("request body over %1 bytes").arg(m_maxMessageBytes));
+    jsonrpc::Payload payload = jsonrpc::parsePayload(request.body());
+    if (payload.batch)
+        return serveBatch(request, responder, agent, std::move(*payload.batch));
+    const jsonrpc::ParseResult &parsed = payload.single;
     if (const auto *fault = std::get_if<jsonrpc::Fault>(&parsed))
         return httpcompat::write(responder, Status::BadRequest, {{"Content-Type", kJson}},
                                  jsonrpc::serialize(jsonrpc::errorResponse(*fault)));
     const jsonrpc::Message &message = std::get<jsonrpc::Message>(parsed);
-    const QByteArray sessionHeader = httpcompat::header(request, "Mcp-Session-Id");
 
     if (message.isRequest() && message.method == QLatin1String("initialize")) {
-        if (m_sessions.size() >= kMaxSessions)
-            return replyError(responder, Status::ServiceUnavailable,
-                              QStringLiteral("too many MCP sessions (%1); end unused ones with "
-                                             "DELETE")
-                                  .arg(kMaxSessions));
+        if (const QString problem = protocolVersionProblem(request); !problem.isEmpty())
+            return replyError(responder, Status::BadRequest, problem);
+        if (const QString full = admitSession(agent.name); !full.isEmpty())
+            return replyError(responder, Status::ServiceUnavailable, full);
         auto session = std::make_shared<McpSession>(newSessionId(), agent, m_sandbox, m_offload);
+        session->setProgressInterval(m_progressInterval);
         const McpSession::Reply reply = session->handle(message);
         const bool ok = session->isInitialized();
         if (ok) {
             m_sessions.insert(session->id(), session);
-            m_lastSeen.insert(session->id(), QDateTime::currentMSecsSinceEpoch());
+            touch(session->id());
             Q_EMIT sessionStarted(session->id(), agent.name);
         }
         httpcompat::HeaderPairs headers{{"Content-Type", kJson}};
@@ -313,25 +508,12 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
                                  jsonrpc::serialize(*reply.response));
     }
 
-    if (sessionHeader.isEmpty())
-        return replyError(responder, Status::BadRequest,
-                          QStringLiteral("missing Mcp-Session-Id header: send initialize first "
-                                         "and repeat the id it returns"));
-    const McpSessionPtr session = m_sessions.value(QString::fromLatin1(sessionHeader));
-    if (!session || session->agentSpec().name != agent.name)
-        return replyError(responder, Status::NotFound,
-                          QStringLiteral("unknown MCP session (ended, revoked, or another "
-                                         "agent's); initialize a new one"));
-    const QByteArray version = httpcompat::header(request, "MCP-Protocol-Version");
-    if (!version.isEmpty() &&
-        !McpSession::isAcceptableProtocolVersion(QString::fromLatin1(version)))
-        return replyError(
-            responder, Status::BadRequest,
-            QStringLiteral("unsupported MCP-Protocol-Version '%1'; supported: %2")
-                .arg(QString::fromLatin1(version),
-                     McpSession::supportedProtocolVersions().join(QStringLiteral(", "))));
-
-    m_lastSeen.insert(session->id(), QDateTime::currentMSecsSinceEpoch());
+    const McpSessionPtr session = requestSession(
+        request, responder, agent,
+        QStringLiteral("missing Mcp-Session-Id header: send initialize first and repeat the id "
+                       "it returns"));
+    if (!session)
+        return;
     if (!message.isRequest()) {
         session->handle(message); // notifications (cancel) are quick: answer inline
         return httpcompat::write(responder, Status::Accepted, {}, {});
@@ -340,14 +522,26 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
         return httpcompat::write(responder, Status::Ok, {{"Content-Type", kJson}},
                                  session->handleSerialized(message).bytes);
     }
-    // A tool call may run for minutes: off the server thread, answered when done.
+    // A tool call may run for minutes: off the server thread, answered when done. Its
+    // progress notifications (when it asked for them) go on an SSE stream of this response.
+    const bool acceptsStream = accept.contains("text/event-stream");
     auto pending = std::make_shared<Pending>(std::move(responder));
-    m_pool.start([this, pending, session, message] {
-        const QByteArray body = session->handleSerialized(message).bytes;
+    ++m_inFlight[session->id()]; // queued calls count: the session is not idle
+    m_calls.start(agent.name, [this, pending, session, message, acceptsStream] {
+        McpSession::Notify notify;
+        if (acceptsStream) {
+            notify = [this, pending](const QByteArray &notification) {
+                QMetaObject::invokeMethod(
+                    this, [pending, notification] { pending->notify(notification); },
+                    Qt::QueuedConnection);
+            };
+        }
+        const QByteArray body = session->handleSerialized(message, notify).bytes;
         QMetaObject::invokeMethod(
             this,
-            [pending, body] {
-                pending->send(Status::Ok, {{"Content-Type", kJson}}, body);
+            [this, id = session->id(), pending, body] {
+                callDone(id);
+                pending->finish(body);
             },
             Qt::QueuedConnection);
     });

@@ -1,5 +1,8 @@
 #pragma once
 
+#include "fairscheduler.h"
+#include "httpbodylimit.h"
+#include "jsonrpc.h"
 #include "mcpagentspec.h"
 #include "mcpsession.h"
 #include "offload.h"
@@ -8,7 +11,6 @@
 #include <QHash>
 #include <QHostAddress>
 #include <QObject>
-#include <QThreadPool>
 #include <QTimer>
 #include <QUrl>
 
@@ -33,10 +35,11 @@ struct McpSessionInfo
     int runningCalls = 0;
 };
 
-/// The MCP Streamable HTTP transport of one sandbox (revision 2025-06-18), on QHttpServer.
+/// The MCP Streamable HTTP transport of one sandbox (revisions 2024-11-05 to 2025-11-25), on
+/// QHttpServer.
 ///
 /// Endpoint `/mcp`: POST carries one JSON-RPC message and gets a JSON response (202 for
-/// notifications), GET answers 405 (no server-initiated stream), DELETE ends a session.
+/// notifications; a tools/call with a progress token may get an SSE stream instead), GET answers 405 (no server-initiated stream), DELETE ends a session.
 /// Every request is checked in this order: bearer token (401), Origin and Host (403), method
 /// (405), Mcp-Session-Id (400 missing / 404 unknown or another agent's), MCP-Protocol-Version
 /// (400).
@@ -68,9 +71,28 @@ public:
     int revokeAgent(const QString &name);
 
     QList<McpSessionInfo> sessions() const;
+    /// Session caps: at most `total` sessions, at most `perAgent` of one agent (defaults 256
+    /// and 64). A new session over a cap ends the least recently used idle session (no call
+    /// running) of that agent, or of all agents for the total cap: clients that never send
+    /// DELETE cannot lock anyone out, and an evicted client gets 404 and initializes again.
+    /// 503 only when every session in the way is running a call.
+    void setSessionLimits(int total, int perAgent);
+    /// Tool calls run on `total` workers, at most `perAgent` of them for one agent (defaults
+    /// 64 and 48), queued tasks taken round-robin over the agents (FairScheduler).
+    void setCallLimits(int total, int perAgent) { m_calls.setLimits(total, perAgent); }
+    /// Tool calls of an agent running / waiting for a worker.
+    int runningCalls(const QString &agent) const { return m_calls.running(agent); }
+    int queuedCalls(const QString &agent) const { return m_calls.queued(agent); }
     /// Sessions without a request for this long (and no call running) are ended, so clients
     /// that vanish without DELETE do not pile up. Default 30 minutes; checked every minute.
     void setSessionIdleTimeout(int seconds) { m_idleTimeoutMs = qint64(seconds) * 1000; }
+    /// How often a long tools/call that asked for progress reports it (default 5 s): the
+    /// response becomes a server-sent event stream carrying notifications/progress.
+    void setProgressInterval(std::chrono::milliseconds interval) { m_progressInterval = interval; }
+    /// The largest request body taken (default kDefaultMaxMcpMessageBytes, as for stdio): a
+    /// bigger one is refused with 413 before it is buffered.
+    void setMaxMessageBytes(qint64 bytes);
+    qint64 maxMessageBytes() const { return m_maxMessageBytes; }
     /// Ends the idle sessions now; returns how many.
     int expireIdleSessions();
     /// Ends every session (running calls are cancelled) and stops listening.
@@ -90,20 +112,43 @@ private:
     bool originAllowed(const QByteArray &origin, const QByteArray &hostHeader) const;
     void servePost(const QHttpServerRequest &request, QHttpServerResponder &responder,
                    const McpAgentSpec &agent);
+    /// The session a request names (Mcp-Session-Id of this agent, a version header that fits
+    /// it), marked as seen; null after answering why not.
+    McpSessionPtr requestSession(const QHttpServerRequest &request, QHttpServerResponder &responder,
+                                 const McpAgentSpec &agent, const QString &missingMessage);
+    void serveBatch(const QHttpServerRequest &request, QHttpServerResponder &responder,
+                    const McpAgentSpec &agent, QList<jsonrpc::ParseResult> batch);
     void endSession(const QString &id, const QString &reason);
+    /// Whether a tool call of the session is queued or running (it is then never evicted).
+    bool busy(const QString &id) const;
+    /// A call handed to m_calls was answered (server thread).
+    void callDone(const QString &id);
+    /// Notes a request of the session (idle expiry, LRU order).
+    void touch(const QString &id);
+    /// Makes room for a new session of `agent` under the caps; the refusal message if none.
+    QString admitSession(const QString &agent);
+    /// Ends the least recently used session without a running call (of `agent` when given).
+    bool evictIdleSession(const QString &agent);
 
     const SandboxPtr m_sandbox;
     const std::optional<SandboxOutputOffloadPolicy> m_offload;
     McpTokenTable m_tokens;
     std::unique_ptr<QHttpServer> m_http;
-    QTcpServer *m_tcp = nullptr; // owned by m_http
+    BodyLimitedTcpServer *m_tcp = nullptr; // owned by m_http
+    qint64 m_maxMessageBytes = kDefaultMaxMcpMessageBytes;
     QHostAddress m_address;
     bool m_allowRemote = false;
     QHash<QString, McpSessionPtr> m_sessions;
     QHash<QString, qint64> m_lastSeen; ///< msecs since epoch of each session's last request
+    QHash<QString, quint64> m_lastUse; ///< m_useCounter at each session's last request (LRU)
+    quint64 m_useCounter = 0;
+    QHash<QString, int> m_inFlight; ///< tool calls handed to m_calls and not yet answered
     qint64 m_idleTimeoutMs = 30 * 60 * 1000;
+    std::chrono::milliseconds m_progressInterval = McpSession::defaultProgressInterval();
     QTimer m_idleTimer;
-    QThreadPool m_pool;
+    int m_maxSessions = 256;
+    int m_maxSessionsPerAgent = 64;
+    FairScheduler m_calls{64, 48};
 };
 
 } // namespace elsai

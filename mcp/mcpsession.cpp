@@ -2,13 +2,13 @@
 
 #include "audit.h"
 #include "errors.h"
+#include "mcpprogress.h"
 #include "process.h"
 #include "sandboxmanager.h"
 #include "sandboxplugin.h"
 
 #include <QJsonArray>
 #include <QLoggingCategory>
-#include <QRegularExpression>
 
 Q_LOGGING_CATEGORY(lcMcpSession, "elsai.mcp.session", QtInfoMsg)
 
@@ -20,15 +20,22 @@ namespace {
 // replaces it by the same tool (name, description, schema, provider) whose invoke passes the
 // token of the request running on this thread, so notifications/cancelled kills the process
 // group through the core's CancellationToken.
+// The progress counter of that request (null without a progress token) is passed the same way.
 thread_local std::shared_ptr<CancellationToken> t_currentCancel;
+thread_local std::shared_ptr<ExecuteProgress> t_currentProgress;
 
 struct CancelScope
 {
-    explicit CancelScope(std::shared_ptr<CancellationToken> token)
+    CancelScope(std::shared_ptr<CancellationToken> token, std::shared_ptr<ExecuteProgress> progress)
     {
         t_currentCancel = std::move(token);
+        t_currentProgress = std::move(progress);
     }
-    ~CancelScope() { t_currentCancel.reset(); }
+    ~CancelScope()
+    {
+        t_currentCancel.reset();
+        t_currentProgress.reset();
+    }
     CancelScope(const CancelScope &) = delete;
     CancelScope &operator=(const CancelScope &) = delete;
 };
@@ -60,13 +67,18 @@ void installCancellableExecute(Agent &agent)
         const auto cwd = args::optionalString(args, QStringLiteral("cwd"), tool);
         ExecuteOptions options;
         options.cancel = t_currentCancel;
+        if (const std::shared_ptr<ExecuteProgress> progress = t_currentProgress) {
+            options.onOutput = [progress](OutputChannel, const QByteArray &chunk) {
+                progress->outputBytes.fetch_add(chunk.size(), std::memory_order_relaxed);
+            };
+        }
         const ExecuteResult r = executeAs(a, command, cwd, options);
         return ToolResult{formatExecuteResult(r), r.toJson(), false};
     };
     agent.tools().add(*execute);
 }
 
-const QString kLatestVersion = QStringLiteral("2025-06-18");
+const QString kLatestVersion = QStringLiteral("2025-11-25");
 
 QJsonObject textContent(const QString &text)
 {
@@ -74,6 +86,52 @@ QJsonObject textContent(const QString &text)
 }
 
 } // namespace
+
+// The fields of a tool's structured result that the text content already carries: left out of
+// structuredContent (they would double a large result) and so of the output schema.
+const char *const kTextFields[] = {"output", "stderr", "content", "entries"};
+
+// The outputSchema of a tool as MCP sends its results: the core's result schema without the
+// text fields, plus what this layer and the offload policy add. A failed call's result holds
+// only "error" (the SDK validates error results too), hence the two alternatives.
+static QJsonObject mcpOutputSchema(const QJsonObject &resultSchema)
+{
+    QJsonObject properties = resultSchema.value(QLatin1String("properties")).toObject();
+    for (const char *field : kTextFields)
+        properties.remove(QLatin1String(field));
+    const auto typed = [](const char *type) {
+        return QJsonObject{{QStringLiteral("type"), QLatin1String(type)}};
+    };
+    properties.insert(QStringLiteral("offloaded"),
+                      QJsonObject{{QStringLiteral("type"), QStringLiteral("object")},
+                                  {QStringLiteral("properties"),
+                                   QJsonObject{{QStringLiteral("handle"), typed("string")},
+                                               {QStringLiteral("tokens"), typed("integer")}}}});
+    properties.insert(
+        QStringLiteral("error"),
+        QJsonObject{{QStringLiteral("type"), QStringLiteral("object")},
+                    {QStringLiteral("properties"),
+                     QJsonObject{{QStringLiteral("type"), typed("string")},
+                                 {QStringLiteral("message"), typed("string")}}},
+                    {QStringLiteral("required"),
+                     QJsonArray{QStringLiteral("type"), QStringLiteral("message")}}});
+    QJsonArray required = resultSchema.value(QLatin1String("required")).toArray();
+    for (qsizetype i = required.size() - 1; i >= 0; --i) {
+        for (const char *field : kTextFields) {
+            if (required.at(i).toString() == QLatin1String(field)) {
+                required.removeAt(i);
+                break;
+            }
+        }
+    }
+    return {{QStringLiteral("type"), QStringLiteral("object")},
+            {QStringLiteral("properties"), properties},
+            {QStringLiteral("additionalProperties"), false},
+            {QStringLiteral("anyOf"),
+             QJsonArray{QJsonObject{{QStringLiteral("required"), required}},
+                        QJsonObject{{QStringLiteral("required"),
+                                     QJsonArray{QStringLiteral("error")}}}}}};
+}
 
 QJsonObject mcpToolDescription(const Tool &tool)
 {
@@ -87,10 +145,16 @@ QJsonObject mcpToolDescription(const Tool &tool)
         annotations.insert(QStringLiteral("idempotentHint"),
                            tool.name == QLatin1String("write_file"));
     }
-    return {{QStringLiteral("name"), tool.name},
-            {QStringLiteral("description"), tool.description},
-            {QStringLiteral("inputSchema"), tool.inputSchema},
-            {QStringLiteral("annotations"), annotations}};
+    const QString title = tool.title.isEmpty() ? tool.name : tool.title;
+    annotations.insert(QStringLiteral("title"), title); // where clients before 2025-06-18 look
+    QJsonObject description{{QStringLiteral("name"), tool.name},
+                            {QStringLiteral("title"), title},
+                            {QStringLiteral("description"), tool.description},
+                            {QStringLiteral("inputSchema"), tool.inputSchema},
+                            {QStringLiteral("annotations"), annotations}};
+    if (!tool.outputSchema.isEmpty())
+        description.insert(QStringLiteral("outputSchema"), mcpOutputSchema(tool.outputSchema));
+    return description;
 }
 
 McpSession::McpSession(QString id, McpAgentSpec agent, SandboxPtr sandbox,
@@ -107,14 +171,23 @@ McpSession::~McpSession()
 
 QStringList McpSession::supportedProtocolVersions()
 {
-    return {QStringLiteral("2024-11-05"), QStringLiteral("2025-03-26"), kLatestVersion};
+    return {QStringLiteral("2024-11-05"), QStringLiteral("2025-03-26"),
+            QStringLiteral("2025-06-18"), kLatestVersion};
 }
 
-bool McpSession::isAcceptableProtocolVersion(const QString &version)
+QString McpSession::latestProtocolVersion()
 {
-    static const QRegularExpression date(QStringLiteral("^\\d{4}-\\d{2}-\\d{2}$"));
-    return supportedProtocolVersions().contains(version) ||
-           (date.match(version).hasMatch() && version > kLatestVersion);
+    return kLatestVersion;
+}
+
+bool McpSession::isSupportedProtocolVersion(const QString &version)
+{
+    return supportedProtocolVersions().contains(version);
+}
+
+bool McpSession::allowsBatches(const QString &version)
+{
+    return version == QLatin1String("2025-03-26");
 }
 
 bool McpSession::isInitialized() const
@@ -179,17 +252,18 @@ static QJsonObject withText(QJsonObject response, const QString &text)
     return response;
 }
 
-McpSession::Reply McpSession::handle(const jsonrpc::Message &m)
+McpSession::Reply McpSession::handle(const jsonrpc::Message &m, const Notify &notify)
 {
-    Answer a = answer(m);
+    Answer a = answer(m, notify);
     if (a.response && a.text)
         return {withText(std::move(*a.response), *a.text), a.cancelled};
     return {std::move(a.response), a.cancelled};
 }
 
-McpSession::SerializedReply McpSession::handleSerialized(const jsonrpc::Message &m)
+McpSession::SerializedReply McpSession::handleSerialized(const jsonrpc::Message &m,
+                                                         const Notify &notify)
 {
-    const Answer a = answer(m);
+    const Answer a = answer(m, notify);
     if (!a.response)
         return {{}, a.cancelled};
     QByteArray bytes = jsonrpc::serialize(*a.response);
@@ -213,7 +287,38 @@ McpSession::SerializedReply McpSession::handleSerialized(const jsonrpc::Message 
     return {out, a.cancelled};
 }
 
-McpSession::Answer McpSession::answer(const jsonrpc::Message &m)
+QByteArray McpSession::handleBatch(const QList<jsonrpc::ParseResult> &batch)
+{
+    QByteArray out("[");
+    for (const jsonrpc::ParseResult &item : batch) {
+        QByteArray response;
+        if (const auto *fault = std::get_if<jsonrpc::Fault>(&item)) {
+            response = jsonrpc::serialize(jsonrpc::errorResponse(*fault));
+        } else {
+            const auto &m = std::get<jsonrpc::Message>(item);
+            if (m.isRequest() && m.method == QLatin1String("initialize")) {
+                response = jsonrpc::serialize(jsonrpc::errorResponse(
+                    m.id, jsonrpc::InvalidRequest,
+                    QStringLiteral("initialize must not be part of a JSON-RPC batch")));
+            } else {
+                SerializedReply r = handleSerialized(m);
+                if (!r.cancelled)
+                    response = std::move(r.bytes);
+            }
+        }
+        if (response.isEmpty())
+            continue;
+        if (out.size() > 1)
+            out.append(',');
+        out.append(response);
+    }
+    if (out.size() == 1)
+        return {};
+    out.append(']');
+    return out;
+}
+
+McpSession::Answer McpSession::answer(const jsonrpc::Message &m, const Notify &notify)
 {
     using namespace jsonrpc;
     if (m.kind == Message::Kind::Response || m.kind == Message::Kind::ErrorResponse)
@@ -247,7 +352,7 @@ McpSession::Answer McpSession::answer(const jsonrpc::Message &m)
         return {resultResponse(m.id, listTools()), std::nullopt, false};
     if (m.method == QLatin1String("tools/call")) {
         bool cancelled = false;
-        auto result = callTool(m.id, m.params, &cancelled);
+        auto result = callTool(m.id, m.params, notify, &cancelled);
         if (const auto *f = std::get_if<Fault>(&result))
             return {errorResponse(m.id, f->code, f->message), std::nullopt, cancelled};
         ToolCallResult &r = std::get<ToolCallResult>(result);
@@ -261,7 +366,7 @@ McpSession::Answer McpSession::answer(const jsonrpc::Message &m)
 QJsonObject McpSession::initialize(const QJsonObject &params)
 {
     const QString requested = params.value(QLatin1String("protocolVersion")).toString();
-    const QString version = isAcceptableProtocolVersion(requested) ? requested : kLatestVersion;
+    const QString version = isSupportedProtocolVersion(requested) ? requested : kLatestVersion;
     AgentPtr agent = this->agent();
     if (!agent) {
         AgentConfig config;
@@ -309,7 +414,8 @@ QJsonObject McpSession::listTools() const
 }
 
 std::variant<McpSession::ToolCallResult, jsonrpc::Fault>
-McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *cancelled)
+McpSession::callTool(const QJsonValue &id, const QJsonObject &params, const Notify &notify,
+                     bool *cancelled)
 {
     using jsonrpc::Fault;
     const QJsonValue nameValue = params.value(QLatin1String("name"));
@@ -343,14 +449,40 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *canc
         f.code = jsonrpc::InvalidRequest;
         return f;
     }
+    // Progress while it runs, for a client that asked for it (it may reset its request
+    // timeout on each): the time so far and, for execute, the output size so far.
+    std::shared_ptr<ExecuteProgress> progress;
+    ProgressTicker::Registration ticking;
+    const QJsonValue progressToken =
+        params.value(QLatin1String("_meta")).toObject().value(QLatin1String("progressToken"));
+    if (notify && (progressToken.isString() || progressToken.isDouble())) {
+        progress = std::make_shared<ExecuteProgress>();
+        const auto started = std::chrono::steady_clock::now();
+        const bool counts = name == QLatin1String("execute");
+        ticking = ProgressTicker::instance().start(m_progressInterval, [=] {
+            using namespace std::chrono;
+            const double seconds =
+                duration_cast<milliseconds>(steady_clock::now() - started).count() / 1000.0;
+            QString message = QStringLiteral("%1 running for %2 s")
+                                  .arg(name, QString::number(seconds, 'f', 1));
+            if (counts)
+                message += QStringLiteral("; %1 bytes of output so far")
+                               .arg(progress->outputBytes.load(std::memory_order_relaxed));
+            notify(jsonrpc::serialize(jsonrpc::notification(
+                QStringLiteral("notifications/progress"),
+                {{QStringLiteral("progressToken"), progressToken},
+                 {QStringLiteral("progress"), seconds}, // grows with every notification
+                 {QStringLiteral("message"), message}})));
+        });
+    }
     ToolCallResult call;
     std::optional<Fault> fault;
     try {
-        CancelScope scope(token);
+        CancelScope scope(token, progress);
         const ToolResult r = a->callTool(name, argsValue.toObject());
         QJsonObject structured = r.data;
         // The text already carries these; repeating them would double large results.
-        for (const char *big : {"output", "stderr", "content", "entries"})
+        for (const char *big : kTextFields)
             structured.remove(QLatin1String(big));
         call.result = {{QStringLiteral("content"), QJsonArray{textContent(QString())}},
                        {QStringLiteral("structuredContent"), structured},
@@ -372,6 +504,7 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *canc
         fault = Fault{jsonrpc::InternalError,
                       QStringLiteral("tool '%1' failed: %2").arg(name, d.display())};
     }
+    ticking = {}; // no progress after this point: the response follows
     {
         QMutexLocker lock(&m_mutex);
         m_running.remove(key);

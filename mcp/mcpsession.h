@@ -11,6 +11,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <variant>
@@ -43,11 +45,21 @@ public:
 
     /// Revisions this server implements, oldest first; the last is the preferred one.
     static QStringList supportedProtocolVersions();
-    /// True for a revision this server implements or a later one (the client's choice is kept:
-    /// the tools subset has not changed incompatibly).
-    static bool isAcceptableProtocolVersion(const QString &version);
+    static QString latestProtocolVersion();
+    /// True for a revision this server implements. initialize answers any other offer (an
+    /// unknown date, a later revision such as the stateless 2026-07-28) with the latest
+    /// supported one, never an echo: the client then decides whether it can speak it.
+    static bool isSupportedProtocolVersion(const QString &version);
+    /// Whether the negotiated revision lets a client send JSON-RPC batches (2025-03-26 only:
+    /// 2025-06-18 removed them).
+    static bool allowsBatches(const QString &version);
 
-    Reply handle(const jsonrpc::Message &message);
+    /// Sends a serialized notification (compact JSON, no newline) to the client while a request
+    /// runs: notifications/progress of a tools/call that carried `_meta.progressToken`. Called
+    /// on another thread than the request's; never after handle() returned.
+    using Notify = std::function<void(const QByteArray &notification)>;
+
+    Reply handle(const jsonrpc::Message &message, const Notify &notify = {});
 
     /// handle() as the transports need it: the response as compact JSON without a newline
     /// (empty for none). A tool's text is escaped straight into it, not put in a QJsonObject.
@@ -56,7 +68,20 @@ public:
         QByteArray bytes;
         bool cancelled = false;
     };
-    SerializedReply handleSerialized(const jsonrpc::Message &message);
+    SerializedReply handleSerialized(const jsonrpc::Message &message, const Notify &notify = {});
+
+    /// How often a tools/call with a progress token reports progress (default 5 s). Set before
+    /// the first call.
+    void setProgressInterval(std::chrono::milliseconds interval) { m_progressInterval = interval; }
+    std::chrono::milliseconds progressInterval() const { return m_progressInterval; }
+    static constexpr std::chrono::milliseconds defaultProgressInterval() { return std::chrono::seconds(5); }
+
+    /// A JSON-RPC batch (the transport checked acceptsBatches()): each message handled in
+    /// order, the responses as one serialized array, empty when there are none (only
+    /// notifications, or cancelled requests). initialize may not be part of one.
+    QByteArray handleBatch(const QList<jsonrpc::ParseResult> &batch);
+    /// Whether the negotiated revision has batches (allowsBatches()).
+    bool acceptsBatches() const { return allowsBatches(protocolVersion()); }
 
     /// Cancels running calls and detaches the agent. Later requests are refused. Idempotent.
     void close();
@@ -80,7 +105,7 @@ private:
         std::optional<QString> text;
         bool cancelled = false;
     };
-    Answer answer(const jsonrpc::Message &message);
+    Answer answer(const jsonrpc::Message &message, const Notify &notify);
     QJsonObject initialize(const QJsonObject &params);
     QJsonObject listTools() const;
     /// A tools/call result object (its text content item empty) and the text, or a JSON-RPC
@@ -91,13 +116,15 @@ private:
         QString text;
     };
     std::variant<ToolCallResult, jsonrpc::Fault>
-    callTool(const QJsonValue &id, const QJsonObject &params, bool *cancelled);
+    callTool(const QJsonValue &id, const QJsonObject &params, const Notify &notify,
+             bool *cancelled);
     void cancelRequest(const QJsonValue &requestId);
 
     const QString m_id;
     const McpAgentSpec m_spec;
     const SandboxPtr m_sandbox;
     const std::optional<SandboxOutputOffloadPolicy> m_offload;
+    std::chrono::milliseconds m_progressInterval = defaultProgressInterval();
 
     mutable QMutex m_mutex;
     AgentPtr m_agent;

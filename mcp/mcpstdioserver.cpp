@@ -13,10 +13,6 @@ Q_LOGGING_CATEGORY(lcMcpStdio, "elsai.mcp.stdio", QtInfoMsg)
 
 namespace elsai {
 
-namespace {
-constexpr qsizetype kMaxLine = 64 * 1024 * 1024; // a bigger message is a broken client
-}
-
 McpStdioServer::McpStdioServer(SandboxPtr sandbox, McpAgentSpec agent,
                                std::optional<SandboxOutputOffloadPolicy> offload, int inputFd,
                                int outputFd, QObject *parent)
@@ -56,8 +52,17 @@ void McpStdioServer::start()
 
 void McpStdioServer::readLoop()
 {
-    QByteArray buffer;
+    QByteArray buffer;       // the line so far
+    bool discarding = false; // the line is over the cap: dropped up to its newline
+    jsonrpc::IdScanner scanner;
     char chunk[65536];
+    auto startDiscarding = [&](QByteArrayView more) {
+        discarding = true;
+        scanner = {};
+        scanner.feed(buffer);
+        scanner.feed(more);
+        buffer.clear();
+    };
     for (;;) {
         pollfd fds[2] = {{m_inFd, POLLIN, 0}, {m_wakePipe[0], POLLIN, 0}};
         if (::poll(fds, m_wakePipe[0] >= 0 ? 2 : 1, -1) < 0) {
@@ -72,18 +77,38 @@ void McpStdioServer::readLoop()
             continue;
         if (n <= 0)
             break;
-        buffer.append(chunk, n);
-        qsizetype start = 0;
-        for (qsizetype nl; (nl = buffer.indexOf('\n', start)) >= 0; start = nl + 1)
-            dispatch(buffer.mid(start, nl - start));
-        buffer.remove(0, start);
-        if (buffer.size() > kMaxLine) {
-            send(jsonrpc::errorResponse(QJsonValue::Null, jsonrpc::InvalidRequest,
-                                        QStringLiteral("message over 64 MiB dropped")));
-            buffer.clear();
+        QByteArrayView data(chunk, n);
+        while (!data.isEmpty()) {
+            const qsizetype nl = data.indexOf('\n');
+            if (discarding) {
+                scanner.feed(nl < 0 ? data : data.first(nl));
+                if (nl < 0)
+                    break;
+                refuseOversized(scanner.id());
+                discarding = false;
+            } else if (nl < 0) {
+                if (buffer.size() + data.size() > m_maxMessageBytes)
+                    startDiscarding(data);
+                else
+                    buffer.append(data);
+                break;
+            } else if (buffer.size() + nl > m_maxMessageBytes) {
+                startDiscarding(data.first(nl));
+                refuseOversized(scanner.id());
+                discarding = false;
+            } else if (buffer.isEmpty()) {
+                dispatch(data.first(nl).toByteArray());
+            } else {
+                buffer.append(data.first(nl));
+                dispatch(buffer);
+                buffer.clear();
+            }
+            data = data.sliced(nl + 1);
         }
     }
-    if (!buffer.trimmed().isEmpty())
+    if (discarding)
+        refuseOversized(scanner.id());
+    else if (!buffer.trimmed().isEmpty())
         dispatch(buffer);
     qCInfo(lcMcpStdio) << "input closed; ending the session";
     m_session->close(); // cancels running commands: the client is gone
@@ -91,17 +116,45 @@ void McpStdioServer::readLoop()
     QMetaObject::invokeMethod(this, &McpStdioServer::finished, Qt::QueuedConnection);
 }
 
+void McpStdioServer::refuseOversized(const QJsonValue &id)
+{
+    // The id is recovered from the dropped bytes when it was there; otherwise JSON-RPC's rule
+    // for an undeterminable id applies: null.
+    send(jsonrpc::errorResponse(
+        id, jsonrpc::InvalidRequest,
+        QStringLiteral("message over this server's limit of %1 bytes dropped; send less per "
+                       "message (write large files in parts)")
+            .arg(m_maxMessageBytes)));
+}
+
 void McpStdioServer::dispatch(const QByteArray &line)
 {
     if (line.trimmed().isEmpty())
         return;
-    const jsonrpc::ParseResult parsed = jsonrpc::parse(line);
+    jsonrpc::Payload payload = jsonrpc::parsePayload(line);
+    if (payload.batch) {
+        if (!m_session->acceptsBatches())
+            return send(jsonrpc::errorResponse(
+                QJsonValue::Null, jsonrpc::InvalidRequest,
+                QStringLiteral("JSON-RPC batches are part of MCP 2025-03-26 only, and this "
+                               "session speaks %1: send one message per line")
+                    .arg(m_session->protocolVersion())));
+        m_pool.start([this, batch = std::move(*payload.batch)] {
+            QByteArray out = m_session->handleBatch(batch);
+            if (!out.isEmpty())
+                sendBytes(std::move(out));
+        });
+        return;
+    }
+    const jsonrpc::ParseResult &parsed = payload.single;
     if (const auto *fault = std::get_if<jsonrpc::Fault>(&parsed))
         return send(jsonrpc::errorResponse(*fault));
     const jsonrpc::Message &message = std::get<jsonrpc::Message>(parsed);
     if (message.isRequest() && message.method == QLatin1String("tools/call")) {
         m_pool.start([this, message] {
-            McpSession::SerializedReply reply = m_session->handleSerialized(message);
+            // Progress notifications go inline, between the other messages.
+            const McpSession::Notify notify = [this](const QByteArray &n) { sendBytes(n); };
+            McpSession::SerializedReply reply = m_session->handleSerialized(message, notify);
             if (!reply.bytes.isEmpty() && !reply.cancelled)
                 sendBytes(std::move(reply.bytes));
         });

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "mcpagentspec.h"
+#include "mcplimits.h"
 #include "mcpsession.h"
 #include "offload.h"
 #include "sandbox.h"
@@ -33,6 +34,14 @@ public:
     /// Starts reading on a thread of its own. finished() follows end of input.
     void start();
     const McpSession &session() const { return *m_session; }
+    /// The largest message taken (default kDefaultMaxMcpMessageBytes, as over HTTP); set
+    /// before start(). A longer line is dropped and answered with an error carrying its id.
+    void setMaxMessageBytes(qint64 bytes) { m_maxMessageBytes = bytes; }
+    /// How often a long tools/call that asked for progress reports it (default 5 s).
+    void setProgressInterval(std::chrono::milliseconds interval)
+    {
+        m_session->setProgressInterval(interval);
+    }
 
 Q_SIGNALS:
     /// Input ended (the client closed stdin) and every running call returned.
@@ -41,11 +50,14 @@ Q_SIGNALS:
 private:
     void readLoop();
     void dispatch(const QByteArray &line);
+    /// Answers a message over the cap (dropped unread) with the id found in its bytes.
+    void refuseOversized(const QJsonValue &id);
     void send(const QJsonObject &message);
     /// Writes one serialized message and its newline in a single write.
     void sendBytes(QByteArray bytes);
 
     McpSessionPtr m_session;
+    qint64 m_maxMessageBytes = kDefaultMaxMcpMessageBytes;
     const int m_inFd;
     const int m_outFd;
     QMutex m_writeMutex;

@@ -9,6 +9,7 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QSignalSpy>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -119,6 +120,15 @@ class TestMcpHttp : public QObject
             .toString();
     }
 
+    void endAllSessions()
+    {
+        for (const McpSessionInfo &s : m_server->sessions())
+            send(makeRequest(s.agent == QLatin1String("writer") ? kWriter : kReader,
+                             s.sessionId.toLatin1()),
+                 "DELETE");
+        QVERIFY(m_server->sessions().isEmpty());
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
@@ -215,6 +225,33 @@ private Q_SLOTS:
         QVERIFY(r.headers.value("allow").contains("POST"));
     }
 
+    void initializeWithAnUnsupportedVersionHeaderOpensNoSession()
+    {
+        QNetworkRequest r = makeRequest(kReader);
+        r.setRawHeader("MCP-Protocol-Version", "2026-07-28");
+        const Reply refused =
+            send(r, "POST",
+                 rpc(QStringLiteral("initialize"),
+                     {{QStringLiteral("protocolVersion"), QStringLiteral("2026-07-28")}}));
+        QCOMPARE(refused.status, 400);
+        QVERIFY(!refused.headers.contains("mcp-session-id"));
+        QVERIFY(m_server->sessions().isEmpty());
+        // Offered in the body only, the stateless revision gets the latest session-based one.
+        const Reply answered =
+            send(makeRequest(kReader), "POST",
+                 rpc(QStringLiteral("initialize"),
+                     {{QStringLiteral("protocolVersion"), QStringLiteral("2026-07-28")}}));
+        QCOMPARE(answered.status, 200);
+        QCOMPARE(answered.json.value(QLatin1String("result"))
+                     .toObject()
+                     .value(QLatin1String("protocolVersion"))
+                     .toString(),
+                 QStringLiteral("2025-11-25"));
+        QCOMPARE(send(makeRequest(kReader, answered.headers.value("mcp-session-id")), "DELETE")
+                     .status,
+                 200);
+    }
+
     void sessionLifecycle()
     {
         const QByteArray session = initialize(kReader);
@@ -238,9 +275,23 @@ private Q_SLOTS:
         QCOMPARE(send(makeRequest(kWriter, session), "POST", rpc(QStringLiteral("ping"))).status,
                  404);
 
-        QNetworkRequest bad = makeRequest(kReader, session);
-        bad.setRawHeader("MCP-Protocol-Version", "1999-01-01");
-        QCOMPARE(send(bad, "POST", rpc(QStringLiteral("ping"))).status, 400);
+        // An unsupported version header is 400 on every revision.
+        for (const QByteArray &version : {QByteArray("1999-01-01"), QByteArray("2099-01-01"),
+                                         QByteArray("2026-07-28"), QByteArray("banana"),
+                                         QByteArray("2025-05-01")}) {
+            QNetworkRequest bad = makeRequest(kReader, session);
+            bad.setRawHeader("MCP-Protocol-Version", version);
+            const Reply refused = send(bad, "POST", rpc(QStringLiteral("ping")));
+            QVERIFY2(refused.status == 400, version.constData());
+            QVERIFY(refused.json.value(QLatin1String("error"))
+                        .toObject()
+                        .value(QLatin1String("message"))
+                        .toString()
+                        .contains(QString::fromLatin1(version)));
+        }
+        QNetworkRequest badDelete = makeRequest(kReader, session);
+        badDelete.setRawHeader("MCP-Protocol-Version", "2099-01-01");
+        QCOMPARE(send(badDelete, "DELETE").status, 400);
         QNetworkRequest good = makeRequest(kReader, session);
         good.setRawHeader("MCP-Protocol-Version", "2025-06-18");
         const Reply ping = send(good, "POST", rpc(QStringLiteral("ping"), {}, 77));
@@ -262,6 +313,117 @@ private Q_SLOTS:
         QCOMPARE(send(makeRequest(kReader, session), "POST", rpc(QStringLiteral("ping"))).status,
                  404);
         QCOMPARE(send(makeRequest(kReader, session), "DELETE").status, 404);
+    }
+
+    // A raw connection: the status line and body of the server's answer to `bytes`, written
+    // at once, or as the server reads them (the event loop runs: the server lives here).
+    QByteArray rawExchange(const QByteArray &bytes, qsizetype piece = 0, int responses = 1)
+    {
+        QTcpSocket socket;
+        socket.connectToHost(QHostAddress::LocalHost, m_server->port());
+        QByteArray received;
+        connect(&socket, &QTcpSocket::readyRead, &socket, [&] { received += socket.readAll(); });
+        bool closed = false;
+        connect(&socket, &QTcpSocket::disconnected, &socket, [&] { closed = true; });
+        for (int i = 0; i < 2000 && socket.state() != QAbstractSocket::ConnectedState; ++i)
+            QTest::qWait(5);
+        if (piece <= 0)
+            piece = bytes.size();
+        for (qsizetype i = 0; i < bytes.size(); i += piece) { // the server reads each apart
+            socket.write(bytes.mid(i, piece));
+            socket.flush();
+            QTest::qWait(5);
+        }
+        for (int i = 0; i < 2000 && !closed && received.count("\"jsonrpc\"") < responses; ++i)
+            QTest::qWait(10);
+        return received;
+    }
+
+    void bodiesOverTheCapAreRefusedBeforeTheyArrive()
+    {
+        m_server->setMaxMessageBytes(4096);
+        const QByteArray session = initialize(kWriter); // a connection made under the new cap
+        const QByteArray head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+                                kWriter.toUtf8() + "\r\nMcp-Session-Id: " + session +
+                                "\r\nContent-Type: application/json\r\n";
+        // 200 MB announced, none of it sent: the answer comes from the headers alone.
+        const QByteArray announced = rawExchange(head + "Content-Length: 209715200\r\n\r\n");
+        QVERIFY2(announced.startsWith("HTTP/1.1 413"), announced.constData());
+        QVERIFY(announced.contains("limit of 4096 bytes"));
+        QVERIFY(announced.contains("\"jsonrpc\":\"2.0\""));
+        // Chunked: refused when the chunks pass the cap.
+        const QByteArray chunked =
+            rawExchange(head + "Transfer-Encoding: chunked\r\n\r\n800\r\n" + QByteArray(2048, ' ') +
+                        "\r\n900\r\n" + QByteArray(100, ' '));
+        QVERIFY2(chunked.startsWith("HTTP/1.1 413"), chunked.constData());
+        // Under the cap, in pieces the server reads one by one, headers split too: the guard
+        // follows the framing across reads (two requests on one connection).
+        const QByteArray ping = rpc(QStringLiteral("ping"), {}, 32).chopped(1) +
+                                QByteArray(3000, ' ') + '}';
+        const QByteArray pingPost = head + "Content-Length: " + QByteArray::number(ping.size()) +
+                                    "\r\n\r\n" + ping;
+        const QByteArray twice = rawExchange(pingPost + pingPost, 700, 2);
+        QVERIFY2(twice.startsWith("HTTP/1.1 200"), twice.constData());
+        QCOMPARE(twice.count("HTTP/1.1 200"), 2);
+        QCOMPARE(twice.count("\"id\":32"), 2);
+        // Under the cap, the same padding is a request like any other.
+        const QByteArray padded = rpc(QStringLiteral("ping"), {}, 31).chopped(1) +
+                                  QByteArray(3000, ' ') + '}';
+        const Reply fine = send(makeRequest(kWriter, session), "POST", padded);
+        QCOMPARE(fine.status, 200);
+        QCOMPARE(fine.json.value(QLatin1String("id")).toInt(), 31);
+        m_server->setMaxMessageBytes(kDefaultMaxMcpMessageBytes);
+        send(makeRequest(kWriter, session), "DELETE");
+    }
+
+    void batchesFollowTheNegotiatedRevision()
+    {
+        auto open = [&](const char *version) {
+            const Reply r = send(makeRequest(kReader), "POST",
+                                 rpc(QStringLiteral("initialize"),
+                                     {{QStringLiteral("protocolVersion"), QLatin1String(version)}}));
+            return r.headers.value("mcp-session-id");
+        };
+        const QByteArray old = open("2025-03-26");
+        const QByteArray batch =
+            "[" + rpc(QStringLiteral("ping"), {}, 41) +
+            R"(,{"jsonrpc":"2.0","method":"notifications/initialized"},)" +
+            callTool(QStringLiteral("read_file"), {{QStringLiteral("path"), QStringLiteral("a.txt")}},
+                     42) +
+            "," + rpc(QStringLiteral("initialize"), {}, 43) + "]";
+        const Reply answered = send(makeRequest(kReader, old), "POST", batch);
+        QCOMPARE(answered.status, 200);
+        const QJsonArray responses = QJsonDocument::fromJson(answered.body).array();
+        QCOMPARE(responses.size(), 3); // none for the notification
+        QCOMPARE(responses.at(0).toObject().value(QLatin1String("id")).toInt(), 41);
+        QCOMPARE(responses.at(1).toObject().value(QLatin1String("id")).toInt(), 42);
+        QCOMPARE(responses.at(1)
+                     .toObject()
+                     .value(QLatin1String("result"))
+                     .toObject()
+                     .value(QLatin1String("content"))
+                     .toArray()
+                     .first()
+                     .toObject()
+                     .value(QLatin1String("text"))
+                     .toString(),
+                 QStringLiteral("hello"));
+        QVERIFY(responses.at(2).toObject().contains(QLatin1String("error"))); // initialize
+        const Reply onlyNotifications = send(makeRequest(kReader, old), "POST",
+                                             R"([{"jsonrpc":"2.0","method":"notifications/x"}])");
+        QCOMPARE(onlyNotifications.status, 202);
+
+        const QByteArray current = open("2025-06-18");
+        const Reply refused =
+            send(makeRequest(kReader, current), "POST", "[" + rpc(QStringLiteral("ping")) + "]");
+        QCOMPARE(refused.status, 400);
+        QVERIFY(refused.json.value(QLatin1String("error"))
+                    .toObject()
+                    .value(QLatin1String("message"))
+                    .toString()
+                    .contains(QLatin1String("2025-03-26 only")));
+        send(makeRequest(kReader, old), "DELETE");
+        send(makeRequest(kReader, current), "DELETE");
     }
 
     void modesAreEnforced()
@@ -414,6 +576,158 @@ private Q_SLOTS:
         QVERIFY(agent->isDetached());
         r.setRawHeader("Mcp-Session-Id", init.headers.value("mcp-session-id"));
         QCOMPARE(send(r, "POST", rpc(QStringLiteral("ping"))).status, 401);
+    }
+
+    void revokingATokenCancelsItsRunningCalls()
+    {
+        McpHttpServer server(m_sandbox, {{QStringLiteral("temprw"), SandboxAttachMode::ReadWrite,
+                                          QStringLiteral("temprw-token-0123456789")}});
+        server.listen(QHostAddress::LocalHost, 0);
+        QNetworkRequest r(server.url());
+        r.setHeader(QNetworkRequest::ContentTypeHeader, QByteArray("application/json"));
+        r.setRawHeader("Authorization", "Bearer temprw-token-0123456789");
+        const Reply init = send(r, "POST", rpc(QStringLiteral("initialize")));
+        r.setRawHeader("Mcp-Session-Id", init.headers.value("mcp-session-id"));
+        QNetworkReply *running = m_nam.sendCustomRequest(
+            r, "POST",
+            callTool(QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("sleep 300")}}));
+        // Running in the session (not only given a worker): the command has started.
+        QTRY_COMPARE_WITH_TIMEOUT(server.sessions().value(0).runningCalls, 1, 20000);
+        QCOMPARE(server.revokeAgent(QStringLiteral("temprw")), 1);
+        const Reply done = wait(running); // at once, not after 300 s
+        QVERIFY2(resultText(done).contains(QStringLiteral("cancelled")), done.body.constData());
+        QTRY_COMPARE_WITH_TIMEOUT(server.runningCalls(QStringLiteral("temprw")), 0, 20000);
+    }
+
+    // Clients that never send DELETE (SDK 1.x close() does not) cannot lock anyone out.
+    void leakedSessionsLockNobodyOut()
+    {
+        QList<QByteArray> leaked;
+        for (int i = 0; i < 300; ++i) {
+            leaked.append(initialize(kWriter));
+            QVERIFY(!leaked.last().isEmpty());
+            if (i == 0) { // the first stays in use: least recently used is not the oldest
+                QCOMPARE(send(makeRequest(kWriter, leaked.first()), "POST", rpc(QStringLiteral("ping")))
+                             .status,
+                         200);
+            }
+            if (i % 32 == 0)
+                send(makeRequest(kWriter, leaked.first()), "POST", rpc(QStringLiteral("ping")));
+        }
+        QCOMPARE(m_server->sessions().size(), 64); // the per-agent cap
+        QCOMPARE(send(makeRequest(kWriter, leaked.first()), "POST", rpc(QStringLiteral("ping"))).status,
+                 200);
+        QCOMPARE(send(makeRequest(kWriter, leaked.at(1)), "POST", rpc(QStringLiteral("ping"))).status,
+                 404); // evicted: the client initializes again
+        QCOMPARE(send(makeRequest(kWriter, leaked.last()), "POST", rpc(QStringLiteral("ping"))).status,
+                 200);
+        // Another agent is not affected.
+        const QByteArray reader = initialize(kReader);
+        QCOMPARE(send(makeRequest(kReader, reader), "POST", rpc(QStringLiteral("ping"))).status, 200);
+        endAllSessions();
+
+        // The total cap evicts the least recently used idle session of any agent.
+        m_server->setSessionLimits(4, 3);
+        const QByteArray w1 = initialize(kWriter);
+        const QByteArray w2 = initialize(kWriter);
+        const QByteArray r1 = initialize(kReader);
+        const QByteArray r2 = initialize(kReader);
+        send(makeRequest(kWriter, w1), "POST", rpc(QStringLiteral("ping")));
+        initialize(kReader); // full: w2 is the least recently used
+        QCOMPARE(send(makeRequest(kWriter, w2), "POST", rpc(QStringLiteral("ping"))).status, 404);
+        QCOMPARE(send(makeRequest(kReader, r1), "POST", rpc(QStringLiteral("ping"))).status, 200);
+        endAllSessions();
+
+        // A session running a call is never evicted: 503 names what to do.
+        m_server->setSessionLimits(4, 1);
+        const QByteArray busy = initialize(kWriter);
+        QNetworkReply *running = m_nam.sendCustomRequest(
+            makeRequest(kWriter, busy), "POST",
+            callTool(QStringLiteral("execute"),
+                     {{QStringLiteral("command"),
+                       QStringLiteral("while [ ! -f evict-release ]; do sleep 0.02; done")}}));
+        QTRY_COMPARE_WITH_TIMEOUT(runningCalls(), 1, 20000);
+        const Reply full = send(makeRequest(kWriter), "POST", rpc(QStringLiteral("initialize")));
+        QCOMPARE(full.status, 503);
+        QVERIFY(full.body.contains("running a call"));
+        QVERIFY(!initialize(kReader).isEmpty()); // the other agent still gets in
+        m_sandbox->addFiles({{QStringLiteral("evict-release"), FileSource::text(QString())}});
+        QCOMPARE(wait(running).status, 200);
+        m_server->setSessionLimits(256, 64);
+        endAllSessions();
+        Q_UNUSED(r2);
+    }
+
+    // A call waiting for a worker (not yet running in its session) keeps the session too.
+    void queuedCallsKeepTheirSessions()
+    {
+        m_server->setCallLimits(1, 1);
+        m_server->setSessionLimits(8, 2);
+        const QByteArray running = initialize(kWriter);
+        const QByteArray queued = initialize(kWriter);
+        const QByteArray command = "while [ ! -f queue-release ]; do sleep 0.02; done; echo ok";
+        QNetworkReply *first = m_nam.sendCustomRequest(
+            makeRequest(kWriter, running), "POST",
+            callTool(QStringLiteral("execute"), {{QStringLiteral("command"), QString::fromLatin1(command)}}));
+        QTRY_COMPARE_WITH_TIMEOUT(m_server->runningCalls(QStringLiteral("writer")), 1, 20000);
+        QNetworkReply *second = m_nam.sendCustomRequest(
+            makeRequest(kWriter, queued), "POST",
+            callTool(QStringLiteral("execute"), {{QStringLiteral("command"), QString::fromLatin1(command)}}));
+        QTRY_COMPARE_WITH_TIMEOUT(m_server->queuedCalls(QStringLiteral("writer")), 1, 20000);
+        const Reply full = send(makeRequest(kWriter), "POST", rpc(QStringLiteral("initialize")));
+        QCOMPARE(full.status, 503); // neither session is idle
+        m_sandbox->addFiles({{QStringLiteral("queue-release"), FileSource::text(QString())}});
+        QVERIFY(resultText(wait(first)).startsWith(QStringLiteral("ok")));
+        QVERIFY(resultText(wait(second)).startsWith(QStringLiteral("ok")));
+        m_server->setCallLimits(64, 48);
+        m_server->setSessionLimits(256, 64);
+        endAllSessions();
+    }
+
+    // Ordering, not timing: 64 calls of one agent wait for a file the test writes only after
+    // another agent's read_file has been answered. On one shared pool of 64 workers it would
+    // wait behind them forever (bounded here by the test's timeout).
+    void oneAgentsLongCallsDoNotQueueAnother()
+    {
+        const QByteArray writer = initialize(kWriter);
+        const QByteArray reader = initialize(kReader);
+        std::vector<std::unique_ptr<QTcpSocket>> sockets;
+        QList<QByteArray> answers(64);
+        for (int i = 0; i < 64; ++i) { // 64 connections: QNetworkAccessManager would use 6
+            const QByteArray body = callTool(
+                QStringLiteral("execute"),
+                {{QStringLiteral("command"),
+                  QStringLiteral("while [ ! -f fair-release ]; do sleep 0.05; done; echo released")}},
+                5000 + i);
+            const QByteArray post = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+                                    kWriter.toUtf8() + "\r\nMcp-Session-Id: " + writer +
+                                    "\r\nContent-Type: application/json\r\nContent-Length: " +
+                                    QByteArray::number(body.size()) + "\r\n\r\n" + body;
+            auto socket = std::make_unique<QTcpSocket>();
+            QTcpSocket *raw = socket.get();
+            connect(raw, &QTcpSocket::readyRead, raw, [&answers, raw, i] { answers[i] += raw->readAll(); });
+            raw->connectToHost(QHostAddress::LocalHost, m_server->port());
+            raw->write(post);
+            sockets.push_back(std::move(socket));
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(m_server->runningCalls(QStringLiteral("writer")) +
+                                      m_server->queuedCalls(QStringLiteral("writer")),
+                                  64, 30000);
+        QCOMPARE(m_server->runningCalls(QStringLiteral("writer")), 48); // its share
+        QCOMPARE(m_server->queuedCalls(QStringLiteral("writer")), 16);
+        const Reply read = send(makeRequest(kReader, reader), "POST",
+                                callTool(QStringLiteral("read_file"),
+                                         {{QStringLiteral("path"), QStringLiteral("a.txt")}}));
+        QCOMPARE(resultText(read), QStringLiteral("hello"));
+        // Not one of the writer's calls could have finished before this point.
+        for (const QByteArray &a : std::as_const(answers))
+            QVERIFY(!a.contains("released"));
+        m_sandbox->addFiles({{QStringLiteral("fair-release"), FileSource::text(QString())}});
+        QTRY_VERIFY_WITH_TIMEOUT(std::all_of(answers.cbegin(), answers.cend(),
+                                             [](const QByteArray &a) { return a.contains("released"); }),
+                                 60000);
+        QCOMPARE(m_server->queuedCalls(QStringLiteral("writer")), 0);
+        endAllSessions();
     }
 };
 

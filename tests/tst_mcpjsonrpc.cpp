@@ -1,4 +1,5 @@
 #include "errors.h"
+#include "httpbodylimit.h"
 #include "jsonrpc.h"
 #include "mcpagentspec.h"
 
@@ -76,7 +77,7 @@ private Q_SLOTS:
         const QJsonValue null(QJsonValue::Null);
         QTest::newRow("not JSON") << QByteArray("{nope") << int(jsonrpc::ParseError) << null;
         QTest::newRow("empty") << QByteArray("") << int(jsonrpc::ParseError) << null;
-        QTest::newRow("batch (removed in 2025-06-18)")
+        QTest::newRow("batch (only in 2025-03-26: parsePayload)")
             << QByteArray(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])")
             << int(jsonrpc::InvalidRequest) << null;
         QTest::newRow("scalar") << QByteArray("42") << int(jsonrpc::ParseError) << null;
@@ -126,6 +127,106 @@ private Q_SLOTS:
         if (!f.id.isNull()) {
             QVERIFY(std::holds_alternative<jsonrpc::Message>(echoed));
             QCOMPARE(int(std::get<jsonrpc::Message>(echoed).kind), int(Kind::ErrorResponse));
+        }
+    }
+
+    void scansTheIdOfAnOversizedMessage_data()
+    {
+        QTest::addColumn<QByteArray>("payload");
+        QTest::addColumn<QJsonValue>("id");
+        const QJsonValue null(QJsonValue::Null);
+        QTest::newRow("id first") << QByteArray(R"({"id":7,"jsonrpc":"2.0","method":"x"})")
+                                  << QJsonValue(7);
+        QTest::newRow("id after big params")
+            << QByteArray(R"({"jsonrpc":"2.0","method":"tools/call","params":{"arguments":)"
+                          "{\"content\":\"a \\\"id\\\":3 , {\\\"id\\\":4}\",\"id\":5}},\"id\":\"req-9\"}")
+            << QJsonValue(QStringLiteral("req-9"));
+        QTest::newRow("spaces") << QByteArray("{ \"id\" :\n -12 }") << QJsonValue(-12);
+        QTest::newRow("escaped string id") << QByteArray("{\"id\":\"a\\\"b\"}")
+                                           << QJsonValue(QStringLiteral("a\"b"));
+        QTest::newRow("nested id only") << QByteArray(R"({"params":{"id":1},"method":"m"})")
+                                        << null;
+        QTest::newRow("null id") << QByteArray(R"({"id":null})") << null;
+        QTest::newRow("fractional id") << QByteArray(R"({"id":1.5})") << null;
+        QTest::newRow("key ending in id") << QByteArray(R"({"xid":3,"method":"m"})") << null;
+        QTest::newRow("a value spelled id") << QByteArray(R"({"method":"id","x":1})") << null;
+        QTest::newRow("batch") << QByteArray(R"([{"id":1}])") << null;
+        QTest::newRow("not JSON") << QByteArray("garbage") << null;
+    }
+    void scansTheIdOfAnOversizedMessage()
+    {
+        QFETCH(QByteArray, payload);
+        QFETCH(QJsonValue, id);
+        jsonrpc::IdScanner whole;
+        whole.feed(payload);
+        QCOMPARE(whole.id(), id);
+        // Byte by byte (the reads of a stream) gives the same.
+        jsonrpc::IdScanner bytes;
+        for (const char c : payload)
+            bytes.feed(QByteArrayView(&c, 1));
+        QCOMPARE(bytes.id(), id);
+    }
+
+    void parsesBatches()
+    {
+        const jsonrpc::Payload single = jsonrpc::parsePayload(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+        QVERIFY(!single.batch);
+        QVERIFY(std::holds_alternative<jsonrpc::Message>(single.single));
+        const jsonrpc::Payload batch = jsonrpc::parsePayload(
+            R"( [{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"n"},3,[]])");
+        QVERIFY(batch.batch);
+        QCOMPARE(batch.batch->size(), 4);
+        QVERIFY(std::get<jsonrpc::Message>(batch.batch->at(0)).isRequest());
+        QVERIFY(std::get<jsonrpc::Message>(batch.batch->at(1)).isNotification());
+        QVERIFY(std::holds_alternative<jsonrpc::Fault>(batch.batch->at(2)));
+        QVERIFY(std::holds_alternative<jsonrpc::Fault>(batch.batch->at(3)));
+        const jsonrpc::Payload empty = jsonrpc::parsePayload("[]");
+        QVERIFY(!empty.batch);
+        QCOMPARE(std::get<jsonrpc::Fault>(empty.single).code, int(jsonrpc::InvalidRequest));
+        const jsonrpc::Payload broken = jsonrpc::parsePayload("[{");
+        QVERIFY(!broken.batch);
+        QCOMPARE(std::get<jsonrpc::Fault>(broken.single).code, int(jsonrpc::ParseError));
+    }
+
+    // The framing the HTTP body cap follows, fed as a stream in pieces of every size.
+    void bodyGuardFollowsRequests_data()
+    {
+        QTest::addColumn<QByteArray>("stream");
+        QTest::addColumn<bool>("refused");
+        const QByteArray small = "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello";
+        QTest::newRow("two small requests") << small + small << false;
+        QTest::newRow("no body") << QByteArray("GET /mcp HTTP/1.1\r\nHost: x\r\n\r\n") + small
+                                 << false;
+        QTest::newRow("length at the cap")
+            << QByteArray("POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\n") + QByteArray(100, 'x')
+            << false;
+        QTest::newRow("length over the cap, no body sent yet")
+            << QByteArray("POST / HTTP/1.1\r\ncontent-length: 101\r\n\r\n") << true;
+        QTest::newRow("huge length")
+            << QByteArray("POST / HTTP/1.1\r\nContent-Length: 209715200\r\n\r\n") << true;
+        QTest::newRow("second request over the cap")
+            << small + "POST / HTTP/1.1\r\nContent-Length: 500\r\n\r\n" << true;
+        const QByteArray chunkedHead = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+        QTest::newRow("chunked under the cap")
+            << chunkedHead + "32\r\n" + QByteArray(50, 'x') + "\r\n32;ext=1\r\n" +
+                   QByteArray(50, 'y') + "\r\n0\r\n\r\n" + small
+            << false;
+        QTest::newRow("chunked over the cap")
+            << chunkedHead + "32\r\n" + QByteArray(50, 'x') + "\r\n33\r\n" << true;
+        QTest::newRow("one huge chunk") << chunkedHead + "fffffffff\r\n" << true;
+        QTest::newRow("malformed chunk size") << chunkedHead + "zz\r\n" << true;
+    }
+    void bodyGuardFollowsRequests()
+    {
+        QFETCH(QByteArray, stream);
+        QFETCH(bool, refused);
+        for (const qsizetype piece : {qsizetype(1), qsizetype(7), stream.size()}) {
+            HttpBodyGuard guard(nullptr, 100);
+            for (qsizetype i = 0; i < stream.size(); i += piece)
+                guard.feed(stream.constData() + i, qMin(piece, stream.size() - i));
+            QCOMPARE(guard.refused(), refused);
+            if (refused)
+                QVERIFY(guard.reason().contains(QLatin1String("limit of 100 bytes")));
         }
     }
 

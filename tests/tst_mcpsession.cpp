@@ -2,6 +2,7 @@
 #include "errors.h"
 #include "localsandboxbackend.h"
 #include "mcpsession.h"
+#include "mcpstdioserver.h"
 #include "testutil.h"
 
 #include <QJsonArray>
@@ -11,10 +12,56 @@
 #include <QtConcurrent>
 #include <QtTest>
 
+#include <algorithm>
+#include <cmath>
+#include <poll.h>
 #include <signal.h>
+#include <unistd.h>
 
 using namespace elsai;
 using elsai::test::readHostFile;
+
+// Both ends of the stdio transport's two pipes, from the client side.
+struct StdioPipes
+{
+    int in[2] = {-1, -1};
+    int out[2] = {-1, -1};
+    QByteArray received;
+    ~StdioPipes()
+    {
+        for (int fd : {in[0], in[1], out[0], out[1]})
+            if (fd >= 0)
+                ::close(fd);
+    }
+    void write(const QByteArray &bytes)
+    {
+        for (qsizetype done = 0; done < bytes.size();) {
+            const ssize_t n = ::write(in[1], bytes.constData() + done, size_t(bytes.size() - done));
+            QVERIFY(n > 0);
+            done += n;
+        }
+    }
+    /// The next line the server wrote (reads as needed; bounded by the poll timeout).
+    QJsonValue next()
+    {
+        for (int i = 0; i < 600 && !received.contains('\n'); ++i) {
+            pollfd p{out[0], POLLIN, 0};
+            if (::poll(&p, 1, 100) > 0) {
+                char buf[65536];
+                const ssize_t n = ::read(out[0], buf, sizeof buf);
+                if (n > 0)
+                    received.append(buf, n);
+            }
+        }
+        const qsizetype nl = received.indexOf('\n');
+        if (nl < 0)
+            return {};
+        const QByteArray line = received.left(nl);
+        received.remove(0, nl + 1);
+        const QJsonDocument doc = QJsonDocument::fromJson(line);
+        return doc.isArray() ? QJsonValue(doc.array()) : QJsonValue(doc.object());
+    }
+};
 
 /// McpSession without a transport: handshake, versions, tools per mode, results and errors,
 /// cancellation, offload, and the audit trail under the agent's name.
@@ -82,6 +129,48 @@ class TestMcpSession : public QObject
         return {name, mode, generateMcpToken()};
     }
 
+    // A small JSON Schema check for what the tools use: type, properties, required,
+    // additionalProperties: false, anyOf of required sets.
+    static QString schemaMismatch(const QJsonObject &schema, const QJsonObject &value)
+    {
+        const QJsonObject props = schema.value(QLatin1String("properties")).toObject();
+        for (auto it = value.begin(); it != value.end(); ++it) {
+            if (!props.contains(it.key())) {
+                if (schema.value(QLatin1String("additionalProperties")) == QJsonValue(false))
+                    return QStringLiteral("undeclared '%1'").arg(it.key());
+                continue;
+            }
+            const QString type =
+                props.value(it.key()).toObject().value(QLatin1String("type")).toString();
+            const QJsonValue v = it.value();
+            const bool ok = (type == QLatin1String("string") && v.isString()) ||
+                            (type == QLatin1String("boolean") && v.isBool()) ||
+                            (type == QLatin1String("integer") && v.isDouble() &&
+                             v.toDouble() == std::floor(v.toDouble())) ||
+                            (type == QLatin1String("number") && v.isDouble()) ||
+                            (type == QLatin1String("array") && v.isArray()) ||
+                            (type == QLatin1String("object") && v.isObject());
+            if (!ok)
+                return QStringLiteral("'%1' is not %2").arg(it.key(), type);
+        }
+        auto hasAll = [&](const QJsonArray &required) {
+            for (const QJsonValue &r : required) {
+                if (!value.contains(r.toString()))
+                    return false;
+            }
+            return true;
+        };
+        if (!hasAll(schema.value(QLatin1String("required")).toArray()))
+            return QStringLiteral("a required property is missing");
+        const QJsonArray anyOf = schema.value(QLatin1String("anyOf")).toArray();
+        if (!anyOf.isEmpty() &&
+            std::none_of(anyOf.begin(), anyOf.end(), [&](const QJsonValue &alt) {
+                return hasAll(alt.toObject().value(QLatin1String("required")).toArray());
+            }))
+            return QStringLiteral("no alternative of anyOf is met");
+        return {};
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
@@ -139,20 +228,27 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("offered");
         QTest::addColumn<QString>("answered");
-        QTest::newRow("current") << "2025-06-18"
-                                 << "2025-06-18";
+        QTest::newRow("latest") << "2025-11-25"
+                                << "2025-11-25";
+        QTest::newRow("previous") << "2025-06-18"
+                                  << "2025-06-18";
         QTest::newRow("older supported") << "2025-03-26"
                                          << "2025-03-26";
         QTest::newRow("oldest supported") << "2024-11-05"
                                           << "2024-11-05";
-        QTest::newRow("later revision is accepted") << "2025-11-25"
-                                                    << "2025-11-25";
+        // Never an echo: the stateless revision is not implemented, a future date is unknown.
+        QTest::newRow("stateless revision") << "2026-07-28"
+                                            << "2025-11-25";
+        QTest::newRow("unknown future") << "2099-01-01"
+                                        << "2025-11-25";
         QTest::newRow("unknown old") << "2023-01-01"
-                                     << "2025-06-18";
+                                     << "2025-11-25";
+        QTest::newRow("between two supported") << "2025-05-01"
+                                               << "2025-11-25";
         QTest::newRow("garbage") << "latest"
-                                 << "2025-06-18";
+                                 << "2025-11-25";
         QTest::newRow("missing") << ""
-                                 << "2025-06-18";
+                                 << "2025-11-25";
     }
     void negotiatesVersions()
     {
@@ -390,6 +486,226 @@ private Q_SLOTS:
                     .toBool());
         QTRY_VERIFY_WITH_TIMEOUT(::kill(child, 0) != 0, 10000);
         QCOMPARE(rw.runningCalls(), 0);
+    }
+
+    // Ordering, not timing: the command waits for a file the test writes only once a progress
+    // notification has reported the output printed so far.
+    void progressIsReportedWhileExecuteRuns()
+    {
+        McpSession rw(QStringLiteral("p"),
+                      spec(QStringLiteral("progress"), SandboxAttachMode::ReadWrite), m_sandbox);
+        rw.setProgressInterval(std::chrono::milliseconds(20));
+        init(rw);
+        const QString go = m_tmp.filePath(QStringLiteral("ws/progress.go"));
+        QMutex mutex;
+        QList<QJsonObject> seen;
+        bool returned = false;
+        int afterReturn = 0;
+        const McpSession::Notify notify = [&](const QByteArray &bytes) {
+            QMutexLocker lock(&mutex);
+            if (returned)
+                ++afterReturn;
+            const QJsonObject n = QJsonDocument::fromJson(bytes).object();
+            seen.append(n);
+            const QString message =
+                n.value(QLatin1String("params")).toObject().value(QLatin1String("message")).toString();
+            if (message.endsWith(QLatin1String("; 6 bytes of output so far")) && !QFile::exists(go))
+                QVERIFY(test::writeHostFile(go, QByteArray()));
+        };
+        const McpSession::Reply reply = rw.handle(
+            request(QStringLiteral("tools/call"),
+                    {{QStringLiteral("name"), QStringLiteral("execute")},
+                     {QStringLiteral("arguments"),
+                      QJsonObject{{QStringLiteral("command"),
+                                   QStringLiteral("echo early; i=0; while [ ! -f progress.go ] && "
+                                                  "[ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); "
+                                                  "done; echo late")}}},
+                     {QStringLiteral("_meta"), QJsonObject{{QStringLiteral("progressToken"), 99}}}},
+                    m_nextId++),
+            notify);
+        {
+            QMutexLocker lock(&mutex);
+            returned = true;
+        }
+        QCOMPARE(text(reply.response->value(QLatin1String("result")).toObject()),
+                 QStringLiteral("early\nlate\n[exit code: 0]"));
+        QMutexLocker lock(&mutex);
+        QVERIFY(seen.size() >= 1);
+        double last = -1;
+        for (const QJsonObject &n : std::as_const(seen)) {
+            QCOMPARE(n.value(QLatin1String("method")).toString(),
+                     QStringLiteral("notifications/progress"));
+            const QJsonObject params = n.value(QLatin1String("params")).toObject();
+            QCOMPARE(params.value(QLatin1String("progressToken")).toInt(), 99);
+            QVERIFY(params.value(QLatin1String("progress")).toDouble() > last);
+            last = params.value(QLatin1String("progress")).toDouble();
+        }
+        lock.unlock();
+        QTest::qWait(100); // five intervals: none may come after the response
+        lock.relock();
+        QCOMPARE(afterReturn, 0);
+    }
+
+    void noProgressWithoutAToken()
+    {
+        McpSession rw(QStringLiteral("np"),
+                      spec(QStringLiteral("noprogress"), SandboxAttachMode::ReadWrite), m_sandbox);
+        rw.setProgressInterval(std::chrono::milliseconds(10));
+        init(rw);
+        std::atomic<int> notified{0};
+        const McpSession::Notify notify = [&](const QByteArray &) { ++notified; };
+        const McpSession::Reply reply = rw.handle(
+            request(QStringLiteral("tools/call"),
+                    {{QStringLiteral("name"), QStringLiteral("execute")},
+                     {QStringLiteral("arguments"),
+                      QJsonObject{{QStringLiteral("command"), QStringLiteral("sleep 0.2")}}}},
+                    m_nextId++),
+            notify);
+        QVERIFY(reply.response);
+        QCOMPARE(notified.load(), 0);
+    }
+
+    void unknownArgumentsAreRefusedByName()
+    {
+        McpSession rw(QStringLiteral("ua"),
+                      spec(QStringLiteral("unknownargs"), SandboxAttachMode::ReadWrite), m_sandbox);
+        init(rw);
+        const QJsonObject r = tool(rw, QStringLiteral("execute"),
+                                   {{QStringLiteral("command"), QStringLiteral("touch ran.txt")},
+                                    {QStringLiteral("timeout_s"), 5},
+                                    {QStringLiteral("cmd"), QStringLiteral("x")}});
+        // A tool execution error (the model can correct it), not a protocol error.
+        QVERIFY(r.value(QLatin1String("isError")).toBool());
+        QCOMPARE(text(r), QStringLiteral("ValueError: execute: unknown arguments 'cmd', "
+                                         "'timeout_s'; it takes command, cwd"));
+        QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("ws/ran.txt"))));
+        const QJsonObject ro = tool(rw, QStringLiteral("read_file"),
+                                    {{QStringLiteral("path"), QStringLiteral("a.txt")},
+                                     {QStringLiteral("lines"), 3}});
+        QVERIFY(text(ro).contains(QLatin1String("unknown argument 'lines'")));
+    }
+
+    void everyToolHasATitleAndAnOutputSchemaItsResultsMatch()
+    {
+        McpSession rw(QStringLiteral("os"),
+                      spec(QStringLiteral("schemas"), SandboxAttachMode::ReadWrite), m_sandbox);
+        init(rw);
+        QHash<QString, QJsonObject> schemas;
+        for (const QJsonValue &t : call(rw, QStringLiteral("tools/list"))
+                                       .value(QLatin1String("result"))
+                                       .toObject()
+                                       .value(QLatin1String("tools"))
+                                       .toArray()) {
+            const QJsonObject o = t.toObject();
+            const QString name = o.value(QLatin1String("name")).toString();
+            QVERIFY2(!o.value(QLatin1String("title")).toString().isEmpty(), qPrintable(name));
+            QVERIFY2(o.value(QLatin1String("title")).toString() != name, qPrintable(name));
+            const QJsonObject schema = o.value(QLatin1String("outputSchema")).toObject();
+            QCOMPARE(schema.value(QLatin1String("type")).toString(), QStringLiteral("object"));
+            schemas.insert(name, schema);
+        }
+        QCOMPARE(schemas.size(), 4);
+        const QList<std::pair<QString, QJsonObject>> calls{
+            {QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("echo hi")}}},
+            {QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("exit 3")}}},
+            {QStringLiteral("read_file"), {{QStringLiteral("path"), QStringLiteral("a.txt")}}},
+            {QStringLiteral("read_file"),
+             {{QStringLiteral("path"), QStringLiteral("a.txt")}, {QStringLiteral("max_bytes"), 1}}},
+            {QStringLiteral("read_file"), {{QStringLiteral("path"), QStringLiteral("missing")}}},
+            {QStringLiteral("write_file"),
+             {{QStringLiteral("path"), QStringLiteral("schema.txt")},
+              {QStringLiteral("content"), QStringLiteral("x")}}},
+            {QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral(".")}}},
+            {QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral("../..")}}},
+        };
+        for (const auto &[name, args] : calls) {
+            const QJsonObject r = tool(rw, name, args);
+            const QJsonObject structured = r.value(QLatin1String("structuredContent")).toObject();
+            const QString mismatch = schemaMismatch(schemas.value(name), structured);
+            QVERIFY2(mismatch.isEmpty(),
+                     qPrintable(name + QLatin1String(": ") + mismatch + QLatin1Char(' ') +
+                                QJsonDocument(structured).toJson(QJsonDocument::Compact)));
+        }
+        // The check itself refuses what does not match.
+        QVERIFY(!schemaMismatch(schemas.value(QStringLiteral("execute")),
+                                {{QStringLiteral("exit_code"), QStringLiteral("0")}})
+                     .isEmpty());
+        QVERIFY(!schemaMismatch(schemas.value(QStringLiteral("write_file")),
+                                {{QStringLiteral("path"), QStringLiteral("p")}})
+                     .isEmpty());
+    }
+
+    // The stdio transport on two pipes: a line over the cap is dropped without being kept
+    // and answered with its id; batches follow the negotiated revision.
+    void stdioRefusesOversizedLinesWithTheirId()
+    {
+        StdioPipes pipes;
+        QCOMPARE(::pipe(pipes.in), 0);
+        QCOMPARE(::pipe(pipes.out), 0);
+        {
+            McpStdioServer server(m_sandbox, spec(QStringLiteral("stdio"), SandboxAttachMode::ReadWrite),
+                                  std::nullopt, pipes.in[0], pipes.out[1]);
+            server.setMaxMessageBytes(1024);
+            server.start();
+            pipes.write("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}"
+                        "\n");
+            QCOMPARE(pipes.next().toObject().value(QLatin1String("id")).toInt(), 1);
+            // 200 KiB in pieces, its id at the very end, then a ping on the same write.
+            const QByteArray big = "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\",\"arguments\":{\"path\":\"big.txt\",\"content\":\"" +
+                                   QByteArray(200 * 1024, 'x') + "\"}},\"id\":\"big-7\"}";
+            pipes.write(big + "\n" + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}" + "\n");
+            const QJsonObject refused = pipes.next().toObject();
+            QCOMPARE(refused.value(QLatin1String("id")).toString(), QStringLiteral("big-7"));
+            QVERIFY(refused.value(QLatin1String("error"))
+                        .toObject()
+                        .value(QLatin1String("message"))
+                        .toString()
+                        .contains(QLatin1String("limit of 1024 bytes")));
+            QCOMPARE(pipes.next().toObject().value(QLatin1String("id")).toInt(), 2); // in step
+            QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("ws/big.txt"))));
+            // No id in it: JSON-RPC's null.
+            pipes.write("{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"p\":\"" + QByteArray(4096, 'y') +
+                        "\"}}\n");
+            const QJsonObject anonymous = pipes.next().toObject();
+            QVERIFY(anonymous.contains(QLatin1String("id")));
+            QVERIFY(anonymous.value(QLatin1String("id")).isNull());
+            // A batch on a 2025-11-25 session: refused.
+            pipes.write("[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}]"
+                        "\n");
+            const QJsonObject batchRefused = pipes.next().toObject();
+            QVERIFY(batchRefused.value(QLatin1String("error"))
+                        .toObject()
+                        .value(QLatin1String("message"))
+                        .toString()
+                        .contains(QLatin1String("2025-03-26 only")));
+            ::close(pipes.in[1]); // end of input ends the server's reader
+            pipes.in[1] = -1;
+        }
+    }
+
+    void stdioServesBatchesOn20250326()
+    {
+        StdioPipes pipes;
+        QCOMPARE(::pipe(pipes.in), 0);
+        QCOMPARE(::pipe(pipes.out), 0);
+        McpStdioServer server(m_sandbox, spec(QStringLiteral("stdiob"), SandboxAttachMode::ReadOnly),
+                              std::nullopt, pipes.in[0], pipes.out[1]);
+        server.start();
+        pipes.write("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-03-26\"}}"
+                    "\n");
+        QCOMPARE(pipes.next().toObject().value(QLatin1String("result")).toObject().value(QLatin1String("protocolVersion")).toString(),
+                 QStringLiteral("2025-03-26"));
+        pipes.write("[{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},"
+                    "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"read_file\",\"arguments\":{\"path\":\"a.txt\"}}}]"
+                    "\n");
+        const QJsonArray responses = pipes.next().toArray();
+        QCOMPARE(responses.size(), 2);
+        QCOMPARE(responses.at(0).toObject().value(QLatin1String("id")).toInt(), 5);
+        QCOMPARE(responses.at(1).toObject().value(QLatin1String("id")).toInt(), 6);
+        QCOMPARE(text(responses.at(1).toObject().value(QLatin1String("result")).toObject()),
+                 QStringLiteral("a\nb\n"));
+        ::close(pipes.in[1]);
+        pipes.in[1] = -1;
     }
 
     void unknownCancellationIsIgnored()

@@ -420,6 +420,12 @@ private Q_SLOTS:
             "sandbox.write_file", inv);
         row("list_dir, path null", "writer", "list_dir", {{"path", QJsonValue()}}, ve,
             "sandbox.list_dir", inv);
+        // Unknown arguments are refused, not ignored (the schemas say additionalProperties:
+        // false): a misspelt one would otherwise silently do nothing. `touch` must not run.
+        row("execute, unknown argument", "writer", "execute",
+            {{"command", "touch unknown-arg"}, {"timeout_s", 5}}, ve, "sandbox.execute", inv);
+        row("read_file, unknown argument", "reader", "read_file",
+            {{"path", "lines.txt"}, {"lines", 2}}, ve, "sandbox.read_file", inv);
         row("unknown tool", "writer", "no_such_tool", {}, QStringLiteral("ToolNotFoundError"),
             "tool.call", inv);
         row("read-only execute", "reader", "execute", {{"command", "touch x"}},
@@ -456,6 +462,23 @@ private Q_SLOTS:
         QCOMPARE(e.fields.value(QLatin1String("error_type")).toString(), errorType);
         if (event == QLatin1String("tool.call"))
             QCOMPARE(e.fields.value(QLatin1String("tool")).toString(), tool);
+    }
+
+    void unknownArgumentsAreNamedBoundedly()
+    {
+        QJsonObject args{{QStringLiteral("path"), QStringLiteral("lines.txt")}};
+        for (int i = 0; i < 1000; ++i)
+            args.insert(QStringLiteral("extra%1").arg(i, 4, 10, QLatin1Char('0')), i);
+        try {
+            m_reader->callTool(QStringLiteral("read_file"), args);
+            QFAIL("unknown arguments were accepted");
+        } catch (const ValueError &e) {
+            QVERIFY(e.message().startsWith(
+                QStringLiteral("read_file: unknown arguments 'extra0000', 'extra0001'")));
+            QVERIFY(e.message().contains(QStringLiteral("…; it takes byte_offset, limit, "
+                                                        "max_bytes, offset, path")));
+            QVERIFY(e.message().size() < 400);
+        }
     }
 
     void unknownToolNameIsBoundedInTheRecord()

@@ -241,6 +241,24 @@ private Q_SLOTS:
         QVERIFY2(message.contains(mentions), qPrintable(message));
     }
 
+    void mcpProgressIntervalIsAPositiveNumber()
+    {
+        const QStringList mcp{QStringLiteral("--headless"), QStringLiteral("--mcp-stdio"),
+                              QStringLiteral("--mcp-agent"), QStringLiteral("a=read_only")};
+        QCOMPARE(parse(mcp).mcpProgressInterval, 5.0);
+        QCOMPARE(parse(mcp + QStringList{QStringLiteral("--mcp-progress-interval"),
+                                         QStringLiteral("0.25")})
+                     .mcpProgressInterval,
+                 0.25);
+        for (const char *bad : {"0", "-1", "soon", "nan"}) {
+            const QString message = failure(
+                mcp + QStringList{QStringLiteral("--mcp-progress-interval"), QLatin1String(bad)});
+            QVERIFY2(message.contains(QStringLiteral("--mcp-progress-interval needs a positive "
+                                                     "number")),
+                     qPrintable(message));
+        }
+    }
+
     void badKeyFilesAreRefused()
     {
         const QTemporaryDir dir;

@@ -48,7 +48,10 @@ describe('Streamable HTTP with the SDK client', () => {
     before(async () => {
         p = makeProject({ 'README.md': '# demo\n', 'src/app.py': 'print("hi")\n',
                           'docs/notes.txt': 'one\ntwo\nthree\n' });
-        server = await startHttpServer(p, ['coder=read_write', 'reviewer=read_only']);
+        // Progress every 0.3 s, so a 4 s command outlives a 1.5 s request timeout (scaled down
+        // from the SDK's 60 s default and the 5 s default interval).
+        server = await startHttpServer(p, ['coder=read_write', 'reviewer=read_only'],
+                                       ['--mcp-progress-interval', '0.3']);
     });
     after(async () => {
         assert.equal(await server.stop(), 143); // 128 + SIGTERM
@@ -71,6 +74,9 @@ describe('Streamable HTTP with the SDK client', () => {
         for (const t of (await client.listTools()).tools) {
             assert.equal(t.inputSchema.type, 'object');
             assert.ok(t.description.length > 20);
+            assert.ok(t.title && t.title !== t.name, `${t.name} has no title`);
+            // The SDK validates every structuredContent of these tools against it.
+            assert.equal(t.outputSchema.type, 'object');
         }
         const before = treeHash(p.workspace);
         const attempts = [
@@ -129,6 +135,46 @@ describe('Streamable HTTP with the SDK client', () => {
         assert.ok(coder.includes('detach'), 'DELETE detaches the session agent');
     });
 
+    test('versions: the latest is negotiated, an unknown offer is never echoed', async () => {
+        const { client, transport } = await connect(server.agents.reviewer.token);
+        assert.equal(transport.protocolVersion, '2025-11-25'); // SDK 1.x's latest
+        await client.close();
+        const auth = { Authorization: `Bearer ${server.agents.reviewer.token}` };
+        for (const offered of ['2099-01-01', '2026-07-28']) {
+            const r = await rawPost(auth, initBody.replace('2025-06-18', offered));
+            assert.equal(r.status, 200);
+            assert.equal(JSON.parse(r.body).result.protocolVersion, '2025-11-25');
+        }
+        const header = await rawPost({ ...auth, 'MCP-Protocol-Version': '2099-01-01' }, initBody);
+        assert.equal(header.status, 400);
+    });
+
+    test('unknown arguments are refused by name', async () => {
+        const { client } = await connect(server.agents.reviewer.token);
+        const r = await client.callTool({ name: 'read_file', arguments: { path: 'README.md', lines: 2 } });
+        assert.equal(r.isError, true);
+        assert.match(text(r), /unknown argument 'lines'; it takes/);
+        await client.close();
+    });
+
+    test('a body over the 64 MiB cap gets 413 before it is sent', async () => {
+        const { coder } = server.agents;
+        const res = await new Promise((resolve, reject) => {
+            const req = request(server.url, { method: 'POST', headers: {
+                Authorization: `Bearer ${coder.token}`, 'Content-Type': 'application/json',
+                Accept: 'application/json, text/event-stream', 'Content-Length': String(200 * 1024 * 1024) } },
+            (r) => {
+                let data = '';
+                r.on('data', (d) => { data += d; });
+                r.on('end', () => resolve({ status: r.statusCode, body: data }));
+            });
+            req.on('error', reject);
+            req.write('{"jsonrpc":"2.0",'); // the rest never comes: the headers decide
+        });
+        assert.equal(res.status, 413);
+        assert.match(JSON.parse(res.body).error.message, /limit of 67108864 bytes per MCP message/);
+    });
+
     test('a wrong or missing token gets 401 before anything else', async () => {
         await assert.rejects(connect('wrong-token-0123456789abcdef'));
         const missing = await rawPost({}, initBody);
@@ -169,6 +215,51 @@ describe('Streamable HTTP with the SDK client', () => {
         const r = await client.callTool({ name: 'execute', arguments: { command: 'echo still here' } });
         assert.match(text(r), /^still here/);
         await client.close();
+    });
+
+    test('a command longer than the request timeout completes through progress resets', async () => {
+        const { client } = await connect(server.agents.coder.token);
+        const command = 'for i in 1 2 3 4; do echo "line $i"; sleep 1; done';
+        const progress = [];
+        const r = await client.callTool({ name: 'execute', arguments: { command } }, undefined, {
+            timeout: 1500, resetTimeoutOnProgress: true, onprogress: (p) => progress.push(p) });
+        assert.equal(text(r), 'line 1\nline 2\nline 3\nline 4\n[exit code: 0]');
+        assert.ok(progress.length >= 3, `only ${progress.length} progress notifications`);
+        for (let i = 1; i < progress.length; ++i)
+            assert.ok(progress[i].progress > progress[i - 1].progress, 'progress must grow');
+        assert.match(progress.at(-1).message, /^execute running for [\d.]+ s; \d+ bytes of output so far$/);
+        // The output size so far is reported: some of the lines had arrived.
+        assert.ok(progress.some((p) => /; [1-9]\d* bytes/.test(p.message)), JSON.stringify(progress));
+        // Without the reset the same call times out: the test measures what it claims.
+        await assert.rejects(client.callTool({ name: 'execute', arguments: { command: 'sleep 4' } },
+                                             undefined, { timeout: 1500 }), /timed out/i);
+        await client.close();
+    });
+
+    test('a quick call with a progress token answers plain JSON', async () => {
+        const { coder } = server.agents;
+        const init = await rawPost({ Authorization: `Bearer ${coder.token}` }, initBody);
+        const session = init.headers['mcp-session-id'];
+        const call = await rawPost({ Authorization: `Bearer ${coder.token}`, 'Mcp-Session-Id': session },
+            JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: {
+                name: 'execute', arguments: { command: 'echo quick' }, _meta: { progressToken: 7 } } }));
+        assert.equal(call.status, 200);
+        assert.match(call.headers['content-type'], /^application\/json/);
+        assert.match(JSON.parse(call.body).result.content[0].text, /^quick\n/);
+        // A slow one streams: progress events first, the response last.
+        const slow = await rawPost({ Authorization: `Bearer ${coder.token}`, 'Mcp-Session-Id': session },
+            JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: {
+                name: 'execute', arguments: { command: 'sleep 1; echo slow' }, _meta: { progressToken: 'p3' } } }));
+        assert.equal(slow.status, 200);
+        assert.match(slow.headers['content-type'], /^text\/event-stream/);
+        const events = slow.body.split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^event: message\ndata: /, '')));
+        assert.ok(events.length >= 2);
+        for (const e of events.slice(0, -1)) {
+            assert.equal(e.method, 'notifications/progress');
+            assert.equal(e.params.progressToken, 'p3');
+        }
+        assert.equal(events.at(-1).id, 3);
+        assert.match(events.at(-1).result.content[0].text, /^slow\n/);
     });
 
     test('many sessions at once do not block each other', async () => {

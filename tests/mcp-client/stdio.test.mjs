@@ -14,10 +14,10 @@ function text(result) {
     return result.content.map((c) => c.text).join('');
 }
 
-async function spawnClient(p, agent) {
+async function spawnClient(p, agent, extraArgs = []) {
     const transport = new StdioClientTransport({
         command: workbench,
-        args: [...sandboxArgs(p), '--mcp-stdio', '--mcp-agent', agent],
+        args: [...sandboxArgs(p), '--mcp-stdio', '--mcp-agent', agent, ...extraArgs],
         stderr: 'pipe',
     });
     let stderr = '';
@@ -83,6 +83,22 @@ describe('stdio with the SDK client', () => {
         await until(() => !alive(pid), 'the sleep to be killed');
         const r = await client.callTool({ name: 'execute', arguments: { command: 'echo alive' } });
         assert.match(text(r), /^alive/);
+        await client.close();
+    });
+
+    test('a command longer than the request timeout completes through progress resets', async () => {
+        const { client } = await spawnClient(p, 'coder=read_write', ['--mcp-progress-interval', '0.3']);
+        const progress = [];
+        const r = await client.callTool({ name: 'execute', arguments: {
+            command: 'for i in 1 2 3 4; do echo "line $i"; sleep 1; done' } }, undefined, {
+            timeout: 1500, resetTimeoutOnProgress: true, onprogress: (p) => progress.push(p) });
+        assert.equal(text(r), 'line 1\nline 2\nline 3\nline 4\n[exit code: 0]');
+        assert.ok(progress.length >= 3, `only ${progress.length} progress notifications`);
+        for (let i = 1; i < progress.length; ++i)
+            assert.ok(progress[i].progress > progress[i - 1].progress, 'progress must grow');
+        assert.ok(progress.some((p) => /; [1-9]\d* bytes of output so far$/.test(p.message)), JSON.stringify(progress));
+        await assert.rejects(client.callTool({ name: 'execute', arguments: { command: 'sleep 4' } },
+                                             undefined, { timeout: 1500 }), /timed out/i);
         await client.close();
     });
 
