@@ -1,6 +1,7 @@
 #include "treecopy.h"
 
 #include "atomicwrite.h"
+#include "confinedopen.h"
 #include "faultinjection.h"
 #include "fdutil.h"
 #include "workspacefs.h"
@@ -25,17 +26,10 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace elsai {
-
-namespace detail {
-// Test hook (declared by tst_treecopy): use the openat(O_NOFOLLOW) walk even where openat2 works.
-void setTreeCopyForceFallback(bool force);
-} // namespace detail
 
 namespace {
 
@@ -80,88 +74,11 @@ QString parentOf(const QString &rel)
     return slash < 0 ? QString() : rel.left(slash);
 }
 
-std::atomic<bool> g_forceFallback{false};
-
-bool openat2Works()
+/// Trees are walked and written without following any symlink (confinedopen.h): fails with
+/// -1 and errno ELOOP (or ENOTDIR) at a symlink, EXDEV for an escape.
+int openBeneath(int dirFd, const QByteArray &rel, int flags)
 {
-    // ENOSYS on old kernels, ENOSYS or EPERM where a seccomp filter blocks it: probe once
-    static const bool works = [] {
-        struct open_how how;
-        std::memset(&how, 0, sizeof how);
-        how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
-        const long fd = ::syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof how);
-        if (fd < 0)
-            return errno != ENOSYS && errno != EPERM;
-        ::close(int(fd));
-        return true;
-    }();
-    return works;
-}
-
-// Fallback for kernels without openat2: one component at a time, never following a symlink,
-// refusing `..` and absolute paths outright.
-int openWalk(int dirFd, const QByteArray &rel, int flags, mode_t mode)
-{
-    if (rel.startsWith('/')) {
-        errno = EXDEV;
-        return -1;
-    }
-    const QList<QByteArray> parts = rel.split('/');
-    Fd cur;
-    int at = dirFd;
-    QByteArray last = QByteArrayLiteral(".");
-    qsizetype lastIndex = -1;
-    for (qsizetype i = parts.size() - 1; i >= 0; --i) {
-        if (!parts[i].isEmpty() && parts[i] != ".") {
-            lastIndex = i;
-            last = parts[i];
-            break;
-        }
-    }
-    for (qsizetype i = 0; i < lastIndex; ++i) {
-        const QByteArray &p = parts[i];
-        if (p.isEmpty() || p == ".")
-            continue;
-        if (p == "..") {
-            errno = EXDEV;
-            return -1;
-        }
-        const int fd = ::openat(at, p.constData(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-            return -1;
-        cur.reset(fd);
-        at = fd;
-    }
-    if (last == "..") {
-        errno = EXDEV;
-        return -1;
-    }
-    return ::openat(at, last.constData(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
-}
-
-/// Opens `rel` beneath `dirFd` with no symlink anywhere on the way (the last component
-/// included): openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), or the component walk where the
-/// kernel lacks openat2. Symlinks fail with ELOOP (or ENOTDIR), escapes with EXDEV.
-int openBeneath(int dirFd, const QByteArray &rel, int flags, mode_t mode = 0)
-{
-    if (g_forceFallback.load(std::memory_order_relaxed) || !openat2Works())
-        return openWalk(dirFd, rel, flags, mode);
-    struct open_how how;
-    std::memset(&how, 0, sizeof how);
-    how.flags = quint64(flags | O_CLOEXEC);
-    how.mode = (flags & O_CREAT) ? mode : 0;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    const char *path = rel.isEmpty() ? "." : rel.constData();
-    for (int attempt = 0; attempt < 1000; ++attempt) {
-        const long fd = ::syscall(SYS_openat2, dirFd, path, &how, sizeof how);
-        if (fd >= 0)
-            return int(fd);
-        if (errno != EAGAIN && errno != EINTR)
-            return -1;
-        // EAGAIN: a rename raced with the lookup; the kernel asks for a retry
-    }
-    return -1;
+    return openConfined(dirFd, rel, flags, ConfinedLinks::None).release();
 }
 
 /// Copies `size` bytes from the current offsets (the size fstat reported, so the copy matches
@@ -766,33 +683,7 @@ const int kReadFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 /// fsync'ed), creating missing folders one component at a time, never through a symlink.
 int openOrCreateDir(int rootFd, const QByteArray &rel)
 {
-    const int fd = openBeneath(rootFd, rel, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0 || errno != ENOENT)
-        return fd;
-    Fd cur(::openat(rootFd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!cur.isValid())
-        return -1;
-    for (const QByteArray &part : rel.split('/')) {
-        if (part.isEmpty() || part == ".")
-            continue;
-        if (part == "..") {
-            errno = EXDEV;
-            return -1;
-        }
-        const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-        int next = ::openat(cur.get(), part.constData(), flags);
-        if (next < 0 && errno == ENOENT) {
-            if (::mkdirat(cur.get(), part.constData(), 0777) != 0 && errno != EEXIST)
-                return -1;
-            ELSAI_FAULT_POINT("mkdir");
-            ::fsync(cur.get()); // best effort: the file's own folder fsync is the one checked
-            next = ::openat(cur.get(), part.constData(), flags);
-        }
-        if (next < 0)
-            return -1;
-        cur.reset(next);
-    }
-    return cur.release();
+    return openOrCreateConfinedDirs(rootFd, rel, O_RDONLY, ConfinedLinks::None).release();
 }
 
 enum class WriteStatus { Ok, HostChanged, Failed };
@@ -1321,15 +1212,6 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
     }
     return result;
 }
-
-namespace detail {
-
-void setTreeCopyForceFallback(bool force)
-{
-    g_forceFallback.store(force, std::memory_order_relaxed);
-}
-
-} // namespace detail
 
 QHash<QString, FileStamp> SeedManifest::workspaceStamps() const
 {

@@ -2,6 +2,7 @@
 // twice through initTestCase_data(): once with openat2 and once with the openat(O_NOFOLLOW) walk.
 
 #include "atomicwrite.h"
+#include "confinedopen.h"
 #include "dirlistingcache.h"
 #include "errors.h"
 #include "tempfiles.h"
@@ -169,7 +170,7 @@ private:
 void TestWorkspaceFs::initTestCase_data()
 {
     QTest::addColumn<bool>("fallback");
-    if (WorkspaceFs::openat2Available())
+    if (confinedOpenat2Available())
         QTest::newRow("openat2") << false;
     else
         qWarning("openat2 is not available here; only the fallback walk is tested");
@@ -180,7 +181,7 @@ void TestWorkspaceFs::initTestCase_data()
 void TestWorkspaceFs::init()
 {
     QFETCH_GLOBAL(bool, fallback);
-    WorkspaceFs::setForceFallbackResolver(fallback);
+    setConfinedOpenForceFallback(fallback);
     m_fdsBefore = openFdCount();
 
     m_tmp = std::make_unique<QTemporaryDir>();
@@ -221,7 +222,7 @@ void TestWorkspaceFs::init()
 
 void TestWorkspaceFs::cleanup()
 {
-    WorkspaceFs::setForceFallbackResolver(false);
+    setConfinedOpenForceFallback(false);
     m_fs.reset();
     m_tmp.reset();
     QCOMPARE(openFdCount(), m_fdsBefore); // no fd leaked, on success or on error paths
@@ -1163,7 +1164,7 @@ void TestWorkspaceFs::resolversAgree()
         QStringLiteral("nope"),        QStringLiteral("."),
     };
     const auto run = [&](bool fallback) {
-        WorkspaceFs::setForceFallbackResolver(fallback);
+        setConfinedOpenForceFallback(fallback);
         QStringList results;
         for (const QString &p : paths) {
             QByteArray data;
