@@ -11,7 +11,8 @@
 namespace elsai {
 
 // The one atomic writer of the engine: every workspace write (WorkspaceFs::writeFile), every
-// host-side write (downloads, flush, offload files) goes through writeAtomicAt(). It writes
+// host-side write (downloads, flush, conflict files, offload files, the flush base) and every
+// seeded file goes through writeAtomicAt(). It writes
 // beneath a folder descriptor the caller resolved and trusts, so no path is looked up by name
 // again and no link an agent made can redirect it.
 
@@ -30,6 +31,10 @@ struct AtomicWriteOptions
     bool keepExistingMode = false;
     /// Never replace an existing entry: the rename fails with EEXIST instead.
     bool noReplace = false;
+    /// fsync the file before the rename and the folder after it. False only for a caller that
+    /// makes many writes durable at once afterwards (the seed: one syncfs at its end; see
+    /// executeSeed); `dirFd` may then be O_PATH.
+    bool durable = true;
 };
 
 /// What a failed writeAtomicAt() was doing.

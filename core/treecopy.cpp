@@ -554,32 +554,48 @@ WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
         }
         // permission bits without setuid/setgid/sticky, set at creation where the umask allows
         const mode_t mode = st.st_mode & 0777;
-        // O_EXCL: an entry already there (a symlink, a hard link to something outside) is
-        // unlinked and replaced, never written through.
-        const int createFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-        Fd dst(::openat(dstDir, name, createFlags, mode));
-        if (!dst.isValid() && errno == EEXIST) {
-            if (::unlinkat(dstDir, name, 0) != 0)
-                return fail(QStringLiteral("cannot replace workspace entry"), errno);
-            dst.reset(::openat(dstDir, name, createFlags, mode));
-        }
-        if (!dst.isValid())
-            return fail(QStringLiteral("cannot create workspace file"), errno);
-        if (!copyContent(in.get(), dst.get(), qint64(st.st_size), &out.bytes))
-            return fail(QStringLiteral("cannot copy"), errno);
-        // the mtime too, so stamps stay meaningful
+        // The one writer (atomicwrite.h): a temp file beside the entry, renamed over it, so an
+        // entry already there (a symlink, a hard link to a file outside) is replaced, never
+        // written through. Not durable per file: the seed syncs the file system once at its
+        // end (see below).
+        AtomicWriteOptions options;
+        options.createMode = mode;
+        if ((mode & umaskBits) != 0)
+            options.exactMode = mode;
+        options.durable = false;
         const struct timespec times[2] = {st.st_atim, st.st_mtim};
-        if (((mode & umaskBits) != 0 && ::fchmod(dst.get(), mode) != 0)
-            || ::futimens(dst.get(), times) != 0) {
-            return fail(QStringLiteral("cannot set attributes of"), errno);
+        bool timesFailed = false;
+        struct stat dstSt;
+        const auto err = writeAtomicAt(
+            dstDir, job.name,
+            [&](int fd) {
+                if (!copyContent(in.get(), fd, qint64(st.st_size), &out.bytes))
+                    return false;
+                // the mtime too, so stamps stay meaningful (the mode and the rename keep it)
+                timesFailed = ::futimens(fd, times) != 0;
+                return !timesFailed;
+            },
+            options, &dstSt);
+        if (err) {
+            switch (err->stage) {
+            case AtomicWriteStage::Create:
+                return fail(QStringLiteral("cannot create workspace file"), err->error);
+            case AtomicWriteStage::Fill:
+                return fail(timesFailed ? QStringLiteral("cannot set attributes of")
+                                        : QStringLiteral("cannot copy"),
+                            err->error);
+            case AtomicWriteStage::Mode:
+                return fail(QStringLiteral("cannot set attributes of"), err->error);
+            case AtomicWriteStage::Rename:
+                return fail(QStringLiteral("cannot replace workspace entry"), err->error);
+            case AtomicWriteStage::Sync:
+            case AtomicWriteStage::SyncFolder:
+                return fail(QStringLiteral("cannot write workspace file"), err->error);
+            }
         }
         out.host = stampOf(st);
-        if (wantStamps) {
-            struct stat dstSt;
-            if (::fstat(dst.get(), &dstSt) != 0)
-                return fail(QStringLiteral("cannot stat the copy of"), errno);
+        if (wantStamps)
             out.workspace = stampOf(dstSt);
-        }
         out.ok = true;
     };
     auto copyChunk = [&](int index, std::atomic<int> &done) {
@@ -621,6 +637,20 @@ WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
             result.errors << QStringLiteral("cannot set attributes of workspace folder '%1': %2")
                                  .arg(QFile::decodeName(it->rel), errnoText(errno));
         }
+    }
+
+    // 4. Durability once for the whole seed, not per file: fsync of 20,000 files and their
+    //    folders would cost seconds to minutes on a disk, while a seed that a crash interrupts
+    //    is not worth keeping anyway (a partly seeded workspace, never a damaged project: the
+    //    source is only read). syncfs writes back the workspace's file system, so the manifest
+    //    (and the flush base saved from it) describes files that are on disk.
+    if (!jobs.empty() || !fixes.empty()) {
+        const Fd sync(::openat(wsRoot, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!sync.isValid() || ::syncfs(sync.get()) != 0) {
+            result.errors << QStringLiteral("cannot flush the seeded workspace to disk: %1")
+                                 .arg(errnoText(errno));
+        }
+        ELSAI_FAULT_POINT("fsync");
     }
 
     if (manifest && cleanAbsolute(manifest->hostRoot) != plan.sourceRoot) {

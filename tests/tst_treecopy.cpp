@@ -351,6 +351,9 @@ void TestTreeCopy::seedIntoHostileWorkspace()
     }
     QCOMPARE(readBytes(m_ws + QStringLiteral("/hard.txt")), QByteArray("seeded hard"));
     QCOMPARE(lstatOf(m_outside + QStringLiteral("/secret")).st_nlink, nlink_t(1));
+    // through the one writer: its temp files are renamed into place, none is left
+    for (const QString &entry : listTree(m_ws))
+        QVERIFY2(!entry.contains(QStringLiteral(".elsai-tmp-")), qPrintable(entry));
 }
 
 void TestTreeCopy::seedKeepsModeAndMtime()
