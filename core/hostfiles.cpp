@@ -1,6 +1,7 @@
 #include "hostfiles.h"
 
 #include "atomicwrite.h"
+#include "confinedopen.h"
 #include "errors.h"
 #include "fdutil.h"
 #include "inputchecks.h"
@@ -14,6 +15,46 @@
 #include <unistd.h>
 
 namespace elsai {
+
+UniqueFd openHostFolder(const QString &dir, bool create)
+{
+    checkNoNul(dir, QStringLiteral("host folder"));
+    const QString abs = QDir::cleanPath(QFileInfo(dir).absoluteFilePath());
+    const auto refuseLink = [](const QString &folder) {
+        throw PermissionError(QStringLiteral("the host folder '%1' is a symbolic link; name the "
+                                             "folder it points to")
+                                  .arg(folder),
+                              ELOOP);
+    };
+    QString existing = abs;
+    QStringList missing; // below `existing`, outermost first
+    for (;;) {
+        UniqueFd fd(::open(QFile::encodeName(existing).constData(),
+                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (fd.isValid()) {
+            if (missing.isEmpty())
+                return fd;
+            QByteArray failedAt;
+            UniqueFd made = openOrCreateConfinedDirs(fd.get(),
+                                                     QFile::encodeName(missing.join(u'/')),
+                                                     O_RDONLY, ConfinedLinks::None, &failedAt);
+            if (made.isValid())
+                return made;
+            const QString at = existing + u'/' + QFile::decodeName(failedAt);
+            if (errno == ELOOP)
+                refuseLink(at);
+            throwOsError(errno, QStringLiteral("cannot create host folder"), at);
+        }
+        const int err = errno;
+        if (err == ELOOP || (err == ENOTDIR && QFileInfo(existing).isSymLink()))
+            refuseLink(existing);
+        const QString parent = QFileInfo(existing).path();
+        if (err != ENOENT || !create || parent == existing)
+            throwOsError(err, QStringLiteral("cannot open host folder"), existing);
+        missing.prepend(QFileInfo(existing).fileName());
+        existing = parent;
+    }
+}
 
 QByteArray readHostFile(const QString &path)
 {
@@ -44,13 +85,7 @@ void writeHostFileAtomic(const QString &path, const QByteArray &data, int mode, 
 {
     checkNoNul(path, QStringLiteral("host path"));
     const QFileInfo fi(path);
-    const QString dir = fi.absolutePath();
-    if (!QDir().mkpath(dir))
-        throw OSError(QStringLiteral("cannot create host folder '%1'").arg(dir));
-    const UniqueFd dfd(
-        ::open(QFile::encodeName(dir).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!dfd.isValid())
-        throwOsError(errno, QStringLiteral("cannot open host folder"), dir);
+    const UniqueFd dfd = openHostFolder(fi.absolutePath(), true);
     AtomicWriteOptions options;
     options.createMode = mode_t(mode & 0777);
     options.noReplace = !overwrite;
