@@ -2,8 +2,10 @@
 
 #include "atomicwrite.h"
 #include "confinedopen.h"
+#include "errors.h"
 #include "faultinjection.h"
 #include "fdutil.h"
+#include "hostfiles.h"
 #include "workspacefs.h"
 
 #include <QDir>
@@ -1152,13 +1154,19 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
 
     // The destination root is the caller's choice (like the seed source); below it, nothing
     // is followed.
-    if (!QDir().mkpath(plan.destRoot)) {
-        result.errors << QStringLiteral("cannot create destination folder '%1'")
-                             .arg(plan.destRoot);
-        return result;
+    // An existing destination is opened as named; a missing one is created as every host
+    // folder the engine makes (openHostFolder: nothing followed or created through a link).
+    Fd dest(::open(QFile::encodeName(plan.destRoot).constData(),
+                   O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dest.isValid() && errno == ENOENT) {
+        try {
+            dest = openHostFolder(plan.destRoot, true);
+        } catch (const SandboxError &e) {
+            result.errors << QStringLiteral("cannot create destination folder: %1")
+                                 .arg(e.message());
+            return result;
+        }
     }
-    const Fd dest(::open(QFile::encodeName(plan.destRoot).constData(),
-                         O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dest.isValid()) {
         result.errors << QStringLiteral("cannot open destination folder '%1': %2")
                              .arg(plan.destRoot, errnoText(errno));
