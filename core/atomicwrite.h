@@ -51,8 +51,8 @@ struct AtomicWriteError
 /// (returns false with errno set on failure), fsync, rename over `name`, fsync of the folder.
 /// The rename replaces the directory entry, so an existing hard link or symlink at `name` is
 /// replaced, never written through. The temp file is removed on every failure.
-/// `dirFd` must be readable (not O_PATH): the folder is fsync'ed. `written`, when given,
-/// receives the fstat of the new file. Returns the error, or none on success.
+/// With `options.durable`, `dirFd` must be readable (not O_PATH): the folder is fsync'ed.
+/// `written`, when given, receives the fstat of the new file. Returns the error, or none.
 std::optional<AtomicWriteError> writeAtomicAt(int dirFd, QByteArrayView name,
                                               const std::function<bool(int fd)> &fill,
                                               const AtomicWriteOptions &options = {},
