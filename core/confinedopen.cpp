@@ -112,8 +112,8 @@ int walkBeneath(int rootFd, QByteArrayView rel, int flags, ConfinedLinks links, 
                     return 0;
                 }
             }
-            if (::fstatat(current(), name.constData(), &now, AT_SYMLINK_NOFOLLOW) == 0
-                && S_ISLNK(now.st_mode)) {
+            if (::fstatat(current(), name.constData(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISLNK(now.st_mode)) {
                 if (!mayFollow())
                     return ELOOP;
                 todo.push_front(name); // walked again: its target is checked as any link's

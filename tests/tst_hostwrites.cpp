@@ -66,9 +66,9 @@ QStringList snapshot(const QString &root)
         const struct stat st = lstatOf(p);
         QString line = p.mid(root.size()) + QStringLiteral(" mode=%1").arg(st.st_mode, 0, 8);
         if (S_ISREG(st.st_mode))
-            line += u' ' + QString::fromLatin1(
-                               QCryptographicHash::hash(bytesOf(p), QCryptographicHash::Sha1)
-                                   .toHex());
+            line +=
+                u' ' + QString::fromLatin1(
+                           QCryptographicHash::hash(bytesOf(p), QCryptographicHash::Sha1).toHex());
         out << line;
     }
     out.sort();
@@ -169,8 +169,8 @@ void TestHostWrites::linkAtEngineWrite()
     QFETCH(Outcome, outcome);
 
     // The name the engine writes, and where the link goes.
-    const QString name = kind == u"flush base"    ? QStringLiteral(".ws.elsai-flush-base")
-                         : kind == u"audit log"   ? QStringLiteral("audit.jsonl")
+    const QString name = kind == u"flush base"       ? QStringLiteral(".ws.elsai-flush-base")
+                         : kind == u"audit log"      ? QStringLiteral("audit.jsonl")
                          : kind == u"offload folder" ? QStringLiteral("offload")
                          : kind == u"conflict file"  ? QStringLiteral("f.txt.sandbox-conflict")
                                                      : QStringLiteral("f.txt");
@@ -182,22 +182,19 @@ void TestHostWrites::linkAtEngineWrite()
                                                 ? m_outside + QStringLiteral("/dir")
                                                 : m_victim)
                               .constData(),
-                          QFile::encodeName(m_host + u'/' + rel).constData())
-                == 0);
+                          QFile::encodeName(m_host + u'/' + rel).constData()) == 0);
         break;
     case Attack::FinalHardLink:
         QVERIFY(::link(QFile::encodeName(m_victim).constData(),
-                       QFile::encodeName(m_host + u'/' + rel).constData())
-                == 0);
+                       QFile::encodeName(m_host + u'/' + rel).constData()) == 0);
         break;
     case Attack::FolderSymlink:
     case Attack::SymlinkAboveNewFolder:
         QVERIFY(::symlink(QFile::encodeName(m_outside + QStringLiteral("/dir")).constData(),
-                          QFile::encodeName(link).constData())
-                == 0);
+                          QFile::encodeName(link).constData()) == 0);
         rel = (attack == Attack::FolderSymlink ? QStringLiteral("link/")
-                                               : QStringLiteral("link/new/"))
-              + name;
+                                               : QStringLiteral("link/new/")) +
+              name;
         break;
     }
     const QString target = m_host + u'/' + rel;
@@ -208,8 +205,8 @@ void TestHostWrites::linkAtEngineWrite()
         QVERIFY(QDir().mkpath(wsOfBase));
     const QStringList outsideBefore = snapshot(m_outside);
 
-    QString error;     // what the engine said, empty on success
-    QString written;   // the file that holds the content on success
+    QString error;   // what the engine said, empty on success
+    QString written; // the file that holds the content on success
     QByteArray content;
     try {
         if (kind == u"download") {
@@ -243,8 +240,8 @@ void TestHostWrites::linkAtEngineWrite()
                 QVERIFY(put(m_host + QStringLiteral("/f.txt"), "host version"));
             const NoBaseConflict noBase =
                 kind == u"flush" ? NoBaseConflict::Overwrite : NoBaseConflict::KeepBoth;
-            const SyncPlan plan = planSync(ws, m_host, GlobSet({QStringLiteral("**")}),
-                                           GlobSet(), nullptr, noBase);
+            const SyncPlan plan =
+                planSync(ws, m_host, GlobSet({QStringLiteral("**")}), GlobSet(), nullptr, noBase);
             const WorkspaceSyncResult r = executeSync(plan, ws);
             QStringList errors = r.errors;
             if (kind == u"conflict file") {
@@ -262,8 +259,7 @@ void TestHostWrites::linkAtEngineWrite()
             const QString src = m_tmp->filePath(QStringLiteral("project"));
             QVERIFY(put(src + u'/' + rel, "seeded"));
             WorkspaceFs ws(m_host);
-            const WorkspaceSeedResult r =
-                executeSeed(planSeed(src, GlobSet()), ws);
+            const WorkspaceSeedResult r = executeSeed(planSeed(src, GlobSet()), ws);
             error = r.errors.join(u'\n');
             written = target;
             content = "seeded";
@@ -290,9 +286,9 @@ void TestHostWrites::linkAtEngineWrite()
     }
     case Outcome::Refused:
         QVERIFY2(!error.isEmpty(), "the write was not refused");
-        QVERIFY2(error.contains(QLatin1String("symbolic link"))
-                     || error.contains(QLatin1String("symlink"))
-                     || error.contains(QLatin1String("hard link")),
+        QVERIFY2(error.contains(QLatin1String("symbolic link")) ||
+                     error.contains(QLatin1String("symlink")) ||
+                     error.contains(QLatin1String("hard link")),
                  qPrintable(error));
         QVERIFY(!QFileInfo::exists(m_host + QStringLiteral("/link/new")));
         break;
