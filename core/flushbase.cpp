@@ -146,8 +146,18 @@ std::optional<FlushBases> loadFlushBases(const QString &workspaceRoot, QString *
             *error = QStringLiteral("ignoring the flush base '%1': %2").arg(file, why);
         return std::nullopt;
     };
+    if (file.isEmpty())
+        return std::nullopt;
+    // Beneath the folder's descriptor, never through a link (as saveFlushBases writes it).
+    UniqueFd dir;
+    try {
+        dir = openHostFolder(QFileInfo(file).path(), false);
+    } catch (const SandboxError &) {
+        return std::nullopt; // no folder, or a link where it was: no base of ours
+    }
+    const QByteArray name = QFile::encodeName(QFileInfo(file).fileName());
     struct stat st;
-    if (file.isEmpty() || ::lstat(QFile::encodeName(file).constData(), &st) != 0)
+    if (::fstatat(dir.get(), name.constData(), &st, AT_SYMLINK_NOFOLLOW) != 0)
         return std::nullopt;
     if (!S_ISREG(st.st_mode))
         return bad(QStringLiteral("not a regular file"));
@@ -155,7 +165,7 @@ std::optional<FlushBases> loadFlushBases(const QString &workspaceRoot, QString *
         return bad(QStringLiteral("larger than %1 bytes").arg(kMaxBaseBytes));
     QByteArray data;
     try {
-        data = readHostFile(file);
+        data = readHostFileAt(dir.get(), name, file);
     } catch (const SandboxError &e) {
         return bad(e.message());
     }

@@ -56,13 +56,11 @@ UniqueFd openHostFolder(const QString &dir, bool create)
     }
 }
 
-QByteArray readHostFile(const QString &path)
+namespace {
+
+// Takes ownership of `fd`.
+QByteArray readOpened(int fd, const QString &path)
 {
-    checkNoNul(path, QStringLiteral("host path"));
-    const QByteArray name = QFile::encodeName(path);
-    const int fd = ::open(name.constData(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        throwOsError(errno, QStringLiteral("cannot read host file"), path);
     struct stat st;
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         const int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
@@ -79,6 +77,30 @@ QByteArray readHostFile(const QString &path)
     if (f.error() != QFileDevice::NoError)
         throw OSError(QStringLiteral("cannot read host file '%1': %2").arg(path, f.errorString()));
     return data;
+}
+
+} // namespace
+
+QByteArray readHostFile(const QString &path)
+{
+    checkNoNul(path, QStringLiteral("host path"));
+    const QByteArray name = QFile::encodeName(path);
+    const int fd = ::open(name.constData(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        throwOsError(errno, QStringLiteral("cannot read host file"), path);
+    return readOpened(fd, path);
+}
+
+QByteArray readHostFileAt(int dirFd, const QByteArray &name, const QString &path)
+{
+    const int fd =
+        ::openat(dirFd, name.constData(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 && errno == ELOOP)
+        throw PermissionError(
+            QStringLiteral("cannot read host file '%1': it is a symbolic link").arg(path), ELOOP);
+    if (fd < 0)
+        throwOsError(errno, QStringLiteral("cannot read host file"), path);
+    return readOpened(fd, path);
 }
 
 void writeHostFileAtomic(const QString &path, const QByteArray &data, int mode, bool overwrite)

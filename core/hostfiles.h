@@ -24,6 +24,10 @@ UniqueFd openHostFolder(const QString &dir, bool create);
 /// Throws the OSError subclasses of errors.h.
 QByteArray readHostFile(const QString &path);
 
+/// readHostFile() of the entry `name` of a trusted folder (openHostFolder()), never following a
+/// symlink there (PermissionError); `path` names it in messages.
+QByteArray readHostFileAt(int dirFd, const QByteArray &name, const QString &path);
+
 /// Atomic replace through writeAtomicAt() (atomicwrite.h) beneath openHostFolder() of the
 /// target's folder (created when missing): a symlink or hard link at `path` is replaced, never
 /// written through; the temp file is removed on any failure. `mode` applies to the new file. With
