@@ -93,8 +93,8 @@ QByteArray readHostFile(const QString &path)
 
 QByteArray readHostFileAt(int dirFd, const QByteArray &name, const QString &path)
 {
-    const int fd =
-        ::openat(dirFd, name.constData(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    const int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+    const int fd = ::openat(dirFd, name.constData(), flags);
     if (fd < 0 && errno == ELOOP)
         throw PermissionError(
             QStringLiteral("cannot read host file '%1': it is a symbolic link").arg(path), ELOOP);
