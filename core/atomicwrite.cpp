@@ -117,9 +117,11 @@ std::optional<AtomicWriteError> writeAtomicAt(int dirFd, QByteArrayView name,
     }
     if (mode && ::fchmod(fd.get(), *mode & 0777) != 0)
         return fail(errno, AtomicWriteStage::Mode);
-    if (::fsync(fd.get()) != 0)
-        return fail(errno, AtomicWriteStage::Sync);
-    ELSAI_FAULT_POINT("fsync");
+    if (options.durable) {
+        if (::fsync(fd.get()) != 0)
+            return fail(errno, AtomicWriteStage::Sync);
+        ELSAI_FAULT_POINT("fsync");
+    }
     if (written && ::fstat(fd.get(), written) != 0)
         return fail(errno, AtomicWriteStage::Sync);
     if (::close(fd.release()) != 0)
@@ -133,9 +135,11 @@ std::optional<AtomicWriteError> writeAtomicAt(int dirFd, QByteArrayView name,
         return fail(err, AtomicWriteStage::Rename);
     renamed = true;
     ELSAI_FAULT_POINT("rename");
-    if (::fsync(dirFd) != 0)
-        return fail(errno, AtomicWriteStage::SyncFolder);
-    ELSAI_FAULT_POINT("fsync-dir");
+    if (options.durable) {
+        if (::fsync(dirFd) != 0)
+            return fail(errno, AtomicWriteStage::SyncFolder);
+        ELSAI_FAULT_POINT("fsync-dir");
+    }
     return std::nullopt;
 }
 

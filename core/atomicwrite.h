@@ -11,7 +11,8 @@
 namespace elsai {
 
 // The one atomic writer of the engine: every workspace write (WorkspaceFs::writeFile), every
-// host-side write (downloads, flush, offload files) goes through writeAtomicAt(). It writes
+// host-side write (downloads, flush, conflict files, offload files, the flush base) and every
+// seeded file goes through writeAtomicAt(). It writes
 // beneath a folder descriptor the caller resolved and trusts, so no path is looked up by name
 // again and no link an agent made can redirect it.
 
@@ -30,6 +31,10 @@ struct AtomicWriteOptions
     bool keepExistingMode = false;
     /// Never replace an existing entry: the rename fails with EEXIST instead.
     bool noReplace = false;
+    /// fsync the file before the rename and the folder after it. False only for a caller that
+    /// makes many writes durable at once afterwards (the seed: one syncfs at its end; see
+    /// executeSeed); `dirFd` may then be O_PATH.
+    bool durable = true;
 };
 
 /// What a failed writeAtomicAt() was doing.
@@ -46,8 +51,8 @@ struct AtomicWriteError
 /// (returns false with errno set on failure), fsync, rename over `name`, fsync of the folder.
 /// The rename replaces the directory entry, so an existing hard link or symlink at `name` is
 /// replaced, never written through. The temp file is removed on every failure.
-/// `dirFd` must be readable (not O_PATH): the folder is fsync'ed. `written`, when given,
-/// receives the fstat of the new file. Returns the error, or none on success.
+/// With `options.durable`, `dirFd` must be readable (not O_PATH): the folder is fsync'ed.
+/// `written`, when given, receives the fstat of the new file. Returns the error, or none.
 std::optional<AtomicWriteError> writeAtomicAt(int dirFd, QByteArrayView name,
                                               const std::function<bool(int fd)> &fill,
                                               const AtomicWriteOptions &options = {},

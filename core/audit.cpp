@@ -2,9 +2,12 @@
 
 #include "errors.h"
 #include "faultinjection.h"
+#include "fdutil.h"
+#include "hostfiles.h"
 
 #include <QCryptographicHash>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 
 #include <cerrno>
@@ -138,16 +141,53 @@ JsonLinesAuditSink::JsonLinesAuditSink(const QString &path, Options options)
     if (path == QLatin1String("-")) {
         m_fd = STDERR_FILENO;
     } else {
+        // Beneath the trusted folder descriptor, the last component O_NOFOLLOW: a symlink an
+        // agent put there (or swapped the folder for) cannot make the engine append elsewhere.
+        const QFileInfo info(path);
+        UniqueFd dir;
+        try {
+            dir = openHostFolder(info.absolutePath(), false);
+        } catch (const PermissionError &e) {
+            throw PermissionError(
+                QStringLiteral("cannot open audit log '%1': %2").arg(path, e.message()),
+                e.errnoValue());
+        } catch (const OSError &e) {
+            throw OSError(QStringLiteral("cannot open audit log '%1' for appending: %2")
+                              .arg(path, e.message()),
+                          e.errnoValue());
+        }
+        const QByteArray name = QFile::encodeName(info.fileName());
         // Read access too, to find a torn last line (not needed to append: fall back).
-        const QByteArray name = QFile::encodeName(path);
-        const int flags = O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY;
-        m_fd = ::open(name.constData(), O_RDWR | flags, 0666);
+        const int flags = O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
+        m_fd = ::openat(dir.get(), name.constData(), O_RDWR | flags, 0666);
         if (m_fd < 0 && errno == EACCES)
-            m_fd = ::open(name.constData(), O_WRONLY | flags, 0666);
+            m_fd = ::openat(dir.get(), name.constData(), O_WRONLY | flags, 0666);
+        if (m_fd < 0 && errno == ELOOP)
+            throw PermissionError(QStringLiteral("cannot open audit log '%1': it is a symbolic "
+                                                 "link; name the file itself")
+                                      .arg(path),
+                                  ELOOP);
         if (m_fd < 0)
             throw OSError(QStringLiteral("cannot open audit log '%1' for appending: %2")
                               .arg(path, errnoText(errno)),
                           errno);
+        // Appending through a second hard link would write into whatever file it also names.
+        // (A device or a pipe a log collector reads is fine: only a file can be linked.)
+        struct stat st
+        {
+        };
+        const int statError = ::fstat(m_fd, &st) == 0 ? 0 : errno;
+        const QString refusal = statError ? errnoText(statError)
+            : S_ISREG(st.st_mode) && st.st_nlink > 1
+                ? QStringLiteral("it has %1 hard links; an audit log must be a file of its own")
+                      .arg(quint64(st.st_nlink))
+                : QString();
+        if (!refusal.isEmpty()) {
+            ::close(m_fd);
+            m_fd = -1;
+            throw PermissionError(
+                QStringLiteral("cannot open audit log '%1': %2").arg(path, refusal), EPERM);
+        }
         m_ownsFd = true;
     }
     // Only our own file is ever cut back: stderr may be redirected into a file that holds

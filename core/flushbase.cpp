@@ -1,6 +1,7 @@
 #include "flushbase.h"
 
 #include "errors.h"
+#include "fdutil.h"
 #include "hostfiles.h"
 #include "tempfiles.h"
 
@@ -11,7 +12,9 @@
 #include <QStandardPaths>
 
 #include <cerrno>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace elsai {
 
@@ -103,20 +106,28 @@ int removeOrphanFlushBases(const QString &workspaceRoot)
     if (file.isEmpty())
         return 0;
     const QString parent = QFileInfo(file).path();
+    UniqueFd dir;
+    try {
+        dir = openHostFolder(parent, false);
+    } catch (const SandboxError &) {
+        return 0; // no folder, or a link where it was: nothing of ours to sweep
+    }
+    // Only regular files, removed beneath the folder's descriptor (never by a path again).
+    const auto removeFile = [&](const QString &name) {
+        const QByteArray n = QFile::encodeName(name);
+        struct stat st;
+        return ::fstatat(dir.get(), n.constData(), &st, AT_SYMLINK_NOFOLLOW) == 0
+               && S_ISREG(st.st_mode) && ::unlinkat(dir.get(), n.constData(), 0) == 0;
+    };
     const QString suffix = QStringLiteral(".elsai-flush-base");
     int removed = 0;
-    // A crash during saveFlushBases() leaves ".<base name, maybe shortened>.elsai-tmp-<hex>".
-    const QString baseName = QFileInfo(file).fileName();
-    const QString tempTag = QStringLiteral(".elsai-tmp-");
-    const QStringList temps = QDir(parent).entryList({QStringLiteral(".*") + tempTag + u'*'},
-                                                     QDir::Files | QDir::Hidden | QDir::System);
-    for (const QString &name : temps) {
-        const qsizetype tag = name.lastIndexOf(tempTag);
-        const QString stem = name.mid(1, tag - 1);
-        if (stem.isEmpty() || !baseName.startsWith(stem) ||
-            !isStaleTempName(QFile::encodeName(name)))
-            continue;
-        removed += QFile::remove(parent + u'/' + name) ? 1 : 0;
+    // A crash during saveFlushBases() leaves a temp file of the one writer beside the base.
+    const QByteArray baseName = QFile::encodeName(QFileInfo(file).fileName());
+    const QStringList hidden =
+        QDir(parent).entryList({QStringLiteral(".*")}, QDir::Files | QDir::Hidden | QDir::System);
+    for (const QString &name : hidden) {
+        if (isTempNameFor(QFile::encodeName(name), baseName))
+            removed += removeFile(name) ? 1 : 0;
     }
     const QStringList names =
         QDir(parent).entryList({QStringLiteral(".*") + suffix}, QDir::Files | QDir::Hidden);
@@ -124,11 +135,12 @@ int removeOrphanFlushBases(const QString &workspaceRoot)
         const QString folder = name.mid(1, name.size() - 1 - suffix.size());
         struct stat st;
         if (folder.isEmpty()
-            || ::lstat(QFile::encodeName(parent + u'/' + folder).constData(), &st) == 0
+            || ::fstatat(dir.get(), QFile::encodeName(folder).constData(), &st,
+                         AT_SYMLINK_NOFOLLOW) == 0
             || errno != ENOENT) {
             continue;
         }
-        removed += QFile::remove(parent + u'/' + name) ? 1 : 0;
+        removed += removeFile(name) ? 1 : 0;
     }
     return removed;
 }
@@ -145,8 +157,18 @@ std::optional<FlushBases> readBaseFile(const QString &file,
             *error = QStringLiteral("ignoring the flush base '%1': %2").arg(file, why);
         return std::nullopt;
     };
+    if (file.isEmpty())
+        return std::nullopt;
+    // Beneath the folder's descriptor, never through a link (as saveFlushBases writes it).
+    UniqueFd dir;
+    try {
+        dir = openHostFolder(QFileInfo(file).path(), false);
+    } catch (const SandboxError &) {
+        return std::nullopt; // no folder, or a link where it was: no base of ours
+    }
+    const QByteArray name = QFile::encodeName(QFileInfo(file).fileName());
     struct stat st;
-    if (file.isEmpty() || ::lstat(QFile::encodeName(file).constData(), &st) != 0)
+    if (::fstatat(dir.get(), name.constData(), &st, AT_SYMLINK_NOFOLLOW) != 0)
         return std::nullopt;
     if (!S_ISREG(st.st_mode))
         return bad(QStringLiteral("not a regular file"));
@@ -154,7 +176,7 @@ std::optional<FlushBases> readBaseFile(const QString &file,
         return bad(QStringLiteral("larger than %1 bytes").arg(kMaxBaseBytes));
     QByteArray data;
     try {
-        data = readHostFile(file);
+        data = readHostFileAt(dir.get(), name, file);
     } catch (const SandboxError &e) {
         return bad(e.message());
     }

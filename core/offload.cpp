@@ -2,6 +2,8 @@
 
 #include "atomicwrite.h"
 #include "errors.h"
+#include "fdutil.h"
+#include "hostfiles.h"
 #include "inputchecks.h"
 
 #include <QFile>
@@ -55,13 +57,11 @@ FileStorage::FileStorage(const QString &directory)
     if (directory.isEmpty())
         throw ValueError(QStringLiteral("FileStorage needs a folder"));
     checkNoNul(directory, QStringLiteral("offload folder"));
-    if (!QDir().mkpath(m_path))
-        throw OSError(QStringLiteral("cannot create offload folder '%1'").arg(directory));
+    // Opened once, the last component O_NOFOLLOW, missing folders created without following
+    // anything (openHostFolder); O_RDONLY (not O_PATH): the folder is fsync'ed after each file.
+    UniqueFd dir = openHostFolder(m_path, true);
     m_claim = FolderClaim(FolderClaim::Role::Offload, m_path);
-    // O_RDONLY (not O_PATH): the folder is fsync'ed after each file
-    m_dirFd = ::open(QFile::encodeName(m_path).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (m_dirFd < 0)
-        throwOsError(errno, QStringLiteral("cannot open offload folder"), m_path);
+    m_dirFd = dir.release();
 }
 
 FileStorage::~FileStorage()

@@ -80,6 +80,16 @@ bool isStaleTempName(QByteArrayView name)
     return allHex(hex, 12, 12) || allHex(hex, 16, 16);
 }
 
+bool isTempNameFor(QByteArrayView name, QByteArrayView target)
+{
+    constexpr QByteArrayView writeTag(".elsai-tmp-");
+    if (!isStaleTempName(name) || name.startsWith(QByteArrayView(".sandbox-tmp-")))
+        return false;
+    const qsizetype at = name.toByteArray().lastIndexOf(writeTag.toByteArray());
+    const QByteArrayView stem = name.sliced(1, at - 1);
+    return target.startsWith(stem);
+}
+
 int removeStaleTempFiles(int dirFd, bool recursive)
 {
     return sweep(dirFd, recursive, 0);

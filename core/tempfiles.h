@@ -9,6 +9,10 @@ namespace elsai {
 /// and, left by older versions: ".<name>.elsai-tmp-<16 hex>", ".sandbox-tmp-<1-16 hex>".
 bool isStaleTempName(QByteArrayView name);
 
+/// Is `name` a temp name writeAtomicAt() makes when it writes `target` (the stem of the name,
+/// maybe shortened to fit NAME_MAX, is a prefix of `target`)?
+bool isTempNameFor(QByteArrayView name, QByteArrayView target);
+
 /// Removes leftover temp files of ours in the folder `dirFd` (any fd naming a folder, O_PATH
 /// included) and, with `recursive`, in its subfolders. Only regular files whose name
 /// isStaleTempName() are removed; symlinks are never followed and never removed; folders deeper

@@ -1,8 +1,11 @@
 #include "treecopy.h"
 
 #include "atomicwrite.h"
+#include "confinedopen.h"
+#include "errors.h"
 #include "faultinjection.h"
 #include "fdutil.h"
+#include "hostfiles.h"
 #include "workspacefs.h"
 
 #include <QDir>
@@ -25,17 +28,10 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace elsai {
-
-namespace detail {
-// Test hook (declared by tst_treecopy): use the openat(O_NOFOLLOW) walk even where openat2 works.
-void setTreeCopyForceFallback(bool force);
-} // namespace detail
 
 namespace {
 
@@ -80,88 +76,11 @@ QString parentOf(const QString &rel)
     return slash < 0 ? QString() : rel.left(slash);
 }
 
-std::atomic<bool> g_forceFallback{false};
-
-bool openat2Works()
+/// Trees are walked and written without following any symlink (confinedopen.h): fails with
+/// -1 and errno ELOOP (or ENOTDIR) at a symlink, EXDEV for an escape.
+int openBeneath(int dirFd, const QByteArray &rel, int flags)
 {
-    // ENOSYS on old kernels, ENOSYS or EPERM where a seccomp filter blocks it: probe once
-    static const bool works = [] {
-        struct open_how how;
-        std::memset(&how, 0, sizeof how);
-        how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
-        const long fd = ::syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof how);
-        if (fd < 0)
-            return errno != ENOSYS && errno != EPERM;
-        ::close(int(fd));
-        return true;
-    }();
-    return works;
-}
-
-// Fallback for kernels without openat2: one component at a time, never following a symlink,
-// refusing `..` and absolute paths outright.
-int openWalk(int dirFd, const QByteArray &rel, int flags, mode_t mode)
-{
-    if (rel.startsWith('/')) {
-        errno = EXDEV;
-        return -1;
-    }
-    const QList<QByteArray> parts = rel.split('/');
-    Fd cur;
-    int at = dirFd;
-    QByteArray last = QByteArrayLiteral(".");
-    qsizetype lastIndex = -1;
-    for (qsizetype i = parts.size() - 1; i >= 0; --i) {
-        if (!parts[i].isEmpty() && parts[i] != ".") {
-            lastIndex = i;
-            last = parts[i];
-            break;
-        }
-    }
-    for (qsizetype i = 0; i < lastIndex; ++i) {
-        const QByteArray &p = parts[i];
-        if (p.isEmpty() || p == ".")
-            continue;
-        if (p == "..") {
-            errno = EXDEV;
-            return -1;
-        }
-        const int fd = ::openat(at, p.constData(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-            return -1;
-        cur.reset(fd);
-        at = fd;
-    }
-    if (last == "..") {
-        errno = EXDEV;
-        return -1;
-    }
-    return ::openat(at, last.constData(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
-}
-
-/// Opens `rel` beneath `dirFd` with no symlink anywhere on the way (the last component
-/// included): openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), or the component walk where the
-/// kernel lacks openat2. Symlinks fail with ELOOP (or ENOTDIR), escapes with EXDEV.
-int openBeneath(int dirFd, const QByteArray &rel, int flags, mode_t mode = 0)
-{
-    if (g_forceFallback.load(std::memory_order_relaxed) || !openat2Works())
-        return openWalk(dirFd, rel, flags, mode);
-    struct open_how how;
-    std::memset(&how, 0, sizeof how);
-    how.flags = quint64(flags | O_CLOEXEC);
-    how.mode = (flags & O_CREAT) ? mode : 0;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    const char *path = rel.isEmpty() ? "." : rel.constData();
-    for (int attempt = 0; attempt < 1000; ++attempt) {
-        const long fd = ::syscall(SYS_openat2, dirFd, path, &how, sizeof how);
-        if (fd >= 0)
-            return int(fd);
-        if (errno != EAGAIN && errno != EINTR)
-            return -1;
-        // EAGAIN: a rename raced with the lookup; the kernel asks for a retry
-    }
-    return -1;
+    return openConfined(dirFd, rel, flags, ConfinedLinks::None).release();
 }
 
 /// Copies `size` bytes from the current offsets (the size fstat reported, so the copy matches
@@ -637,32 +556,48 @@ WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
         }
         // permission bits without setuid/setgid/sticky, set at creation where the umask allows
         const mode_t mode = st.st_mode & 0777;
-        // O_EXCL: an entry already there (a symlink, a hard link to something outside) is
-        // unlinked and replaced, never written through.
-        const int createFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-        Fd dst(::openat(dstDir, name, createFlags, mode));
-        if (!dst.isValid() && errno == EEXIST) {
-            if (::unlinkat(dstDir, name, 0) != 0)
-                return fail(QStringLiteral("cannot replace workspace entry"), errno);
-            dst.reset(::openat(dstDir, name, createFlags, mode));
-        }
-        if (!dst.isValid())
-            return fail(QStringLiteral("cannot create workspace file"), errno);
-        if (!copyContent(in.get(), dst.get(), qint64(st.st_size), &out.bytes))
-            return fail(QStringLiteral("cannot copy"), errno);
-        // the mtime too, so stamps stay meaningful
+        // The one writer (atomicwrite.h): a temp file beside the entry, renamed over it, so an
+        // entry already there (a symlink, a hard link to a file outside) is replaced, never
+        // written through. Not durable per file: the seed syncs the file system once at its
+        // end (see below).
+        AtomicWriteOptions options;
+        options.createMode = mode;
+        if ((mode & umaskBits) != 0)
+            options.exactMode = mode;
+        options.durable = false;
         const struct timespec times[2] = {st.st_atim, st.st_mtim};
-        if (((mode & umaskBits) != 0 && ::fchmod(dst.get(), mode) != 0)
-            || ::futimens(dst.get(), times) != 0) {
-            return fail(QStringLiteral("cannot set attributes of"), errno);
+        bool timesFailed = false;
+        struct stat dstSt;
+        const auto err = writeAtomicAt(
+            dstDir, job.name,
+            [&](int fd) {
+                if (!copyContent(in.get(), fd, qint64(st.st_size), &out.bytes))
+                    return false;
+                // the mtime too, so stamps stay meaningful (the mode and the rename keep it)
+                timesFailed = ::futimens(fd, times) != 0;
+                return !timesFailed;
+            },
+            options, &dstSt);
+        if (err) {
+            switch (err->stage) {
+            case AtomicWriteStage::Create:
+                return fail(QStringLiteral("cannot create workspace file"), err->error);
+            case AtomicWriteStage::Fill:
+                return fail(timesFailed ? QStringLiteral("cannot set attributes of")
+                                        : QStringLiteral("cannot copy"),
+                            err->error);
+            case AtomicWriteStage::Mode:
+                return fail(QStringLiteral("cannot set attributes of"), err->error);
+            case AtomicWriteStage::Rename:
+                return fail(QStringLiteral("cannot replace workspace entry"), err->error);
+            case AtomicWriteStage::Sync:
+            case AtomicWriteStage::SyncFolder:
+                return fail(QStringLiteral("cannot write workspace file"), err->error);
+            }
         }
         out.host = stampOf(st);
-        if (wantStamps) {
-            struct stat dstSt;
-            if (::fstat(dst.get(), &dstSt) != 0)
-                return fail(QStringLiteral("cannot stat the copy of"), errno);
+        if (wantStamps)
             out.workspace = stampOf(dstSt);
-        }
         out.ok = true;
     };
     auto copyChunk = [&](int index, std::atomic<int> &done) {
@@ -704,6 +639,20 @@ WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
             result.errors << QStringLiteral("cannot set attributes of workspace folder '%1': %2")
                                  .arg(QFile::decodeName(it->rel), errnoText(errno));
         }
+    }
+
+    // 4. Durability once for the whole seed, not per file: fsync of 20,000 files and their
+    //    folders would cost seconds to minutes on a disk, while a seed that a crash interrupts
+    //    is not worth keeping anyway (a partly seeded workspace, never a damaged project: the
+    //    source is only read). syncfs writes back the workspace's file system, so the manifest
+    //    (and the flush base saved from it) describes files that are on disk.
+    if (!jobs.empty() || !fixes.empty()) {
+        const Fd sync(::openat(wsRoot, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!sync.isValid() || ::syncfs(sync.get()) != 0) {
+            result.errors << QStringLiteral("cannot flush the seeded workspace to disk: %1")
+                                 .arg(errnoText(errno));
+        }
+        ELSAI_FAULT_POINT("fsync");
     }
 
     if (manifest && cleanAbsolute(manifest->hostRoot) != plan.sourceRoot) {
@@ -766,33 +715,7 @@ const int kReadFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 /// fsync'ed), creating missing folders one component at a time, never through a symlink.
 int openOrCreateDir(int rootFd, const QByteArray &rel)
 {
-    const int fd = openBeneath(rootFd, rel, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0 || errno != ENOENT)
-        return fd;
-    Fd cur(::openat(rootFd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!cur.isValid())
-        return -1;
-    for (const QByteArray &part : rel.split('/')) {
-        if (part.isEmpty() || part == ".")
-            continue;
-        if (part == "..") {
-            errno = EXDEV;
-            return -1;
-        }
-        const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-        int next = ::openat(cur.get(), part.constData(), flags);
-        if (next < 0 && errno == ENOENT) {
-            if (::mkdirat(cur.get(), part.constData(), 0777) != 0 && errno != EEXIST)
-                return -1;
-            ELSAI_FAULT_POINT("mkdir");
-            ::fsync(cur.get()); // best effort: the file's own folder fsync is the one checked
-            next = ::openat(cur.get(), part.constData(), flags);
-        }
-        if (next < 0)
-            return -1;
-        cur.reset(next);
-    }
-    return cur.release();
+    return openOrCreateConfinedDirs(rootFd, rel, O_RDONLY, ConfinedLinks::None).release();
 }
 
 enum class WriteStatus { Ok, HostChanged, Failed };
@@ -1231,13 +1154,19 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
 
     // The destination root is the caller's choice (like the seed source); below it, nothing
     // is followed.
-    if (!QDir().mkpath(plan.destRoot)) {
-        result.errors << QStringLiteral("cannot create destination folder '%1'")
-                             .arg(plan.destRoot);
-        return result;
+    // An existing destination is opened as named; a missing one is created as every host
+    // folder the engine makes (openHostFolder: nothing followed or created through a link).
+    Fd dest(::open(QFile::encodeName(plan.destRoot).constData(),
+                   O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dest.isValid() && errno == ENOENT) {
+        try {
+            dest = openHostFolder(plan.destRoot, true);
+        } catch (const SandboxError &e) {
+            result.errors << QStringLiteral("cannot create destination folder: %1")
+                                 .arg(e.message());
+            return result;
+        }
     }
-    const Fd dest(::open(QFile::encodeName(plan.destRoot).constData(),
-                         O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dest.isValid()) {
         result.errors << QStringLiteral("cannot open destination folder '%1': %2")
                              .arg(plan.destRoot, errnoText(errno));
@@ -1321,15 +1250,6 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
     }
     return result;
 }
-
-namespace detail {
-
-void setTreeCopyForceFallback(bool force)
-{
-    g_forceFallback.store(force, std::memory_order_relaxed);
-}
-
-} // namespace detail
 
 QHash<QString, FileStamp> SeedManifest::workspaceStamps() const
 {

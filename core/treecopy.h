@@ -76,13 +76,16 @@ struct SeedPlan
 /// Names that are not valid UTF-8 are reported as errors (they could not be opened again).
 SeedPlan planSeed(const QString &sourceRoot, const GlobSet &excludes);
 
-/// Copies the plan's files into the workspace: folders created with mkdirat, files created
-/// O_CREAT|O_EXCL|O_NOFOLLOW (an existing workspace entry is unlinked first, never written
-/// through), content by copy_file_range (reflink where the file system can), mode bits (no
-/// setuid/setgid) and mtimes kept. Runs on several threads. Never writes outside the workspace
-/// even if the workspace already holds symlinks: a planned folder whose workspace entry is a
-/// symlink or a file is refused with an error, with everything below it. Fills `manifest` when
-/// given (hostRoot = the plan's source; entries of another hostRoot are dropped first).
+/// Copies the plan's files into the workspace: folders created with mkdirat, files written by
+/// the one atomic writer (writeAtomicAt: a temp file beside the entry, renamed over it, so an
+/// existing workspace entry — a symlink, a hard link to a file outside — is replaced, never
+/// written through), content by copy_file_range (reflink where the file system can), mode bits
+/// (no setuid/setgid) and mtimes kept. Files are not fsync'ed one by one: one syncfs of the
+/// workspace's file system at the end makes the whole seed durable (a failure is an error).
+/// Runs on several threads. Never writes outside the workspace even if the workspace already
+/// holds symlinks: a planned folder whose workspace entry is a symlink or a file is refused with
+/// an error, with everything below it. Fills `manifest` when given (hostRoot = the plan's
+/// source; entries of another hostRoot are dropped first).
 WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
                                 SeedManifest *manifest = nullptr,
                                 const TreeProgress &progress = {});

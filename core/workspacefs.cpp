@@ -1,6 +1,7 @@
 #include "workspacefs.h"
 
 #include "atomicwrite.h"
+#include "confinedopen.h"
 #include "dirlistingcache.h"
 #include "errors.h"
 #include "faultinjection.h"
@@ -12,47 +13,31 @@
 #include <QScopeGuard>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <climits>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <limits>
 #include <memory>
 #include <vector>
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace elsai {
 
 namespace {
 
-constexpr int MaxSymlinkHops = 40;     // the kernel's MAXSYMLINKS
-constexpr int MaxEagainRetries = 1000; // openat2 asks for a retry after a concurrent rename
 constexpr size_t MaxRemoveDepth = 256; // remove() holds one fd per level
 constexpr qsizetype MaxNameBytes = 255;
 constexpr qsizetype MaxPathBytes = 4095;
-
-std::atomic<bool> s_forceFallback{false};
 
 // Paths can be 4 KB long; keep messages readable.
 QString shown(const QString &path)
 {
     constexpr qsizetype maxChars = 160;
     return path.size() <= maxChars ? path : path.left(maxChars) + QStringLiteral("...");
-}
-
-QByteArrayList components(const QByteArray &path)
-{
-    QByteArrayList parts = path.split('/');
-    parts.removeIf([](const QByteArray &p) { return p.isEmpty() || p == "."; });
-    return parts;
 }
 
 [[noreturn]] void throwResolveError(int err, const QString &what, const QString &path)
@@ -71,155 +56,27 @@ QByteArrayList components(const QByteArray &path)
     throwOsError(err, what, shown(path));
 }
 
-int openat2Beneath(int dirFd, const char *path, int flags)
-{
-    open_how how{};
-    how.flags = static_cast<quint64>(flags | O_CLOEXEC);
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-    return static_cast<int>(syscall(SYS_openat2, dirFd, path, &how, sizeof how));
-}
-
-// What openat2(RESOLVE_BENEATH) does, for kernels without it: one component at a time with
-// O_NOFOLLOW; a relative symlink target is spliced into the rest of the walk, `..` pops a folder
-// we entered. Returns 0 or an errno; EXDEV means the path would leave the root.
-int walkBeneath(int rootFd, const QByteArray &rel, int flags, UniqueFd *out)
-{
-    std::vector<UniqueFd> entered;
-    const auto current = [&] { return entered.empty() ? rootFd : entered.back().get(); };
-    const QByteArrayList initial = components(rel);
-    std::deque<QByteArray> todo(initial.cbegin(), initial.cend());
-    int hops = 0;
-
-    while (!todo.empty()) {
-        const QByteArray name = todo.front();
-        todo.pop_front();
-        if (name == "..") {
-            if (entered.empty())
-                return EXDEV;
-            entered.pop_back();
-            continue;
-        }
-        UniqueFd node(openat(current(), name.constData(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-        if (!node.isValid())
-            return errno;
-        struct stat st;
-        if (fstat(node.get(), &st) != 0)
-            return errno;
-
-        if (S_ISLNK(st.st_mode)) {
-            if (++hops > MaxSymlinkHops)
-                return ELOOP;
-            QByteArray target(PATH_MAX, '\0');
-            const ssize_t n = readlinkat(node.get(), "", target.data(), target.size());
-            if (n < 0)
-                return errno;
-            if (n >= target.size())
-                return ENAMETOOLONG;
-            target.truncate(n);
-            if (target.isEmpty())
-                return ENOENT;
-            if (target.startsWith('/'))
-                return EXDEV;
-            const QByteArrayList parts = components(target);
-            todo.insert(todo.begin(), parts.cbegin(), parts.cend());
-            continue;
-        }
-
-        if (todo.empty()) {
-            // Reopen with the caller's flags. O_NOFOLLOW catches a swap to a symlink since the
-            // check above; then the component is walked again.
-            const int fd = openat(current(), name.constData(), flags | O_NOFOLLOW | O_CLOEXEC);
-            if (fd >= 0) {
-                out->reset(fd);
-                return 0;
-            }
-            const int err = errno;
-            struct stat now;
-            if (fstatat(current(), name.constData(), &now, AT_SYMLINK_NOFOLLOW) == 0
-                && S_ISLNK(now.st_mode)) {
-                if (++hops > MaxSymlinkHops)
-                    return ELOOP;
-                todo.push_front(name);
-                continue;
-            }
-            return err;
-        }
-        if (!S_ISDIR(st.st_mode))
-            return ENOTDIR;
-        entered.push_back(std::move(node));
-    }
-
-    // The root itself, or a path that ended in `..`.
-    const int fd = openat(current(), ".", flags | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
-    out->reset(fd);
-    return 0;
-}
-
-// Opens `rel` beneath the root (symlinks followed only while they stay inside).
-// Returns 0 or an errno. Never creates anything.
-int openBeneath(int rootFd, const QByteArray &rel, int flags, UniqueFd *out)
-{
-    Q_ASSERT(!(flags & O_CREAT));
-    if (!s_forceFallback.load(std::memory_order_relaxed) && WorkspaceFs::openat2Available()) {
-        const char *path = rel.isEmpty() ? "." : rel.constData();
-        for (int attempt = 0;; ++attempt) {
-            const int fd = openat2Beneath(rootFd, path, flags);
-            if (fd >= 0) {
-                out->reset(fd);
-                return 0;
-            }
-            if (errno == EAGAIN && attempt < MaxEagainRetries)
-                continue;
-            if (errno != ENOSYS)
-                return errno;
-            break;
-        }
-    }
-    return walkBeneath(rootFd, rel, flags, out);
-}
-
+// Workspace paths: symlinks are followed while they stay beneath the root.
 UniqueFd resolve(int rootFd, const QByteArray &rel, int flags, const QString &what,
                  const QString &path)
 {
-    UniqueFd fd;
-    if (const int err = openBeneath(rootFd, rel, flags, &fd))
-        throwResolveError(err, what, path);
+    UniqueFd fd = openConfined(rootFd, rel, flags, ConfinedLinks::StayBeneath);
+    if (!fd.isValid())
+        throwResolveError(errno, what, path);
     return fd;
 }
 
-// Opens the folder `rel`, creating missing folders one at a time. Each new folder is
-// re-resolved from the root, so a symlinked folder that points outside is refused.
+// Opens the folder `rel`, creating missing folders one at a time (see confinedopen.h).
 UniqueFd openOrCreateDirs(int rootFd, const QByteArray &rel, int flags, const QString &path)
 {
-    const QString what = QStringLiteral("cannot create folder");
-    UniqueFd dir;
-    const int err = openBeneath(rootFd, rel, flags | O_DIRECTORY, &dir);
-    if (err == 0)
-        return dir;
-    if (err != ENOENT)
-        throwResolveError(err, what, path);
-
-    UniqueFd parent;
-    QByteArray prefix;
-    for (const QByteArray &part : components(rel)) {
-        prefix += prefix.isEmpty() ? part : '/' + part;
-        const QString shownPrefix = QString::fromUtf8(prefix);
-        UniqueFd next;
-        int e = openBeneath(rootFd, prefix, O_PATH | O_DIRECTORY, &next);
-        if (e == ENOENT) {
-            const int at = parent.isValid() ? parent.get() : rootFd;
-            if (mkdirat(at, part.constData(), 0777) != 0 && errno != EEXIST)
-                throwOsError(errno, what, shown(shownPrefix));
-            ELSAI_FAULT_POINT("mkdir");
-            e = openBeneath(rootFd, prefix, O_PATH | O_DIRECTORY, &next);
-        }
-        if (e)
-            throwResolveError(e, what, shownPrefix);
-        parent = std::move(next);
+    QByteArray failedAt;
+    UniqueFd dir =
+        openOrCreateConfinedDirs(rootFd, rel, flags, ConfinedLinks::StayBeneath, &failedAt);
+    if (!dir.isValid()) {
+        throwResolveError(errno, QStringLiteral("cannot create folder"),
+                          failedAt == rel ? path : QString::fromUtf8(failedAt));
     }
-    return resolve(rootFd, rel, flags | O_DIRECTORY, what, path);
+    return dir;
 }
 
 struct Entry
@@ -839,24 +696,6 @@ int WorkspaceFs::openDirectory(const QString &path) const
     return resolve(m_rootFd, rel, O_RDONLY | O_DIRECTORY, QStringLiteral("cannot open folder"),
                    path)
         .release();
-}
-
-void WorkspaceFs::setForceFallbackResolver(bool force)
-{
-    s_forceFallback.store(force, std::memory_order_relaxed);
-}
-
-bool WorkspaceFs::openat2Available()
-{
-    // ENOSYS on old kernels; EPERM or ENOSYS where a seccomp filter blocks it.
-    static const bool available = [] {
-        const UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-        if (!root.isValid())
-            return false;
-        const UniqueFd probe(openat2Beneath(root.get(), ".", O_PATH | O_DIRECTORY));
-        return probe.isValid();
-    }();
-    return available;
 }
 
 } // namespace elsai

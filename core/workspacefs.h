@@ -15,10 +15,9 @@ class DirListingCache;
 
 /// Confined file access beneath one workspace folder (SECURITY.md, "The hostile paths").
 ///
-/// Every path is workspace-relative and resolved by the kernel beneath the root fd:
-/// openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), or, where openat2 is missing, a
-/// component-by-component walk with openat(O_NOFOLLOW) that resolves symlinks itself and refuses
-/// any that leave the root. Never "check a string, then open by name".
+/// Every path is workspace-relative and resolved beneath the root fd by the one confined
+/// resolver (confinedopen.h, ConfinedLinks::StayBeneath): symlinks are followed while they stay
+/// inside, any that leave the root are refused. Never "check a string, then open by name".
 ///
 /// Path rules (normalize()): NUL bytes, empty paths, absolute paths, `..` components and a `~`
 /// are handled as: NUL / empty / absolute / any `..` → PermissionError (ValueError for NUL and
@@ -96,10 +95,6 @@ public:
     /// Opens a folder beneath the root for use as a working directory (O_RDONLY|O_DIRECTORY|
     /// O_CLOEXEC). The caller closes the fd.
     int openDirectory(const QString &path) const;
-
-    /// Tests only: force the openat(O_NOFOLLOW) walk even where openat2 exists.
-    static void setForceFallbackResolver(bool force);
-    static bool openat2Available();
 
 private:
     QString m_rootPath;

@@ -1,3 +1,4 @@
+#include "confinedopen.h"
 #include "flushbase.h"
 #include "treecopy.h"
 #include "types.h"
@@ -16,11 +17,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-namespace elsai::detail {
-// Test hook of treecopy.cpp: use the openat(O_NOFOLLOW) walk even where openat2 works.
-void setTreeCopyForceFallback(bool force);
-} // namespace elsai::detail
 
 using namespace elsai;
 using SeedAction = SeedPlanEntry::Action;
@@ -209,7 +205,7 @@ void TestTreeCopy::init()
 
 void TestTreeCopy::cleanup()
 {
-    detail::setTreeCopyForceFallback(false);
+    setConfinedOpenForceFallback(false);
 }
 
 // S1
@@ -271,7 +267,7 @@ void TestTreeCopy::seedSymlinksAndSpecialFiles_data()
 void TestTreeCopy::seedSymlinksAndSpecialFiles()
 {
     QFETCH(bool, fallback);
-    detail::setTreeCopyForceFallback(fallback);
+    setConfinedOpenForceFallback(fallback);
     QVERIFY(writeBytes(m_src + QStringLiteral("/sub/f.txt"), "inside"));
     QVERIFY(makeSymlink(m_outside + QStringLiteral("/dir"), m_src + QStringLiteral("/link")));
     QVERIFY(makeSymlink(QStringLiteral("/etc"), m_src + QStringLiteral("/abs")));
@@ -312,7 +308,7 @@ void TestTreeCopy::seedIntoHostileWorkspace_data()
 void TestTreeCopy::seedIntoHostileWorkspace()
 {
     QFETCH(bool, fallback);
-    detail::setTreeCopyForceFallback(fallback);
+    setConfinedOpenForceFallback(fallback);
     QVERIFY(writeBytes(m_src + QStringLiteral("/src/a.py"), "seeded a"));
     QVERIFY(writeBytes(m_src + QStringLiteral("/src/deep/b.py"), "seeded b"));
     QVERIFY(writeBytes(m_src + QStringLiteral("/hard.txt"), "seeded hard"));
@@ -355,6 +351,9 @@ void TestTreeCopy::seedIntoHostileWorkspace()
     }
     QCOMPARE(readBytes(m_ws + QStringLiteral("/hard.txt")), QByteArray("seeded hard"));
     QCOMPARE(lstatOf(m_outside + QStringLiteral("/secret")).st_nlink, nlink_t(1));
+    // through the one writer: its temp files are renamed into place, none is left
+    for (const QString &entry : listTree(m_ws))
+        QVERIFY2(!entry.contains(QStringLiteral(".elsai-tmp-")), qPrintable(entry));
 }
 
 void TestTreeCopy::seedKeepsModeAndMtime()
@@ -524,7 +523,7 @@ void TestTreeCopy::syncSymlinksNeverFollowed_data()
 void TestTreeCopy::syncSymlinksNeverFollowed()
 {
     QFETCH(bool, fallback);
-    detail::setTreeCopyForceFallback(fallback);
+    setConfinedOpenForceFallback(fallback);
     WorkspaceFs ws(m_ws);
     QVERIFY(writeBytes(m_ws + QStringLiteral("/src/ok.py"), "ok"));
     QVERIFY(makeSymlink(m_outside + QStringLiteral("/secret"),
@@ -915,7 +914,7 @@ void TestTreeCopy::syncDestParentSymlink_data()
 void TestTreeCopy::syncDestParentSymlink()
 {
     QFETCH(bool, fallback);
-    detail::setTreeCopyForceFallback(fallback);
+    setConfinedOpenForceFallback(fallback);
     WorkspaceFs ws(m_ws);
     QVERIFY(writeBytes(m_ws + QStringLiteral("/src/a.py"), "a"));
     QVERIFY(writeBytes(m_ws + QStringLiteral("/src/deep/b.py"), "b"));

@@ -2,6 +2,7 @@
 // twice through initTestCase_data(): once with openat2 and once with the openat(O_NOFOLLOW) walk.
 
 #include "atomicwrite.h"
+#include "confinedopen.h"
 #include "dirlistingcache.h"
 #include "errors.h"
 #include "tempfiles.h"
@@ -144,6 +145,8 @@ private Q_SLOTS:
     void openDirectory_data();
     void openDirectory();
     void resolversAgree();
+    void confinedOpenTable_data();
+    void confinedOpenTable();
     void raceSwap_data();
     void raceSwap();
     void atomicTempNameFits_data();
@@ -169,7 +172,7 @@ private:
 void TestWorkspaceFs::initTestCase_data()
 {
     QTest::addColumn<bool>("fallback");
-    if (WorkspaceFs::openat2Available())
+    if (confinedOpenat2Available())
         QTest::newRow("openat2") << false;
     else
         qWarning("openat2 is not available here; only the fallback walk is tested");
@@ -180,7 +183,7 @@ void TestWorkspaceFs::initTestCase_data()
 void TestWorkspaceFs::init()
 {
     QFETCH_GLOBAL(bool, fallback);
-    WorkspaceFs::setForceFallbackResolver(fallback);
+    setConfinedOpenForceFallback(fallback);
     m_fdsBefore = openFdCount();
 
     m_tmp = std::make_unique<QTemporaryDir>();
@@ -221,7 +224,7 @@ void TestWorkspaceFs::init()
 
 void TestWorkspaceFs::cleanup()
 {
-    WorkspaceFs::setForceFallbackResolver(false);
+    setConfinedOpenForceFallback(false);
     m_fs.reset();
     m_tmp.reset();
     QCOMPARE(openFdCount(), m_fdsBefore); // no fd leaked, on success or on error paths
@@ -1163,7 +1166,7 @@ void TestWorkspaceFs::resolversAgree()
         QStringLiteral("nope"),        QStringLiteral("."),
     };
     const auto run = [&](bool fallback) {
-        WorkspaceFs::setForceFallbackResolver(fallback);
+        setConfinedOpenForceFallback(fallback);
         QStringList results;
         for (const QString &p : paths) {
             QByteArray data;
@@ -1179,6 +1182,68 @@ void TestWorkspaceFs::resolversAgree()
     QCOMPARE(viaWalk, viaOpenat2);
     QVERIFY(viaWalk.contains(QStringLiteral("rel ok inside")));
     QVERIFY(viaWalk.contains(QStringLiteral("canary PermissionError ")));
+}
+
+// The one resolver itself (confinedopen.h), both link modes, through openat2 and the fallback
+// walk (initTestCase_data): the same errno for every path. 0 = opened.
+void TestWorkspaceFs::confinedOpenTable_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<int>("beneath"); // ConfinedLinks::StayBeneath
+    QTest::addColumn<int>("none");    // ConfinedLinks::None
+    const auto row = [](const char *path, int beneath, int none) {
+        QTest::addRow("%s", *path ? path : "(empty)") << QString::fromUtf8(path) << beneath
+                                                      << none;
+    };
+    row("", 0, 0);
+    row("f.txt", 0, 0);
+    row("./sub//inner/g", 0, 0);
+    row("sub/../f.txt", 0, 0);
+    row("sub/inner/../../f.txt", 0, 0);
+    row("..", EXDEV, EXDEV);
+    row("../x", EXDEV, EXDEV);
+    row("sub/../../x", EXDEV, EXDEV);
+    row("/etc/passwd", EXDEV, EXDEV);
+    row("rel", 0, ELOOP);         // in-tree link
+    row("sub/upf", 0, ELOOP);     // in-tree link with `..`
+    row("subl/f", 0, ELOOP);      // in-tree link as a folder
+    row("l", EXDEV, ELOOP);       // absolute link
+    row("rcanary", EXDEV, ELOOP); // relative link out
+    row("sub/up2", EXDEV, ELOOP);
+    row("d/x", EXDEV, ELOOP);     // link to ..
+    row("chain1", EXDEV, ELOOP);  // chain that ends outside
+    row("loop1", ELOOP, ELOOP);
+    row("dangling-inside", ENOENT, ELOOP);
+    row("missing", ENOENT, ENOENT);
+    row("f.txt/x", ENOTDIR, ENOTDIR);
+}
+
+void TestWorkspaceFs::confinedOpenTable()
+{
+    QFETCH(QString, path);
+    QFETCH(int, beneath);
+    QFETCH(int, none);
+    const QByteArray rel = path.toUtf8();
+    for (const auto &[links, expected] :
+         {std::pair{ConfinedLinks::StayBeneath, beneath}, std::pair{ConfinedLinks::None, none}}) {
+        errno = 0;
+        const UniqueFd fd = openConfined(m_fs->rootFd(), rel, O_RDONLY, links);
+        const int err = fd.isValid() ? 0 : errno;
+        QVERIFY2(err == expected,
+                 qPrintable(QStringLiteral("%1 (links %2): errno %3, expected %4")
+                                .arg(path)
+                                .arg(int(links))
+                                .arg(err)
+                                .arg(expected)));
+    }
+    // the folder-creating variant: refused the same way, nothing made outside
+    if (beneath == EXDEV) {
+        const QStringList before = outsideSnapshot();
+        const UniqueFd made = openOrCreateConfinedDirs(m_fs->rootFd(), rel + "/new", O_RDONLY,
+                                                       ConfinedLinks::StayBeneath);
+        QVERIFY(!made.isValid());
+        QCOMPARE(outsideSnapshot(), before);
+    }
 }
 
 void TestWorkspaceFs::raceSwap_data()

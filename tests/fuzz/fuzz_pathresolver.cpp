@@ -3,6 +3,7 @@
 // `..`), and nowhere; a file beside the workspace holds a secret. Every input is a path tried
 // with every read-side operation, through openat2 and through the fallback walk. Any call that
 // returns the secret, or lists the folder outside, is an escape and aborts.
+#include "confinedopen.h"
 #include "errors.h"
 #include "workspacefs.h"
 
@@ -96,9 +97,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)elsai::WorkspaceFs::normalize(path);
     } catch (const elsai::SandboxError &) {
     }
-    elsai::WorkspaceFs::setForceFallbackResolver(false);
+    elsai::setConfinedOpenForceFallback(false);
     tryAll(*fixture.fs, path);
-    elsai::WorkspaceFs::setForceFallbackResolver(true);
+    elsai::setConfinedOpenForceFallback(true);
     tryAll(*fixture.fs, path);
     return 0;
 }
