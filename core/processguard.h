@@ -25,7 +25,8 @@ class CancellationToken;
 ///   subtree), makes `<that folder>/elsai-engine-<pid>/engine` and moves the engine into it,
 ///   once: every process the engine starts is then born inside, and no setsid, double fork or
 ///   cleared environment takes it out (only a write to another cgroup's cgroup.procs, which
-///   needs root or a delegation). No per-command cost: a fork inherits the cgroup.
+///   needs root or a delegation). No per-command cost: a fork inherits the cgroup. The
+///   variable ELSAI_NO_ENGINE_CGROUP (any value) turns this off (tests of the fallback).
 /// - forks the watchdog (outside that cgroup): a process that keeps only the read end of a pipe
 ///   whose write end the engine holds (close-on-exec, so no command has it). When the engine is
 ///   gone — exit, crash or kill -9 — the pipe ends and the watchdog kills the engine's cgroup
