@@ -7,6 +7,8 @@
 #include <QByteArray>
 #include <QString>
 
+#include <sys/types.h>
+
 namespace elsai::cgroup {
 
 /// The whole of a small (kernel-made) file; empty when it cannot be read.
