@@ -13,9 +13,9 @@
 
 #include <QByteArray>
 #include <QCoreApplication>
+#include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -59,8 +59,8 @@ double ownCpu()
     ::getrusage(RUSAGE_SELF, &self);
     ::getrusage(RUSAGE_CHILDREN, &children);
     const auto sec = [](const timeval &t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
-    return sec(self.ru_utime) + sec(self.ru_stime) + sec(children.ru_utime)
-           + sec(children.ru_stime);
+    return sec(self.ru_utime) + sec(self.ru_stime) + sec(children.ru_utime) +
+           sec(children.ru_stime);
 }
 
 /// One running elsai-workbench whose stdout is read line by line.
@@ -191,8 +191,9 @@ int main(int argc, char **argv)
         if (r % 2)
             b = bareRound(calls);
         if (s.wall < 0 || m.wall < 0 || b.wall < 0) {
-            std::fprintf(stderr, "stack_bench: round %d failed (script %.3f, mcp %.3f, bare %.3f)\n",
-                         r, s.wall, m.wall, b.wall);
+            std::fprintf(stderr,
+                         "stack_bench: round %d failed (script %.3f, mcp %.3f, bare %.3f)\n", r,
+                         s.wall, m.wall, b.wall);
             return 1;
         }
         script.push_back(s.wall / calls * 1e6);
@@ -212,7 +213,8 @@ int main(int argc, char **argv)
     std::printf("  MCP stdio tools/call execute %8.1f us (%.1f)  ratio %.2f (target <= 1.2)\n",
                 median(mcp), mean(mcp), median(mcp) / floor);
     const double cpuFloor = median(bareCpu);
-    std::printf("CPU time per call (with the shells), median (clock ticks of the engine: coarse):\n");
+    std::printf(
+        "CPU time per call (with the shells), median (clock ticks of the engine: coarse):\n");
     std::printf("  bare %.1f us, script %.1f us (ratio %.2f), MCP %.1f us (ratio %.2f)\n", cpuFloor,
                 median(scriptCpu), median(scriptCpu) / cpuFloor, median(mcpCpu),
                 median(mcpCpu) / cpuFloor);

@@ -18,9 +18,9 @@ QString ownPath(const QByteArray &self, const QByteArray &controllers)
 {
     for (const QByteArray &line : self.split('\n')) {
         const QList<QByteArray> parts = line.split(':');
-        if (parts.size() >= 3
-            && (parts[1] == controllers
-                || (!controllers.isEmpty() && parts[1].split(',').contains(controllers))))
+        if (parts.size() >= 3 &&
+            (parts[1] == controllers ||
+             (!controllers.isEmpty() && parts[1].split(',').contains(controllers))))
             return QString::fromUtf8(line.mid(parts[0].size() + parts[1].size() + 2));
     }
     return {};

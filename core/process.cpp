@@ -805,9 +805,8 @@ void Runner::sweepMarked()
 
     for (int round = 0; round < MaxSweepRounds; ++round) {
         const bool fromCgroup = !cgroupProcs.isEmpty() && readCgroupPids(cgroupProcs, members);
-        if (fromCgroup
-            && std::all_of(members.begin(), members.end(),
-                           [&](pid_t pid) { return pid == self || pid == m_pid; }))
+        if (fromCgroup && std::all_of(members.begin(), members.end(),
+                                      [&](pid_t pid) { return pid == self || pid == m_pid; }))
             return; // nothing of ours runs but the engine
         const pid_t last = fromCgroup || scanAll ? -1 : lastAllocatedPid();
         if (!fromCgroup && last == m_pid)

@@ -293,8 +293,7 @@ bool appendPath(char *path, size_t &len, const char *leaf)
 }
 
 /// Calls visit(path, len) for every sub-folder of `path` (path extended in place).
-template<typename F>
-void forEachSubfolder(char *path, size_t len, F &&visit)
+template <typename F> void forEachSubfolder(char *path, size_t len, F &&visit)
 {
     const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
@@ -385,7 +384,8 @@ bool populated(char *path, size_t len)
         if (n > 0) {
             buf[n] = '\0';
             const char key[] = "populated ";
-            const char *hit = static_cast<const char *>(::memmem(buf, size_t(n), key, sizeof key - 1));
+            const char *hit =
+                static_cast<const char *>(::memmem(buf, size_t(n), key, sizeof key - 1));
             result = hit && hit[sizeof key - 1] == '1';
         }
     }
@@ -685,8 +685,8 @@ Guard &guard()
             startWatchdog(*guard);
             if (!guard->cgroup.isEmpty()) {
                 const QString procs = engineLeafProcs(guard->cgroup);
-                if (guard->lifeWrite >= 0
-                    && cgroup::writeFile(procs, QByteArray::number(::getpid()))) {
+                if (guard->lifeWrite >= 0 &&
+                    cgroup::writeFile(procs, QByteArray::number(::getpid()))) {
                     guard->cgroupProcs = QFile::encodeName(procs);
                     guard->groups->inCgroup.store(1);
                 } else {

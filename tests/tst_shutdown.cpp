@@ -6,7 +6,6 @@
 // --no-inherit-env cannot read the engine's secrets from /proc (its parent, its parents'
 // chain, any process).
 
-
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -426,9 +425,11 @@ void TestShutdown::detachedDescendantsDie_data()
     } variants[] = {
         {"setsid", "setsid /bin/sh '%1' &", false},
         {"setsid env -i", "setsid env -i /bin/sh '%1' &", true},
-        {"setsid + unset marker", "setsid /bin/sh -c 'unset ELSAI_EXEC_TOKEN; exec /bin/sh \"$0\"' '%1' &", true},
+        {"setsid + unset marker",
+         "setsid /bin/sh -c 'unset ELSAI_EXEC_TOKEN; exec /bin/sh \"$0\"' '%1' &", true},
         {"setsid + double fork", "setsid /bin/sh -c '/bin/sh \"$0\" & exit 0' '%1' &", false},
-        {"setsid env -i + double fork", "setsid env -i /bin/sh -c '/bin/sh \"$0\" & exit 0' '%1' &", true},
+        {"setsid env -i + double fork", "setsid env -i /bin/sh -c '/bin/sh \"$0\" & exit 0' '%1' &",
+         true},
         {"nohup", "nohup /bin/sh '%1' > /dev/null 2>&1 &", false},
     };
     for (const auto &v : variants) {
@@ -450,8 +451,8 @@ void TestShutdown::detachedDescendantsDie()
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("echo $$ >> '" + QFile::encodeName(m_pidFile) + "'\nexec sleep 300\n");
     }
-    const QString command = launch.arg(script)
-                            + QStringLiteral("\necho $$ >> '%1'; exec sleep 300").arg(m_pidFile);
+    const QString command =
+        launch.arg(script) + QStringLiteral("\necho $$ >> '%1'; exec sleep 300").arg(m_pidFile);
     QProcess p;
     p.setProcessEnvironment(headlessEnvironment());
     p.setWorkingDirectory(m_tmp->path());
@@ -461,16 +462,15 @@ void TestShutdown::detachedDescendantsDie()
     QVERIFY(p.waitForStarted(StartBoundMs));
     QElapsedTimer t;
     t.start();
-    while (readPids(m_pidFile).size() < 2 && t.elapsed() < StartBoundMs
-           && p.state() == QProcess::Running)
+    while (readPids(m_pidFile).size() < 2 && t.elapsed() < StartBoundMs &&
+           p.state() == QProcess::Running)
         QTest::qWait(20);
     const QList<pid_t> pids = readPids(m_pidFile);
     QVERIFY2(pids.size() == 2, p.readAllStandardError().constData());
     const QString cgroupFolder = engineCgroupOf(pid_t(p.processId()));
     // The engine makes its cgroup wherever we could (same folder, same rights).
-    if (needsCgroup
-        && (!elsai::cgroup::writable(elsai::cgroup::ownFolders().v2)
-            || qEnvironmentVariableIsSet("ELSAI_NO_ENGINE_CGROUP"))) {
+    if (needsCgroup && (!elsai::cgroup::writable(elsai::cgroup::ownFolders().v2) ||
+                        qEnvironmentVariableIsSet("ELSAI_NO_ENGINE_CGROUP"))) {
         ::kill(pid_t(p.processId()), SIGKILL);
         p.waitForFinished(ExitBoundMs);
         QSKIP("no engine cgroup here (cgroup v2 missing or not writable: not root, not "
@@ -517,17 +517,18 @@ void TestShutdown::sshMasterDies()
     p.setWorkingDirectory(m_tmp->path());
     p.start(QStringLiteral(ELSAI_WORKBENCH_BIN),
             {QStringLiteral("--headless"), QStringLiteral("--backend"), QStringLiteral("ssh"),
-             QStringLiteral("--ssh-host"), QStringLiteral("127.0.0.1"), QStringLiteral("--ssh-port"),
-             QString::number(sshd.port()), QStringLiteral("--ssh-user"), sshd.user(),
-             QStringLiteral("--ssh-identity"), sshd.userKey(), QStringLiteral("--ssh-known-hosts"),
-             sshd.knownHosts(), QStringLiteral("--ssh-remote-root"), sshd.remoteRoot(),
+             QStringLiteral("--ssh-host"), QStringLiteral("127.0.0.1"),
+             QStringLiteral("--ssh-port"), QString::number(sshd.port()),
+             QStringLiteral("--ssh-user"), sshd.user(), QStringLiteral("--ssh-identity"),
+             sshd.userKey(), QStringLiteral("--ssh-known-hosts"), sshd.knownHosts(),
+             QStringLiteral("--ssh-remote-root"), sshd.remoteRoot(),
              QStringLiteral("--workspace-root"), m_tmp->filePath(QStringLiteral("ws")),
              QStringLiteral("--exec"), command});
     QVERIFY(p.waitForStarted(StartBoundMs));
     QElapsedTimer t;
     t.start();
-    while (!QFileInfo::exists(ready) && t.elapsed() < StartBoundMs
-           && p.state() == QProcess::Running)
+    while (!QFileInfo::exists(ready) && t.elapsed() < StartBoundMs &&
+           p.state() == QProcess::Running)
         QTest::qWait(20);
     QVERIFY2(QFileInfo::exists(ready), p.readAllStandardError().constData());
     // The master: an ssh with ControlMaster=yes whose config names this sshd's port.
@@ -539,8 +540,8 @@ void TestShutdown::sshMasterDies()
         const QList<QByteArray> args = cmdline.readAll().split('\0');
         const qsizetype f = args.indexOf("-F");
         QFile config(f >= 0 ? QString::fromLocal8Bit(args.value(f + 1)) : QString());
-        if (config.open(QIODevice::ReadOnly)
-            && config.readAll().contains("Port " + QByteArray::number(sshd.port()) + '\n'))
+        if (config.open(QIODevice::ReadOnly) &&
+            config.readAll().contains("Port " + QByteArray::number(sshd.port()) + '\n'))
             masters.append(pid);
     }
     // Where OpenSSH retitles the master ("ssh: <control path> [mux]"): the path is in our

@@ -39,10 +39,9 @@ QString findParentFolder()
         qCDebug(lcCgroup) << "the pids cgroup" << own.v1Pids << "is not writable";
     }
     for (const QString &folder : {engineCgroupFolder(), own.v2}) {
-        if (!folder.isEmpty()
-            && cgroup::listsController(folder + QStringLiteral("/cgroup.subtree_control"),
-                                       "pids")
-            && cgroup::writable(folder))
+        if (!folder.isEmpty() &&
+            cgroup::listsController(folder + QStringLiteral("/cgroup.subtree_control"), "pids") &&
+            cgroup::writable(folder))
             return folder;
     }
     if (!own.v2.isEmpty())
