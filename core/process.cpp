@@ -750,17 +750,49 @@ unsigned long long Runner::shellStartTime(int procFd)
     return m_shellStart;
 }
 
+/// The pids listed in a `cgroup.procs` file; false when it cannot be read.
+bool readCgroupPids(const QByteArray &procsFile, std::vector<pid_t> &pids)
+{
+    pids.clear();
+    UniqueFd fd(::open(procsFile.constData(), O_RDONLY | O_CLOEXEC));
+    if (!fd.isValid())
+        return false;
+    char buf[4096];
+    long pid = 0;
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return false;
+        if (n == 0)
+            return true;
+        for (ssize_t i = 0; i < n; ++i) {
+            if (buf[i] >= '0' && buf[i] <= '9') {
+                pid = pid * 10 + (buf[i] - '0');
+            } else {
+                if (pid > 0)
+                    pids.push_back(pid_t(pid));
+                pid = 0;
+            }
+        }
+    }
+}
+
 /// Finds the processes that carry our marker (group members still dying, and descendants that
 /// left the group with setsid or a double fork), SIGKILLs them and waits until they are gone;
 /// repeats until a round finds none, since a victim may have forked just before dying.
 ///
-/// Descendants get pids allocated after the shell's, so a short call examines only pids in
-/// (shell, last allocated], or above and below it when the counter wrapped. A call long enough
-/// for the counter to go round a full cycle (or without ns_last_pid) examines every process.
+/// With an engine cgroup (processguard.h) the candidates are its members: every descendant is
+/// born there, and nobody else's process is ever looked at. Without one, descendants get pids
+/// allocated after the shell's, so a short call examines only pids in (shell, last allocated],
+/// or above and below it when the counter wrapped; a call long enough for the counter to go
+/// round a full cycle (or without ns_last_pid) examines every process.
 void Runner::sweepMarked()
 {
     if (!m_spec.sweepStrays)
         return;
+    const QByteArray &cgroupProcs = engineCgroupProcsFile();
     const auto elapsedMs =
         std::chrono::duration_cast<milliseconds>(Clock::now() - m_started).count();
     const bool scanAll = elapsedMs >= pidWrapSafeMs();
@@ -769,10 +801,15 @@ void Runner::sweepMarked()
     std::vector<UniqueFd> dying;
     std::vector<pid_t> unsure;
     std::vector<pid_t> givenUp;
+    std::vector<pid_t> members;
 
     for (int round = 0; round < MaxSweepRounds; ++round) {
-        const pid_t last = scanAll ? -1 : lastAllocatedPid();
-        if (last == m_pid)
+        const bool fromCgroup = !cgroupProcs.isEmpty() && readCgroupPids(cgroupProcs, members);
+        if (fromCgroup && std::all_of(members.begin(), members.end(),
+                                      [&](pid_t pid) { return pid == self || pid == m_pid; }))
+            return; // nothing of ours runs but the engine
+        const pid_t last = fromCgroup || scanAll ? -1 : lastAllocatedPid();
+        if (!fromCgroup && last == m_pid)
             return; // no pid handed out since the shell's, so it has no descendants
         if (!procFd.isValid()) {
             procFd.reset(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -792,7 +829,10 @@ void Runner::sweepMarked()
                      && std::find(givenUp.begin(), givenUp.end(), pid) == givenUp.end())
                 unsure.push_back(pid);
         };
-        if (last > m_pid && last - m_pid <= DirectProbeLimit) {
+        if (fromCgroup) {
+            for (pid_t pid : members)
+                consider(pid);
+        } else if (last > m_pid && last - m_pid <= DirectProbeLimit) {
             for (pid_t pid = m_pid + 1; pid <= last; ++pid)
                 consider(pid);
         } else {

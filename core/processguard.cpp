@@ -1,8 +1,11 @@
 #include "processguard.h"
 
+#include "cgroup.h"
 #include "errors.h"
 #include "process.h"
 
+#include <QDir>
+#include <QFile>
 #include <QRandomGenerator>
 
 #include <algorithm>
@@ -14,11 +17,13 @@
 #include <cstring>
 #include <mutex>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,17 +44,23 @@ constexpr int WatchdogRounds = 32;    // a victim may fork just before it dies: 
 constexpr long WatchdogRoundGapNs = 20L * 1000 * 1000;
 constexpr int FinalKillWaitMs = 3000; // after the SIGKILL of what a shutdown could not stop
 constexpr char MarkerName[] = "ELSAI_EXEC_TOKEN=";
+constexpr int CgroupEmptyWaitRounds = 250; // × WatchdogRoundGapNs: 5 s for the kernel's teardown
+constexpr int CgroupMaxDepth = 8;          // folders a command made inside ours, removed at the end
+constexpr char EngineLeaf[] = "engine";    // the engine and what it starts; siblings: bwrap's
 
 /// Shared with the watchdog (MAP_SHARED): one entry per running command, 0 when free.
 struct GroupTable
 {
     std::atomic<pid_t> pgid[MaxGroups];
+    std::atomic<int> inCgroup; ///< 1 once the engine lives in its own cgroup
 };
 
 struct Guard
 {
     GroupTable *groups = nullptr;
     QByteArray prefix; // hex; the start of every marker value
+    QString cgroup;    // the engine's cgroup v2 folder; empty: none (the markers alone)
+    QByteArray cgroupProcs; // its leaf's cgroup.procs, encoded
     int lifeWrite = -1; // held until the process ends; the watchdog waits for its EOF
     std::atomic<int> hint{0};
     std::mutex mutex;
@@ -267,8 +278,151 @@ RoundResult killRound(const pid_t *groups, int count, const char *needle, size_t
     return result;
 }
 
+// ---- the engine's cgroup, as the watchdog sees it: paths in one buffer of PATH_MAX bytes
+// (`path`, `len` its current length), extended and cut back as the walk descends.
+
+bool appendPath(char *path, size_t &len, const char *leaf)
+{
+    const size_t n = cstrlen(leaf);
+    if (len + 1 + n + 1 > PATH_MAX)
+        return false;
+    path[len] = '/';
+    std::memcpy(path + len + 1, leaf, n + 1);
+    len += 1 + n;
+    return true;
+}
+
+/// Calls visit(path, len) for every sub-folder of `path` (path extended in place).
+template <typename F> void forEachSubfolder(char *path, size_t len, F &&visit)
+{
+    const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    alignas(8) char buf[4096];
+    for (;;) {
+        const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n <= 0)
+            break;
+        for (long off = 0; off < n;) {
+            unsigned short reclen;
+            std::memcpy(&reclen, buf + off + 16, sizeof reclen);
+            const unsigned char type = static_cast<unsigned char>(buf[off + 18]);
+            const char *name = buf + off + 19;
+            off += reclen;
+            if (type != DT_DIR || name[0] == '.')
+                continue;
+            size_t sub = len;
+            if (appendPath(path, sub, name))
+                visit(path, sub);
+            path[len] = '\0';
+        }
+    }
+    ::close(fd);
+}
+
+/// Writes `text` to the file `leaf` of the folder `path`.
+bool writeLeaf(char *path, size_t len, const char *leaf, const char *text)
+{
+    size_t at = len;
+    bool ok = false;
+    if (appendPath(path, at, leaf)) {
+        const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            const size_t n = cstrlen(text);
+            ok = ::write(fd, text, n) == ssize_t(n);
+            ::close(fd);
+        }
+    }
+    path[len] = '\0';
+    return ok;
+}
+
+/// SIGKILLs every process listed in the cgroup at `path` and in the ones below it, but `spare`.
+int killListedTree(char *path, size_t len, int depth, pid_t spare)
+{
+    int killed = 0;
+    size_t at = len;
+    if (appendPath(path, at, "cgroup.procs")) {
+        const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            char buf[4096];
+            long pid = 0;
+            for (;;) {
+                const ssize_t n = ::read(fd, buf, sizeof buf);
+                if (n <= 0)
+                    break;
+                for (ssize_t i = 0; i < n; ++i) {
+                    if (buf[i] >= '0' && buf[i] <= '9') {
+                        pid = pid * 10 + (buf[i] - '0');
+                    } else {
+                        if (pid > 1 && pid != spare && ::kill(pid_t(pid), SIGKILL) == 0)
+                            ++killed;
+                        pid = 0;
+                    }
+                }
+            }
+            ::close(fd);
+        }
+    }
+    path[len] = '\0';
+    if (depth < CgroupMaxDepth) {
+        forEachSubfolder(path, len, [&](char *p, size_t l) {
+            killed += killListedTree(p, l, depth + 1, spare);
+        });
+    }
+    return killed;
+}
+
+/// Whether a process is still in the cgroup at `path` or below ("populated 1" in cgroup.events).
+bool populated(char *path, size_t len)
+{
+    size_t at = len;
+    bool result = false;
+    if (appendPath(path, at, "cgroup.events")) {
+        char buf[256];
+        const ssize_t n = readAll(path, buf, sizeof buf - 1);
+        if (n > 0) {
+            buf[n] = '\0';
+            const char key[] = "populated ";
+            const char *hit =
+                static_cast<const char *>(::memmem(buf, size_t(n), key, sizeof key - 1));
+            result = hit && hit[sizeof key - 1] == '1';
+        }
+    }
+    path[len] = '\0';
+    return result;
+}
+
+void removeTree(char *path, size_t len, int depth)
+{
+    if (depth < CgroupMaxDepth)
+        forEachSubfolder(path, len, [&](char *p, size_t l) { removeTree(p, l, depth + 1); });
+    ::rmdir(path);
+}
+
+/// Kills every process in the engine's cgroup and below, whatever it did to its session or
+/// environment (cgroup.kill: the kernel's own walk, which also stops forks racing with it;
+/// before Linux 5.14, rounds of reading cgroup.procs), waits for the kernel to empty it and
+/// removes the folders.
+void killEngineCgroup(const char *folder)
+{
+    char path[PATH_MAX];
+    const size_t len = cstrlen(folder);
+    if (len == 0 || len >= sizeof path)
+        return;
+    std::memcpy(path, folder, len + 1);
+    const bool kernelKill = writeLeaf(path, len, "cgroup.kill", "1");
+    for (int round = 0; round < CgroupEmptyWaitRounds && populated(path, len); ++round) {
+        if (!kernelKill)
+            killListedTree(path, len, 0, 0);
+        const timespec gap = {0, WatchdogRoundGapNs};
+        ::nanosleep(&gap, nullptr);
+    }
+    removeTree(path, len, 0);
+}
+
 [[noreturn]] void watchdogMain(int lifeRead, const GroupTable *table, const char *needle,
-                               size_t needleLen)
+                               size_t needleLen, const char *cgroupFolder)
 {
     // The engine's handlers would write to its self-pipe; the terminal's signals (Ctrl-C goes to
     // the whole foreground group, SIGHUP to the session) must not stop us before the engine.
@@ -332,6 +486,10 @@ RoundResult killRound(const pid_t *groups, int count, const char *needle, size_t
             break; // the engine is gone
     }
 
+    // Everything the engine started is in its cgroup, whatever it did to its session, process
+    // group or environment; the groups and markers below are for where there is no cgroup.
+    if (table->inCgroup.load())
+        killEngineCgroup(cgroupFolder);
     pid_t groups[MaxGroups];
     int count = 0;
     for (const auto &slot : table->pgid) {
@@ -392,6 +550,8 @@ void startWatchdog(Guard &g)
     // Prepared before the fork: the child must not allocate.
     static QByteArray needle;
     needle = QByteArray(1, '\0') + MarkerName + g.prefix;
+    static QByteArray cgroupFolder;
+    cgroupFolder = QFile::encodeName(g.cgroup);
     // Twice, so that the watchdog is not our child: no zombie of ours if it ends, nothing
     // for a wait on all children to find.
     const pid_t middle = ::fork();
@@ -399,7 +559,8 @@ void startWatchdog(Guard &g)
         const pid_t watchdog = ::fork();
         if (watchdog == 0) {
             ::close(life[1]);
-            watchdogMain(life[0], g.groups, needle.constData(), size_t(needle.size()));
+            watchdogMain(life[0], g.groups, needle.constData(), size_t(needle.size()),
+                         cgroupFolder.constData());
         }
         ::_exit(watchdog < 0 ? 1 : 0);
     }
@@ -419,6 +580,90 @@ void startWatchdog(Guard &g)
     g.lifeWrite = life[1];
 }
 
+QString engineLeafProcs(const QString &folder)
+{
+    return folder + QLatin1Char('/') + QLatin1String(EngineLeaf) + QStringLiteral("/cgroup.procs");
+}
+
+/// Removes what engines before us left in `parent` and could not remove (their watchdog was
+/// killed too): only empty folders — one still populated may belong to a live engine in
+/// another pid namespace.
+void removeStaleEngineCgroups(const QString &parent)
+{
+    const QStringList names = QDir(parent).entryList({QStringLiteral("elsai-engine-*")},
+                                                     QDir::Dirs | QDir::NoDotAndDotDot);
+    for (const QString &name : names) {
+        bool ok = false;
+        const pid_t pid = pid_t(name.mid(int(sizeof "elsai-engine-") - 1).toInt(&ok));
+        if (ok && pid != ::getpid() && (::kill(pid, 0) == 0 || errno != ESRCH))
+            continue; // its engine lives
+        QByteArray path = QFile::encodeName(parent + QLatin1Char('/') + name);
+        if (path.size() >= PATH_MAX)
+            continue;
+        char buf[PATH_MAX];
+        std::memcpy(buf, path.constData(), size_t(path.size()) + 1);
+        removeTree(buf, size_t(path.size()), 0);
+    }
+}
+
+/// Makes `<our cgroup v2 folder>/elsai-engine-<pid>/engine` for the engine to move into, so
+/// that every process it starts is born inside, and returns the outer folder; empty where
+/// cgroup v2 is not mounted or its folder is not ours to write (not root, not delegated), or
+/// ELSAI_NO_ENGINE_CGROUP is set.
+QString makeEngineCgroup()
+{
+    // For tests of the fallback, and for hosts whose cgroup manager must not see sub-cgroups.
+    if (qEnvironmentVariableIsSet("ELSAI_NO_ENGINE_CGROUP"))
+        return {};
+    const QString own = cgroup::ownFolders().v2;
+    if (!cgroup::writable(own))
+        return {};
+    removeStaleEngineCgroups(own);
+    const QString folder = own + QStringLiteral("/elsai-engine-%1").arg(::getpid());
+    const QString leaf = folder + QLatin1Char('/') + QLatin1String(EngineLeaf);
+    if (::mkdir(QFile::encodeName(folder).constData(), 0755) != 0)
+        return {};
+    if (::mkdir(QFile::encodeName(leaf).constData(), 0755) != 0) {
+        ::rmdir(QFile::encodeName(folder).constData());
+        return {};
+    }
+    // bwrap's per-command pids cgroups go beside the leaf when the controller reaches us.
+    if (cgroup::listsController(folder + QStringLiteral("/cgroup.controllers"), "pids"))
+        cgroup::writeFile(folder + QStringLiteral("/cgroup.subtree_control"), "+pids");
+    return folder;
+}
+
+void removeEngineCgroup(const QString &folder)
+{
+    const QByteArray path = QFile::encodeName(folder);
+    char buf[PATH_MAX];
+    if (path.isEmpty() || path.size() >= PATH_MAX)
+        return;
+    std::memcpy(buf, path.constData(), size_t(path.size()) + 1);
+    removeTree(buf, size_t(path.size()), 0);
+}
+
+/// SIGKILLs every process in the engine's cgroup but the engine itself, round after round
+/// (one may fork while we read the list). Returns how many were signalled.
+int killCgroupLeftovers(const Guard &g)
+{
+    const QByteArray path = QFile::encodeName(g.cgroup);
+    if (path.isEmpty() || path.size() >= PATH_MAX)
+        return 0;
+    char buf[PATH_MAX];
+    std::memcpy(buf, path.constData(), size_t(path.size()) + 1);
+    int total = 0;
+    for (int round = 0; round < WatchdogRounds; ++round) {
+        const int killed = killListedTree(buf, size_t(path.size()), 0, ::getpid());
+        total += killed;
+        if (killed == 0)
+            break;
+        const timespec gap = {0, WatchdogRoundGapNs / 4};
+        ::nanosleep(&gap, nullptr);
+    }
+    return total;
+}
+
 Guard &guard()
 {
     // Never destroyed: the pipe must stay open until the process itself ends.
@@ -434,7 +679,21 @@ Guard &guard()
                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (shared != MAP_FAILED) {
             guard->groups = new (shared) GroupTable{}; // zero pages: every slot free
+            // Made before the watchdog (it must know the folder), joined after (it must stay
+            // outside: cgroup.kill takes everything inside).
+            guard->cgroup = makeEngineCgroup();
             startWatchdog(*guard);
+            if (!guard->cgroup.isEmpty()) {
+                const QString procs = engineLeafProcs(guard->cgroup);
+                if (guard->lifeWrite >= 0 &&
+                    cgroup::writeFile(procs, QByteArray::number(::getpid()))) {
+                    guard->cgroupProcs = QFile::encodeName(procs);
+                    guard->groups->inCgroup.store(1);
+                } else {
+                    removeEngineCgroup(guard->cgroup); // nobody would remove it at the end
+                    guard->cgroup.clear();
+                }
+            }
         } else {
             guard->groups = new GroupTable{}; // still serves a shutdown
         }
@@ -453,6 +712,21 @@ void guardEngineProcess()
 const QByteArray &engineMarkerPrefix()
 {
     return guard().prefix;
+}
+
+QByteArray engineHelperMarker()
+{
+    return QByteArray(MarkerName) + guard().prefix + "helper";
+}
+
+QString engineCgroupFolder()
+{
+    return guard().cgroup;
+}
+
+const QByteArray &engineCgroupProcsFile()
+{
+    return guard().cgroupProcs;
 }
 
 bool commandsShutDown()
@@ -481,6 +755,10 @@ int shutdownCommands(int waitMs)
         }
         g.idle.wait_for(lock, std::chrono::milliseconds(FinalKillWaitMs), allDone);
     }
+    lock.unlock();
+    // What the commands left that no group or marker led to (setsid + a cleared environment),
+    // and helpers such as the ssh master: everything in the cgroup but us.
+    killCgroupLeftovers(g);
     return running;
 }
 

@@ -1,9 +1,10 @@
 // Stops the real elsai-workbench executable while a command runs — SIGTERM, SIGINT, SIGHUP and
 // kill -9, headless (--exec and the script runner) and in the window — and checks that it ends
 // with 128 + the signal and that nothing of the command's tree survives, including
-// descendants that called setsid. Also checks that a command run with --no-inherit-env cannot
-// read the engine's secrets from /proc (its parent, its parents' chain, any process).
-
+// descendants that called setsid, cleared their environment or double-forked (the engine's
+// cgroup), and the ssh backend's ControlMaster. Also checks that a command run with
+// --no-inherit-env cannot read the engine's secrets from /proc (its parent, its parents'
+// chain, any process).
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -15,6 +16,9 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include "cgroup.h"
+#include "sshfixture.h"
 
 #include <cerrno>
 #include <csignal>
@@ -93,6 +97,40 @@ int sleepers(const QByteArray &tag)
     return count;
 }
 
+/// The engine's cgroup folder while `pid` runs (processguard.h), or empty when it has none:
+/// its /proc/<pid>/cgroup line ends in ".../elsai-engine-<pid>/engine".
+QString engineCgroupOf(pid_t pid)
+{
+    const QByteArray self = elsai::cgroup::readFile(QStringLiteral("/proc/%1/cgroup").arg(pid));
+    const QByteArray leaf = "/elsai-engine-" + QByteArray::number(pid) + "/engine";
+    for (const QByteArray &line : self.split('\n')) {
+        if (line.startsWith("0::") && line.endsWith(leaf)) {
+            const QString own = elsai::cgroup::ownFolders().v2; // the engine's parent is ours
+            return own + QStringLiteral("/elsai-engine-%1").arg(pid);
+        }
+    }
+    return {};
+}
+
+/// Processes whose command line holds every one of `parts` (zombies have none).
+QList<pid_t> processesWith(const QList<QByteArray> &parts)
+{
+    QList<pid_t> found;
+    const QStringList pids = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
+    for (const QString &pid : pids) {
+        if (pid.isEmpty() || !pid.at(0).isDigit())
+            continue;
+        QFile file(QStringLiteral("/proc/%1/cmdline").arg(pid));
+        if (!file.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray cmdline = file.readAll();
+        if (std::all_of(parts.begin(), parts.end(),
+                        [&](const QByteArray &p) { return cmdline.contains(p); }))
+            found.append(pid_t(pid.toInt()));
+    }
+    return found;
+}
+
 QProcessEnvironment headlessEnvironment()
 {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -117,6 +155,10 @@ private Q_SLOTS:
     void idleSignalExits_data();
     void idleSignalExits();
     void shutdownIsAudited();
+    void detachedDescendantsDie_data();
+    void detachedDescendantsDie();
+    void sshMasterDies_data();
+    void sshMasterDies();
     void bwrapTreeDies_data();
     void bwrapTreeDies();
     void secretsNotReadable_data();
@@ -364,6 +406,160 @@ void TestShutdown::shutdownIsAudited()
     QCOMPARE(where.value(QStringLiteral("commands_stopped")).toInt(), 1);
     // The stopped command's own record came first: stopping it was waited for.
     QVERIFY2(!execute.isEmpty(), "no record of the stopped command");
+}
+
+// Descendants that leave the command's process group and session, and maybe its environment
+// too (the marker with it), or are orphaned by a double fork: none survives a signal or a
+// kill -9 of the engine. Those without the marker need the engine's cgroup; where the engine
+// has none (no writable cgroup v2) those rows are skipped with the reason.
+void TestShutdown::detachedDescendantsDie_data()
+{
+    QTest::addColumn<int>("signo");
+    QTest::addColumn<QString>("launch"); // %1: the descendant's script (writes its pid, sleeps)
+    QTest::addColumn<bool>("needsCgroup");
+    const struct
+    {
+        const char *name;
+        const char *launch;
+        bool needsCgroup;
+    } variants[] = {
+        {"setsid", "setsid /bin/sh '%1' &", false},
+        {"setsid env -i", "setsid env -i /bin/sh '%1' &", true},
+        {"setsid + unset marker",
+         "setsid /bin/sh -c 'unset ELSAI_EXEC_TOKEN; exec /bin/sh \"$0\"' '%1' &", true},
+        {"setsid + double fork", "setsid /bin/sh -c '/bin/sh \"$0\" & exit 0' '%1' &", false},
+        {"setsid env -i + double fork", "setsid env -i /bin/sh -c '/bin/sh \"$0\" & exit 0' '%1' &",
+         true},
+        {"nohup", "nohup /bin/sh '%1' > /dev/null 2>&1 &", false},
+    };
+    for (const auto &v : variants) {
+        for (int signo : {SIGTERM, SIGKILL}) {
+            QTest::addRow("%s, %s", v.name, signo == SIGTERM ? "SIGTERM" : "kill -9")
+                << signo << QString::fromLatin1(v.launch) << v.needsCgroup;
+        }
+    }
+}
+
+void TestShutdown::detachedDescendantsDie()
+{
+    QFETCH(int, signo);
+    QFETCH(QString, launch);
+    QFETCH(bool, needsCgroup);
+    const QString script = m_tmp->filePath(QStringLiteral("descendant.sh"));
+    {
+        QFile f(script);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("echo $$ >> '" + QFile::encodeName(m_pidFile) + "'\nexec sleep 300\n");
+    }
+    const QString command =
+        launch.arg(script) + QStringLiteral("\necho $$ >> '%1'; exec sleep 300").arg(m_pidFile);
+    QProcess p;
+    p.setProcessEnvironment(headlessEnvironment());
+    p.setWorkingDirectory(m_tmp->path());
+    p.start(QStringLiteral(ELSAI_WORKBENCH_BIN),
+            {QStringLiteral("--headless"), QStringLiteral("--workspace-root"),
+             m_tmp->filePath(QStringLiteral("ws")), QStringLiteral("--exec"), command});
+    QVERIFY(p.waitForStarted(StartBoundMs));
+    QElapsedTimer t;
+    t.start();
+    while (readPids(m_pidFile).size() < 2 && t.elapsed() < StartBoundMs &&
+           p.state() == QProcess::Running)
+        QTest::qWait(20);
+    const QList<pid_t> pids = readPids(m_pidFile);
+    QVERIFY2(pids.size() == 2, p.readAllStandardError().constData());
+    const QString cgroupFolder = engineCgroupOf(pid_t(p.processId()));
+    // The engine makes its cgroup wherever we could (same folder, same rights).
+    if (needsCgroup && (!elsai::cgroup::writable(elsai::cgroup::ownFolders().v2) ||
+                        qEnvironmentVariableIsSet("ELSAI_NO_ENGINE_CGROUP"))) {
+        ::kill(pid_t(p.processId()), SIGKILL);
+        p.waitForFinished(ExitBoundMs);
+        QSKIP("no engine cgroup here (cgroup v2 missing or not writable: not root, not "
+              "delegated; or ELSAI_NO_ENGINE_CGROUP set); then a descendant that leaves the "
+              "session and drops the marker "
+              "survives, as the README says");
+    }
+    ::kill(pid_t(p.processId()), signo);
+    QVERIFY(p.waitForFinished(ExitBoundMs));
+    if (signo != SIGKILL)
+        QCOMPARE(p.exitCode(), 128 + signo);
+    expectAllGone(pids);
+    if (!cgroupFolder.isEmpty()) {
+        // The watchdog removes the engine's cgroup once it is empty.
+        t.restart();
+        while (QFileInfo::exists(cgroupFolder) && t.elapsed() < GoneBoundMs)
+            QTest::qWait(20);
+        QVERIFY2(!QFileInfo::exists(cgroupFolder), qPrintable(cgroupFolder));
+    }
+}
+
+// The ssh backend's ControlMaster leaves the engine's session (ssh -f): it still ends with the
+// engine, by signal or kill -9 (the cgroup, or the engine's marker in its environment).
+void TestShutdown::sshMasterDies_data()
+{
+    QTest::addColumn<int>("signo");
+    QTest::addRow("SIGTERM") << int(SIGTERM);
+    QTest::addRow("kill -9") << int(SIGKILL);
+}
+
+void TestShutdown::sshMasterDies()
+{
+    QFETCH(int, signo);
+    elsai::test::SshServer sshd;
+    if (!sshd.start())
+        QSKIP(qPrintable(sshd.error()));
+    const QString ready = m_tmp->filePath(QStringLiteral("ssh-ready"));
+    const QByteArray tag =
+        QByteArray::number(3000000 + QRandomGenerator::global()->bounded(999999));
+    const QString command =
+        QStringLiteral("touch '%1'; exec sleep %2").arg(ready, QString::fromLatin1(tag));
+    QProcess p;
+    p.setProcessEnvironment(headlessEnvironment());
+    p.setWorkingDirectory(m_tmp->path());
+    p.start(QStringLiteral(ELSAI_WORKBENCH_BIN),
+            {QStringLiteral("--headless"), QStringLiteral("--backend"), QStringLiteral("ssh"),
+             QStringLiteral("--ssh-host"), QStringLiteral("127.0.0.1"),
+             QStringLiteral("--ssh-port"), QString::number(sshd.port()),
+             QStringLiteral("--ssh-user"), sshd.user(), QStringLiteral("--ssh-identity"),
+             sshd.userKey(), QStringLiteral("--ssh-known-hosts"), sshd.knownHosts(),
+             QStringLiteral("--ssh-remote-root"), sshd.remoteRoot(),
+             QStringLiteral("--workspace-root"), m_tmp->filePath(QStringLiteral("ws")),
+             QStringLiteral("--exec"), command});
+    QVERIFY(p.waitForStarted(StartBoundMs));
+    QElapsedTimer t;
+    t.start();
+    while (!QFileInfo::exists(ready) && t.elapsed() < StartBoundMs &&
+           p.state() == QProcess::Running)
+        QTest::qWait(20);
+    QVERIFY2(QFileInfo::exists(ready), p.readAllStandardError().constData());
+    // The master: an ssh with ControlMaster=yes whose config names this sshd's port.
+    QList<pid_t> masters;
+    for (pid_t pid : processesWith({QByteArray("ssh\0", 4), "ControlMaster=yes"})) {
+        QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(pid));
+        if (!cmdline.open(QIODevice::ReadOnly))
+            continue;
+        const QList<QByteArray> args = cmdline.readAll().split('\0');
+        const qsizetype f = args.indexOf("-F");
+        QFile config(f >= 0 ? QString::fromLocal8Bit(args.value(f + 1)) : QString());
+        if (config.open(QIODevice::ReadOnly) &&
+            config.readAll().contains("Port " + QByteArray::number(sshd.port()) + '\n'))
+            masters.append(pid);
+    }
+    // Where OpenSSH retitles the master ("ssh: <control path> [mux]"): the path is in our
+    // temp folder, which the engine inherited.
+    if (masters.isEmpty())
+        masters = processesWith({"[mux]", QFile::encodeName(QDir::tempPath() + u'/')});
+    QVERIFY2(!masters.isEmpty(), "no ControlMaster found");
+    const QList<pid_t> remote = processesWith({QByteArray("sleep\0", 6) + tag + '\0'});
+    QCOMPARE(remote.size(), 1);
+    ::kill(pid_t(p.processId()), signo);
+    QVERIFY(p.waitForFinished(ExitBoundMs));
+    if (signo != SIGKILL)
+        QCOMPARE(p.exitCode(), 128 + signo);
+    expectAllGone(masters);
+    // The remote command is the remote host's: it ends at its own timeout there (sshd does not
+    // signal a session without a terminal when its connection drops). Not this test's subject.
+    for (pid_t pid : remote)
+        ::kill(pid, SIGKILL);
 }
 
 // bwrap: --die-with-parent and the pid namespace; a setsid inside cannot leave either.

@@ -1,5 +1,8 @@
 #include "pidscgroup.h"
 
+#include "cgroup.h"
+#include "processguard.h"
+
 #include <QAtomicInteger>
 #include <QDir>
 #include <QFile>
@@ -22,80 +25,28 @@ namespace elsai {
 
 namespace {
 
-QByteArray readSmallFile(const QString &path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return f.readAll();
-}
+using cgroup::writeFile;
 
-bool writeSmallFile(const QString &path, const QByteArray &data)
-{
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly | QIODevice::Unbuffered) && f.write(data) == data.size();
-}
-
-/// Our cgroup path in the hierarchy whose /proc/self/cgroup line has `controllers` (v1:
-/// "pids"; v2: empty).
-QString ownCgroupPath(const QByteArray &controllers)
-{
-    for (const QByteArray &line : readSmallFile(QStringLiteral("/proc/self/cgroup")).split('\n')) {
-        const QList<QByteArray> parts = line.split(':');
-        if (parts.size() >= 3 &&
-            (parts[1] == controllers ||
-             (!controllers.isEmpty() && parts[1].split(',').contains(controllers))))
-            return QString::fromUtf8(line.mid(parts[0].size() + parts[1].size() + 2));
-    }
-    return {};
-}
-
-/// The writable folder under which per-command cgroups with a pids controller can be made.
+/// The writable folder under which per-command cgroups with a pids controller can be made:
+/// ours in the v1 pids hierarchy, else a v2 folder whose subtree has the controller — the
+/// engine's own cgroup (the engine lives in a leaf of it) or, without one, ours.
 QString findParentFolder()
 {
-    // mountinfo: id parent dev root mountpoint options [optional…] - fstype source superoptions
-    const QByteArray info = readSmallFile(QStringLiteral("/proc/self/mountinfo"));
-    QString v1, v2;
-    QString v1Root, v2Root;
-    for (const QByteArray &line : info.split('\n')) {
-        const int dash = line.indexOf(" - ");
-        if (dash < 0)
-            continue;
-        const QList<QByteArray> left = line.left(dash).split(' ');
-        const QList<QByteArray> right = line.mid(dash + 3).split(' ');
-        if (left.size() < 5 || right.size() < 3)
-            continue;
-        if (right[0] == "cgroup" && right[2].split(',').contains("pids")) {
-            v1 = QString::fromUtf8(left[4]);
-            v1Root = QString::fromUtf8(left[3]);
-        } else if (right[0] == "cgroup2") {
-            v2 = QString::fromUtf8(left[4]);
-            v2Root = QString::fromUtf8(left[3]);
-        }
+    const cgroup::OwnFolders own = cgroup::ownFolders();
+    if (!own.v1Pids.isEmpty()) {
+        if (cgroup::writable(own.v1Pids))
+            return own.v1Pids;
+        qCDebug(lcCgroup) << "the pids cgroup" << own.v1Pids << "is not writable";
     }
-    const auto folderOf = [](const QString &mount, const QString &root, QString own) {
-        // Inside a container the mount's root is our own cgroup: strip it.
-        if (root != QLatin1String("/") && own.startsWith(root))
-            own = own.mid(root.size());
-        return QDir::cleanPath(mount + QLatin1Char('/') + own);
-    };
-    if (!v1.isEmpty()) {
-        const QString folder = folderOf(v1, v1Root, ownCgroupPath("pids"));
-        if (::access(QFile::encodeName(folder).constData(), W_OK) == 0)
+    for (const QString &folder : {engineCgroupFolder(), own.v2}) {
+        if (!folder.isEmpty() &&
+            cgroup::listsController(folder + QStringLiteral("/cgroup.subtree_control"), "pids") &&
+            cgroup::writable(folder))
             return folder;
-        qCDebug(lcCgroup) << "the pids cgroup" << folder << "is not writable";
     }
-    if (!v2.isEmpty()) {
-        const QString folder = folderOf(v2, v2Root, ownCgroupPath(QByteArray()));
-        const QByteArray subtree =
-            readSmallFile(folder + QStringLiteral("/cgroup.subtree_control"));
-        if (subtree.trimmed().split(' ').contains("pids")) {
-            if (::access(QFile::encodeName(folder).constData(), W_OK) == 0)
-                return folder;
-        }
-        qCDebug(lcCgroup) << "the cgroup v2 folder" << folder
+    if (!own.v2.isEmpty())
+        qCDebug(lcCgroup) << "the cgroup v2 folder" << own.v2
                           << "has no writable pids subtree (not delegated)";
-    }
     return {};
 }
 
@@ -104,12 +55,7 @@ QAtomicInteger<quint64> s_serial;
 /// Kills every task listed in the cgroup's `cgroup.procs` (all of them are the sandbox's).
 void killTasks(const QString &procsFile)
 {
-    for (const QByteArray &pid : readSmallFile(procsFile).split('\n')) {
-        bool ok = false;
-        const int n = pid.toInt(&ok);
-        if (ok && n > 0)
-            ::kill(n, SIGKILL);
-    }
+    cgroup::killListed(procsFile);
 }
 
 /// Folders whose last tasks were still being reaped when their command returned: removed by a
@@ -178,7 +124,7 @@ std::unique_ptr<PidsCgroup> PidsCgroup::create(int maxPids)
         return nullptr;
     }
     std::unique_ptr<PidsCgroup> cg(new PidsCgroup(folder));
-    if (!writeSmallFile(folder + QStringLiteral("/pids.max"), QByteArray::number(maxPids))) {
+    if (!writeFile(folder + QStringLiteral("/pids.max"), QByteArray::number(maxPids))) {
         qCWarning(lcCgroup) << "cannot set pids.max in" << folder;
         return nullptr; // the destructor removes the folder
     }

@@ -69,8 +69,9 @@ public:
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
 
-    /// The environment a command gets (without the per-call extras).
-    QStringList baseEnvironment() const;
+    /// The environment a command gets (without the per-call extras): with inherit_env, the
+    /// engine's environment as it was when the backend was made (built once, not per call).
+    QStringList baseEnvironment() const { return m_baseEnvironment; }
 
 protected:
     /// The confined workspace; OSError when closed.
@@ -83,6 +84,7 @@ private:
 
     QString m_root;
     Options m_options;
+    QStringList m_baseEnvironment;
     mutable QMutex m_mutex;
     std::shared_ptr<WorkspaceFs> m_fs;
     /// What each host folder held when we last seeded from or flushed to it, by clean

@@ -1,6 +1,7 @@
 #include "sshconnection.h"
 
 #include "errors.h"
+#include "processguard.h"
 #include "remotescript.h"
 
 #include <QDir>
@@ -155,6 +156,13 @@ void SshConnection::startLocked()
     p.setStandardInputFile(QProcess::nullDevice());
     p.setStandardOutputFile(QProcess::nullDevice());
     p.setStandardErrorFile(log);
+    // It leaves our session (-f), so no group kill reaches it: it is born in the engine's
+    // cgroup, and carries the engine's marker for where there is none (processguard.h).
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    const QByteArray marker = engineHelperMarker();
+    const qsizetype eq = marker.indexOf('=');
+    env.insert(QString::fromLatin1(marker.left(eq)), QString::fromLatin1(marker.mid(eq + 1)));
+    p.setProcessEnvironment(env);
     p.start(m_ssh, {QStringLiteral("-F"), configPath(), QStringLiteral("-o"),
                     QStringLiteral("ControlMaster=yes"), QStringLiteral("-f"),
                     QStringLiteral("-N"), alias()});
