@@ -13,6 +13,25 @@
 
 namespace elsai {
 
+namespace {
+thread_local std::shared_ptr<CancellationToken> t_toolCallCancel;
+} // namespace
+
+ToolCallCancelScope::ToolCallCancelScope(std::shared_ptr<CancellationToken> token)
+    : m_previous(std::exchange(t_toolCallCancel, std::move(token)))
+{
+}
+
+ToolCallCancelScope::~ToolCallCancelScope()
+{
+    t_toolCallCancel = std::move(m_previous);
+}
+
+std::shared_ptr<CancellationToken> ToolCallCancelScope::current()
+{
+    return t_toolCallCancel;
+}
+
 AgentWorkspace agentWorkspace(Agent &agent)
 {
     if (const SandboxPtr sandbox = agent.attachedSandbox()) {
@@ -335,7 +354,9 @@ static Tool executeTool()
         const QString command =
             args::requiredString(a, QStringLiteral("command"), QStringLiteral("execute"));
         const auto cwd = args::optionalString(a, QStringLiteral("cwd"), QStringLiteral("execute"));
-        const ExecuteResult r = executeAs(agent, command, cwd);
+        ExecuteOptions options;
+        options.cancel = ToolCallCancelScope::current(); // an MCP request's, a plan step's
+        const ExecuteResult r = executeAs(agent, command, cwd, options);
         return ToolResult{formatExecuteResult(r), r.toJson(), false};
     };
     return t;

@@ -31,6 +31,24 @@ AgentWorkspace agentWorkspace(Agent &agent);
 void ensureSandboxMutationAllowed(Agent &agent, const QString &operation = QString());
 
 // Custom tool helpers (spec: elsai.plugins.sandbox). Each call is audited under the agent's id.
+/// The cancellation token of the tool call running on this thread, set by its caller for the
+/// length of one call (an MCP request, a plan step): the execute tool hands it to its command,
+/// so cancelling the token kills the command's process group at once. Without a scope, a
+/// command ends at its own timeout.
+class ToolCallCancelScope
+{
+public:
+    explicit ToolCallCancelScope(std::shared_ptr<CancellationToken> token);
+    ~ToolCallCancelScope();
+    ToolCallCancelScope(const ToolCallCancelScope &) = delete;
+    ToolCallCancelScope &operator=(const ToolCallCancelScope &) = delete;
+    /// The token of the innermost scope on this thread (nullptr when none).
+    static std::shared_ptr<CancellationToken> current();
+
+private:
+    std::shared_ptr<CancellationToken> m_previous;
+};
+
 /// Runs a shell command and returns formatExecuteResult() of it.
 QString runCommand(Agent &agent, const QString &command,
                    const std::optional<QString> &cwd = std::nullopt);

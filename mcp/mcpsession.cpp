@@ -16,23 +16,6 @@ namespace elsai {
 
 namespace {
 
-// The execute tool registered by SandboxPlugin takes no cancellation token; the MCP session
-// replaces it by the same tool (name, description, schema, provider) whose invoke passes the
-// token of the request running on this thread, so notifications/cancelled kills the process
-// group through the core's CancellationToken.
-thread_local std::shared_ptr<CancellationToken> t_currentCancel;
-
-struct CancelScope
-{
-    explicit CancelScope(std::shared_ptr<CancellationToken> token)
-    {
-        t_currentCancel = std::move(token);
-    }
-    ~CancelScope() { t_currentCancel.reset(); }
-    CancelScope(const CancelScope &) = delete;
-    CancelScope &operator=(const CancelScope &) = delete;
-};
-
 // list_dir: the MCP result carries the listing as text and drops the structured entries (they
 // would repeat it), so they are not built at all: a JSON object per entry was most of the cost
 // of listing a large folder.
@@ -47,23 +30,6 @@ void installTextListDir(Agent &agent)
         return ToolResult{listWorkspaceDir(a, path), {{QStringLiteral("path"), path}}, false};
     };
     agent.tools().add(*listDir);
-}
-
-void installCancellableExecute(Agent &agent)
-{
-    std::optional<Tool> execute = agent.tools().get(QStringLiteral("execute"));
-    if (!execute)
-        return;
-    execute->invoke = [](Agent &a, const QJsonObject &args) {
-        const QString tool = QStringLiteral("execute");
-        const QString command = args::requiredString(args, QStringLiteral("command"), tool);
-        const auto cwd = args::optionalString(args, QStringLiteral("cwd"), tool);
-        ExecuteOptions options;
-        options.cancel = t_currentCancel;
-        const ExecuteResult r = executeAs(a, command, cwd, options);
-        return ToolResult{formatExecuteResult(r), r.toJson(), false};
-    };
-    agent.tools().add(*execute);
 }
 
 const QString kLatestVersion = QStringLiteral("2025-06-18");
@@ -270,7 +236,6 @@ QJsonObject McpSession::initialize(const QJsonObject &params)
         config.sandboxAttachMode = m_spec.mode;
         config.sandboxOutputOffload = m_offload;
         agent = Agent::create(m_spec.name, config); // attaches; audited as "attach"
-        installCancellableExecute(*agent);
         installTextListDir(*agent);
     }
     bool closedMeanwhile = false;
@@ -346,7 +311,7 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, bool *canc
     ToolCallResult call;
     std::optional<Fault> fault;
     try {
-        CancelScope scope(token);
+        ToolCallCancelScope scope(token); // notifications/cancelled kills the command
         const ToolResult r = a->callTool(name, argsValue.toObject());
         QJsonObject structured = r.data;
         // The text already carries these; repeating them would double large results.
