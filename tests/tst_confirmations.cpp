@@ -214,11 +214,17 @@ private Q_SLOTS:
         const QStringList files{host + QStringLiteral("/notes.txt"),
                                 host + QStringLiteral("/new.txt")};
         if (drop) {
+            // Dropped on empty space below the rows: into the root.
             QMimeData mime;
             mime.setUrls({QUrl::fromLocalFile(files.at(0)), QUrl::fromLocalFile(files.at(1))});
-            QDropEvent event(QPointF(-10, -10), Qt::CopyAction, &mime, Qt::LeftButton,
+            const QPoint pos(5, panel.view()->viewport()->height() - 3);
+            QDragEnterEvent enter(pos, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+            QApplication::sendEvent(panel.view()->viewport(), &enter);
+            QVERIFY(enter.isAccepted());
+            QDropEvent event(QPointF(pos), Qt::CopyAction, &mime, Qt::LeftButton,
                              Qt::NoModifier);
             QApplication::sendEvent(panel.view()->viewport(), &event);
+            QVERIFY(event.isAccepted());
         } else {
             panel.addHostPaths(files);
         }
@@ -464,7 +470,7 @@ private Q_SLOTS:
         QTest::newRow("nul") << (QStringLiteral("a") + QChar(u'\0') + QStringLiteral("b"));
         QTest::newRow("escape") << QStringLiteral("\x1b[31mred");
         QTest::newRow("del") << QStringLiteral("a\x7f");
-        QTest::newRow("c1") << (QStringLiteral("a") + QChar(char16_t(0x85)));
+        QTest::newRow("c1") << (QStringLiteral("a") + QChar(char16_t(0x9b)) + QStringLiteral("b"));
         QTest::newRow("carriage-return") << QStringLiteral("a\rb");
     }
     void controlCharactersAreRefused()

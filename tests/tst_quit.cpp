@@ -214,6 +214,8 @@ int runChild(int argc, char **argv, const QString &root, const QString &tag)
             say(QStringLiteral("BUSY %1").arg(line));
         say(QStringLiteral("PID %1").arg(::getpid()));
 
+        QElapsedTimer quitting;
+        quitting.start();
         QTimer::singleShot(0, &window, [&window] {
             window.action(QStringLiteral("actionQuit"))->trigger();
         });
@@ -221,6 +223,7 @@ int runChild(int argc, char **argv, const QString &root, const QString &tag)
         window.shutdown(); // as app/gui.cpp does, whatever ended the loop
         if (!window.isShutDown())
             return 17;
+        say(QStringLiteral("QUIT-MS %1").arg(quitting.elapsed())); // information, not asserted
     }
     say(QStringLiteral("ASKED-KINDS %1").arg(asked.join(QLatin1Char(','))));
     say(QStringLiteral("CLEAN"));
@@ -287,6 +290,7 @@ private Q_SLOTS:
         QProcess child;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        env.insert(QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("elsai.*=false"));
         child.setProcessEnvironment(env);
         child.setProcessChannelMode(QProcess::SeparateChannels);
         child.start(QCoreApplication::applicationFilePath(),
