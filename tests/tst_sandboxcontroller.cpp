@@ -192,8 +192,8 @@ private Q_SLOTS:
         QCOMPARE(c.agentsModel()->agent(row).mode, QStringLiteral("read_only"));
         QCOMPARE(c.agentsModel()->agent(row).tools,
                  (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")}));
-        c.attachAgent(QStringLiteral("agents"), QStringLiteral("reviewer"),
-                      SandboxAttachMode::ReadWrite)
+        c.changeAgentMode(QStringLiteral("agents"), QStringLiteral("reviewer"),
+                          SandboxAttachMode::ReadWrite)
             .waitForFinished();
         QTRY_COMPARE(c.agentsModel()
                          ->agent(c.agentsModel()->rowOf(QStringLiteral("agents"),
