@@ -379,7 +379,7 @@ private Q_SLOTS:
             return;
         }
         QVERIFY(!window.isVisible());
-        QVERIFY(window.isShutDown());
+        window.shutdown(); // what the application does once its loop ended
         QVERIFY(c.isShuttingDown());
         QCOMPARE(readHostFile(root + QStringLiteral("/README.md")),
                  ConfirmAnswer(answer) == ConfirmAnswer::Save ? QByteArray("# demo\n\nedited")
@@ -404,7 +404,8 @@ private Q_SLOTS:
         QCOMPARE(m_q.asked.first().items,
                  QStringList{QStringLiteral("1 console command(s) running — killed")});
         if (accept) {
-            QVERIFY(window.isShutDown());
+            QVERIFY(!window.isVisible());
+            window.shutdown(); // what the application does once its loop ended
             QVERIFY(!c.isCommandRunning(command)); // the controller waited for it
         } else {
             QVERIFY(window.isVisible());

@@ -550,7 +550,9 @@ void MainWindow::closeEvent(QCloseEvent *event)
     QSettings settings = windowSettings();
     settings.setValue(QStringLiteral("geometry"), saveGeometry());
     settings.setValue(QStringLiteral("windowState"), saveState());
-    shutdown();
+    // The teardown itself is shutdown(), run by the application once its event loop ended
+    // (the last window closed): a window closed while others share the controller (tests)
+    // leaves it running.
     QMainWindow::closeEvent(event);
 }
 
