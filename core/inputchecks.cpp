@@ -46,10 +46,13 @@ void checkName(const QString &name, const QString &what)
     if (at < 0)
         return;
     const char16_t c = name.at(at).unicode();
-    const QString shown = c == u'\n'   ? QStringLiteral("a newline")
-                          : c == u'\t' ? QStringLiteral("a tab")
-                          : c == 0     ? QStringLiteral("a NUL")
-                                       : QStringLiteral("U+%1").arg(int(c), 4, 16, QLatin1Char('0'));
+    QString shown = QStringLiteral("U+%1").arg(int(c), 4, 16, QLatin1Char('0'));
+    if (c == u'\n')
+        shown = QStringLiteral("a newline");
+    else if (c == u'\t')
+        shown = QStringLiteral("a tab");
+    else if (c == 0)
+        shown = QStringLiteral("a NUL");
     throw ValueError(QStringLiteral("the %1 contains a control character (%2 at position %3); "
                                     "names may not hold newlines, tabs or other control "
                                     "characters — remove it")

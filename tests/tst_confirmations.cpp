@@ -27,6 +27,8 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QStandardPaths>
@@ -583,6 +585,13 @@ private Q_SLOTS:
                      qPrintable(sessions.messageBar()->text()));
         QVERIFY(sessions.messageBar()->text().contains(QStringLiteral("README.md")));
         QCOMPARE(sessions.messageBar()->type(), MessageBar::Type::Warning);
+        const QString shot = qEnvironmentVariable("ELSAI_SCREENSHOT_DIR");
+        if (!shot.isEmpty()) {
+            sessions.resize(520, 240);
+            sessions.show();
+            QTest::qWait(50);
+            sessions.grab().save(shot + QStringLiteral("/messagebar-flush.png"));
+        }
         // The host file is kept as it was.
         QCOMPARE(readHostFile(project + QStringLiteral("/README.md")), QByteArray("# host side\n"));
     }
@@ -694,6 +703,54 @@ private Q_SLOTS:
         QCOMPARE(modeOf(QStringLiteral("eve")), QStringLiteral("read_only"));
         QCOMPARE(lastAuditedMode(QStringLiteral("eve")), QStringLiteral("read_only"));
         c.sandbox(QStringLiteral("modes"))->detach(eve);
+
+        // A real MCP session: the MCP panel, the Agents panel and the audit show one mode.
+        mcp.nameEdit()->setText(QStringLiteral("remote"));
+        mcp.modeBox()->setCurrentIndex(mcp.modeBox()->findData(QStringLiteral("read_only")));
+        mcp.toggleServer();
+        QVERIFY(mcp.model()->isRunning());
+        mcp.createAgent();
+        const int mcpRow = mcp.model()->rowOf(QStringLiteral("remote"));
+        QVERIFY(mcpRow >= 0);
+        QNetworkAccessManager nam;
+        QNetworkRequest request(mcp.model()->url());
+        request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArray("application/json"));
+        request.setRawHeader("Authorization",
+                             "Bearer " + mcp.model()->agent(mcpRow).token.toUtf8());
+        QNetworkReply *reply = nam.post(
+            request, R"({"jsonrpc":"2.0","id":1,"method":"initialize",)"
+                     R"("params":{"protocolVersion":"2025-06-18","capabilities":{}}})");
+        QTRY_VERIFY(reply->isFinished());
+        QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+        reply->deleteLater();
+        c.refreshPanels();
+        QCOMPARE(modeOf(QStringLiteral("remote")), QStringLiteral("read_only"));
+        QCOMPARE(mcp.model()
+                     ->data(mcp.model()->index(mcpRow, McpServerModel::ModeColumn))
+                     .toString(),
+                 QStringLiteral("read_only"));
+        QTRY_COMPARE(lastAuditedMode(QStringLiteral("remote")), QStringLiteral("read_only"));
+        agents.nameEdit()->setText(QStringLiteral("remote"));
+        agents.modeBox()->setCurrentIndex(
+            agents.modeBox()->findData(QStringLiteral("read_write")));
+        agents.attach();
+        QVERIFY(agents.messageBar()->text().contains(QStringLiteral("MCP session")));
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 c.changeAgentMode(QStringLiteral("modes"),
+                                                   QStringLiteral("remote"),
+                                                   SandboxAttachMode::ReadWrite));
+        c.waitForIdle();
+        c.refreshPanels();
+        QCOMPARE(modeOf(QStringLiteral("remote")), QStringLiteral("read_only"));
+        QCOMPARE(lastAuditedMode(QStringLiteral("remote")), QStringLiteral("read_only"));
+        const QString shot = qEnvironmentVariable("ELSAI_SCREENSHOT_DIR");
+        if (!shot.isEmpty()) {
+            agents.resize(520, 320);
+            agents.show();
+            QTest::qWait(50);
+            agents.grab().save(shot + QStringLiteral("/messagebar-attach.png"));
+        }
+        mcp.toggleServer(); // ends the session
     }
 };
 

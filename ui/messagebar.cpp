@@ -22,22 +22,23 @@ Look lookOf(MessageBar::Type type)
 {
     switch (type) {
     case MessageBar::Type::Positive:
-        return {QColor(0x27, 0xae, 0x60), QStyle::SP_DialogApplyButton, "Success"};
+        return {QColor(0x27, 0xae, 0x60), QStyle::SP_DialogApplyButton, QT_TR_NOOP("Success")};
     case MessageBar::Type::Warning:
-        return {QColor(0xf6, 0x74, 0x00), QStyle::SP_MessageBoxWarning, "Warning"};
+        return {QColor(0xf6, 0x74, 0x00), QStyle::SP_MessageBoxWarning, QT_TR_NOOP("Warning")};
     case MessageBar::Type::Error:
-        return {QColor(0xda, 0x44, 0x53), QStyle::SP_MessageBoxCritical, "Error"};
+        return {QColor(0xda, 0x44, 0x53), QStyle::SP_MessageBoxCritical, QT_TR_NOOP("Error")};
     case MessageBar::Type::Information:
         break;
     }
-    return {QColor(0x3d, 0xae, 0xe9), QStyle::SP_MessageBoxInformation, "Information"};
+    return {QColor(0x3d, 0xae, 0xe9), QStyle::SP_MessageBoxInformation,
+            QT_TR_NOOP("Information")};
 }
 
 } // namespace
 
 MessageBar::MessageBar(QWidget *parent)
     : QFrame(parent), m_icon(new QLabel(this)), m_text(new QLabel(this)),
-      m_actions(new QHBoxLayout), m_close(new QToolButton(this))
+      m_close(new QToolButton(this))
 {
     setObjectName(QStringLiteral("messageBar"));
     setFrameShape(QFrame::StyledPanel);
@@ -55,7 +56,6 @@ MessageBar::MessageBar(QWidget *parent)
     layout->setContentsMargins(6, 4, 4, 4);
     layout->addWidget(m_icon, 0, Qt::AlignTop);
     layout->addWidget(m_text, 1);
-    layout->addLayout(m_actions);
     layout->addWidget(m_close, 0, Qt::AlignTop);
     connect(m_close, &QToolButton::clicked, this, &MessageBar::dismiss);
     hide();
@@ -63,7 +63,6 @@ MessageBar::MessageBar(QWidget *parent)
 
 void MessageBar::showMessage(const QString &text, Type type, int timeoutMs)
 {
-    clearActions();
     m_type = type;
     const Look look = lookOf(type);
     const int size = style()->pixelMetric(QStyle::PM_SmallIconSize, nullptr, this);
@@ -87,38 +86,19 @@ void MessageBar::showMessage(const QString &text, Type type, int timeoutMs)
     }
 }
 
-QToolButton *MessageBar::addActionButton(const QString &text, const std::function<void()> &onClick)
-{
-    auto *button = new QToolButton(this);
-    button->setText(text);
-    button->setAccessibleName(text);
-    button->setToolButtonStyle(Qt::ToolButtonTextOnly);
-    connect(button, &QToolButton::clicked, this, onClick);
-    m_actions->addWidget(button);
-    return button;
-}
-
 void MessageBar::dismiss()
 {
     ++m_serial;
-    clearActions();
+    const bool wasShown = !isHidden();
     m_text->clear();
     hide();
-    Q_EMIT dismissed();
+    if (wasShown)
+        Q_EMIT dismissed();
 }
 
 QString MessageBar::text() const
 {
     return isHidden() ? QString() : m_text->text();
-}
-
-void MessageBar::clearActions()
-{
-    while (QLayoutItem *item = m_actions->takeAt(0)) {
-        if (QWidget *w = item->widget())
-            w->deleteLater();
-        delete item;
-    }
 }
 
 } // namespace elsai

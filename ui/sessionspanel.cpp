@@ -121,7 +121,8 @@ bool SessionsPanel::removeSandboxAsking(const QString &workspaceId)
                 names.append(QStringLiteral("%1 (%2)").arg(a.name, a.mode));
         }
         if (!names.isEmpty())
-            q.items.append(tr("attached agents are detached: %1").arg(names.join(QStringLiteral(", "))));
+            q.items.append(
+                tr("attached agents are detached: %1").arg(names.join(QStringLiteral(", "))));
         if (const int running = m_controller->runningCommandCount(workspaceId); running > 0)
             q.items.append(tr("%n running command(s) are killed", nullptr, running));
     }
