@@ -246,6 +246,28 @@ private Q_SLOTS:
         QCOMPARE(written, expected);
     }
 
+    void downloadOntoExistingHostFiles_data() { newFileOntoAnExistingFile_data(); }
+    void downloadOntoExistingHostFiles()
+    {
+        QFETCH(bool, accept);
+        SandboxController c;
+        const QString root = startSandbox(c, QStringLiteral("download"));
+        WorkspacePanel panel(&c);
+        panel.setWorkspace(QStringLiteral("download"));
+        const QString host = m_tmp.filePath(QStringLiteral("download-%1").arg(++m_n));
+        writeHostFile(host + QStringLiteral("/notes.txt"), "the host's own notes\n");
+        m_q.answer = accept ? ConfirmAnswer::Accept : ConfirmAnswer::Cancel;
+        panel.downloadAsking({QStringLiteral("notes.txt"), QStringLiteral("README.md")}, host);
+        QCOMPARE(m_q.asked.size(), 1);
+        QCOMPARE(m_q.asked.first().kind, QStringLiteral("overwrite"));
+        QCOMPARE(m_q.asked.first().items, QStringList{host + QStringLiteral("/notes.txt")});
+        QTRY_COMPARE(readHostFile(host + QStringLiteral("/README.md")), QByteArray("# demo\n"));
+        c.waitForIdle();
+        QCOMPARE(readHostFile(host + QStringLiteral("/notes.txt")),
+                 accept ? readHostFile(root + QStringLiteral("/notes.txt"))
+                        : QByteArray("the host's own notes\n"));
+    }
+
     // ---- Delete --------------------------------------------------------------------------
 
     void deleteAsks_data() { newFileOntoAnExistingFile_data(); }

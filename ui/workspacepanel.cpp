@@ -596,7 +596,7 @@ QFuture<void> WorkspacePanel::newFolder(const QString &path)
 }
 
 QFuture<QStringList> WorkspacePanel::downloadTo(const QStringList &paths,
-                                                const QString &hostFolder)
+                                                const QString &hostFolder, bool overwrite)
 {
     if (!m_controller->sandbox(m_workspaceId))
         return {};
@@ -607,7 +607,7 @@ QFuture<QStringList> WorkspacePanel::downloadTo(const QStringList &paths,
             continue;
         files.append({path, QDir(hostFolder).filePath(QFileInfo(path).fileName())});
     }
-    return m_controller->downloadFiles(m_workspaceId, files);
+    return m_controller->downloadFiles(m_workspaceId, files, overwrite);
 }
 
 void WorkspacePanel::copyPaths()
@@ -633,8 +633,32 @@ void WorkspacePanel::downloadInteractive()
     if (paths.isEmpty())
         return;
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Download to"));
-    if (dir.isEmpty())
-        return;
+    if (!dir.isEmpty())
+        downloadAsking(paths, dir);
+}
+
+void WorkspacePanel::downloadAsking(const QStringList &paths, const QString &dir)
+{
+    QStringList existing;
+    for (const QString &path : paths) {
+        const QString host = QDir(dir).filePath(QFileInfo(path).fileName());
+        if (QFileInfo(host).isFile())
+            existing.append(host);
+    }
+    bool overwrite = true;
+    if (!existing.isEmpty()) {
+        Confirmation q;
+        q.kind = QStringLiteral("overwrite");
+        q.title = tr("Download To");
+        q.text = tr("%n file(s) already exist in %1 on the host. Replace them with the "
+                    "workspace's? Their current content is lost; Cancel keeps them and "
+                    "downloads the others.",
+                    nullptr, int(existing.size()))
+                     .arg(dir);
+        q.items = existing;
+        q.acceptText = tr("Replace");
+        overwrite = confirm(this, q) == ConfirmAnswer::Accept;
+    }
     auto *watcher = new QFutureWatcher<QStringList>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, dir] {
         watcher->deleteLater();
@@ -647,7 +671,7 @@ void WorkspacePanel::downloadInteractive()
             // Reported by operationFailed.
         }
     });
-    watcher->setFuture(downloadTo(paths, dir));
+    watcher->setFuture(downloadTo(paths, dir, overwrite));
 }
 
 void WorkspacePanel::deleteInteractive()

@@ -72,8 +72,13 @@ public:
     QFuture<void> renamePath(const QString &src, const QString &dest); ///< replaces `dest`
     QFuture<void> newFile(const QString &path);                        ///< replaces `path`
     QFuture<void> newFolder(const QString &path);
-    /// Downloads the given workspace files into a host folder (folders are skipped).
-    QFuture<QStringList> downloadTo(const QStringList &paths, const QString &hostFolder);
+    /// Downloads the given workspace files into a host folder (folders are skipped); with
+    /// `overwrite` false, host files that exist are left alone.
+    QFuture<QStringList> downloadTo(const QStringList &paths, const QString &hostFolder,
+                                    bool overwrite = true);
+    /// The user's Download To: asks before replacing host files that exist (declined, they
+    /// stay and the others are downloaded).
+    void downloadAsking(const QStringList &paths, const QString &hostFolder);
     /// Puts the selected paths (one a line) on the clipboard.
     void copyPaths();
 
