@@ -54,9 +54,7 @@ const QStringList kToolEvents = {
     QStringLiteral("sandbox.execute"), QStringLiteral("sandbox.read_file"),
     QStringLiteral("sandbox.write_file"), QStringLiteral("sandbox.list_dir")};
 
-} // namespace
-
-namespace {
+/// The first three items, and how many more there are (messages stay a few lines long).
 QString firstFew(const QStringList &items)
 {
     constexpr int shown = 3;
@@ -65,6 +63,7 @@ QString firstFew(const QStringList &items)
         text += QStringLiteral("; … %1 more").arg(items.size() - shown);
     return text;
 }
+
 } // namespace
 
 QString seedProblems(const WorkspaceSeedResult &result)
