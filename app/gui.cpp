@@ -144,6 +144,9 @@ int runGui(int argc, char **argv)
         if (plans && !options.runAgent.isEmpty())
             startPlanInWindow(*plans, options, controller);
         status = QApplication::exec();
+        // Whatever ended the loop (Quit, a signal): the same teardown, in its order, before the
+        // window (views) and then the controller (models) are destroyed.
+        window.shutdown();
     }
     if (auditSink)
         AuditLog::instance().removeSink(auditSink);

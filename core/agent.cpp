@@ -2,6 +2,7 @@
 
 #include "audit.h"
 #include "errors.h"
+#include "inputchecks.h"
 #include "sandbox.h"
 #include "sandboxmanager.h"
 #include "sandboxplugin.h"
@@ -80,6 +81,7 @@ std::shared_ptr<Agent> Agent::create(const QString &id, AgentConfig config)
 {
     if (id.isEmpty())
         throw ValueError(QStringLiteral("an agent needs a non-empty id"));
+    checkName(id, QStringLiteral("agent id"));
     if (config.readFileMaxBytes && *config.readFileMaxBytes < 1)
         throw ValueError(QStringLiteral("read_file_max_bytes must be >= 1, got %1")
                              .arg(*config.readFileMaxBytes));

@@ -1,6 +1,7 @@
 #include "agentplan.h"
 
 #include "errors.h"
+#include "process.h"
 #include "sandboxplugin.h"
 
 #include <QDeadlineTimer>
@@ -442,7 +443,8 @@ QString checkExpectation(const PlanStep &step, const QStringList &errorTypes, co
 AgentPlanRunner::AgentPlanRunner(AgentPlan plan, SandboxPtr sandbox, Options options)
     : m_plan(std::move(plan)), m_sandbox(std::move(sandbox)),
       m_agentName(options.agentName.value_or(m_plan.agentName)),
-      m_mode(options.mode.value_or(m_plan.mode)), m_options(std::move(options))
+      m_mode(options.mode.value_or(m_plan.mode)), m_options(std::move(options)),
+      m_cancelToken(std::make_shared<CancellationToken>())
 {
     if (!m_sandbox)
         throw ValueError(QStringLiteral("a plan runner needs a sandbox"));
@@ -506,6 +508,7 @@ void AgentPlanRunner::cancel()
 {
     QMutexLocker lock(&m_mutex);
     m_cancelled = true;
+    m_cancelToken->cancel();
     m_wake.wakeAll();
 }
 
@@ -554,6 +557,7 @@ StepResult AgentPlanRunner::runStep(int index)
     QStringList errorTypes;
     const qint64 started = m_options.clock();
     try {
+        const ToolCallCancelScope scope(m_cancelToken);
         const ToolResult result = a->callTool(step.tool, step.args);
         r.text = result.text;
         r.data = result.data;

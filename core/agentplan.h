@@ -16,9 +16,12 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 
 namespace elsai {
+
+class CancellationToken;
 
 /// What a step must produce to pass (docs/agents.md). Without `error` the tool
 /// call must succeed and every result check must hold; with `error` it must raise that type
@@ -113,8 +116,8 @@ QStringList errorTypeNames(const SandboxError &error);
 /// the mode is enforced and every call is audited under the agent's name.
 ///
 /// Threading: run steps from one thread at a time (any thread); cancel() may be called from
-/// any thread and cuts a delay short at once. A running tool call is not interrupted: a
-/// command ends at its own timeout.
+/// any thread and cuts a delay short at once; a command the execute tool runs is killed
+/// (its process group) at once; another running tool call finishes first.
 class AgentPlanRunner
 {
 public:
@@ -169,6 +172,8 @@ private:
     QWaitCondition m_wake;
     AgentPtr m_agent;
     std::atomic_bool m_cancelled{false};
+    /// Handed to each tool call (ToolCallCancelScope): cancel() kills a running command.
+    const std::shared_ptr<CancellationToken> m_cancelToken;
 };
 
 } // namespace elsai

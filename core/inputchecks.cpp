@@ -28,6 +28,38 @@ void checkNoNul(const QString &text, const QString &what)
     }
 }
 
+qsizetype firstControlCharacter(const QString &text)
+{
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const char16_t c = text.at(i).unicode();
+        if (c < 0x20 || (c >= 0x7f && c <= 0x9f))
+            return i;
+    }
+    return -1;
+}
+
+void checkName(const QString &name, const QString &what)
+{
+    if (name.isEmpty())
+        throw ValueError(QStringLiteral("the %1 is empty; type a name").arg(what));
+    const qsizetype at = firstControlCharacter(name);
+    if (at < 0)
+        return;
+    const char16_t c = name.at(at).unicode();
+    QString shown = QStringLiteral("U+%1").arg(int(c), 4, 16, QLatin1Char('0'));
+    if (c == u'\n')
+        shown = QStringLiteral("a newline");
+    else if (c == u'\t')
+        shown = QStringLiteral("a tab");
+    else if (c == 0)
+        shown = QStringLiteral("a NUL");
+    throw ValueError(QStringLiteral("the %1 contains a control character (%2 at position %3); "
+                                    "names may not hold newlines, tabs or other control "
+                                    "characters — remove it")
+                         .arg(what, shown)
+                         .arg(at + 1));
+}
+
 void checkCommandText(const QString &command)
 {
     // UTF-8 is at most 3 bytes per UTF-16 unit: count exactly only when it could matter.

@@ -26,6 +26,14 @@ void checkCommandFits(const QString &command, qsizetype maxBytes, const QString 
 /// end there and silently drop the rest. `what` names the value ("command", "cwd", "path").
 void checkNoNul(const QString &text, const QString &what);
 
+/// A name the user or an agent gives (a file or folder name, a workspace id, an agent name):
+/// ValueError when it is empty or holds a control character (C0, DEL or C1: a newline, a tab,
+/// NUL…), which would split or hide it in listings, logs and the window. `what` names the
+/// field ("agent name", "workspace_id", "file name").
+void checkName(const QString &name, const QString &what);
+/// The first control character of `text` (C0, DEL, C1), or -1.
+qsizetype firstControlCharacter(const QString &text);
+
 /// A command: no NUL, at most MaxCommandBytes of UTF-8.
 void checkCommandText(const QString &command);
 

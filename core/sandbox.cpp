@@ -106,6 +106,7 @@ Sandbox::Sandbox(const QString &workspaceId, const BackendSource &backend,
 {
     if (workspaceId.isEmpty())
         throw ValueError(QStringLiteral("Sandbox needs a non-empty workspace_id"));
+    checkName(workspaceId, QStringLiteral("workspace_id"));
     if (backend.isNull())
         throw ValueError(
             QStringLiteral("Sandbox '%1' needs a backend instance or template").arg(workspaceId));
@@ -627,6 +628,16 @@ void Sandbox::attach(const AgentPtr &agent, SandboxAttachMode mode)
             throw SandboxAttachError(
                 QStringLiteral("agent '%1' is already attached to sandbox '%2'; detach it first")
                     .arg(agent->id(), other->workspaceId()));
+        // One name, one mode: the window's panels and the audit show agents by name.
+        for (const Private::Binding &b : d->agents) {
+            const AgentPtr other = b.agent.lock();
+            if (other && other != agent && other->id() == agent->id() && b.mode != mode)
+                throw SandboxAttachError(
+                    QStringLiteral("another agent named '%1' is attached to sandbox '%2' %3; "
+                                   "agents of one name share one mode: pick another name or "
+                                   "detach it first")
+                        .arg(agent->id(), d->workspaceId, toString(b.mode)));
+        }
         const bool canExecute = supportsExecution(d->backend.get());
         try {
             SandboxPlugin::registerTools(*agent, mode, canExecute);

@@ -14,6 +14,34 @@
 
 namespace elsai {
 
+namespace {
+thread_local std::shared_ptr<CancellationToken> t_toolCallCancel;
+thread_local ToolCallCancelScope::OutputObserver t_toolCallOutput;
+} // namespace
+
+ToolCallCancelScope::ToolCallCancelScope(std::shared_ptr<CancellationToken> token,
+                                         OutputObserver onOutput)
+    : m_previous(std::exchange(t_toolCallCancel, std::move(token)))
+    , m_previousObserver(std::exchange(t_toolCallOutput, std::move(onOutput)))
+{
+}
+
+ToolCallCancelScope::~ToolCallCancelScope()
+{
+    t_toolCallCancel = std::move(m_previous);
+    t_toolCallOutput = std::move(m_previousObserver);
+}
+
+std::shared_ptr<CancellationToken> ToolCallCancelScope::current()
+{
+    return t_toolCallCancel;
+}
+
+ToolCallCancelScope::OutputObserver ToolCallCancelScope::currentOutputObserver()
+{
+    return t_toolCallOutput;
+}
+
 AgentWorkspace agentWorkspace(Agent &agent)
 {
     if (const SandboxPtr sandbox = agent.attachedSandbox()) {
@@ -377,7 +405,10 @@ static Tool executeTool()
         const QString command =
             args::requiredString(a, QStringLiteral("command"), QStringLiteral("execute"));
         const auto cwd = args::optionalString(a, QStringLiteral("cwd"), QStringLiteral("execute"));
-        const ExecuteResult r = executeAs(agent, command, cwd);
+        ExecuteOptions options;
+        options.cancel = ToolCallCancelScope::current(); // an MCP request's, a plan step's
+        options.onOutput = ToolCallCancelScope::currentOutputObserver();
+        const ExecuteResult r = executeAs(agent, command, cwd, options);
         return ToolResult{formatExecuteResult(r), r.toJson(), false};
     };
     return t;

@@ -32,6 +32,30 @@ AgentWorkspace agentWorkspace(Agent &agent);
 /// read-only one; `operation` names what was attempted in the message.
 void ensureSandboxMutationAllowed(Agent &agent, const QString &operation = QString());
 
+/// What the front end that runs one tool call (an MCP request, a plan step) gives that call, on
+/// its thread, for the length of the call: a cancellation token — the execute tool hands it to
+/// its command, so cancelling it kills the command's process group at once (without a scope, a
+/// command ends at its own timeout) — and an optional observer of the command's output as it
+/// arrives (MCP's progress notifications count it).
+class ToolCallCancelScope
+{
+public:
+    using OutputObserver = std::function<void(OutputChannel, const QByteArray &)>;
+    explicit ToolCallCancelScope(std::shared_ptr<CancellationToken> token,
+                                 OutputObserver onOutput = {});
+    ~ToolCallCancelScope();
+    ToolCallCancelScope(const ToolCallCancelScope &) = delete;
+    ToolCallCancelScope &operator=(const ToolCallCancelScope &) = delete;
+    /// The token of the innermost scope on this thread (nullptr when none).
+    static std::shared_ptr<CancellationToken> current();
+    /// The output observer of the innermost scope on this thread (empty when none).
+    static OutputObserver currentOutputObserver();
+
+private:
+    std::shared_ptr<CancellationToken> m_previous;
+    OutputObserver m_previousObserver;
+};
+
 // Custom tool helpers (spec: elsai.plugins.sandbox). Each call is audited under the agent's id.
 /// Runs a shell command and returns formatExecuteResult() of it.
 QString runCommand(Agent &agent, const QString &command,

@@ -1,6 +1,7 @@
 #include "mcpagentspec.h"
 
 #include "errors.h"
+#include "inputchecks.h"
 
 #include <QRandomGenerator>
 #include <QSet>
@@ -18,6 +19,7 @@ McpAgentSpec McpAgentSpec::parse(const QString &value)
                              .arg(value));
     McpAgentSpec spec;
     spec.name = value.left(eq);
+    checkName(spec.name, QStringLiteral("MCP agent name"));
     QString rest = value.mid(eq + 1);
     const qsizetype colon = rest.indexOf(QLatin1Char(':'));
     if (colon >= 0) {

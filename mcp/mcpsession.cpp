@@ -16,30 +16,6 @@ namespace elsai {
 
 namespace {
 
-// The execute tool registered by SandboxPlugin takes no cancellation token; the MCP session
-// replaces it by the same tool (name, description, schema, provider) whose invoke passes the
-// token of the request running on this thread, so notifications/cancelled kills the process
-// group through the core's CancellationToken.
-// The progress counter of that request (null without a progress token) is passed the same way.
-thread_local std::shared_ptr<CancellationToken> t_currentCancel;
-thread_local std::shared_ptr<ExecuteProgress> t_currentProgress;
-
-struct CancelScope
-{
-    CancelScope(std::shared_ptr<CancellationToken> token, std::shared_ptr<ExecuteProgress> progress)
-    {
-        t_currentCancel = std::move(token);
-        t_currentProgress = std::move(progress);
-    }
-    ~CancelScope()
-    {
-        t_currentCancel.reset();
-        t_currentProgress.reset();
-    }
-    CancelScope(const CancelScope &) = delete;
-    CancelScope &operator=(const CancelScope &) = delete;
-};
-
 // list_dir: the MCP result carries the listing as text and drops the structured entries (they
 // would repeat it), so they are not built at all: a JSON object per entry was most of the cost
 // of listing a large folder.
@@ -54,28 +30,6 @@ void installTextListDir(Agent &agent)
         return ToolResult{listWorkspaceDir(a, path), {{QStringLiteral("path"), path}}, false};
     };
     agent.tools().add(*listDir);
-}
-
-void installCancellableExecute(Agent &agent)
-{
-    std::optional<Tool> execute = agent.tools().get(QStringLiteral("execute"));
-    if (!execute)
-        return;
-    execute->invoke = [](Agent &a, const QJsonObject &args) {
-        const QString tool = QStringLiteral("execute");
-        const QString command = args::requiredString(args, QStringLiteral("command"), tool);
-        const auto cwd = args::optionalString(args, QStringLiteral("cwd"), tool);
-        ExecuteOptions options;
-        options.cancel = t_currentCancel;
-        if (const std::shared_ptr<ExecuteProgress> progress = t_currentProgress) {
-            options.onOutput = [progress](OutputChannel, const QByteArray &chunk) {
-                progress->outputBytes.fetch_add(chunk.size(), std::memory_order_relaxed);
-            };
-        }
-        const ExecuteResult r = executeAs(a, command, cwd, options);
-        return ToolResult{formatExecuteResult(r), r.toJson(), false};
-    };
-    agent.tools().add(*execute);
 }
 
 const QString kLatestVersion = QStringLiteral("2025-11-25");
@@ -375,7 +329,6 @@ QJsonObject McpSession::initialize(const QJsonObject &params)
         config.sandboxAttachMode = m_spec.mode;
         config.sandboxOutputOffload = m_offload;
         agent = Agent::create(m_spec.name, config); // attaches; audited as "attach"
-        installCancellableExecute(*agent);
         installTextListDir(*agent);
     }
     bool closedMeanwhile = false;
@@ -478,7 +431,14 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, const Noti
     ToolCallResult call;
     std::optional<Fault> fault;
     try {
-        CancelScope scope(token, progress);
+        // notifications/cancelled kills the command; its output feeds the progress messages
+        ToolCallCancelScope::OutputObserver onOutput;
+        if (progress) {
+            onOutput = [progress](OutputChannel, const QByteArray &chunk) {
+                progress->outputBytes.fetch_add(chunk.size(), std::memory_order_relaxed);
+            };
+        }
+        ToolCallCancelScope scope(token, std::move(onOutput));
         const ToolResult r = a->callTool(name, argsValue.toObject());
         QJsonObject structured = r.data;
         // The text already carries these; repeating them would double large results.

@@ -13,7 +13,16 @@ namespace elsai {
 
 McpServerModel::McpServerModel(QObject *parent) : QAbstractTableModel(parent) {}
 
-McpServerModel::~McpServerModel() = default;
+McpServerModel::~McpServerModel()
+{
+    // Closing the server ends its sessions, and each reports sessionEnded: that must not reach
+    // this model while its members are being destroyed (the heap corruption on quit).
+    if (m_server) {
+        disconnect(m_server.get(), nullptr, this, nullptr);
+        m_server->close();
+        m_server.reset();
+    }
+}
 
 void McpServerModel::start(const SandboxPtr &sandbox, quint16 port)
 {

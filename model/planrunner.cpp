@@ -241,11 +241,18 @@ PlanRunner::PlanRunner(QObject *parent) : QObject(parent), m_model(new PlanSteps
 
 PlanRunner::~PlanRunner()
 {
+    shutdown();
+}
+
+void PlanRunner::shutdown()
+{
+    m_shutDown = true;
     if (m_runner)
         m_runner->cancel();
     m_watcher.disconnect(this);
     m_pool.waitForDone();
-    m_runner.reset();
+    m_runner.reset(); // detaches the agent
+    m_busy = false;
 }
 
 void PlanRunner::setPlan(const AgentPlan &plan)
@@ -369,6 +376,8 @@ bool PlanRunner::ensureRunner()
 
 void PlanRunner::startStep()
 {
+    if (m_shutDown)
+        return;
     if (m_next >= m_plan->steps.size()) {
         finish(StepOutcome::Cancelled, QString());
         return;

@@ -89,8 +89,8 @@ private:
 /// every call is audited under its name; it is detached when the run ends.
 ///
 /// Threading: call every method on the GUI thread; the signals are emitted there. Stop cuts a
-/// step's delay short at once; a tool call that is running finishes first (a command ends at
-/// its own timeout). The destructor stops and waits for the running step.
+/// step's delay short and kills a running command at once; another running tool call finishes
+/// first. The destructor stops and waits for the running step.
 class PlanRunner : public QObject
 {
     Q_OBJECT
@@ -141,6 +141,9 @@ public Q_SLOTS:
     void step();
     /// Ends the run: the rest of the steps are cancelled and the agent detached.
     void stop();
+    /// Quitting: cancels the run, waits for the running step (a command is killed) and
+    /// detaches the agent, without a signal. After it the runner runs no step.
+    void shutdown();
 
 Q_SIGNALS:
     void stateChanged(elsai::PlanRunner::State state);
@@ -179,6 +182,7 @@ private:
     int m_failed = 0;
     bool m_stopping = false; ///< stop() came while a step was running
     bool m_busy = false;     ///< a step started and onStepDone() has not seen it yet
+    bool m_shutDown = false; ///< shutdown() ran: no step starts
 };
 
 } // namespace elsai

@@ -5,6 +5,7 @@
 #include "auditlogmodel.h"
 #include "consolehistorymodel.h"
 #include "errors.h"
+#include "inputchecks.h"
 #include "sandboxplugin.h"
 #include "workspacetreemodel.h"
 
@@ -60,7 +61,46 @@ const QStringList kToolEvents = {
     QStringLiteral("sandbox.execute"), QStringLiteral("sandbox.read_file"),
     QStringLiteral("sandbox.write_file"), QStringLiteral("sandbox.list_dir")};
 
+/// The first three items, and how many more there are (messages stay a few lines long).
+QString firstFew(const QStringList &items)
+{
+    constexpr int shown = 3;
+    QString text = items.mid(0, shown).join(QStringLiteral("; "));
+    if (items.size() > shown)
+        text += QStringLiteral("; … %1 more").arg(items.size() - shown);
+    return text;
+}
+
 } // namespace
+
+QString seedProblems(const WorkspaceSeedResult &result)
+{
+    if (result.errors.isEmpty())
+        return {};
+    return QStringLiteral("the seed copied %1 file(s) but %2 failed: %3")
+        .arg(result.filesSeeded)
+        .arg(result.errors.size())
+        .arg(firstFew(result.errors));
+}
+
+QString flushProblems(const WorkspaceSyncResult &result)
+{
+    QStringList parts;
+    if (!result.conflicts.isEmpty()) {
+        QStringList kept;
+        for (const QString &path : result.conflicts)
+            kept.append(result.conflictFiles.value(path, path));
+        parts.append(QStringLiteral("%1 conflict(s): the host files were kept and the sandbox "
+                                    "versions written beside them (%2)")
+                         .arg(result.conflicts.size())
+                         .arg(firstFew(kept)));
+    }
+    if (!result.errors.isEmpty())
+        parts.append(QStringLiteral("%1 error(s): %2")
+                         .arg(result.errors.size())
+                         .arg(firstFew(result.errors)));
+    return parts.join(QStringLiteral("; "));
+}
 
 std::optional<std::pair<QString, QString>> futureError(std::exception_ptr error)
 {
@@ -118,11 +158,18 @@ SandboxController::SandboxController(QObject *parent)
 
 SandboxController::~SandboxController()
 {
+    shutdown();
+}
+
+void SandboxController::shutdown()
+{
+    if (m_shuttingDown)
+        return;
+    m_shuttingDown = true;
     m_cleanupTimer.stop();
     m_treeTimer.stop();
     m_panelTimer.stop();
-    for (const auto &token : std::as_const(m_running))
-        token->cancel();
+    cancelAllCommands();
     AuditLog::instance().removeSink(m_auditSink);
     m_selfRelay->clear();
     for (Entry *e : std::as_const(m_entries)) {
@@ -130,6 +177,11 @@ SandboxController::~SandboxController()
         e->consoleRelay->clear();
     }
     m_pool.waitForDone();
+    // Every future has finished: their watchers' queued results would reach views that are
+    // going away, so they go first.
+    const auto watchers = findChildren<QFutureWatcherBase *>(Qt::FindDirectChildrenOnly);
+    qDeleteAll(watchers);
+    m_running.clear();
     for (Entry *e : std::as_const(m_entries)) {
         try {
             e->sandbox->stop(false); // the local workspace folder stays on disk
@@ -137,6 +189,8 @@ SandboxController::~SandboxController()
         }
         delete e;
     }
+    m_entries.clear();
+    m_order.clear();
 }
 
 void SandboxController::setIntervals(int cleanupMs, int treeRefreshMs, int panelRefreshMs)
@@ -153,6 +207,8 @@ SandboxController::Entry *SandboxController::entry(const QString &workspaceId) c
 
 SandboxController::Entry &SandboxController::requireEntry(const QString &workspaceId) const
 {
+    if (m_shuttingDown)
+        throw ValueError(QStringLiteral("the workbench is quitting"));
     Entry *e = entry(workspaceId);
     if (!e)
         throw ValueError(QStringLiteral("no sandbox '%1' in the workbench").arg(workspaceId));
@@ -215,6 +271,8 @@ void SandboxController::reportFailure(const QString &workspaceId, const QString 
 
 SandboxPtr SandboxController::addSandbox(SandboxSpec spec, bool start)
 {
+    if (m_shuttingDown)
+        throw ValueError(QStringLiteral("the workbench is quitting"));
     if (m_entries.contains(spec.workspaceId))
         throw ValueError(QStringLiteral("the workbench already has a sandbox '%1'; pick another "
                                         "workspace id")
@@ -311,10 +369,13 @@ SandboxController::startSandbox(const QString &workspaceId)
         if (!e)
             return;
         try {
-            watcher->future().waitForFinished();
+            const std::optional<WorkspaceSeedResult> seed = watcher->future().result();
             ensureConsoleAgent(*e);
             e->startedAt = QDateTime::currentDateTime();
-            setState(workspaceId, SessionState::Running);
+            const QString problems = seed ? seedProblems(*seed) : QString();
+            setState(workspaceId, SessionState::Running, problems);
+            if (!problems.isEmpty())
+                Q_EMIT operationWarning(workspaceId, QStringLiteral("seed"), problems);
             const SandboxPtr sb = e->sandbox;
             QThreadPool *pool = &m_pool;
             e->tree->setSeedBaseline(sb->backend() ? sb->backend()->seedBaseline()
@@ -356,7 +417,12 @@ SandboxController::stopSandbox(const QString &workspaceId, bool sync)
         Entry *e = entry(workspaceId);
         QString reason = QStringLiteral("stopped");
         try {
-            watcher->future().waitForFinished();
+            if (const auto synced = watcher->future().result()) {
+                if (const QString problems = flushProblems(*synced); !problems.isEmpty()) {
+                    reason = QStringLiteral("stopped; the flush: %1").arg(problems);
+                    Q_EMIT operationWarning(workspaceId, QStringLiteral("stop"), problems);
+                }
+            }
         } catch (...) {
             const auto err = futureError(std::current_exception());
             reason =
@@ -487,17 +553,31 @@ SandboxController::flush(const QString &workspaceId, const std::optional<QString
         relay->post(
             [this, workspaceId, done, total] { Q_EMIT flushProgress(workspaceId, done, total); });
     });
-    return track(workspaceId, QStringLiteral("flush"),
-                 QtConcurrent::run(&m_pool, [sb, dest, progress] {
-                     return sb->flush(dest, progress, humanActor());
-                 }));
+    auto future = track(workspaceId, QStringLiteral("flush"),
+                        QtConcurrent::run(&m_pool, [sb, dest, progress] {
+                            return sb->flush(dest, progress, humanActor());
+                        }));
+    auto *watcher = new QFutureWatcher<std::optional<WorkspaceSyncResult>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, workspaceId] {
+        watcher->deleteLater();
+        try {
+            if (const auto synced = watcher->future().result()) {
+                if (const QString problems = flushProblems(*synced); !problems.isEmpty())
+                    Q_EMIT operationWarning(workspaceId, QStringLiteral("flush"), problems);
+            }
+        } catch (...) {
+            // A failed flush is reported by track() through operationFailed.
+        }
+    });
+    watcher->setFuture(future);
+    return future;
 }
 
 quint64 SandboxController::execute(const QString &workspaceId, const QString &command,
                                    const QString &cwd)
 {
     Entry *e = entry(workspaceId);
-    if (!e || e->state != SessionState::Running)
+    if (!e || e->state != SessionState::Running || m_shuttingDown)
         return 0;
     ensureConsoleAgent(*e);
     const quint64 id = m_nextRequest++;
@@ -557,6 +637,20 @@ void SandboxController::cancelCommand(quint64 requestId)
         token->cancel();
 }
 
+void SandboxController::cancelAllCommands()
+{
+    for (const auto &token : std::as_const(m_running))
+        token->cancel();
+}
+
+int SandboxController::runningCommandCount(const QString &workspaceId) const
+{
+    if (workspaceId.isEmpty())
+        return int(m_running.size());
+    const Entry *e = entry(workspaceId);
+    return e ? int(e->commands.size()) : 0;
+}
+
 bool SandboxController::isCommandRunning(quint64 requestId) const
 {
     return m_running.contains(requestId);
@@ -566,11 +660,50 @@ QFuture<void> SandboxController::attachAgent(const QString &workspaceId, const Q
                                              SandboxAttachMode mode)
 {
     Entry &e = requireEntry(workspaceId);
+    checkName(name, QStringLiteral("agent name"));
+    for (const AttachedAgent &a : e.sandbox->attachedAgents()) {
+        if (a.agent->id() != name)
+            continue;
+        const bool ours = e.agents.value(name) == a.agent;
+        throw ValueError(
+            ours ? QStringLiteral("agent '%1' is already attached to '%2' (%3); select it and use "
+                                  "Change mode, or detach it first")
+                       .arg(name, workspaceId, toString(a.mode))
+                 : QStringLiteral("an agent named '%1' is already attached to '%2' (%3, by an "
+                                  "MCP session or a plan); pick another name")
+                       .arg(name, workspaceId, toString(a.mode)));
+    }
     AgentPtr agent = e.agents.value(name);
     if (!agent) {
         agent = Agent::create(name);
         e.agents.insert(name, agent);
     }
+    const SandboxPtr sb = e.sandbox;
+    return track(workspaceId, QStringLiteral("attach"),
+                 QtConcurrent::run(&m_pool, [sb, agent, mode] { sb->attach(agent, mode); }));
+}
+
+QFuture<void> SandboxController::changeAgentMode(const QString &workspaceId, const QString &name,
+                                                 SandboxAttachMode mode)
+{
+    Entry &e = requireEntry(workspaceId);
+    const AgentPtr agent = e.agents.value(name);
+    bool attached = false;
+    for (const AttachedAgent &a : e.sandbox->attachedAgents()) {
+        if (a.agent->id() != name)
+            continue;
+        if (a.agent != agent)
+            throw ValueError(QStringLiteral("agent '%1' was attached by an MCP session or a plan; "
+                                            "its mode is set there (the MCP panel's token, the "
+                                            "plan's mode)")
+                                 .arg(name));
+        attached = true;
+    }
+    if (!attached)
+        throw ValueError(
+            QStringLiteral("agent '%1' is not attached to '%2'").arg(name, workspaceId));
+    if (name == consoleAgent())
+        throw ValueError(QStringLiteral("the console agent stays read-write"));
     const SandboxPtr sb = e.sandbox;
     return track(workspaceId, QStringLiteral("attach"),
                  QtConcurrent::run(&m_pool, [sb, agent, mode] { sb->attach(agent, mode); }));

@@ -96,11 +96,21 @@ public:
     quint64 execute(const QString &workspaceId, const QString &command,
                     const QString &cwd = QString());
     void cancelCommand(quint64 requestId);
+    /// Cancels every running command (of every sandbox).
+    void cancelAllCommands();
     bool isCommandRunning(quint64 requestId) const;
 
-    /// Attaches (or re-attaches with a new mode) an agent created by the window.
+    /// Attaches a new agent created by the window. Refused with ValueError (thrown here, naming
+    /// what to do) when an agent of that name is already attached to the sandbox, whoever
+    /// attached it (the window, an MCP session, a plan): a mode changes only explicitly,
+    /// through changeAgentMode(), so the panels and the audit never disagree on it.
     QFuture<void> attachAgent(const QString &workspaceId, const QString &name,
                               SandboxAttachMode mode);
+    /// Re-attaches an attached agent of the window with another mode (audited with its
+    /// previous_mode). Refused with ValueError for an agent the window did not attach: an MCP
+    /// agent's mode is its token's (the MCP panel), a plan's is the plan's.
+    QFuture<void> changeAgentMode(const QString &workspaceId, const QString &name,
+                                  SandboxAttachMode mode);
     QFuture<void> detachAgent(const QString &workspaceId, const QString &name);
     /// Agents created through attachAgent() plus the console agent, by name.
     AgentPtr agent(const QString &workspaceId, const QString &name) const;
@@ -113,6 +123,17 @@ public:
     /// Waits until every background call has finished (tests, shutdown).
     void waitForIdle();
 
+    /// Quitting, in this order: stops accepting work (execute() returns 0, the other calls
+    /// throw ValueError), cancels every command (its process group is killed), waits for the
+    /// pool, stops every sandbox without sync (a local workspace folder stays on disk) and
+    /// forgets them, and drops the results still queued: after it, the controller emits
+    /// nothing. Its models stay for the views that show them until it is destroyed. Idempotent;
+    /// the destructor calls it. The window calls it once its plans and MCP servers stopped.
+    void shutdown();
+    bool isShuttingDown() const { return m_shuttingDown; }
+    /// Console commands still running: of one sandbox, or of all with an empty id.
+    int runningCommandCount(const QString &workspaceId = QString()) const;
+
 Q_SIGNALS:
     void sandboxAdded(const QString &workspaceId);
     void sandboxRemoved(const QString &workspaceId);
@@ -123,6 +144,11 @@ Q_SIGNALS:
     void flushProgress(const QString &workspaceId, int done, int total);
     void operationFailed(const QString &workspaceId, const QString &operation,
                          const QString &errorType, const QString &message);
+    /// An operation finished but not cleanly, and the user must hear of it: "seed" (files that
+    /// could not be seeded, a seed folder that does not exist), "flush" and "stop" (conflicts
+    /// kept beside the host files, files that could not be written).
+    void operationWarning(const QString &workspaceId, const QString &operation,
+                          const QString &message);
     void commandFinished(const QString &workspaceId, quint64 requestId,
                          const elsai::ExecuteResult &result);
 
@@ -147,10 +173,16 @@ private:
     QStringList m_order;
     QTimer m_cleanupTimer, m_treeTimer, m_panelTimer;
     quint64 m_nextRequest = 1;
+    bool m_shuttingDown = false;
     QHash<quint64, std::shared_ptr<CancellationToken>> m_running;
     std::shared_ptr<QueuedRelay> m_selfRelay; ///< posts from worker threads to this object
     std::shared_ptr<AuditSink> m_auditSink;
 };
+
+/// What the user must hear of a seed or flush result (empty when it went cleanly): the number
+/// of errors and conflicts with the first few paths.
+QString seedProblems(const WorkspaceSeedResult &result);
+QString flushProblems(const WorkspaceSyncResult &result);
 
 /// The spec name and message of an exception stored in a finished future (QtConcurrent wraps
 /// std exceptions in QUnhandledException); none when the future has no exception.

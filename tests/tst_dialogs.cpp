@@ -123,7 +123,7 @@ private Q_SLOTS:
         SandboxSpec in;
         in.workspaceId = QStringLiteral("round");
         in.workspaceRoot = QStringLiteral("/tmp/ws-round");
-        in.seedFrom = QStringLiteral("/tmp/project");
+        in.seedFrom = m_tmp.path(); // an existing folder: a missing one is refused
         in.seedExclude = {QStringLiteral("*.log"), QStringLiteral("build/")};
         in.syncInclude = QStringList{QStringLiteral("src/**"), QStringLiteral("docs/*.md")};
         in.syncDest = QStringLiteral("/tmp/out");

@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "filetabs.h"
 #include "mainwindow.h"
+#include "messagebar.h"
 #include "modelroles.h"
 #include "newsandboxdialog.h"
 #include "agentspanel.h"
@@ -195,9 +196,14 @@ std::shared_ptr<bool> answerFileDialog(const QString &path)
     });
 }
 
-std::shared_ptr<bool> answerMessageBox(QMessageBox::StandardButton button)
+/// Answers the next confirmation (ui/confirm.h) with its destructive button or Cancel.
+std::shared_ptr<bool> answerConfirmation(bool accept)
 {
-    return answerModal<QMessageBox>([button](QMessageBox *box) { box->button(button)->click(); });
+    return answerModal<QMessageBox>([accept](QMessageBox *box) {
+        box->findChild<QPushButton *>(accept ? QStringLiteral("confirmAccept")
+                                             : QStringLiteral("confirmCancel"))
+            ->click();
+    });
 }
 
 /// The view index of a workspace path, fetching its folders on the way.
@@ -309,9 +315,15 @@ void TestMainWindow::auditHealthShowsInTheStatusBar()
     QVERIFY2(label->text().contains(QLatin1String("failing")), qPrintable(label->text()));
     QVERIFY(label->text().contains(QLatin1String("12 records dropped")));
     QVERIFY(label->text().contains(QLatin1String("No space left on device")));
+    // Also where the user looks at the audit: the audit panel's message bar.
+    MessageBar *bar = m_window->auditPanel()->messageBar();
+    QTRY_VERIFY(bar->isShown());
+    QVERIFY(bar->text().contains(QLatin1String("12 records dropped")));
+    QCOMPARE(bar->type(), MessageBar::Type::Error);
     sink->set(AuditHealth());
     AuditLog::instance().removeSink(sink);
     QTRY_VERIFY(!label->isVisible());
+    QTRY_VERIFY(!bar->isShown());
 }
 
 void TestMainWindow::initTestCase()
@@ -629,7 +641,7 @@ void TestMainWindow::addAndDeleteFilesThroughWorkspaceMenu()
     QTRY_VERIFY(auditHas(m_controller.get(), QStringLiteral("sandbox.add_files"),
                          SandboxController::humanActor()));
 
-    // Delete with the Delete key in the tree; the confirmation is answered No, then Yes.
+    // Delete with the Delete key in the tree; the confirmation is answered Cancel, then Delete.
     const QModelIndex notes = treeIndex(panel, QStringLiteral("src/notes.txt"));
     panel->view()->setFocus();
     panel->view()->selectionModel()->setCurrentIndex(
@@ -637,12 +649,12 @@ void TestMainWindow::addAndDeleteFilesThroughWorkspaceMenu()
     QCOMPARE(panel->selectedPaths(), QStringList{QStringLiteral("src/notes.txt")});
     m_window->activateWindow(); // shortcuts go to the active window
     QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
-    const auto no = answerMessageBox(QMessageBox::No);
+    const auto no = answerConfirmation(false);
     QTest::keyClick(panel->view(), Qt::Key_Delete);
     QTRY_VERIFY(*no);
     m_controller->waitForIdle();
     QVERIFY(QFile::exists(m_tmp.filePath(QStringLiteral("ws/src/notes.txt"))));
-    const auto yes = answerMessageBox(QMessageBox::Yes);
+    const auto yes = answerConfirmation(true);
     m_window->action(QStringLiteral("actionDelete"))->trigger();
     QVERIFY(*yes);
     QTRY_VERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("ws/src/notes.txt"))));

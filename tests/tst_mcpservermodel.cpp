@@ -111,6 +111,26 @@ private Q_SLOTS:
         QCOMPARE(model.sessionCount(QStringLiteral("early")), 0);
     }
 
+    void destroyedWithLiveSessionsIsQuiet()
+    {
+        // The crash on quit: the server's sessions ended while the model was half destroyed,
+        // and their sessionEnded still reached it (and its listeners).
+        auto *model = new McpServerModel;
+        const McpAgentSpec a =
+            model->createAgent(QStringLiteral("live"), SandboxAttachMode::ReadOnly);
+        model->start(m_sandbox);
+        QCOMPARE(post(model->url(), a.token, initBody()), 200);
+        QCOMPARE(post(model->url(), a.token, initBody()), 200);
+        QCOMPARE(model->sessionCount(QStringLiteral("live")), 2);
+        int heard = 0;
+        QObject listener;
+        connect(model, &McpServerModel::sessionEnded, &listener, [&heard] { ++heard; });
+        connect(model, &QAbstractItemModel::dataChanged, &listener, [&heard] { ++heard; });
+        delete model;
+        QCOMPARE(heard, 0);
+        QVERIFY(m_sandbox->attachedAgents().isEmpty()); // the sessions' agents were detached
+    }
+
     void clientConfiguration()
     {
         McpServerModel model;

@@ -205,6 +205,42 @@ private Q_SLOTS:
         QVERIFY(m_sandbox->attachedAgents().isEmpty());
     }
 
+    void stopKillsARunningCommand()
+    {
+        // A ten-minute command: the step ends only because stop() kills it (the bound is a
+        // "did not hang", far below the command's own timeout).
+        m_runner->setPlan(plan({step("long", "execute", {{"command", "sleep 600"}}),
+                                step("never", "list_dir", {{"path", "."}})}));
+        QSignalSpy started(m_runner.get(), &PlanRunner::stepStarted);
+        m_runner->play();
+        QTRY_COMPARE(started.size(), 1);
+        QTest::qWait(200); // the command is running
+        QVERIFY(m_runner->isBusy());
+        m_runner->stop();
+        QTRY_COMPARE_WITH_TIMEOUT(m_runner->state(), State::Finished, 30000);
+        QCOMPARE(statuses().at(1), Status::Cancelled);
+        QVERIFY(m_sandbox->attachedAgents().isEmpty());
+    }
+
+    void shutdownWaitsQuietly()
+    {
+        m_runner->setPlan(plan({step("long", "execute", {{"command", "sleep 600"}}),
+                                step("never", "list_dir", {{"path", "."}})}));
+        QSignalSpy started(m_runner.get(), &PlanRunner::stepStarted);
+        m_runner->play();
+        QTRY_COMPARE(started.size(), 1);
+        QTRY_COMPARE(m_sandbox->attachedAgents().size(), 1);
+        QSignalSpy finished(m_runner.get(), &PlanRunner::stepFinished);
+        QSignalSpy state(m_runner.get(), &PlanRunner::stateChanged);
+        m_runner->shutdown(); // returns once the step ended: the command was killed
+        QVERIFY(!m_runner->isBusy());
+        QVERIFY(m_sandbox->attachedAgents().isEmpty());
+        m_runner->play();
+        QTest::qWait(100);
+        QCOMPARE(finished.size(), 0);
+        QCOMPARE(started.size(), 1);
+    }
+
     void failureSkipsTheRestAndPlayStartsOver()
     {
         m_runner->setPlan(plan({step("fails", "read_file", {{"path", "missing.txt"}}),

@@ -192,8 +192,8 @@ private Q_SLOTS:
         QCOMPARE(c.agentsModel()->agent(row).mode, QStringLiteral("read_only"));
         QCOMPARE(c.agentsModel()->agent(row).tools,
                  (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")}));
-        c.attachAgent(QStringLiteral("agents"), QStringLiteral("reviewer"),
-                      SandboxAttachMode::ReadWrite)
+        c.changeAgentMode(QStringLiteral("agents"), QStringLiteral("reviewer"),
+                          SandboxAttachMode::ReadWrite)
             .waitForFinished();
         QTRY_COMPARE(c.agentsModel()
                          ->agent(c.agentsModel()->rowOf(QStringLiteral("agents"),
@@ -203,6 +203,86 @@ private Q_SLOTS:
         c.detachAgent(QStringLiteral("agents"), QStringLiteral("reviewer")).waitForFinished();
         QTRY_COMPARE(c.agentsModel()->rowOf(QStringLiteral("agents"), QStringLiteral("reviewer")),
                      -1);
+    }
+
+    void attachingAnAttachedNameIsRefused()
+    {
+        SandboxController c;
+        c.addSandbox(spec(QStringLiteral("once"), false));
+        QVERIFY(waitStarted(c, QStringLiteral("once")));
+        c.attachAgent(QStringLiteral("once"), QStringLiteral("bob"), SandboxAttachMode::ReadOnly)
+            .waitForFinished();
+        // Again (either mode): refused before anything runs; the mode stays.
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 c.attachAgent(QStringLiteral("once"), QStringLiteral("bob"),
+                                               SandboxAttachMode::ReadWrite));
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 c.attachAgent(QStringLiteral("once"), QStringLiteral("bob"),
+                                               SandboxAttachMode::ReadOnly));
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 c.attachAgent(QStringLiteral("once"),
+                                               SandboxController::consoleAgent(),
+                                               SandboxAttachMode::ReadOnly));
+        c.waitForIdle();
+        const auto modeOf = [&c] {
+            return c.agentsModel()
+                ->agent(c.agentsModel()->rowOf(QStringLiteral("once"), QStringLiteral("bob")))
+                .mode;
+        };
+        QCOMPARE(modeOf(), QStringLiteral("read_only"));
+        // Explicitly: the mode changes.
+        c.changeAgentMode(QStringLiteral("once"), QStringLiteral("bob"),
+                          SandboxAttachMode::ReadWrite)
+            .waitForFinished();
+        QTRY_COMPARE(modeOf(), QStringLiteral("read_write"));
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 c.changeAgentMode(QStringLiteral("once"),
+                                                   QStringLiteral("nobody"),
+                                                   SandboxAttachMode::ReadWrite));
+    }
+
+    void missingSeedFolderIsAWarning()
+    {
+        SandboxController c;
+        QSignalSpy warned(&c, &SandboxController::operationWarning);
+        SandboxSpec s = spec(QStringLiteral("noseed"), false);
+        s.seedFrom = m_tmp.filePath(QStringLiteral("no-such-folder"));
+        c.addSandbox(s);
+        QTRY_VERIFY(c.state(QStringLiteral("noseed")) == SessionState::Running ||
+                    c.state(QStringLiteral("noseed")) == SessionState::Failed);
+        if (c.state(QStringLiteral("noseed")) == SessionState::Running) {
+            QTRY_COMPARE(warned.size(), 1);
+            QCOMPARE(warned.first().at(1).toString(), QStringLiteral("seed"));
+            QVERIFY(warned.first().at(2).toString().contains(QStringLiteral("no-such-folder")));
+        }
+        const int row = c.sessionsModel()->rowOf(QStringLiteral("noseed"));
+        QVERIFY(c.sessionsModel()->session(row).message.contains(QStringLiteral("no-such-folder")));
+    }
+
+    void shutdownIsOrderedQuietAndFinal()
+    {
+        SandboxController c;
+        c.addSandbox(spec(QStringLiteral("quit"), false));
+        QVERIFY(waitStarted(c, QStringLiteral("quit")));
+        const quint64 id = c.execute(QStringLiteral("quit"), QStringLiteral("sleep 600"));
+        QVERIFY(id);
+        QTest::qWait(100);
+        QSignalSpy finished(&c, &SandboxController::commandFinished);
+        QSignalSpy stopped(&c, &SandboxController::sandboxStopped);
+        QSignalSpy failed(&c, &SandboxController::operationFailed);
+        c.shutdown(); // returns once the command was killed and the sandbox stopped
+        QVERIFY(c.isShuttingDown());
+        QCOMPARE(c.runningCommandCount(), 0);
+        QVERIFY(c.workspaceIds().isEmpty());
+        QCoreApplication::processEvents();
+        QTest::qWait(50);
+        QCOMPARE(finished.size() + stopped.size() + failed.size(), 0); // nothing after it
+        // It takes no more work.
+        QCOMPARE(c.execute(QStringLiteral("quit"), QStringLiteral("true")), quint64(0));
+        QVERIFY_THROWS_EXCEPTION(ValueError, c.addSandbox(spec(QStringLiteral("late"), false)));
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 c.readFile(QStringLiteral("quit"), QStringLiteral("x")));
+        c.shutdown(); // idempotent
     }
 
     void auditRowsArrive()

@@ -2,6 +2,7 @@
 
 #include "agentsmodel.h"
 #include "errors.h"
+#include "messagebar.h"
 #include "modelroles.h"
 #include "panelwidgets.h"
 #include "sandboxcontroller.h"
@@ -31,7 +32,13 @@ AgentsPanel::AgentsPanel(SandboxController *controller, QWidget *parent)
     , m_detach(new QPushButton(tr("Detach"), this))
     , m_changeMode(new QPushButton(tr("Change mode"), this))
     , m_details(makeDetails(this))
+    , m_bar(new MessageBar(this))
 {
+    m_bar->setObjectName(QStringLiteral("agentsMessageBar"));
+    m_view->setAccessibleName(tr("Attached agents"));
+    m_name->setAccessibleName(tr("Agent name"));
+    m_mode->setAccessibleName(tr("Attach mode"));
+    m_details->setAccessibleName(tr("Agent details"));
     m_proxy->setSourceModel(controller->agentsModel());
     m_proxy->setFilterRole(Roles::WorkspaceIdRole);
     m_proxy->setFilterKeyColumn(AgentsModel::NameColumn);
@@ -44,6 +51,9 @@ AgentsPanel::AgentsPanel(SandboxController *controller, QWidget *parent)
     m_mode->addItem(tr("read-write"), QStringLiteral("read_write"));
     m_mode->addItem(tr("read-only"), QStringLiteral("read_only"));
     m_changeMode->setToolTip(tr("Re-attach the selected agent read-only / read-write"));
+    m_attach->setAccessibleName(tr("Attach agent"));
+    m_detach->setAccessibleName(tr("Detach agent"));
+    m_changeMode->setAccessibleName(tr("Change mode of the agent"));
 
     auto *form = new QHBoxLayout;
     form->addWidget(new QLabel(tr("Attach…"), this));
@@ -67,9 +77,19 @@ AgentsPanel::AgentsPanel(SandboxController *controller, QWidget *parent)
     splitter->setStretchFactor(1, 2);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
+    layout->addWidget(m_bar);
     layout->addLayout(form);
     layout->addWidget(splitter, 1);
 
+    // A refused or failed attach (also from the pool: the sandbox's own refusal) shows here.
+    connect(controller, &SandboxController::operationFailed, this,
+            [this](const QString &ws, const QString &operation, const QString &type,
+                   const QString &message) {
+                if (ws == m_workspaceId && (operation == QLatin1String("attach") ||
+                                            operation == QLatin1String("detach")))
+                    m_bar->showMessage(tr("%1 refused — %2: %3").arg(operation, type, message),
+                                       MessageBar::Type::Error);
+            });
     connect(m_attach, &QPushButton::clicked, this, &AgentsPanel::attach);
     connect(m_name, &QLineEdit::returnPressed, this, &AgentsPanel::attach);
     connect(m_detach, &QPushButton::clicked, this, &AgentsPanel::detachSelected);
@@ -106,6 +126,7 @@ void AgentsPanel::attach()
         const SandboxAttachMode mode = attachModeFromString(m_mode->currentData().toString());
         m_controller->attachAgent(m_workspaceId, name, mode);
         m_name->clear();
+        m_bar->dismiss();
     } catch (const SandboxError &e) {
         Q_EMIT m_controller->operationFailed(m_workspaceId, QStringLiteral("attach"),
                                              e.specName(), e.message());
@@ -136,7 +157,7 @@ void AgentsPanel::toggleModeOfSelected()
                                        ? SandboxAttachMode::ReadOnly
                                        : SandboxAttachMode::ReadWrite;
     try {
-        m_controller->attachAgent(a.workspaceId, a.name, mode);
+        m_controller->changeAgentMode(a.workspaceId, a.name, mode);
     } catch (const SandboxError &e) {
         Q_EMIT m_controller->operationFailed(a.workspaceId, QStringLiteral("attach"),
                                              e.specName(), e.message());

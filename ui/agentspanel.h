@@ -11,10 +11,13 @@ class QTableView;
 
 namespace elsai {
 
+class MessageBar;
 class SandboxController;
 
 /// Attached agents of the current sandbox: attach / detach / change mode, each agent's tools
-/// and recent calls.
+/// and recent calls. Attaching a name already attached is refused in the panel's message bar
+/// (Change mode is the explicit way to change an agent's mode); so is a name with a control
+/// character.
 class AgentsPanel : public QWidget
 {
     Q_OBJECT
@@ -25,6 +28,7 @@ public:
     QComboBox *modeBox() const { return m_mode; }
     QPushButton *attachButton() const { return m_attach; }
     QPlainTextEdit *details() const { return m_details; }
+    MessageBar *messageBar() const { return m_bar; }
 public Q_SLOTS:
     void setWorkspace(const QString &workspaceId);
     void attach();
@@ -41,6 +45,7 @@ private:
     QComboBox *m_mode;
     QPushButton *m_attach, *m_detach, *m_changeMode;
     QPlainTextEdit *m_details;
+    MessageBar *m_bar;
 };
 
 } // namespace elsai

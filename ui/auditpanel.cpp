@@ -3,6 +3,7 @@
 #include "auditlogmodel.h"
 #include "hostfiles.h"
 #include "errors.h"
+#include "messagebar.h"
 #include "modelroles.h"
 #include "panelwidgets.h"
 #include "sandboxcontroller.h"
@@ -70,8 +71,11 @@ AuditPanel::AuditPanel(SandboxController *controller, QWidget *parent)
     splitter->addWidget(m_details);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
+    m_bar = new MessageBar(this);
+    m_bar->setObjectName(QStringLiteral("auditMessageBar"));
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
+    layout->addWidget(m_bar);
     layout->addLayout(filters);
     layout->addWidget(splitter, 1);
 
@@ -119,6 +123,14 @@ void AuditPanel::updateDetails()
     const QJsonObject json = current.data(Roles::AuditJsonRole).toJsonObject();
     m_details->setPlainText(
         QString::fromUtf8(QJsonDocument(json).toJson(QJsonDocument::Indented)));
+}
+
+void AuditPanel::showHealth(const QString &text)
+{
+    if (text.isEmpty())
+        m_bar->dismiss();
+    else if (m_bar->text() != text)
+        m_bar->showMessage(text, MessageBar::Type::Error);
 }
 
 bool AuditPanel::exportVisible(const QString &path, QString *error) const

@@ -10,6 +10,7 @@ class QTableView;
 namespace elsai {
 
 class AuditFilterProxyModel;
+class MessageBar;
 class SandboxController;
 
 /// Live audit log: filters (event, actor, outcome, text), details of the selected record,
@@ -26,6 +27,10 @@ public:
     QComboBox *outcomeBox() const { return m_outcome; }
     QLineEdit *textEdit() const { return m_text; }
     QPlainTextEdit *details() const { return m_details; }
+    MessageBar *messageBar() const { return m_bar; }
+    /// Shows the audit log's trouble (AuditHealthMonitor::statusText()) in the panel's message
+    /// bar until it is fixed; empty hides it.
+    void showHealth(const QString &text);
     /// Writes the visible (filtered) rows as JSON lines; false with `error` set on failure.
     bool exportVisible(const QString &path, QString *error = nullptr) const;
 public Q_SLOTS:
@@ -40,6 +45,7 @@ private:
     QComboBox *m_outcome;
     QLineEdit *m_text;
     QPlainTextEdit *m_details;
+    MessageBar *m_bar;
 };
 
 } // namespace elsai

@@ -3,6 +3,7 @@
 #include <QEvent>
 #include <QSyntaxHighlighter>
 
+#include "confirm.h"
 #include "errors.h"
 #include "highlighter.h"
 #include "modelroles.h"
@@ -15,7 +16,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLocale>
-#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPointer>
 #include <QPushButton>
@@ -547,13 +547,17 @@ bool FileTabs::closeTab(int index)
     if (!tab)
         return false;
     if (tab->isModified()) {
-        const auto answer = QMessageBox::question(
-            this, tr("Close %1").arg(tab->fileName()),
-            tr("%1 has unsaved changes.").arg(tab->path),
-            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-        if (answer == QMessageBox::Cancel)
+        Confirmation q;
+        q.kind = QStringLiteral("unsaved");
+        q.title = tr("Close %1").arg(tab->fileName());
+        q.text = tr("%1 in '%2' has unsaved changes. Save them before closing? Discard loses "
+                    "them.")
+                     .arg(tab->path, tab->workspaceId);
+        q.offerSave = true;
+        const ConfirmAnswer answer = confirm(this, q);
+        if (answer == ConfirmAnswer::Cancel)
             return false;
-        if (answer == QMessageBox::Save) {
+        if (answer == ConfirmAnswer::Save) {
             if (!tab->saving)
                 save(tab, true); // closes once written; stays open if the save fails
             return true;
@@ -562,6 +566,44 @@ bool FileTabs::closeTab(int index)
     removeTab(index);
     tab->deleteLater();
     return true;
+}
+
+QStringList FileTabs::modifiedFiles() const
+{
+    QStringList files;
+    for (int i = 0; i < count(); ++i) {
+        if (const FileTab *tab = tabAt(i); tab && tab->isModified())
+            files.append(tr("%1 (%2)").arg(tab->path, tab->workspaceId));
+    }
+    return files;
+}
+
+bool FileTabs::saveAllAndWait(QString *error)
+{
+    bool ok = true;
+    for (int i = 0; i < count(); ++i) {
+        FileTab *tab = tabAt(i);
+        if (!tab || !tab->isModified())
+            continue;
+        const QByteArray bytes = tab->editorBytes();
+        try {
+            m_controller->writeFile(tab->workspaceId, tab->path, bytes).waitForFinished();
+        } catch (...) {
+            const QString err = errorText(std::current_exception());
+            tab->status->setText(tr("Save failed: %1").arg(err));
+            tab->status->show();
+            if (ok && error)
+                *error = tr("%1: %2").arg(tab->path, err);
+            ok = false;
+            continue;
+        }
+        ++tab->generation;
+        tab->diskBytes = bytes;
+        tab->diskMtimeMs = tab->diskSize = -1;
+        tab->editor->document()->setModified(false);
+        Q_EMIT fileSaved(tab->workspaceId, tab->path);
+    }
+    return ok;
 }
 
 void FileTabs::checkForChanges()

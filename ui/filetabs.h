@@ -55,6 +55,12 @@ public:
     QString highlighterName(int index) const;
     /// True while the "changed on disk" bar of a modified tab is shown.
     bool hasChangePrompt(int index) const;
+    /// "path (workspace)" of every tab with unsaved edits, in tab order.
+    QStringList modifiedFiles() const;
+    /// Saves every tab with unsaved edits and waits for the writes (quitting). False, with the
+    /// first failure in `error`, when one could not be saved (its tab shows why and keeps the
+    /// edits).
+    bool saveAllAndWait(QString *error = nullptr);
 
     void setChangeCheckInterval(int ms);
     int changeCheckInterval() const;

@@ -2,9 +2,11 @@
 
 #include "agentplanpanel.h"
 #include "audithealthmonitor.h"
+#include "confirm.h"
 #include "errors.h"
 #include "filetabs.h"
 #include "flushpreviewdialog.h"
+#include "mcpservermodel.h"
 #include "mcppanel.h"
 #include "newsandboxdialog.h"
 #include "agentspanel.h"
@@ -52,6 +54,7 @@ struct MainWindow::Private
     QMenu *sandboxMenu = nullptr;
     QList<QPointer<QDockWidget>> docks; ///< every registered panel (removed ones turn null)
     bool restored = false; ///< restoreState() ran: later panels use restoreDockWidget()
+    bool shutDown = false;
 };
 
 static QSettings windowSettings()
@@ -135,6 +138,7 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
     auto showAuditHealth = [this, auditMonitor] {
         d->auditHealth->setText(auditMonitor->statusText());
         d->auditHealth->setVisible(!auditMonitor->statusText().isEmpty());
+        d->audit->showHealth(auditMonitor->statusText());
     };
     connect(auditMonitor, &AuditHealthMonitor::healthChanged, this, showAuditHealth);
     connect(&d->statusTimer, &QTimer::timeout, auditMonitor, &AuditHealthMonitor::refresh);
@@ -252,8 +256,8 @@ void MainWindow::createMenus()
     d->flush->setObjectName(QStringLiteral("actionFlushPreview"));
     d->flush->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
     sandbox->addSeparator();
-    d->remove = sandbox->addAction(tr("&Remove"), this, onCurrent([this](const QString &id) {
-        m_controller->removeSandbox(id);
+    d->remove = sandbox->addAction(tr("&Remove…"), this, onCurrent([this](const QString &id) {
+        d->sessions->removeSandboxAsking(id);
     }));
     d->remove->setObjectName(QStringLiteral("actionRemove"));
 
@@ -441,11 +445,114 @@ void MainWindow::showError(const QString &text)
     statusBar()->showMessage(text, 15000);
 }
 
+QStringList MainWindow::busyWork() const
+{
+    QStringList busy;
+    if (d->shutDown)
+        return busy;
+    if (const int commands = m_controller->runningCommandCount(); commands > 0)
+        busy.append(tr("%n console command(s) running — killed", nullptr, commands));
+    const auto plans = findChildren<AgentPlanPanel *>();
+    for (const AgentPlanPanel *panel : plans) {
+        const PlanRunner *runner = panel->runner();
+        const PlanRunner::State state = runner->state();
+        if (runner->isBusy() || state == PlanRunner::State::Running ||
+            state == PlanRunner::State::Stepping || state == PlanRunner::State::Pausing)
+            busy.append(tr("scripted agent '%1' playing — stopped")
+                            .arg(runner->plan() ? runner->plan()->name : QString()));
+    }
+    if (const McpServerModel *mcp = d->mcp->model(); mcp->isRunning()) {
+        int sessions = 0;
+        for (int r = 0; r < mcp->rowCount(); ++r)
+            sessions += mcp->sessionCount(mcp->agent(r).name);
+        busy.append(sessions > 0
+                        ? tr("MCP server of '%1' with %n session(s) connected — ended", nullptr,
+                             sessions)
+                              .arg(mcp->workspaceId())
+                        : tr("MCP server of '%1' — stopped").arg(mcp->workspaceId()));
+    }
+    return busy;
+}
+
+bool MainWindow::isShutDown() const
+{
+    return d->shutDown;
+}
+
+void MainWindow::shutdown()
+{
+    if (d->shutDown)
+        return;
+    d->shutDown = true;
+    // 1. Stop accepting work: no menu, shortcut or panel starts anything now.
+    d->statusTimer.stop();
+    menuBar()->setEnabled(false);
+    for (QAction *a : findChildren<QAction *>())
+        a->setEnabled(false);
+    if (QWidget *central = centralWidget())
+        central->setEnabled(false);
+    for (QDockWidget *dock : std::as_const(d->docks)) {
+        if (dock)
+            dock->setEnabled(false);
+    }
+    if (d->newDialog)
+        d->newDialog->reject();
+    // 2. Cancel the plans (their running command is killed; each waits for its step) and the
+    //    console's commands.
+    const auto plans = findChildren<AgentPlanPanel *>();
+    for (AgentPlanPanel *panel : plans)
+        panel->runner()->shutdown();
+    m_controller->cancelAllCommands();
+    // 3. End the MCP sessions (their calls are cancelled) and stop the servers.
+    d->mcp->model()->stop();
+    // 4. The controller: waits for its pool, stops every sandbox, emits nothing more.
+    m_controller->shutdown();
+}
+
 void MainWindow::closeEvent(QCloseEvent *event)
 {
+    if (!d->shutDown) {
+        if (const QStringList unsaved = d->tabs->modifiedFiles(); !unsaved.isEmpty()) {
+            Confirmation q;
+            q.kind = QStringLiteral("unsaved");
+            q.title = tr("Quit");
+            q.text = tr("%n file(s) have unsaved changes. Save them before quitting? Discard "
+                        "loses them.",
+                        nullptr, int(unsaved.size()));
+            q.items = unsaved;
+            q.offerSave = true;
+            const ConfirmAnswer answer = confirm(this, q);
+            if (answer == ConfirmAnswer::Cancel) {
+                event->ignore();
+                return;
+            }
+            QString error;
+            if (answer == ConfirmAnswer::Save && !d->tabs->saveAllAndWait(&error)) {
+                showError(tr("Not quitting: saving failed — %1").arg(error));
+                event->ignore();
+                return;
+            }
+        }
+        if (const QStringList busy = busyWork(); !busy.isEmpty()) {
+            Confirmation q;
+            q.kind = QStringLiteral("quit-busy");
+            q.title = tr("Quit");
+            q.text = tr("Work is still running. Quit anyway? What runs is stopped; the "
+                        "sandboxes stop without a flush (their folders stay on disk).");
+            q.items = busy;
+            q.acceptText = tr("Quit");
+            if (confirm(this, q) != ConfirmAnswer::Accept) {
+                event->ignore();
+                return;
+            }
+        }
+    }
     QSettings settings = windowSettings();
     settings.setValue(QStringLiteral("geometry"), saveGeometry());
     settings.setValue(QStringLiteral("windowState"), saveState());
+    // The teardown itself is shutdown(), run by the application once its event loop ended
+    // (the last window closed): a window closed while others share the controller (tests)
+    // leaves it running.
     QMainWindow::closeEvent(event);
 }
 

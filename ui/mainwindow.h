@@ -20,6 +20,10 @@ struct SandboxSpec;
 /// log) around the file tabs, a status bar (workspace id, backend, TTL countdown), keyboard
 /// shortcuts for the common actions, and its layout saved and restored with QSettings.
 /// The "current sandbox" is the one selected in the sessions panel; every panel follows it.
+///
+/// Closing the window (Quit) asks first when edits are unsaved (Save / Discard / Cancel) and
+/// when work is running (commands, plans, MCP sessions); once the application's loop ended,
+/// shutdown() tears down in a defined order so that no signal reaches a half-destroyed object.
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
@@ -50,6 +54,18 @@ public:
     /// A menu-bar action by object name (actionNewSandbox, actionAddFiles, …), for tests and
     /// extensions that add entries next to it.
     QAction *action(const QString &objectName) const;
+
+    /// Quitting, in order: stops accepting work (menus and panels disabled), stops the plans
+    /// (a running command is killed) and cancels the console's commands, ends the MCP sessions
+    /// and stops the MCP servers, then shuts the controller down (it waits for its pool and
+    /// stops every sandbox without sync). Idempotent. The application calls it after its event
+    /// loop, whatever ended it: the window closed (closeEvent() asked first) or a signal.
+    /// Destroying the window (views) and then the controller (its models) after it emits
+    /// nothing.
+    void shutdown();
+    bool isShutDown() const;
+    /// What a quit now would interrupt, one line each (commands, plans, MCP sessions).
+    QStringList busyWork() const;
 
 Q_SIGNALS:
     /// The current sandbox changed (empty when there is none).

@@ -43,6 +43,11 @@ McpPanel::McpPanel(SandboxController *controller, QWidget *parent)
     m_mode->addItem(tr("read-only"), QStringLiteral("read_only"));
     m_mode->addItem(tr("read-write"), QStringLiteral("read_write"));
     m_status->setWordWrap(true);
+    m_status->setObjectName(QStringLiteral("mcpStatus"));
+    m_view->setAccessibleName(tr("MCP agents"));
+    m_name->setAccessibleName(tr("MCP agent name"));
+    m_mode->setAccessibleName(tr("MCP agent mode"));
+    m_port->setAccessibleName(tr("MCP port"));
 
     auto *server = new QHBoxLayout;
     server->addWidget(new QLabel(tr("Port"), this));
@@ -83,7 +88,12 @@ McpPanel::McpPanel(SandboxController *controller, QWidget *parent)
     updateState();
 }
 
-McpPanel::~McpPanel() = default;
+McpPanel::~McpPanel()
+{
+    // The server's sessions end as it stops: this panel is half destroyed by then.
+    disconnect(m_model, nullptr, this, nullptr);
+    m_model->stop();
+}
 
 void McpPanel::setWorkspace(const QString &workspaceId)
 {
@@ -110,8 +120,20 @@ void McpPanel::toggleServer()
 void McpPanel::createAgent()
 {
     try {
+        const QString name = m_name->text().trimmed();
+        // One name, one agent: a name the sandbox already has attached (from the Agents panel,
+        // a plan) would show two modes for one name.
+        const QString served = m_model->isRunning() ? m_model->workspaceId() : m_workspaceId;
+        if (const SandboxPtr sb = m_controller->sandbox(served)) {
+            for (const AttachedAgent &attached : sb->attachedAgents()) {
+                if (attached.agent->id() == name)
+                    throw ValueError(tr("an agent named '%1' is already attached to '%2' (%3); "
+                                        "pick another name")
+                                         .arg(name, served, toString(attached.mode)));
+            }
+        }
         const McpAgentSpec a = m_model->createAgent(
-            m_name->text().trimmed(), attachModeFromString(m_mode->currentData().toString()));
+            name, attachModeFromString(m_mode->currentData().toString()));
         m_name->clear();
         m_view->selectRow(m_model->rowOf(a.name));
         m_status->setText(tr("Agent %1 created; Copy HTTP config puts its token on the "

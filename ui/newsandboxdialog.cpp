@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "glob.h"
+#include "inputchecks.h"
 #include "newsandboxbackendpages.h"
 #include "treecopy.h"
 #include "types.h"
@@ -11,6 +12,7 @@
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QFutureWatcher>
 #include <QGroupBox>
@@ -451,12 +453,19 @@ SandboxSpec NewSandboxDialog::spec() const
     s.workspaceId = ui.workspaceId->text().trimmed();
     if (s.workspaceId.isEmpty())
         throw ValueError(tr("the workspace id is empty"));
+    checkName(s.workspaceId, tr("workspace id"));
     s.backend = ui.backend->currentText();
     if (ui.workspaceRoot->isEnabledTo(ui.workspaceRoot->window()))
         s.workspaceRoot = ui.workspaceRoot->text().trimmed();
     ui.backendPages->apply(s);
-    if (const QString seed = ui.seedFrom->text().trimmed(); !seed.isEmpty())
+    if (const QString seed = ui.seedFrom->text().trimmed(); !seed.isEmpty()) {
+        // A missing seed folder would start an empty sandbox that only the audit explains.
+        if (!QFileInfo(seed).isDir())
+            throw ValueError(tr("the seed folder '%1' does not exist or is not a folder; pick "
+                                "an existing folder or leave it empty")
+                                 .arg(seed));
         s.seedFrom = seed;
+    }
     // Only the extras: the sandbox merges them with the (locked) defaults itself.
     for (const QString &p : seedExcludes()) {
         if (!DEFAULT_SANDBOX_SEED_EXCLUDES.contains(p) && !s.seedExclude.contains(p))

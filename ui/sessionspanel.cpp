@@ -1,6 +1,9 @@
 #include "sessionspanel.h"
 
+#include "agentsmodel.h"
+#include "confirm.h"
 #include "errors.h"
+#include "messagebar.h"
 #include "modelroles.h"
 #include "panelwidgets.h"
 #include "sandboxcontroller.h"
@@ -21,7 +24,10 @@ SessionsPanel::SessionsPanel(SandboxController *controller, QWidget *parent)
     , m_start(new QPushButton(tr("Start"), this))
     , m_stop(new QPushButton(tr("Stop"), this))
     , m_remove(new QPushButton(tr("Remove"), this))
+    , m_bar(new MessageBar(this))
 {
+    m_bar->setObjectName(QStringLiteral("sessionsMessageBar"));
+    m_view->setAccessibleName(tr("Sandboxes"));
     SessionsModel *model = controller->sessionsModel();
     m_view->setModel(model);
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -35,9 +41,25 @@ SessionsPanel::SessionsPanel(SandboxController *controller, QWidget *parent)
     buttons->addStretch();
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
+    layout->addWidget(m_bar);
     layout->addWidget(m_view);
     layout->addLayout(buttons);
 
+    connect(controller, &SandboxController::operationWarning, this,
+            [this](const QString &id, const QString &operation, const QString &message) {
+                if (operation != QLatin1String("seed")) // the workspace panel shows those
+                    m_bar->showMessage(tr("%1 of '%2' — %3").arg(operation, id, message),
+                                       MessageBar::Type::Warning);
+            });
+    connect(controller, &SandboxController::operationFailed, this,
+            [this](const QString &id, const QString &operation, const QString &type,
+                   const QString &message) {
+                if (operation == QLatin1String("start") || operation == QLatin1String("stop") ||
+                    operation == QLatin1String("flush"))
+                    m_bar->showMessage(
+                        tr("%1 of '%2' failed — %3: %4").arg(operation, id, type, message),
+                        MessageBar::Type::Error);
+            });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex &current) {
                 const QString id = current.data(Roles::WorkspaceIdRole).toString();
@@ -67,8 +89,47 @@ SessionsPanel::SessionsPanel(SandboxController *controller, QWidget *parent)
     connect(m_stop, &QPushButton::clicked, this,
             guarded([this](const QString &id) { m_controller->stopSandbox(id, true); }));
     connect(m_remove, &QPushButton::clicked, this,
-            guarded([this](const QString &id) { m_controller->removeSandbox(id); }));
+            guarded([this](const QString &id) { removeSandboxAsking(id); }));
     updateButtons();
+}
+
+bool SessionsPanel::removeSandboxAsking(const QString &workspaceId)
+{
+    const SandboxPtr sandbox = m_controller->sandbox(workspaceId);
+    if (!sandbox)
+        return false;
+    const SessionState state = m_controller->state(workspaceId);
+    const int row = m_controller->sessionsModel()->rowOf(workspaceId);
+    const QString folder = row >= 0 ? m_controller->sessionsModel()->session(row).workspaceRoot
+                                    : QString();
+    Confirmation q;
+    q.kind = QStringLiteral("remove-sandbox");
+    q.title = tr("Remove %1").arg(workspaceId);
+    q.acceptText = tr("Remove");
+    q.text = tr("Remove sandbox '%1' from the workbench? It is stopped without a flush: "
+                "changes not flushed are not copied back to the host.")
+                 .arg(workspaceId);
+    if (!folder.isEmpty())
+        q.text += QLatin1Char(' ') + tr("Its workspace folder stays on disk (%1).").arg(folder);
+    if (state == SessionState::Running || state == SessionState::Starting) {
+        q.items.append(tr("it is %1 now").arg(toString(state)));
+        const AgentsModel *agents = m_controller->agentsModel();
+        QStringList names;
+        for (int r = 0; r < agents->rowCount(); ++r) {
+            const AgentRow &a = agents->agent(r);
+            if (a.workspaceId == workspaceId && a.name != SandboxController::consoleAgent())
+                names.append(QStringLiteral("%1 (%2)").arg(a.name, a.mode));
+        }
+        if (!names.isEmpty())
+            q.items.append(
+                tr("attached agents are detached: %1").arg(names.join(QStringLiteral(", "))));
+        if (const int running = m_controller->runningCommandCount(workspaceId); running > 0)
+            q.items.append(tr("%n running command(s) are killed", nullptr, running));
+    }
+    if (confirm(this, q) != ConfirmAnswer::Accept)
+        return false;
+    m_controller->removeSandbox(workspaceId);
+    return true;
 }
 
 QString SessionsPanel::selectedWorkspace() const

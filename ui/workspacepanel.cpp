@@ -1,7 +1,12 @@
 #include "workspacepanel.h"
 
+#include "confirm.h"
+#include "errors.h"
+#include "inputchecks.h"
+#include "messagebar.h"
 #include "modelroles.h"
 #include "sandboxcontroller.h"
+#include "sessionsmodel.h"
 #include "workspacetreemodel.h"
 
 #include <QAction>
@@ -15,9 +20,8 @@
 #include <QHeaderView>
 #include <QIdentityProxyModel>
 #include <QInputDialog>
-#include <QLabel>
+#include <QLocale>
 #include <QMenu>
-#include <QMessageBox>
 #include <QMimeData>
 #include <QStyle>
 #include <QTimer>
@@ -134,6 +138,11 @@ protected:
     }
 };
 
+QString sizeText(const FileInfo &info)
+{
+    return info.size ? QLocale().formattedDataSize(*info.size) : WorkspacePanel::tr("size unknown");
+}
+
 /// Host file → workspace path pairs for the given host paths; never follows a symlink.
 struct HostWalk
 {
@@ -184,16 +193,15 @@ HostWalk walkHostPaths(const QStringList &hostPaths, const QString &destFolder)
 
 WorkspacePanel::WorkspacePanel(SandboxController *controller, QWidget *parent)
     : QWidget(parent), m_controller(controller), m_view(new DropTreeView(this)),
-      m_proxy(new DecoratedTreeProxy(this)), m_error(new QLabel(this))
+      m_proxy(new DecoratedTreeProxy(this)), m_bar(new MessageBar(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
+    layout->addWidget(m_bar);
     layout->addWidget(m_view, 1);
-    layout->addWidget(m_error);
-    m_error->setWordWrap(true);
-    m_error->setStyleSheet(QStringLiteral("color: #c62828; padding: 2px 4px;"));
-    m_error->hide();
+    m_bar->setObjectName(QStringLiteral("workspaceMessageBar"));
+    m_view->setAccessibleName(tr("Workspace files"));
 
     m_view->setModel(m_proxy);
     m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
@@ -228,6 +236,15 @@ WorkspacePanel::WorkspacePanel(SandboxController *controller, QWidget *parent)
                 if (ws == m_workspaceId)
                     showError(QStringLiteral("%1 failed — %2: %3")
                                   .arg(operation, type, message));
+            });
+    connect(m_controller, &SandboxController::operationWarning, this,
+            [this](const QString &ws, const QString &operation, const QString &message) {
+                if (ws != m_workspaceId)
+                    return;
+                const QString text = operation == QLatin1String("seed")
+                                         ? tr("Seeding '%1' was incomplete — %2").arg(ws, message)
+                                         : tr("%1 of '%2' — %3").arg(operation, ws, message);
+                m_bar->showMessage(text, MessageBar::Type::Warning);
             });
     connect(m_controller, &SandboxController::sandboxRemoved, this, [this](const QString &ws) {
         if (ws == m_workspaceId)
@@ -291,7 +308,19 @@ void WorkspacePanel::setWorkspace(const QString &workspaceId)
     WorkspaceTreeModel *tree = m_controller->treeModel(workspaceId);
     m_workspaceId = tree ? workspaceId : QString();
     m_proxy->setSourceModel(tree);
-    m_error->hide();
+    m_bar->dismiss();
+    // A sandbox seeded with errors says so whenever it is shown, not only when it started.
+    const int row = m_controller->sessionsModel()->rowOf(m_workspaceId);
+    if (row >= 0) {
+        const SessionRow &session = m_controller->sessionsModel()->session(row);
+        if (session.state == SessionState::Failed && !session.message.isEmpty())
+            m_bar->showMessage(tr("'%1' did not start — %2").arg(m_workspaceId, session.message),
+                               MessageBar::Type::Error);
+        else if (!session.message.isEmpty() && session.state == SessionState::Running)
+            m_bar->showMessage(
+                tr("Seeding '%1' was incomplete — %2").arg(m_workspaceId, session.message),
+                MessageBar::Type::Warning);
+    }
     if (tree && tree->canFetchMore({}))
         tree->fetchMore({});
     if (QHeaderView *header = m_view->header(); header->count() == WorkspaceTreeModel::ColumnCount) {
@@ -332,18 +361,44 @@ QString WorkspacePanel::targetFolder() const
 
 QString WorkspacePanel::errorText() const
 {
-    return m_error->isHidden() ? QString() : m_error->text();
+    return m_bar->text();
 }
 
 void WorkspacePanel::showError(const QString &text)
 {
-    m_error->setText(text);
-    m_error->show();
-    // Errors also reach the main window; this line only fades out after a while.
-    QTimer::singleShot(10000, m_error, [label = m_error, text] {
-        if (label->text() == text)
-            label->hide();
+    m_bar->showMessage(text, MessageBar::Type::Error);
+}
+
+bool WorkspacePanel::acceptPathName(const QString &path)
+{
+    try {
+        const QStringList parts = path.split(QLatin1Char('/'), Qt::SkipEmptyParts);
+        if (parts.isEmpty())
+            checkName(QString(), tr("file name"));
+        for (const QString &part : parts)
+            checkName(part, tr("file name"));
+        return true;
+    } catch (const SandboxError &e) {
+        showError(tr("That name was refused: %1").arg(e.message()));
+        return false;
+    }
+}
+
+void WorkspacePanel::probe(const QString &path,
+                           std::function<void(const std::optional<FileInfo> &)> then)
+{
+    auto *watcher = new QFutureWatcher<FileInfo>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [watcher, then] {
+        watcher->deleteLater();
+        std::optional<FileInfo> info;
+        try {
+            info = watcher->result();
+        } catch (...) {
+            // Missing (or unreadable: the operation itself reports that).
+        }
+        then(info);
     });
+    watcher->setFuture(m_controller->statFile(m_workspaceId, path));
 }
 
 void WorkspacePanel::showContextMenu(const QPoint &pos)
@@ -387,19 +442,129 @@ void WorkspacePanel::addHostPaths(const QStringList &hostPaths, const QString &d
                           .arg(walk.skipped.join(QStringLiteral(", "))));
         if (walk.files.isEmpty() || !m_controller->sandbox(ws))
             return;
+        // First without replacing anything: what is left out already exists.
         auto *adder = new QFutureWatcher<QStringList>(this);
-        connect(adder, &QFutureWatcherBase::finished, this, [this, adder, ws] {
+        connect(adder, &QFutureWatcherBase::finished, this, [this, adder, ws, walk] {
             adder->deleteLater();
+            QStringList written;
             try {
-                Q_EMIT filesAdded(ws, adder->result());
+                written = adder->result();
             } catch (...) {
-                // Reported by the controller's operationFailed.
+                return; // reported by the controller's operationFailed
             }
+            QList<QPair<QString, FileSource>> existing;
+            QStringList names;
+            for (const auto &file : walk.files) {
+                if (!written.contains(file.first)) {
+                    existing.append(file);
+                    names.append(file.first);
+                }
+            }
+            if (existing.isEmpty() || !m_controller->sandbox(ws)) {
+                Q_EMIT filesAdded(ws, written);
+                return;
+            }
+            Confirmation q;
+            q.kind = QStringLiteral("overwrite");
+            q.title = tr("Replace files");
+            q.text = tr("%n file(s) already exist in '%1'. Replace them with the files added? "
+                        "Their current content is lost.",
+                        nullptr, int(names.size()))
+                         .arg(ws);
+            q.items = names;
+            q.acceptText = tr("Replace");
+            if (confirm(this, q) != ConfirmAnswer::Accept) {
+                m_bar->showMessage(tr("Kept %n existing file(s) as they were", nullptr,
+                                      int(names.size())),
+                                   MessageBar::Type::Information, 8000);
+                if (!written.isEmpty())
+                    Q_EMIT filesAdded(ws, written);
+                return;
+            }
+            auto *replacer = new QFutureWatcher<QStringList>(this);
+            connect(replacer, &QFutureWatcherBase::finished, this,
+                    [this, replacer, ws, written] {
+                        replacer->deleteLater();
+                        try {
+                            Q_EMIT filesAdded(ws, written + replacer->result());
+                        } catch (...) {
+                            // Reported by the controller's operationFailed.
+                        }
+                    });
+            replacer->setFuture(m_controller->addFiles(ws, existing, true));
         });
-        adder->setFuture(m_controller->addFiles(ws, walk.files));
+        adder->setFuture(m_controller->addFiles(ws, walk.files, false));
     });
     walker->setFuture(
         QtConcurrent::run(m_controller->pool(), walkHostPaths, hostPaths, destFolder));
+}
+
+void WorkspacePanel::createFile(const QString &path)
+{
+    if (m_workspaceId.isEmpty() || !acceptPathName(path))
+        return;
+    const QString ws = m_workspaceId;
+    probe(path, [this, ws, path](const std::optional<FileInfo> &existing) {
+        if (ws != m_workspaceId)
+            return;
+        if (existing) {
+            Confirmation q;
+            q.kind = QStringLiteral("overwrite");
+            q.title = tr("New File");
+            q.text = existing->type == FileInfo::Type::Directory
+                         ? tr("'%1' is a folder in '%2'; pick another name.").arg(path, ws)
+                         : tr("'%1' already exists in '%2' (%3). Replace it with an empty "
+                              "file? Its content is lost.")
+                               .arg(path, ws, sizeText(*existing));
+            if (existing->type == FileInfo::Type::Directory) {
+                showError(q.text);
+                return;
+            }
+            q.acceptText = tr("Replace");
+            if (confirm(this, q) != ConfirmAnswer::Accept)
+                return;
+        }
+        auto *watcher = new QFutureWatcher<void>(this);
+        connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, ws, path] {
+            watcher->deleteLater();
+            try {
+                watcher->waitForFinished();
+                Q_EMIT fileActivated(ws, path);
+            } catch (...) {
+                // Reported by operationFailed.
+            }
+        });
+        watcher->setFuture(newFile(path));
+    });
+}
+
+void WorkspacePanel::movePath(const QString &src, const QString &dest)
+{
+    if (m_workspaceId.isEmpty() || !acceptPathName(dest))
+        return;
+    const QString ws = m_workspaceId;
+    probe(dest, [this, ws, src, dest](const std::optional<FileInfo> &existing) {
+        if (ws != m_workspaceId)
+            return;
+        if (existing && existing->type != FileInfo::Type::Directory) {
+            Confirmation q;
+            q.kind = QStringLiteral("overwrite");
+            q.title = tr("Rename / Move");
+            q.text = tr("'%1' already exists in '%2' (%3). Replace it with '%4'? Its content "
+                        "is lost.")
+                         .arg(dest, ws, sizeText(*existing), src);
+            q.acceptText = tr("Replace");
+            if (confirm(this, q) != ConfirmAnswer::Accept)
+                return;
+        }
+        renamePath(src, dest);
+    });
+}
+
+void WorkspacePanel::createFolder(const QString &path)
+{
+    if (!m_workspaceId.isEmpty() && acceptPathName(path))
+        newFolder(path);
 }
 
 QFuture<void> WorkspacePanel::deletePaths(const QStringList &paths)
@@ -431,7 +596,7 @@ QFuture<void> WorkspacePanel::newFolder(const QString &path)
 }
 
 QFuture<QStringList> WorkspacePanel::downloadTo(const QStringList &paths,
-                                                const QString &hostFolder)
+                                                const QString &hostFolder, bool overwrite)
 {
     if (!m_controller->sandbox(m_workspaceId))
         return {};
@@ -442,7 +607,7 @@ QFuture<QStringList> WorkspacePanel::downloadTo(const QStringList &paths,
             continue;
         files.append({path, QDir(hostFolder).filePath(QFileInfo(path).fileName())});
     }
-    return m_controller->downloadFiles(m_workspaceId, files);
+    return m_controller->downloadFiles(m_workspaceId, files, overwrite);
 }
 
 void WorkspacePanel::copyPaths()
@@ -468,26 +633,45 @@ void WorkspacePanel::downloadInteractive()
     if (paths.isEmpty())
         return;
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Download to"));
-    if (dir.isEmpty())
-        return;
+    if (!dir.isEmpty())
+        downloadAsking(paths, dir);
+}
+
+void WorkspacePanel::downloadAsking(const QStringList &paths, const QString &dir)
+{
+    QStringList existing;
+    for (const QString &path : paths) {
+        const QString host = QDir(dir).filePath(QFileInfo(path).fileName());
+        if (QFileInfo(host).isFile())
+            existing.append(host);
+    }
+    bool overwrite = true;
+    if (!existing.isEmpty()) {
+        Confirmation q;
+        q.kind = QStringLiteral("overwrite");
+        q.title = tr("Download To");
+        q.text = tr("%n file(s) already exist in %1 on the host. Replace them with the "
+                    "workspace's? Their current content is lost; Cancel keeps them and "
+                    "downloads the others.",
+                    nullptr, int(existing.size()))
+                     .arg(dir);
+        q.items = existing;
+        q.acceptText = tr("Replace");
+        overwrite = confirm(this, q) == ConfirmAnswer::Accept;
+    }
     auto *watcher = new QFutureWatcher<QStringList>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, dir] {
         watcher->deleteLater();
         try {
             const QStringList done = watcher->result();
             const int n = int(done.size());
-            m_error->setText(tr("Downloaded %n file(s) to %1", nullptr, n).arg(dir));
-            m_error->setStyleSheet(QStringLiteral("padding: 2px 4px;"));
-            m_error->show();
-            QTimer::singleShot(5000, m_error, [this] {
-                m_error->hide();
-                m_error->setStyleSheet(QStringLiteral("color: #c62828; padding: 2px 4px;"));
-            });
+            m_bar->showMessage(tr("Downloaded %n file(s) to %1", nullptr, n).arg(dir),
+                               MessageBar::Type::Positive, 5000);
         } catch (...) {
             // Reported by operationFailed.
         }
     });
-    watcher->setFuture(downloadTo(paths, dir));
+    watcher->setFuture(downloadTo(paths, dir, overwrite));
 }
 
 void WorkspacePanel::deleteInteractive()
@@ -495,12 +679,16 @@ void WorkspacePanel::deleteInteractive()
     const QStringList paths = selectedPaths();
     if (paths.isEmpty())
         return;
-    const QString what =
-        paths.size() == 1 ? paths.first() : tr("%n items", nullptr, int(paths.size()));
-    if (QMessageBox::question(this, tr("Delete"),
-                              tr("Delete %1 from the workspace? Folders are deleted with "
-                                 "everything in them.")
-                                  .arg(what)) != QMessageBox::Yes)
+    Confirmation q;
+    q.kind = QStringLiteral("delete");
+    q.title = tr("Delete");
+    q.text = tr("Delete %n item(s) from '%1'? Folders are deleted with everything in them; "
+                "nothing is kept.",
+                nullptr, int(paths.size()))
+                 .arg(m_workspaceId);
+    q.items = paths;
+    q.acceptText = tr("Delete");
+    if (confirm(this, q) != ConfirmAnswer::Accept)
         return;
     deletePaths(paths);
 }
@@ -516,7 +704,7 @@ void WorkspacePanel::renameInteractive()
                               QLineEdit::Normal, paths.first(), &ok)
             .trimmed();
     if (ok && !dest.isEmpty() && dest != paths.first())
-        renamePath(paths.first(), dest);
+        movePath(paths.first(), dest);
 }
 
 void WorkspacePanel::newFileInteractive()
@@ -529,20 +717,8 @@ void WorkspacePanel::newFileInteractive()
                               QLineEdit::Normal,
                               joinPath(targetFolder(), QStringLiteral("untitled.txt")), &ok)
             .trimmed();
-    if (!ok || path.isEmpty())
-        return;
-    const QString ws = m_workspaceId;
-    auto *watcher = new QFutureWatcher<void>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, ws, path] {
-        watcher->deleteLater();
-        try {
-            watcher->waitForFinished();
-            Q_EMIT fileActivated(ws, path);
-        } catch (...) {
-            // Reported by operationFailed.
-        }
-    });
-    watcher->setFuture(newFile(path));
+    if (ok)
+        createFile(path);
 }
 
 void WorkspacePanel::newFolderInteractive()
@@ -555,8 +731,8 @@ void WorkspacePanel::newFolderInteractive()
                               QLineEdit::Normal,
                               joinPath(targetFolder(), QStringLiteral("new-folder")), &ok)
             .trimmed();
-    if (ok && !path.isEmpty())
-        newFolder(path);
+    if (ok)
+        createFolder(path);
 }
 
 } // namespace elsai
