@@ -132,14 +132,32 @@ QString errnoText(int err)
 
 } // namespace
 
+namespace {
+
+/// The descriptor a path names when it names one of our standard streams ("-" is stderr;
+/// /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N are links the kernel resolves to
+/// our own descriptor, which the O_NOFOLLOW rule below would otherwise refuse), else -1.
+int standardStreamFd(const QString &path)
+{
+    if (path == QLatin1String("-") || path == QLatin1String("/dev/stderr") ||
+        path == QLatin1String("/dev/fd/2") || path == QLatin1String("/proc/self/fd/2"))
+        return STDERR_FILENO;
+    if (path == QLatin1String("/dev/stdout") || path == QLatin1String("/dev/fd/1") ||
+        path == QLatin1String("/proc/self/fd/1"))
+        return STDOUT_FILENO;
+    return -1;
+}
+
+} // namespace
+
 JsonLinesAuditSink::JsonLinesAuditSink(const QString &path) : JsonLinesAuditSink(path, Options()) {}
 
 JsonLinesAuditSink::JsonLinesAuditSink(const QString &path, Options options)
     : m_options(options), m_path(path)
 {
     m_options.maxQueuedRecords = std::max<qsizetype>(0, m_options.maxQueuedRecords);
-    if (path == QLatin1String("-")) {
-        m_fd = STDERR_FILENO;
+    if (const int stream = standardStreamFd(path); stream >= 0) {
+        m_fd = stream; // not ours: never closed, never cut back
     } else {
         // Beneath the trusted folder descriptor, the last component O_NOFOLLOW: a symlink an
         // agent put there (or swapped the folder for) cannot make the engine append elsewhere.

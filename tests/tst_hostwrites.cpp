@@ -90,6 +90,8 @@ private Q_SLOTS:
     void cleanup();
     void linkAtEngineWrite_data();
     void linkAtEngineWrite();
+    void auditLogOnAStandardStream_data();
+    void auditLogOnAStandardStream();
 
 private:
     std::unique_ptr<QTemporaryDir> m_tmp;
@@ -293,6 +295,56 @@ void TestHostWrites::linkAtEngineWrite()
         QVERIFY(!QFileInfo::exists(m_host + QStringLiteral("/link/new")));
         break;
     }
+}
+
+void TestHostWrites::auditLogOnAStandardStream_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<int>("stream");
+    QTest::newRow("-") << QStringLiteral("-") << int(STDERR_FILENO);
+    QTest::newRow("/dev/stderr") << QStringLiteral("/dev/stderr") << int(STDERR_FILENO);
+    QTest::newRow("/dev/fd/2") << QStringLiteral("/dev/fd/2") << int(STDERR_FILENO);
+    QTest::newRow("/dev/stdout") << QStringLiteral("/dev/stdout") << int(STDOUT_FILENO);
+    QTest::newRow("/proc/self/fd/1") << QStringLiteral("/proc/self/fd/1") << int(STDOUT_FILENO);
+}
+
+// The standard streams are links the kernel resolves to our own descriptors: named so, they are
+// that stream (not refused as a link, and never cut back as a file of ours would be).
+void TestHostWrites::auditLogOnAStandardStream()
+{
+    QFETCH(QString, path);
+    QFETCH(int, stream);
+    int pipeFds[2];
+    QCOMPARE(::pipe(pipeFds), 0);
+    const int saved = ::dup(stream);
+    QVERIFY(saved >= 0);
+    ::fflush(nullptr);
+    QVERIFY(::dup2(pipeFds[1], stream) >= 0);
+    QString error;
+    {
+        try {
+            JsonLinesAuditSink sink(path);
+            AuditEvent event;
+            event.timestamp = QDateTime::currentDateTimeUtc();
+            event.event = QStringLiteral("test.stream");
+            event.actor = QStringLiteral("host");
+            event.outcome = QStringLiteral("ok");
+            sink.record(event);
+            sink.flush();
+        } catch (const SandboxError &e) {
+            error = e.message();
+        }
+    }
+    ::dup2(saved, stream);
+    ::close(saved);
+    ::close(pipeFds[1]);
+    QByteArray written;
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(pipeFds[0], buffer, sizeof buffer)) > 0;)
+        written.append(buffer, n);
+    ::close(pipeFds[0]);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QVERIFY2(written.contains("\"test.stream\""), written.constData());
 }
 
 QTEST_GUILESS_MAIN(TestHostWrites)
