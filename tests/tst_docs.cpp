@@ -150,7 +150,6 @@ private Q_SLOTS:
         QTest::addColumn<QString>("expected");
         QTest::newRow("an option") << "--seed-f" << "--seed-from";
         QTest::newRow("a backend") << "--backend bw" << "bwrap";
-        QTest::newRow("a demo plan") << "--run-agent demo:fix" << "demo:fix-failing-test";
         QTest::newRow("a folder for <DIR>") << "--seed-from @/pro" << "@/project";
         QTest::newRow("a file for <FILE>") << "--script @/pro" << "@/project";
         QTest::newRow("nothing for <N>") << "--timeout 1" << "";
