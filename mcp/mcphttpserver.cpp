@@ -4,6 +4,7 @@
 #include "httpcompat.h"
 #include "jsonrpc.h"
 
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QHttpServer>
 #include <QLoggingCategory>
@@ -11,6 +12,7 @@
 #include <QRandomGenerator>
 #include <QTcpServer>
 #include <QTcpSocket>
+#include <QThread>
 
 #include <algorithm>
 #include <limits>
@@ -239,6 +241,12 @@ void McpHttpServer::close()
     for (const QString &id : ids)
         endSession(id, QStringLiteral("server stopped"));
     m_calls.waitForDone();
+    // The calls that ended have queued their answers to this object: deliver them now, while
+    // the connections their responders write to still exist. Left in the queue, they would be
+    // destroyed with this object after QHttpServer, and a responder outliving its server
+    // crashes on Qt 6.8.
+    if (thread() == QThread::currentThread())
+        QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
     if (m_tcp)
         m_tcp->close();
 }
