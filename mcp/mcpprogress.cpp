@@ -84,8 +84,10 @@ void ProgressTicker::run()
             if (it->second.due < next->second.due)
                 next = it;
         }
-        if (Clock::now() < next->second.due) {
-            d->wake.wait_until(lock, next->second.due);
+        if (const Clock::time_point due = next->second.due; Clock::now() < due) {
+            // a copy: stop() may erase the entry while we wait, and wait_until reads its
+            // deadline again on waking
+            d->wake.wait_until(lock, due);
             continue; // re-evaluate: entries may have changed
         }
         const quint64 id = next->first;
