@@ -24,20 +24,6 @@ bool byName(const FirstEntries::Kept &a, const FirstEntries::Kept &b)
     return a.name < b.name;
 }
 
-FileInfo::Type typeOfDirent(unsigned char t)
-{
-    switch (t) {
-    case DT_REG:
-        return FileInfo::Type::File;
-    case DT_DIR:
-        return FileInfo::Type::Directory;
-    case DT_LNK:
-        return FileInfo::Type::Symlink;
-    default:
-        return FileInfo::Type::Other;
-    }
-}
-
 } // namespace
 
 void FirstEntries::add(QByteArrayView name, FileInfo::Type type, QByteArrayView record)
@@ -101,7 +87,7 @@ CappedListing listFirstEntries(int dirFd, const QString &folder, const QString &
             continue;
         // DT_UNKNOWN travels as a one-byte record: such an entry is always stat'ed
         const char unknown = e->d_type == DT_UNKNOWN ? 1 : 0;
-        first.add(QByteArrayView(n, qsizetype(std::strlen(n))), typeOfDirent(e->d_type),
+        first.add(QByteArrayView(n, qsizetype(std::strlen(n))), FileInfo::typeOfDirent(e->d_type),
                   unknown ? QByteArrayView(&unknown, 1) : QByteArrayView());
     }
     CappedListing out;

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include <dirent.h>
+
 namespace elsai {
 
 QJsonObject ExecuteResult::toJson() const
@@ -30,6 +32,20 @@ static QString typeName(FileInfo::Type t)
         break;
     }
     return QStringLiteral("other");
+}
+
+FileInfo::Type FileInfo::typeOfDirent(unsigned char dtype)
+{
+    switch (dtype) {
+    case DT_REG:
+        return Type::File;
+    case DT_DIR:
+        return Type::Directory;
+    case DT_LNK:
+        return Type::Symlink;
+    default:
+        return Type::Other;
+    }
 }
 
 QJsonObject FileInfo::toJson() const

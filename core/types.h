@@ -46,6 +46,8 @@ struct FileInfo
         return inode != 0 && inode == other.inode && device == other.device;
     }
     QJsonObject toJson() const;
+    /// The type of a readdir() entry's d_type (DT_REG, DT_DIR, DT_LNK; anything else: Other).
+    static Type typeOfDirent(unsigned char dtype);
 };
 
 /// A folder's entries in the compact form a text listing uses: the names in one buffer, no

@@ -474,20 +474,6 @@ void sortByName(std::vector<Entry> &entries, const char *base)
         entries[i] = keyed[i].entry;
 }
 
-FileInfo::Type typeOf(unsigned char dtype)
-{
-    switch (dtype) {
-    case DT_REG:
-        return FileInfo::Type::File;
-    case DT_DIR:
-        return FileInfo::Type::Directory;
-    case DT_LNK:
-        return FileInfo::Type::Symlink;
-    default:
-        return FileInfo::Type::Other;
-    }
-}
-
 } // namespace
 
 DirListing WorkspaceFs::listDirCompact(const QString &path, qsizetype statLimit) const
@@ -546,7 +532,7 @@ DirListing WorkspaceFs::listDirCompact(const QString &path, qsizetype statLimit)
     bool statted = false; // sizes or types from stat can change without the folder changing
     listing.entries.reserve(raw.size());
     for (const Raw &r : raw) {
-        DirListing::Entry entry{r.offset, r.length, typeOf(r.type), std::nullopt, 0};
+        DirListing::Entry entry{r.offset, r.length, FileInfo::typeOfDirent(r.type), std::nullopt, 0};
         if (statAll || r.type == DT_UNKNOWN) {
             statted = true;
             struct stat st;
