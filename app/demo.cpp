@@ -25,8 +25,8 @@ bool extractSampleProject(const QString &dest)
         if (!QFile::copy(source, target))
             return false;
         // Resource files copy read-only; the demo project must be writable (flush target).
-        QFile::setPermissions(target, QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup
-                                          | QFile::ReadOther);
+        QFile::setPermissions(target, QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup |
+                                          QFile::ReadOther);
         any = true;
     }
     return any;

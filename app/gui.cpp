@@ -11,8 +11,8 @@
 #include "shutdownsignals.h"
 
 #include <QApplication>
-#include <QCommandLineParser>
 #include <QComboBox>
+#include <QCommandLineParser>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>

@@ -17,7 +17,8 @@ std::pair<QHostAddress, quint16> parseMcpHttpAddress(const QString &value);
 
 /// Serves `sandbox` over MCP as the options ask (--mcp-http or --mcp-stdio) until SIGINT,
 /// SIGTERM or SIGHUP (exit status 128 + the signal, shutdownsignals.h) or the end of standard
-/// input (stdio). Starts the sandbox first and stops it without sync at the end. For HTTP, prints one JSON line per agent on stdout:
+/// input (stdio). Starts the sandbox first and stops it without sync at the end. For HTTP, prints
+/// one JSON line per agent on stdout:
 /// {"agent","mode","url","token"}. Returns the exit status.
 int runMcp(const SessionOptions &options, const SandboxPtr &sandbox);
 

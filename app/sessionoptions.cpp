@@ -242,15 +242,13 @@ static qint64 byteSize(const QString &option, const QString &value)
 
 static void readBwrapOptions(const QCommandLineParser &p, SandboxSpec &spec)
 {
-    const QStringList names{QStringLiteral("bwrap-network"),
-                            QStringLiteral("bwrap-max-processes"),
-                            QStringLiteral("bwrap-max-file-size"),
-                            QStringLiteral("bwrap-max-memory"),
-                            QStringLiteral("bwrap-ro-bind"),
-                            QStringLiteral("bwrap-program"),
-                            QStringLiteral("bwrap-no-pids-cgroup")};
-    const bool any = std::any_of(names.cbegin(), names.cend(),
-                                 [&](const QString &n) { return p.isSet(n); });
+    const QStringList names{
+        QStringLiteral("bwrap-network"),       QStringLiteral("bwrap-max-processes"),
+        QStringLiteral("bwrap-max-file-size"), QStringLiteral("bwrap-max-memory"),
+        QStringLiteral("bwrap-ro-bind"),       QStringLiteral("bwrap-program"),
+        QStringLiteral("bwrap-no-pids-cgroup")};
+    const bool any =
+        std::any_of(names.cbegin(), names.cend(), [&](const QString &n) { return p.isSet(n); });
     if (!any)
         return;
     if (spec.backend != QLatin1String("bwrap"))
@@ -285,11 +283,11 @@ static void readBwrapOptions(const QCommandLineParser &p, SandboxSpec &spec)
 
 static void readSshOptions(const QCommandLineParser &p, SandboxSpec &spec)
 {
-    const QStringList names{QStringLiteral("ssh-host"),     QStringLiteral("ssh-port"),
-                            QStringLiteral("ssh-user"),     QStringLiteral("ssh-identity"),
+    const QStringList names{QStringLiteral("ssh-host"),        QStringLiteral("ssh-port"),
+                            QStringLiteral("ssh-user"),        QStringLiteral("ssh-identity"),
                             QStringLiteral("ssh-known-hosts"), QStringLiteral("ssh-remote-root")};
-    const bool any = std::any_of(names.cbegin(), names.cend(),
-                                 [&](const QString &n) { return p.isSet(n); });
+    const bool any =
+        std::any_of(names.cbegin(), names.cend(), [&](const QString &n) { return p.isSet(n); });
     if (spec.backend != QLatin1String("ssh")) {
         if (any)
             throw ValueError(QStringLiteral("the --ssh-* options need --backend ssh"));
@@ -302,8 +300,8 @@ static void readSshOptions(const QCommandLineParser &p, SandboxSpec &spec)
         bool ok = false;
         spec.ssh.port = p.value(names[1]).toInt(&ok);
         if (!ok || spec.ssh.port < 1 || spec.ssh.port > 65535)
-            throw ValueError(QStringLiteral("--ssh-port needs a port 1-65535, got '%1'")
-                                 .arg(p.value(names[1])));
+            throw ValueError(
+                QStringLiteral("--ssh-port needs a port 1-65535, got '%1'").arg(p.value(names[1])));
     }
     spec.ssh.user = p.value(names[2]);
     spec.ssh.identityFile = p.value(names[3]);
@@ -492,10 +490,10 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
     o.mcpAllowRemote = has("mcp-allow-remote");
     o.mcpAgents = p.values(QStringLiteral("mcp-agent"));
     if (has("mcp-progress-interval"))
-        o.mcpProgressInterval = positiveNumber(QStringLiteral("mcp-progress-interval"),
-                                               val("mcp-progress-interval"));
-    if (o.wantsMcp()
-        && (!o.execCommands.isEmpty() || !o.scriptPath.isEmpty() || !o.runAgent.isEmpty()))
+        o.mcpProgressInterval =
+            positiveNumber(QStringLiteral("mcp-progress-interval"), val("mcp-progress-interval"));
+    if (o.wantsMcp() &&
+        (!o.execCommands.isEmpty() || !o.scriptPath.isEmpty() || !o.runAgent.isEmpty()))
         throw ValueError(QStringLiteral("--mcp-http/--mcp-stdio serve agents until stopped; they "
                                         "cannot be combined with --exec, --script or "
                                         "--run-agent"));

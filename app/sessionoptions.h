@@ -38,10 +38,10 @@ struct SessionOptions
     qint64 offloadPreviewTokens = 1000;
 
     // MCP server (mcp/): --mcp-http [HOST:]PORT, --mcp-stdio, --mcp-agent (repeatable).
-    QString mcpHttp;             ///< as given; parsed by mcpHttpAddress()
+    QString mcpHttp; ///< as given; parsed by mcpHttpAddress()
     bool mcpStdio = false;
     bool mcpAllowRemote = false;
-    QStringList mcpAgents;       ///< NAME=read_write|read_only[:TOKEN]
+    QStringList mcpAgents;          ///< NAME=read_write|read_only[:TOKEN]
     double mcpProgressInterval = 5; ///< --mcp-progress-interval SECONDS
     bool wantsMcp() const { return !mcpHttp.isEmpty() || mcpStdio; }
 

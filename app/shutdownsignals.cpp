@@ -70,9 +70,9 @@ void shutDown(int signo)
     const int status = 128 + signo;
     // write(2), not stdio: stderr's lock may be held by a thread blocked on a full pipe.
     char note[96];
-    const int len = std::snprintf(note, sizeof note,
-                                  "elsai-workbench: %s: stopping the running commands\n",
-                                  signalName(signo));
+    const int len =
+        std::snprintf(note, sizeof note, "elsai-workbench: %s: stopping the running commands\n",
+                      signalName(signo));
     if (len > 0) {
         [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, note, size_t(len));
     }

@@ -22,8 +22,7 @@ int main(int argc, char **argv)
 
     elsai::bench::PairResult r;
     if (!elsai::bench::runPair(
-            "exec_bench", calls, 20, 50,
-            [&] { return elsai::runProcess(spec).exitCode == 0; },
+            "exec_bench", calls, 20, 50, [&] { return elsai::runProcess(spec).exitCode == 0; },
             [&] { return elsai::bench::spawnAndWait(bare); }, &r))
         return 1;
     elsai::bench::printMedianRatio("execute", "bare spawn", r, 1.5);

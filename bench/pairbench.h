@@ -115,8 +115,8 @@ inline void printMedianRatio(const char *what, const char *baseline, const PairR
                              double target)
 {
     const double e = median(r.elsaiMs), b = median(r.baselineMs);
-    std::printf("%s: elsai %.3f ms/call, %s %.3f ms/call, ratio %.2f (median", what, e, baseline,
-                b, b > 0 ? e / b : 0.0);
+    std::printf("%s: elsai %.3f ms/call, %s %.3f ms/call, ratio %.2f (median", what, e, baseline, b,
+                b > 0 ? e / b : 0.0);
     if (target > 0)
         std::printf("; target <= %.1f", target);
     std::printf(")\n");

@@ -39,8 +39,8 @@ int main(int argc, char **argv)
     ran = ran &&
           elsai::bench::runPair(
               "ssh_bench", fileCalls, 10, 0,
-              [&] { return backend->readFile(QStringLiteral("d/f.txt")).size() == 4096; },
-              bareSsh, &read) &&
+              [&] { return backend->readFile(QStringLiteral("d/f.txt")).size() == 4096; }, bareSsh,
+              &read) &&
           elsai::bench::runPair(
               "ssh_bench", fileCalls, 10, 0,
               [&] { return backend->listDir(QStringLiteral("d")).size() == 1; }, bareSsh, &list);

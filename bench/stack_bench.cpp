@@ -110,8 +110,7 @@ Cost scriptRound(const QString &ws, int calls)
     Engine e({QStringLiteral("--headless"), QStringLiteral("--script"), QStringLiteral("-"),
               QStringLiteral("--workspace-root"), ws});
     if (!e.ok() || !answered(e.roundTrip(R"({"op":"start"})"), "\"ok\":true") ||
-        !answered(e.roundTrip(R"({"op":"attach","agent":"a","mode":"read_write"})"),
-                  "\"ok\":true"))
+        !answered(e.roundTrip(R"({"op":"attach","agent":"a","mode":"read_write"})"), "\"ok\":true"))
         return {};
     const QByteArray call =
         R"({"op":"call","agent":"a","tool":"execute","args":{"command":"true"}})";

@@ -21,15 +21,15 @@
 //                     [--work DIR]
 // Runs offscreen unless QT_QPA_PLATFORM says otherwise.
 
-#include "consolehistorymodel.h"
-#include "mainwindow.h"
 #include "agentspanel.h"
 #include "auditpanel.h"
+#include "consolehistorymodel.h"
 #include "consolepanel.h"
-#include "sessionspanel.h"
+#include "mainwindow.h"
 #include "process.h"
 #include "sandboxcontroller.h"
 #include "sandboxspec.h"
+#include "sessionspanel.h"
 #include "workspacepanel.h"
 #include "workspacetreemodel.h"
 
@@ -167,7 +167,8 @@ private:
 };
 
 /// Runs the event loop until `done()` holds (polled every 2 ms) or `timeoutMs` passes.
-template <typename Pred> bool runUntil(Pred done, int timeoutMs)
+template<typename Pred>
+bool runUntil(Pred done, int timeoutMs)
 {
     QElapsedTimer clock;
     clock.start();

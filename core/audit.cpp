@@ -195,7 +195,8 @@ JsonLinesAuditSink::JsonLinesAuditSink(const QString &path, Options options)
         {
         };
         const int statError = ::fstat(m_fd, &st) == 0 ? 0 : errno;
-        const QString refusal = statError ? errnoText(statError)
+        const QString refusal =
+            statError ? errnoText(statError)
             : S_ISREG(st.st_mode) && st.st_nlink > 1
                 ? QStringLiteral("it has %1 hard links; an audit log must be a file of its own")
                       .arg(quint64(st.st_nlink))

@@ -160,12 +160,12 @@ public:
     BackendSource() = default;
     BackendSource(BackendPtr instance) : m_instance(std::move(instance)) {}
     BackendSource(BackendTemplatePtr tmpl) : m_template(std::move(tmpl)) {}
-    template <typename T>
+    template<typename T>
     requires std::is_base_of_v<ExecutionBackend, T> BackendSource(std::shared_ptr<T> instance)
         : m_instance(std::move(instance))
     {
     }
-    template <typename T>
+    template<typename T>
     requires std::is_base_of_v<BackendTemplate, T> BackendSource(std::shared_ptr<T> tmpl)
         : m_template(std::move(tmpl))
     {

@@ -58,8 +58,8 @@ QList<FindRecord> parseFindRecords(const QByteArray &data)
             r.device = f[3].left(colon).toULongLong();
             r.inode = f[3].mid(colon + 1).toULongLong();
         }
-        r.name = QString::fromUtf8(
-            rec.mid(f[0].size() + f[1].size() + f[2].size() + f[3].size() + 4));
+        r.name =
+            QString::fromUtf8(rec.mid(f[0].size() + f[1].size() + f[2].size() + f[3].size() + 4));
         out.append(r);
     }
     return out;

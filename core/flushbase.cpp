@@ -116,8 +116,8 @@ int removeOrphanFlushBases(const QString &workspaceRoot)
     const auto removeFile = [&](const QString &name) {
         const QByteArray n = QFile::encodeName(name);
         struct stat st;
-        return ::fstatat(dir.get(), n.constData(), &st, AT_SYMLINK_NOFOLLOW) == 0
-               && S_ISREG(st.st_mode) && ::unlinkat(dir.get(), n.constData(), 0) == 0;
+        return ::fstatat(dir.get(), n.constData(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISREG(st.st_mode) && ::unlinkat(dir.get(), n.constData(), 0) == 0;
     };
     const QString suffix = QStringLiteral(".elsai-flush-base");
     int removed = 0;
@@ -134,10 +134,10 @@ int removeOrphanFlushBases(const QString &workspaceRoot)
     for (const QString &name : names) {
         const QString folder = name.mid(1, name.size() - 1 - suffix.size());
         struct stat st;
-        if (folder.isEmpty()
-            || ::fstatat(dir.get(), QFile::encodeName(folder).constData(), &st,
-                         AT_SYMLINK_NOFOLLOW) == 0
-            || errno != ENOENT) {
+        if (folder.isEmpty() ||
+            ::fstatat(dir.get(), QFile::encodeName(folder).constData(), &st, AT_SYMLINK_NOFOLLOW) ==
+                0 ||
+            errno != ENOENT) {
             continue;
         }
         removed += removeFile(name) ? 1 : 0;

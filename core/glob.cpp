@@ -30,18 +30,27 @@ inline char32_t codePointAt(QStringView s, qsizetype i, qsizetype *len)
 }
 
 enum class NamedClass : quint8 {
-    Alnum, Alpha, Blank, Cntrl, Digit, Graph, Lower, Print, Punct, Space, Upper, Xdigit
+    Alnum,
+    Alpha,
+    Blank,
+    Cntrl,
+    Digit,
+    Graph,
+    Lower,
+    Print,
+    Punct,
+    Space,
+    Upper,
+    Xdigit
 };
 
 bool namedClassFromName(QStringView name, NamedClass *out)
 {
     static const std::pair<const char *, NamedClass> names[] = {
-        {"alnum", NamedClass::Alnum}, {"alpha", NamedClass::Alpha},
-        {"blank", NamedClass::Blank}, {"cntrl", NamedClass::Cntrl},
-        {"digit", NamedClass::Digit}, {"graph", NamedClass::Graph},
-        {"lower", NamedClass::Lower}, {"print", NamedClass::Print},
-        {"punct", NamedClass::Punct}, {"space", NamedClass::Space},
-        {"upper", NamedClass::Upper}, {"xdigit", NamedClass::Xdigit},
+        {"alnum", NamedClass::Alnum}, {"alpha", NamedClass::Alpha}, {"blank", NamedClass::Blank},
+        {"cntrl", NamedClass::Cntrl}, {"digit", NamedClass::Digit}, {"graph", NamedClass::Graph},
+        {"lower", NamedClass::Lower}, {"print", NamedClass::Print}, {"punct", NamedClass::Punct},
+        {"space", NamedClass::Space}, {"upper", NamedClass::Upper}, {"xdigit", NamedClass::Xdigit},
     };
     for (const auto &[n, cls] : names) {
         if (name == QLatin1StringView(n)) {

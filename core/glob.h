@@ -26,8 +26,8 @@ public:
     GlobPattern &operator=(const GlobPattern &);
 
     const QString &pattern() const;
-    bool isValid() const;            ///< false for an empty pattern or an unclosed `[`
-    bool directoryOnly() const;      ///< the pattern ended with `/`
+    bool isValid() const;       ///< false for an empty pattern or an unclosed `[`
+    bool directoryOnly() const; ///< the pattern ended with `/`
 
     /// Does the pattern match this workspace-relative path itself (`a/b/c`, no leading `/`)?
     bool matches(QStringView relPath, bool isDir) const;

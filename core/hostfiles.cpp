@@ -35,9 +35,9 @@ UniqueFd openHostFolder(const QString &dir, bool create)
             if (missing.isEmpty())
                 return fd;
             QByteArray failedAt;
-            UniqueFd made = openOrCreateConfinedDirs(fd.get(),
-                                                     QFile::encodeName(missing.join(u'/')),
-                                                     O_RDONLY, ConfinedLinks::None, &failedAt);
+            UniqueFd made =
+                openOrCreateConfinedDirs(fd.get(), QFile::encodeName(missing.join(u'/')), O_RDONLY,
+                                         ConfinedLinks::None, &failedAt);
             if (made.isValid())
                 return made;
             const QString at = existing + u'/' + QFile::decodeName(failedAt);
@@ -111,11 +111,10 @@ void writeHostFileAtomic(const QString &path, const QByteArray &data, int mode, 
     AtomicWriteOptions options;
     options.createMode = mode_t(mode & 0777);
     options.noReplace = !overwrite;
-    if (const auto err =
-            writeAtomicAt(dfd.get(), QFile::encodeName(fi.fileName()), QByteArrayView(data),
-                          options)) {
-        const QString what = err->stage == AtomicWriteStage::Create
-            ? QStringLiteral("cannot create host file")
+    if (const auto err = writeAtomicAt(dfd.get(), QFile::encodeName(fi.fileName()),
+                                       QByteArrayView(data), options)) {
+        const QString what =
+            err->stage == AtomicWriteStage::Create   ? QStringLiteral("cannot create host file")
             : err->stage == AtomicWriteStage::Rename ? QStringLiteral("cannot replace host file")
                                                      : QStringLiteral("cannot write host file");
         throwOsError(err->error, what, path);

@@ -41,8 +41,7 @@
 
 namespace elsai {
 
-CancellationToken::CancellationToken()
-    : m_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK))
+CancellationToken::CancellationToken() : m_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK))
 {
     // Without an eventfd runProcess falls back to checking the flag every few ms.
 }
@@ -68,15 +67,14 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr size_t ChunkSize = 64 * 1024;
-constexpr int PostExitDrainMs = 100;   // a descendant nobody could kill may hold the pipes
-constexpr int FallbackPollMs = 10;     // when pidfd or the cancel eventfd is missing
+constexpr int PostExitDrainMs = 100; // a descendant nobody could kill may hold the pipes
+constexpr int FallbackPollMs = 10;   // when pidfd or the cancel eventfd is missing
 constexpr int MaxSweepRounds = 64;
-constexpr int DyingWaitMs = 2000;      // per round, for SIGKILLed processes to exit
-constexpr int UnsureWaitMs = 200;      // for a process caught mid-exec to show its environment
+constexpr int DyingWaitMs = 2000;       // per round, for SIGKILLed processes to exit
+constexpr int UnsureWaitMs = 200;       // for a process caught mid-exec to show its environment
 constexpr pid_t DirectProbeLimit = 256; // probe /proc/<pid> directly for ranges this small
 constexpr unsigned long PfKthread = 0x00200000; // PF_KTHREAD in /proc/<pid>/stat flags
 constexpr char MarkerPrefix[] = "ELSAI_EXEC_TOKEN=";
-
 
 int pidfdOpen(pid_t pid)
 {
@@ -164,7 +162,7 @@ Environ checkEnviron(int procFd, pid_t pid, const QByteArray &needle)
         // Gone, or not ours to read (another uid cannot carry a marker we could act on).
         const int e = errno;
         return e == ENOENT || e == ESRCH || e == EACCES || e == EPERM ? Environ::Unmarked
-                                                                        : Environ::Unknown;
+                                                                      : Environ::Unknown;
     }
     // Streaming search over "\0" + block + "\0", keeping a tail that may start a match.
     const size_t keep = size_t(needle.size()) - 1;
@@ -219,12 +217,10 @@ bool readStat(int procFd, pid_t pid, ProcStat &st)
     buf[n] = '\0';
     // The command name may contain anything, ')' included: parse after the last one.
     const char *p = static_cast<const char *>(::memrchr(buf, ')', size_t(n)));
-    return p
-           && std::sscanf(p + 1,
-                          " %c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d"
-                          " %*d %*d %llu",
-                          &st.state, &st.flags, &st.startTime)
-                  == 3;
+    return p && std::sscanf(p + 1,
+                            " %c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d"
+                            " %*d %*d %llu",
+                            &st.state, &st.flags, &st.startTime) == 3;
 }
 
 template<typename F>
@@ -281,8 +277,8 @@ bool mustDropPtrace()
             return true;
         __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
         __user_cap_data_struct data[2] = {};
-        return ::syscall(SYS_capget, &header, data) == 0
-               && (data[0].effective & (1U << CAP_SYS_PTRACE)) != 0;
+        return ::syscall(SYS_capget, &header, data) == 0 &&
+               (data[0].effective & (1U << CAP_SYS_PTRACE)) != 0;
     }();
     return value;
 }
@@ -300,7 +296,7 @@ struct CloneChild
     int cgroupFd = -1; ///< -1: stay in our cgroup
     pid_t parent = -1; ///< our pid, to notice that we died before the death signal was armed
     bool dropPtrace = false;
-    int error = 0;     ///< errno of the step that failed; written by the child
+    int error = 0; ///< errno of the step that failed; written by the child
     const char *step = nullptr;
 };
 
@@ -404,11 +400,7 @@ pid_t spawnChild(CloneChild &child)
 class Runner
 {
 public:
-    Runner(const ProcessSpec &spec, Clock::time_point started)
-        : m_spec(spec)
-        , m_started(started)
-    {
-    }
+    Runner(const ProcessSpec &spec, Clock::time_point started) : m_spec(spec), m_started(started) {}
     ~Runner();
     Runner(const Runner &) = delete;
     Runner &operator=(const Runner &) = delete;
@@ -463,8 +455,7 @@ void Runner::spawn()
 {
     std::vector<QByteArray> argStore;
     if (m_spec.arguments.isEmpty()) {
-        argStore = {QByteArrayLiteral("/bin/sh"), QByteArrayLiteral("-c"),
-                    m_spec.command.toUtf8()};
+        argStore = {QByteArrayLiteral("/bin/sh"), QByteArrayLiteral("-c"), m_spec.command.toUtf8()};
     } else {
         for (const QString &a : m_spec.arguments)
             argStore.push_back(QFile::encodeName(a));
@@ -479,8 +470,8 @@ void Runner::spawn()
     // gone. Then 64 random bits of this call's own.
     quint32 raw[2];
     QRandomGenerator::system()->fillRange(raw);
-    const QByteArray entry = QByteArray(MarkerPrefix) + engineMarkerPrefix()
-                             + QByteArray(reinterpret_cast<const char *>(raw), sizeof raw).toHex();
+    const QByteArray entry = QByteArray(MarkerPrefix) + engineMarkerPrefix() +
+                             QByteArray(reinterpret_cast<const char *>(raw), sizeof raw).toHex();
     m_needle = QByteArray(1, '\0') + entry + QByteArray(1, '\0');
 
     int outPipe[2];
@@ -564,8 +555,8 @@ ProcessOutcome Runner::run()
             timeout = msUntil(deadline, now);
         else if (m_phase == Phase::Terminating)
             timeout = msUntil(m_killAt, now);
-        if (!m_pidfd.isValid()
-            || (((token && cancelFd < 0) || shutdown.fd() < 0) && m_phase == Phase::Running))
+        if (!m_pidfd.isValid() ||
+            (((token && cancelFd < 0) || shutdown.fd() < 0) && m_phase == Phase::Running))
             timeout = minTimeout(timeout, FallbackPollMs);
 
         pollfd fds[5];
@@ -711,8 +702,8 @@ Runner::Probe Runner::probe(int procFd, pid_t pid)
     if (env == Environ::Marked || env == Environ::Unmarked)
         return env == Environ::Marked ? Probe::Marked : Probe::Unmarked;
     ProcStat st;
-    if (!readStat(procFd, pid, st) || st.state == 'Z' || st.state == 'X'
-        || (st.flags & PfKthread) || st.startTime < shellStartTime(procFd)) {
+    if (!readStat(procFd, pid, st) || st.state == 'Z' || st.state == 'X' ||
+        (st.flags & PfKthread) || st.startTime < shellStartTime(procFd)) {
         return Probe::Unmarked;
     }
     return Probe::Unsure;
@@ -825,8 +816,8 @@ void Runner::sweepMarked()
             const Probe result = killIfMarked(procFd.get(), pid, dying);
             if (result == Probe::Marked)
                 ++found;
-            else if (result == Probe::Unsure
-                     && std::find(givenUp.begin(), givenUp.end(), pid) == givenUp.end())
+            else if (result == Probe::Unsure &&
+                     std::find(givenUp.begin(), givenUp.end(), pid) == givenUp.end())
                 unsure.push_back(pid);
         };
         if (fromCgroup) {
@@ -839,8 +830,8 @@ void Runner::sweepMarked()
             // The environment is cheap to read (stat is several times dearer), so it comes
             // first and the start time is only asked for when the environment is empty.
             forEachProcPid(procFd.get(), [&](pid_t pid) {
-                if (last < 0
-                    || (last > m_pid ? pid > m_pid && pid <= last : pid > m_pid || pid <= last)) {
+                if (last < 0 ||
+                    (last > m_pid ? pid > m_pid && pid <= last : pid > m_pid || pid <= last)) {
                     consider(pid);
                 }
             });
@@ -872,8 +863,8 @@ void Runner::sweepMarked()
 bool Runner::childExitedNoWait() const
 {
     siginfo_t info{};
-    return ::waitid(P_PID, id_t(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0
-           && info.si_pid == m_pid;
+    return ::waitid(P_PID, id_t(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           info.si_pid == m_pid;
 }
 
 int Runner::reap()
@@ -907,8 +898,7 @@ ProcessOutcome runProcess(const ProcessSpec &spec)
         runner.spawn();
         outcome = runner.run();
     }
-    outcome.durationMs =
-        std::chrono::duration_cast<milliseconds>(Clock::now() - started).count();
+    outcome.durationMs = std::chrono::duration_cast<milliseconds>(Clock::now() - started).count();
     return outcome;
 }
 

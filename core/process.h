@@ -35,7 +35,7 @@ enum class OutputChannel { Stdout, Stderr };
 
 struct ProcessSpec
 {
-    QString command;                ///< run as /bin/sh -c <command> (when `arguments` is empty)
+    QString command; ///< run as /bin/sh -c <command> (when `arguments` is empty)
     /// Program (absolute path) and arguments, run directly without a shell; overrides
     /// `command`. Saves an exec where the caller already has an argument vector (bwrap).
     QStringList arguments;

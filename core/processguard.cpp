@@ -39,8 +39,8 @@ namespace elsai {
 
 namespace {
 
-constexpr int MaxGroups = 1024;       // concurrent commands the watchdog knows by group
-constexpr int WatchdogRounds = 32;    // a victim may fork just before it dies: scan again
+constexpr int MaxGroups = 1024;    // concurrent commands the watchdog knows by group
+constexpr int WatchdogRounds = 32; // a victim may fork just before it dies: scan again
 constexpr long WatchdogRoundGapNs = 20L * 1000 * 1000;
 constexpr int FinalKillWaitMs = 3000; // after the SIGKILL of what a shutdown could not stop
 constexpr char MarkerName[] = "ELSAI_EXEC_TOKEN=";
@@ -58,10 +58,10 @@ struct GroupTable
 struct Guard
 {
     GroupTable *groups = nullptr;
-    QByteArray prefix; // hex; the start of every marker value
-    QString cgroup;    // the engine's cgroup v2 folder; empty: none (the markers alone)
+    QByteArray prefix;      // hex; the start of every marker value
+    QString cgroup;         // the engine's cgroup v2 folder; empty: none (the markers alone)
     QByteArray cgroupProcs; // its leaf's cgroup.procs, encoded
-    int lifeWrite = -1; // held until the process ends; the watchdog waits for its EOF
+    int lifeWrite = -1;     // held until the process ends; the watchdog waits for its EOF
     std::atomic<int> hint{0};
     std::mutex mutex;
     std::condition_variable idle;
@@ -256,8 +256,8 @@ RoundResult killRound(const pid_t *groups, int count, const char *needle, size_t
                 continue;
             ProcInfo info;
             constexpr unsigned long PfKthread = 0x00200000;
-            if (!readProcInfo(pid_t(pid), &info) || info.state == 'Z' || info.state == 'X'
-                || (info.flags & PfKthread)) {
+            if (!readProcInfo(pid_t(pid), &info) || info.state == 'Z' || info.state == 'X' ||
+                (info.flags & PfKthread)) {
                 continue;
             }
             bool kill = inTable(groups, count, info.pgrp) || inTable(groups, count, info.session);
@@ -293,7 +293,8 @@ bool appendPath(char *path, size_t &len, const char *leaf)
 }
 
 /// Calls visit(path, len) for every sub-folder of `path` (path extended in place).
-template <typename F> void forEachSubfolder(char *path, size_t len, F &&visit)
+template<typename F>
+void forEachSubfolder(char *path, size_t len, F &&visit)
 {
     const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)

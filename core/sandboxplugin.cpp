@@ -21,8 +21,8 @@ thread_local ToolCallCancelScope::OutputObserver t_toolCallOutput;
 
 ToolCallCancelScope::ToolCallCancelScope(std::shared_ptr<CancellationToken> token,
                                          OutputObserver onOutput)
-    : m_previous(std::exchange(t_toolCallCancel, std::move(token)))
-    , m_previousObserver(std::exchange(t_toolCallOutput, std::move(onOutput)))
+    : m_previous(std::exchange(t_toolCallCancel, std::move(token))),
+      m_previousObserver(std::exchange(t_toolCallOutput, std::move(onOutput)))
 {
 }
 
@@ -378,17 +378,17 @@ static Tool executeTool()
     Tool t;
     t.name = QStringLiteral("execute");
     t.title = QStringLiteral("Run a shell command");
-    t.outputSchema = resultSchema(
-        {{QStringLiteral("output"), typed("string")},
-         {QStringLiteral("stderr"), typed("string")},
-         {QStringLiteral("exit_code"), typed("integer")},
-         {QStringLiteral("success"), typed("boolean")},
-         {QStringLiteral("truncated"), typed("boolean")},
-         {QStringLiteral("timed_out"), typed("boolean")},
-         {QStringLiteral("cancelled"), typed("boolean")},
-         {QStringLiteral("duration_ms"), typed("integer")}},
-        {QStringLiteral("exit_code"), QStringLiteral("success"), QStringLiteral("truncated"), QStringLiteral("timed_out"),
-         QStringLiteral("cancelled"), QStringLiteral("duration_ms")});
+    t.outputSchema = resultSchema({{QStringLiteral("output"), typed("string")},
+                                   {QStringLiteral("stderr"), typed("string")},
+                                   {QStringLiteral("exit_code"), typed("integer")},
+                                   {QStringLiteral("success"), typed("boolean")},
+                                   {QStringLiteral("truncated"), typed("boolean")},
+                                   {QStringLiteral("timed_out"), typed("boolean")},
+                                   {QStringLiteral("cancelled"), typed("boolean")},
+                                   {QStringLiteral("duration_ms"), typed("integer")}},
+                                  {QStringLiteral("exit_code"), QStringLiteral("success"),
+                                   QStringLiteral("truncated"), QStringLiteral("timed_out"),
+                                   QStringLiteral("cancelled"), QStringLiteral("duration_ms")});
     t.provider = SandboxPlugin::providerName();
     t.description = QStringLiteral(
         "Run a shell command (/bin/sh -c) in the sandbox workspace and return its stdout, its "
@@ -419,17 +419,17 @@ static Tool readFileTool()
     Tool t;
     t.name = QStringLiteral("read_file");
     t.title = QStringLiteral("Read a file");
-    t.outputSchema = resultSchema(
-        {{QStringLiteral("path"), typed("string")},
-         {QStringLiteral("content"), typed("string")},
-         {QStringLiteral("total_bytes"), typed("integer")},
-         {QStringLiteral("byte_offset"), typed("integer")},
-         {QStringLiteral("bytes"), typed("integer")},
-         {QStringLiteral("truncated"), typed("boolean")},
-         {QStringLiteral("next_byte_offset"), typed("integer")},
-         {QStringLiteral("next_offset"), typed("integer")}},
-        {QStringLiteral("path"), QStringLiteral("total_bytes"),
-         QStringLiteral("byte_offset"), QStringLiteral("bytes"), QStringLiteral("truncated")});
+    t.outputSchema = resultSchema({{QStringLiteral("path"), typed("string")},
+                                   {QStringLiteral("content"), typed("string")},
+                                   {QStringLiteral("total_bytes"), typed("integer")},
+                                   {QStringLiteral("byte_offset"), typed("integer")},
+                                   {QStringLiteral("bytes"), typed("integer")},
+                                   {QStringLiteral("truncated"), typed("boolean")},
+                                   {QStringLiteral("next_byte_offset"), typed("integer")},
+                                   {QStringLiteral("next_offset"), typed("integer")}},
+                                  {QStringLiteral("path"), QStringLiteral("total_bytes"),
+                                   QStringLiteral("byte_offset"), QStringLiteral("bytes"),
+                                   QStringLiteral("truncated")});
     t.provider = SandboxPlugin::providerName();
     t.description = QStringLiteral(
         "Read a text file of the sandbox workspace. Optional offset (first line, 0-based) and "
@@ -518,12 +518,11 @@ static Tool listDirTool()
     Tool t;
     t.name = QStringLiteral("list_dir");
     t.title = QStringLiteral("List a folder");
-    t.outputSchema = resultSchema(
-        {{QStringLiteral("path"), typed("string")},
-         {QStringLiteral("entries"), typed("array")},
-         {QStringLiteral("truncated"), typed("boolean")},
-         {QStringLiteral("total_entries"), typed("integer")}},
-        {QStringLiteral("path")});
+    t.outputSchema = resultSchema({{QStringLiteral("path"), typed("string")},
+                                   {QStringLiteral("entries"), typed("array")},
+                                   {QStringLiteral("truncated"), typed("boolean")},
+                                   {QStringLiteral("total_entries"), typed("integer")}},
+                                  {QStringLiteral("path")});
     t.provider = SandboxPlugin::providerName();
     t.description = QStringLiteral(
         "List a folder of the sandbox workspace: one entry per line, folders end with '/', "

@@ -84,15 +84,20 @@ QString writeWorkspaceFile(Agent &agent, const QString &path, const QString &con
 /// file sizes (no stat per entry), which a last line says.
 QString listWorkspaceDir(Agent &agent, const QString &path);
 /// Folders with more entries than this are listed by listWorkspaceDir without sizes.
-constexpr qsizetype listingSizeLimit() { return 256; }
+constexpr qsizetype listingSizeLimit()
+{
+    return 256;
+}
 /// At most this many entries of one folder reach an agent (the list_dir tool, both forms); a
 /// last line says how many more there are and how to see them, and the structured result has
 /// `truncated` and `total_entries`.
-constexpr qsizetype listDirMaxEntries() { return 2000; }
+constexpr qsizetype listDirMaxEntries()
+{
+    return 2000;
+}
 /// The entries with lstat data; with `statLimit` >= 0, a folder of more entries may come back
 /// with types only (see ExecutionBackend::listDirBrief).
-QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path,
-                                     qsizetype statLimit = -1);
+QList<FileInfo> listWorkspaceEntries(Agent &agent, const QString &path, qsizetype statLimit = -1);
 /// The first `maxEntries` entries by name and the folder's count: the audited backend listing
 /// the list_dir tool and listWorkspaceDir() use, held in memory proportional to `maxEntries`
 /// (firstentries.h).

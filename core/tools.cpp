@@ -163,12 +163,12 @@ void validateToolArguments(const Tool &tool, const QJsonObject &arguments)
         }
         if (!unknown.isEmpty()) {
             const QStringList known = props.keys();
-            throw ValueError(
-                QStringLiteral("%1: unknown argument%2 %3; it takes %4")
-                    .arg(tool.name, unknown.size() > 1 ? QStringLiteral("s") : QString(),
-                         unknown.join(QStringLiteral(", ")),
-                         known.isEmpty() ? QStringLiteral("no arguments")
-                                         : known.join(QStringLiteral(", "))));
+            throw ValueError(QStringLiteral("%1: unknown argument%2 %3; it takes %4")
+                                 .arg(tool.name,
+                                      unknown.size() > 1 ? QStringLiteral("s") : QString(),
+                                      unknown.join(QStringLiteral(", ")),
+                                      known.isEmpty() ? QStringLiteral("no arguments")
+                                                      : known.join(QStringLiteral(", "))));
         }
     }
     for (const QJsonValue &r : tool.inputSchema.value(QLatin1String("required")).toArray()) {

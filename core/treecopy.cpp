@@ -102,8 +102,8 @@ bool copyContent(int in, int out, qint64 size, qint64 *copied)
         }
         if (errno == EINTR)
             continue;
-        if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP
-            || errno == EBADF || errno == EPERM) {
+        if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
+            errno == EBADF || errno == EPERM) {
             fallback = true;
             break;
         }
@@ -113,8 +113,8 @@ bool copyContent(int in, int out, qint64 size, qint64 *copied)
         return true;
     std::vector<char> buf(size_t(256) * 1024);
     while (*copied < size) {
-        const ssize_t r = ::read(in, buf.data(), size_t(std::min<qint64>(qint64(buf.size()),
-                                                                         size - *copied)));
+        const ssize_t r =
+            ::read(in, buf.data(), size_t(std::min<qint64>(qint64(buf.size()), size - *copied)));
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -176,8 +176,7 @@ void walkTree(int rootFd, QStringList &errors, Visit &&visit)
             if (!de) {
                 if (errno != 0) {
                     errors << QStringLiteral("cannot read folder '%1': %2")
-                                  .arg(rel.isEmpty() ? QStringLiteral(".") : rel,
-                                       errnoText(errno));
+                                  .arg(rel.isEmpty() ? QStringLiteral(".") : rel, errnoText(errno));
                 }
                 break;
             }
@@ -252,8 +251,8 @@ void walkTree(int rootFd, QStringList &errors, Visit &&visit)
                           .arg(kMaxDepth);
             continue;
         }
-        const int fd = ::openat(dfd, name.constData(),
-                                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        const int fd =
+            ::openat(dfd, name.constData(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
             errors << QStringLiteral("cannot open folder '%1': %2").arg(rel, errnoText(errno));
             continue;
@@ -356,46 +355,46 @@ SeedPlan planSeed(const QString &sourceRoot, const GlobSet &excludes)
     plan.sourceRoot = cleanAbsolute(sourceRoot);
     // The root itself is the caller's choice and may be reached through a symlink; nothing
     // below it is.
-    const Fd root(::open(QFile::encodeName(plan.sourceRoot).constData(),
-                         O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const Fd root(
+        ::open(QFile::encodeName(plan.sourceRoot).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!root.isValid()) {
         plan.errors << QStringLiteral("cannot open source folder '%1': %2")
                            .arg(plan.sourceRoot, errnoText(errno));
         return plan;
     }
-    walkTree(root.get(), plan.errors, [&](const QString &rel, EntryType type,
-                                          const struct stat &st) {
-        SeedPlanEntry e;
-        e.path = rel;
-        e.isDir = type == EntryType::Dir;
-        const int excluded = excludes.matchIndex(rel, e.isDir);
-        if (excluded >= 0) {
-            e.action = SeedPlanEntry::Action::Excluded;
-            e.pattern = excludes.patterns().at(excluded).pattern();
-            plan.entries.append(std::move(e));
-            return false;
-        }
-        switch (type) {
-        case EntryType::Dir:
-            break;
-        case EntryType::File:
-            e.size = st.st_size;
-            break;
-        case EntryType::Symlink:
-            e.action = SeedPlanEntry::Action::SkippedSymlink;
-            break;
-        case EntryType::Special:
-            e.action = SeedPlanEntry::Action::SkippedSpecial;
-            break;
-        }
-        plan.entries.append(std::move(e));
-        return type == EntryType::Dir;
-    });
+    walkTree(root.get(), plan.errors,
+             [&](const QString &rel, EntryType type, const struct stat &st) {
+                 SeedPlanEntry e;
+                 e.path = rel;
+                 e.isDir = type == EntryType::Dir;
+                 const int excluded = excludes.matchIndex(rel, e.isDir);
+                 if (excluded >= 0) {
+                     e.action = SeedPlanEntry::Action::Excluded;
+                     e.pattern = excludes.patterns().at(excluded).pattern();
+                     plan.entries.append(std::move(e));
+                     return false;
+                 }
+                 switch (type) {
+                 case EntryType::Dir:
+                     break;
+                 case EntryType::File:
+                     e.size = st.st_size;
+                     break;
+                 case EntryType::Symlink:
+                     e.action = SeedPlanEntry::Action::SkippedSymlink;
+                     break;
+                 case EntryType::Special:
+                     e.action = SeedPlanEntry::Action::SkippedSpecial;
+                     break;
+                 }
+                 plan.entries.append(std::move(e));
+                 return type == EntryType::Dir;
+             });
     return plan;
 }
 
-WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
-                                SeedManifest *manifest, const TreeProgress &progress)
+WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws, SeedManifest *manifest,
+                                const TreeProgress &progress)
 {
     WorkspaceSeedResult result;
     result.errors = plan.errors;
@@ -403,8 +402,8 @@ WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
         if (e.action != SeedPlanEntry::Action::Copy)
             result.skippedPaths << e.path;
     }
-    const Fd src(::open(QFile::encodeName(plan.sourceRoot).constData(),
-                        O_PATH | O_DIRECTORY | O_CLOEXEC));
+    const Fd src(
+        ::open(QFile::encodeName(plan.sourceRoot).constData(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!src.isValid()) {
         // planSeed already reported an unopenable source; say it once.
         const QString error = QStringLiteral("cannot open source folder '%1': %2")
@@ -528,8 +527,8 @@ WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
             const std::vector<int> &ids = byParent[parent];
             for (size_t i = 0; i < ids.size(); i += kFilesPerThread) {
                 const auto first = ids.begin() + qsizetype(i);
-                const auto last = ids.begin() + qsizetype(std::min(ids.size(),
-                                                                   i + kFilesPerThread));
+                const auto last =
+                    ids.begin() + qsizetype(std::min(ids.size(), i + kFilesPerThread));
                 chunks.push_back({QFile::encodeName(parent), std::vector<int>(first, last)});
             }
         }
@@ -550,8 +549,8 @@ WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
         if (::fstat(in.get(), &st) != 0)
             return fail(QStringLiteral("cannot stat source file"), errno);
         if (!S_ISREG(st.st_mode)) {
-            out.error = QStringLiteral("'%1' is no longer a regular file; not copied")
-                            .arg(job.path);
+            out.error =
+                QStringLiteral("'%1' is no longer a regular file; not copied").arg(job.path);
             return;
         }
         // permission bits without setuid/setgid/sticky, set at creation where the umask allows
@@ -609,13 +608,13 @@ WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
             dstDir.reset(openBeneath(wsRoot, chunk.parent, O_PATH | O_DIRECTORY));
             const int dstErr = errno;
             if (!srcDir.isValid() || !dstDir.isValid()) {
-                const QString what = srcDir.isValid() ? QStringLiteral("workspace")
-                                                      : QStringLiteral("source");
+                const QString what =
+                    srcDir.isValid() ? QStringLiteral("workspace") : QStringLiteral("source");
                 for (int j : chunk.jobs) {
-                    outcomes[size_t(j)].error
-                        = QStringLiteral("cannot open %1 folder of '%2': %3")
-                              .arg(what, jobs[size_t(j)].path,
-                                   errnoText(srcDir.isValid() ? dstErr : srcErr));
+                    outcomes[size_t(j)].error =
+                        QStringLiteral("cannot open %1 folder of '%2': %3")
+                            .arg(what, jobs[size_t(j)].path,
+                                 errnoText(srcDir.isValid() ? dstErr : srcErr));
                 }
                 done.fetch_add(int(chunk.jobs.size()), std::memory_order_relaxed);
                 return;
@@ -634,8 +633,8 @@ WorkspaceSeedResult executeSeed(const SeedPlan &plan, const WorkspaceFs &ws,
     //    read-only source folder must not block the copy.
     for (auto it = fixes.rbegin(); it != fixes.rend(); ++it) {
         const Fd d(openBeneath(wsRoot, it->rel, O_RDONLY | O_DIRECTORY));
-        if (!d.isValid() || ::fchmod(d.get(), it->mode) != 0
-            || ::futimens(d.get(), it->times) != 0) {
+        if (!d.isValid() || ::fchmod(d.get(), it->mode) != 0 ||
+            ::futimens(d.get(), it->times) != 0) {
             result.errors << QStringLiteral("cannot set attributes of workspace folder '%1': %2")
                                  .arg(QFile::decodeName(it->rel), errnoText(errno));
         }
@@ -680,8 +679,8 @@ namespace {
 bool sameContent(int fdA, int fdB)
 {
     struct stat a, b;
-    if (::fstat(fdA, &a) != 0 || ::fstat(fdB, &b) != 0 || !S_ISREG(a.st_mode)
-        || !S_ISREG(b.st_mode) || a.st_size != b.st_size) {
+    if (::fstat(fdA, &a) != 0 || ::fstat(fdB, &b) != 0 || !S_ISREG(a.st_mode) ||
+        !S_ISREG(b.st_mode) || a.st_size != b.st_size) {
         return false;
     }
     std::vector<char> bufA(size_t(64) * 1024), bufB(size_t(64) * 1024);
@@ -700,8 +699,8 @@ bool sameContent(int fdA, int fdB)
     };
     while (left > 0) {
         const size_t len = size_t(std::min<qint64>(left, qint64(bufA.size())));
-        if (!readFull(fdA, bufA.data(), len) || !readFull(fdB, bufB.data(), len)
-            || std::memcmp(bufA.data(), bufB.data(), len) != 0) {
+        if (!readFull(fdA, bufA.data(), len) || !readFull(fdB, bufB.data(), len) ||
+            std::memcmp(bufA.data(), bufB.data(), len) != 0) {
             return false;
         }
         left -= qint64(len);
@@ -780,8 +779,8 @@ WriteStatus writeHostFile(int wsRoot, int destFd, const QString &path, const QBy
     struct stat written;
     const auto err = writeAtomicAt(
         dir.get(), target,
-        [&](int fd) { return copyContent(in.get(), fd, qint64(st.st_size), &out->bytes); },
-        options, &written);
+        [&](int fd) { return copyContent(in.get(), fd, qint64(st.st_size), &out->bytes); }, options,
+        &written);
     if (err) {
         switch (err->stage) {
         case AtomicWriteStage::Create:
@@ -939,8 +938,8 @@ public:
             return std::move(m_plan);
         QStringList gone;
         for (auto it = m_manifest->files.cbegin(); it != m_manifest->files.cend(); ++it) {
-            if (!m_seen.contains(it.key()) && includes.matchesPathOrParent(it.key(), false)
-                && !excludes.matchesPathOrParent(it.key(), false)) {
+            if (!m_seen.contains(it.key()) && includes.matchesPathOrParent(it.key(), false) &&
+                !excludes.matchesPathOrParent(it.key(), false)) {
                 gone << it.key();
             }
         }
@@ -1000,8 +999,8 @@ private:
             if (errno == ENOENT)
                 return Host::Missing;
             if (report)
-                m_plan.errors << QStringLiteral("cannot stat host file '%1': %2")
-                                     .arg(rel, errnoText(errno));
+                m_plan.errors
+                    << QStringLiteral("cannot stat host file '%1': %2").arg(rel, errnoText(errno));
             return Host::Refused;
         }
         if (!S_ISREG(st->st_mode)) {
@@ -1060,31 +1059,31 @@ SyncPlan planSync(const WorkspaceFs &ws, const QString &destRoot, const GlobSet 
         return std::move(planner.plan());
     const Fd wsDir(::openat(ws.rootFd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!wsDir.isValid()) {
-        planner.plan().errors << QStringLiteral("cannot open the workspace: %1")
-                                     .arg(errnoText(errno));
+        planner.plan().errors
+            << QStringLiteral("cannot open the workspace: %1").arg(errnoText(errno));
         return std::move(planner.plan());
     }
-    walkTree(wsDir.get(), planner.plan().errors, [&](const QString &rel, EntryType type,
-                                                     const struct stat &st) {
-        if (type == EntryType::Dir)
-            return excludes.matchIndex(rel, true) < 0;
-        if (!includes.matchesPathOrParent(rel, false) || excludes.matches(rel, false))
-            return false;
-        switch (type) {
-        case EntryType::Symlink:
-            planner.addSkipped(rel, SyncPlanEntry::Action::SkippedSymlink);
-            break;
-        case EntryType::Special:
-            planner.addSkipped(rel, SyncPlanEntry::Action::SkippedSpecial);
-            break;
-        case EntryType::File:
-            planner.addFile(rel, st.st_size, stampOf(st), std::nullopt);
-            break;
-        case EntryType::Dir:
-            break;
-        }
-        return false;
-    });
+    walkTree(wsDir.get(), planner.plan().errors,
+             [&](const QString &rel, EntryType type, const struct stat &st) {
+                 if (type == EntryType::Dir)
+                     return excludes.matchIndex(rel, true) < 0;
+                 if (!includes.matchesPathOrParent(rel, false) || excludes.matches(rel, false))
+                     return false;
+                 switch (type) {
+                 case EntryType::Symlink:
+                     planner.addSkipped(rel, SyncPlanEntry::Action::SkippedSymlink);
+                     break;
+                 case EntryType::Special:
+                     planner.addSkipped(rel, SyncPlanEntry::Action::SkippedSpecial);
+                     break;
+                 case EntryType::File:
+                     planner.addFile(rel, st.st_size, stampOf(st), std::nullopt);
+                     break;
+                 case EntryType::Dir:
+                     break;
+                 }
+                 return false;
+             });
     return planner.finish(includes, excludes);
 }
 
@@ -1118,8 +1117,8 @@ SyncPlan planSyncItems(const QList<SyncItem> &items, const WorkspaceFs &content,
     return planner.finish(includes, excludes);
 }
 
-WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
-                                SeedManifest *manifest, const TreeProgress &progress)
+WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws, SeedManifest *manifest,
+                                const TreeProgress &progress)
 {
     using A = SyncPlanEntry::Action;
     WorkspaceSyncResult result;
@@ -1156,14 +1155,14 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
     // is followed.
     // An existing destination is opened as named; a missing one is created as every host
     // folder the engine makes (openHostFolder: nothing followed or created through a link).
-    Fd dest(::open(QFile::encodeName(plan.destRoot).constData(),
-                   O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    Fd dest(
+        ::open(QFile::encodeName(plan.destRoot).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dest.isValid() && errno == ENOENT) {
         try {
             dest = openHostFolder(plan.destRoot, true);
         } catch (const SandboxError &e) {
-            result.errors << QStringLiteral("cannot create destination folder: %1")
-                                 .arg(e.message());
+            result.errors
+                << QStringLiteral("cannot create destination folder: %1").arg(e.message());
             return result;
         }
     }
@@ -1173,9 +1172,8 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
         return result;
     }
     // records are only meaningful for the folder they were taken against
-    const bool track = manifest
-                       && (manifest->hostRoot.isEmpty()
-                           || cleanAbsolute(manifest->hostRoot) == plan.destRoot);
+    const bool track = manifest && (manifest->hostRoot.isEmpty() ||
+                                    cleanAbsolute(manifest->hostRoot) == plan.destRoot);
     if (track && manifest->hostRoot.isEmpty())
         manifest->hostRoot = plan.destRoot;
 
@@ -1222,8 +1220,7 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
             bool reused = false;
             HostWrite w;
             const bool written = writeConflictFile(ws.rootFd(), dest.get(), e.path, &fileName,
-                                                   &reused, &w)
-                                 == WriteStatus::Ok;
+                                                   &reused, &w) == WriteStatus::Ok;
             if (!written)
                 result.errors << w.error;
             result.conflicts << e.path;
@@ -1241,8 +1238,8 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
             line = line.arg(e.path);
             if (written)
                 line += QStringLiteral("; the sandbox version is in %1%2")
-                            .arg(fileName, reused ? QStringLiteral(" (from an earlier flush)")
-                                                  : QString());
+                            .arg(fileName,
+                                 reused ? QStringLiteral(" (from an earlier flush)") : QString());
             result.errors << line;
         }
         if (progress)

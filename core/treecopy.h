@@ -54,11 +54,11 @@ using TreeProgress = std::function<void(int done, int total)>;
 struct SeedPlanEntry
 {
     enum class Action { Copy, Excluded, SkippedSymlink, SkippedSpecial };
-    QString path;     ///< relative to the source folder
+    QString path; ///< relative to the source folder
     Action action = Action::Copy;
     bool isDir = false;
     qint64 size = 0;
-    QString pattern;  ///< for Excluded: the exclude pattern that matched
+    QString pattern; ///< for Excluded: the exclude pattern that matched
 };
 
 struct SeedPlan

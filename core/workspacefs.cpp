@@ -245,8 +245,7 @@ WorkspaceFs::WorkspaceFs(const QString &rootPath)
     m_rootPath = QDir::cleanPath(QFileInfo(rootPath).absoluteFilePath());
     QDir().mkpath(m_rootPath); // a failure shows up as the open error below
     m_claim = FolderClaim(FolderClaim::Role::Workspace, m_rootPath);
-    m_rootFd = ::open(QFile::encodeName(m_rootPath).constData(),
-                      O_PATH | O_DIRECTORY | O_CLOEXEC);
+    m_rootFd = ::open(QFile::encodeName(m_rootPath).constData(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (m_rootFd < 0)
         throwOsError(errno, QStringLiteral("cannot open workspace"), m_rootPath);
 }
@@ -274,10 +273,9 @@ QString WorkspaceFs::normalize(const QString &relPath, bool *wantsDir)
         if (part == u".")
             continue;
         if (part == u"..") {
-            throw PermissionError(
-                QStringLiteral("'%1' escapes the workspace ('..' is not allowed)")
-                    .arg(shown(relPath)),
-                EACCES);
+            throw PermissionError(QStringLiteral("'%1' escapes the workspace ('..' is not allowed)")
+                                      .arg(shown(relPath)),
+                                  EACCES);
         }
         if (part.toUtf8().size() > MaxNameBytes) {
             throw OSError(QStringLiteral("'%1': a path component is longer than %2 bytes")
@@ -532,7 +530,8 @@ DirListing WorkspaceFs::listDirCompact(const QString &path, qsizetype statLimit)
     bool statted = false; // sizes or types from stat can change without the folder changing
     listing.entries.reserve(raw.size());
     for (const Raw &r : raw) {
-        DirListing::Entry entry{r.offset, r.length, FileInfo::typeOfDirent(r.type), std::nullopt, 0};
+        DirListing::Entry entry{r.offset, r.length, FileInfo::typeOfDirent(r.type), std::nullopt,
+                                0};
         if (statAll || r.type == DT_UNKNOWN) {
             statted = true;
             struct stat st;
@@ -618,8 +617,7 @@ void WorkspaceFs::remove(const QString &path, bool recursive)
     const QString what = QStringLiteral("cannot remove");
     if (rel.isEmpty()) {
         throw PermissionError(
-            QStringLiteral("refusing to remove the workspace root ('%1')").arg(shown(path)),
-            EPERM);
+            QStringLiteral("refusing to remove the workspace root ('%1')").arg(shown(path)), EPERM);
     }
     const Entry entry = openEntry(m_rootFd, rel, O_PATH, false, what, path);
     const char *name = entry.name.constData();

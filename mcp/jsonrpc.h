@@ -53,7 +53,7 @@ ParseResult parse(const QByteArray &payload);
 /// One message or a JSON-RPC batch of them, for a transport whose session may allow batches.
 struct Payload
 {
-    ParseResult single;                       ///< the message, or why the payload is none
+    ParseResult single;                      ///< the message, or why the payload is none
     std::optional<QList<ParseResult>> batch; ///< set for a non-empty JSON array
 };
 Payload parsePayload(const QByteArray &payload);
@@ -93,10 +93,10 @@ private:
     bool m_capturing = false; ///< the current string (or number) is kept
     bool m_keyIsCaptured = false;
     Expect m_expect = Expect::Nothing;
-    bool m_idNext = false;    ///< the key just read is "id"
+    bool m_idNext = false; ///< the key just read is "id"
     bool m_done = false;
-    QByteArray m_text;        ///< the key or id value being read (bounded)
-    QByteArray m_idJson;      ///< the id as JSON text
+    QByteArray m_text;   ///< the key or id value being read (bounded)
+    QByteArray m_idJson; ///< the id as JSON text
 };
 
 /// A stable key for a request id (ids may be strings or numbers: "s:abc" / "n:42").

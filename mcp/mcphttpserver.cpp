@@ -70,9 +70,9 @@ struct McpHttpServer::Pending
         if (!connected())
             return;
         if (!streaming) {
-            httpcompat::beginChunked(responder, Status::Ok,
-                                     {{"Content-Type", "text/event-stream"},
-                                      {"Cache-Control", "no-cache"}});
+            httpcompat::beginChunked(
+                responder, Status::Ok,
+                {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}});
             streaming = true;
         }
         httpcompat::writeChunk(responder, sseEvent(message));
@@ -256,8 +256,7 @@ int McpHttpServer::expireIdleSessions()
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     QStringList idle;
     for (auto it = m_sessions.cbegin(); it != m_sessions.cend(); ++it) {
-        if (!busy(it.key()) &&
-            now - m_lastSeen.value(it.key(), now) >= m_idleTimeoutMs)
+        if (!busy(it.key()) && now - m_lastSeen.value(it.key(), now) >= m_idleTimeoutMs)
             idle.append(it.key());
     }
     for (const QString &id : std::as_const(idle))
@@ -292,8 +291,9 @@ void McpHttpServer::setSessionLimits(int total, int perAgent)
 
 QString McpHttpServer::admitSession(const QString &agent)
 {
-    const auto mine = std::count_if(m_sessions.cbegin(), m_sessions.cend(),
-                                    [&](const McpSessionPtr &s) { return s->agentSpec().name == agent; });
+    const auto mine =
+        std::count_if(m_sessions.cbegin(), m_sessions.cend(),
+                      [&](const McpSessionPtr &s) { return s->agentSpec().name == agent; });
     if (mine >= m_maxSessionsPerAgent && !evictIdleSession(agent))
         return QStringLiteral("agent '%1' has %2 MCP sessions, each running a call; wait for "
                               "one to finish or end one with DELETE")
@@ -311,8 +311,7 @@ bool McpHttpServer::evictIdleSession(const QString &agent)
     QString oldest;
     quint64 oldestUse = std::numeric_limits<quint64>::max();
     for (auto it = m_sessions.cbegin(); it != m_sessions.cend(); ++it) {
-        if ((!agent.isEmpty() && it.value()->agentSpec().name != agent) ||
-            busy(it.key()))
+        if ((!agent.isEmpty() && it.value()->agentSpec().name != agent) || busy(it.key()))
             continue;
         const quint64 use = m_lastUse.value(it.key());
         if (use < oldestUse) {
@@ -392,8 +391,7 @@ void McpHttpServer::serve(const QHttpServerRequest &request, QHttpServerResponde
         if (!session || session->agentSpec().name != agent->name)
             return replyError(responder, Status::NotFound,
                               QStringLiteral("unknown MCP session; it may have ended already"));
-        if (const QString problem = protocolVersionProblem(request);
-            !problem.isEmpty())
+        if (const QString problem = protocolVersionProblem(request); !problem.isEmpty())
             return replyError(responder, Status::BadRequest, problem);
         endSession(session->id(), QStringLiteral("closed by the client"));
         return httpcompat::write(responder, Status::Ok, {}, {});

@@ -39,12 +39,12 @@ struct McpSessionInfo
 /// QHttpServer.
 ///
 /// Endpoint `/mcp`: POST carries one JSON-RPC message and gets a JSON response (202 for
-/// notifications; a tools/call with a progress token may get an SSE stream instead), GET answers 405 (no server-initiated stream), DELETE ends a session.
-/// Every request is checked in this order: bearer token (401), Origin and Host (403), method
-/// (405), Mcp-Session-Id (400 missing / 404 unknown or another agent's), MCP-Protocol-Version
-/// (400).
-/// tools/call runs on a worker pool so a long command in one session never blocks another.
-/// Lives on the thread that created it (its event loop serves the sockets).
+/// notifications; a tools/call with a progress token may get an SSE stream instead), GET answers
+/// 405 (no server-initiated stream), DELETE ends a session. Every request is checked in this order:
+/// bearer token (401), Origin and Host (403), method (405), Mcp-Session-Id (400 missing / 404
+/// unknown or another agent's), MCP-Protocol-Version (400). tools/call runs on a worker pool so a
+/// long command in one session never blocks another. Lives on the thread that created it (its event
+/// loop serves the sockets).
 class McpHttpServer : public QObject
 {
     Q_OBJECT

@@ -21,7 +21,7 @@ struct ProgressTicker::State
     std::condition_variable wake;
     std::map<quint64, Entry> entries;
     quint64 nextId = 1;
-    quint64 running = 0; ///< the id whose callback runs now (0 = none)
+    quint64 running = 0;              ///< the id whose callback runs now (0 = none)
     std::condition_variable finished; ///< a callback returned
     bool quit = false;
     std::thread thread;
@@ -56,7 +56,8 @@ ProgressTicker::Registration ProgressTicker::start(std::chrono::milliseconds int
     {
         std::lock_guard lock(d->mutex);
         id = d->nextId++;
-        d->entries.emplace(id, State::Entry{Clock::now() + interval, interval, std::move(callback)});
+        d->entries.emplace(id,
+                           State::Entry{Clock::now() + interval, interval, std::move(callback)});
     }
     d->wake.notify_all();
     return Registration(id);

@@ -61,14 +61,13 @@ static QJsonObject mcpOutputSchema(const QJsonObject &resultSchema)
                                   {QStringLiteral("properties"),
                                    QJsonObject{{QStringLiteral("handle"), typed("string")},
                                                {QStringLiteral("tokens"), typed("integer")}}}});
-    properties.insert(
-        QStringLiteral("error"),
-        QJsonObject{{QStringLiteral("type"), QStringLiteral("object")},
-                    {QStringLiteral("properties"),
-                     QJsonObject{{QStringLiteral("type"), typed("string")},
-                                 {QStringLiteral("message"), typed("string")}}},
-                    {QStringLiteral("required"),
-                     QJsonArray{QStringLiteral("type"), QStringLiteral("message")}}});
+    properties.insert(QStringLiteral("error"),
+                      QJsonObject{{QStringLiteral("type"), QStringLiteral("object")},
+                                  {QStringLiteral("properties"),
+                                   QJsonObject{{QStringLiteral("type"), typed("string")},
+                                               {QStringLiteral("message"), typed("string")}}},
+                                  {QStringLiteral("required"),
+                                   QJsonArray{QStringLiteral("type"), QStringLiteral("message")}}});
     QJsonArray required = resultSchema.value(QLatin1String("required")).toArray();
     for (qsizetype i = required.size() - 1; i >= 0; --i) {
         for (const char *field : kTextFields) {
@@ -82,9 +81,9 @@ static QJsonObject mcpOutputSchema(const QJsonObject &resultSchema)
             {QStringLiteral("properties"), properties},
             {QStringLiteral("additionalProperties"), false},
             {QStringLiteral("anyOf"),
-             QJsonArray{QJsonObject{{QStringLiteral("required"), required}},
-                        QJsonObject{{QStringLiteral("required"),
-                                     QJsonArray{QStringLiteral("error")}}}}}};
+             QJsonArray{
+                 QJsonObject{{QStringLiteral("required"), required}},
+                 QJsonObject{{QStringLiteral("required"), QJsonArray{QStringLiteral("error")}}}}}};
 }
 
 QJsonObject mcpToolDescription(const Tool &tool)
@@ -416,8 +415,8 @@ McpSession::callTool(const QJsonValue &id, const QJsonObject &params, const Noti
             using namespace std::chrono;
             const double seconds =
                 duration_cast<milliseconds>(steady_clock::now() - started).count() / 1000.0;
-            QString message = QStringLiteral("%1 running for %2 s")
-                                  .arg(name, QString::number(seconds, 'f', 1));
+            QString message =
+                QStringLiteral("%1 running for %2 s").arg(name, QString::number(seconds, 'f', 1));
             if (counts)
                 message += QStringLiteral("; %1 bytes of output so far")
                                .arg(progress->outputBytes.load(std::memory_order_relaxed));

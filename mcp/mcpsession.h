@@ -74,7 +74,10 @@ public:
     /// the first call.
     void setProgressInterval(std::chrono::milliseconds interval) { m_progressInterval = interval; }
     std::chrono::milliseconds progressInterval() const { return m_progressInterval; }
-    static constexpr std::chrono::milliseconds defaultProgressInterval() { return std::chrono::seconds(5); }
+    static constexpr std::chrono::milliseconds defaultProgressInterval()
+    {
+        return std::chrono::seconds(5);
+    }
 
     /// A JSON-RPC batch (the transport checked acceptsBatches()): each message handled in
     /// order, the responses as one serialized array, empty when there are none (only
@@ -115,9 +118,9 @@ private:
         QJsonObject result;
         QString text;
     };
-    std::variant<ToolCallResult, jsonrpc::Fault>
-    callTool(const QJsonValue &id, const QJsonObject &params, const Notify &notify,
-             bool *cancelled);
+    std::variant<ToolCallResult, jsonrpc::Fault> callTool(const QJsonValue &id,
+                                                          const QJsonObject &params,
+                                                          const Notify &notify, bool *cancelled);
     void cancelRequest(const QJsonValue &requestId);
 
     const QString m_id;

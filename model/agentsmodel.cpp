@@ -2,7 +2,6 @@
 
 #include "modelroles.h"
 
-
 namespace elsai {
 
 namespace {
@@ -27,18 +26,15 @@ QString recentCallsText(const AgentRow &row)
     QStringList lines;
     for (const AgentCall &call : row.recentCalls) {
         lines.append(QStringLiteral("%1  %2  %3")
-                         .arg(call.at.toLocalTime().toString(QStringLiteral("hh:mm:ss")),
-                              call.tool, call.outcome));
+                         .arg(call.at.toLocalTime().toString(QStringLiteral("hh:mm:ss")), call.tool,
+                              call.outcome));
     }
     return lines.join(QLatin1Char('\n'));
 }
 
 } // namespace
 
-AgentsModel::AgentsModel(QObject *parent)
-    : MergingTableModel(parent)
-{
-}
+AgentsModel::AgentsModel(QObject *parent) : MergingTableModel(parent) {}
 
 void AgentsModel::setAgents(const QList<AgentRow> &rows)
 {

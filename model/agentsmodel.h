@@ -41,8 +41,16 @@ class AgentsModel : public MergingTableModel<AgentRow, std::pair<QString, QStrin
     Q_OBJECT
 
 public:
-    enum Column { NameColumn, WorkspaceColumn, ModeColumn, AttachedColumn, CallsColumn,
-                  LastToolColumn, LastOutcomeColumn, ColumnCount };
+    enum Column {
+        NameColumn,
+        WorkspaceColumn,
+        ModeColumn,
+        AttachedColumn,
+        CallsColumn,
+        LastToolColumn,
+        LastOutcomeColumn,
+        ColumnCount
+    };
 
     explicit AgentsModel(QObject *parent = nullptr);
 

@@ -7,8 +7,8 @@
 #include "hostfiles.h"
 #include "modelroles.h"
 
-#include <QJsonArray>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QMutex>
 
@@ -105,8 +105,7 @@ QString localClockText(const QDateTime &timestamp)
     thread_local qint64 cachedBucket = std::numeric_limits<qint64>::min();
     thread_local qint64 offsetMs = 0;
     if (bucket != cachedBucket) {
-        offsetMs = qint64(QDateTime::fromMSecsSinceEpoch(bucket * bucketMs).offsetFromUtc())
-                   * 1000;
+        offsetMs = qint64(QDateTime::fromMSecsSinceEpoch(bucket * bucketMs).offsetFromUtc()) * 1000;
         cachedBucket = bucket;
     }
     const qint64 inDay = ((ms + offsetMs) % dayMs + dayMs) % dayMs;
@@ -145,8 +144,7 @@ QString AuditLogModel::columnText(const AuditEvent &e, int column)
     return {};
 }
 
-AuditLogModel::AuditLogModel(QObject *parent)
-    : QAbstractTableModel(parent)
+AuditLogModel::AuditLogModel(QObject *parent) : QAbstractTableModel(parent)
 {
     m_timer.setSingleShot(true);
     m_timer.setInterval(50);
@@ -346,10 +344,7 @@ QHash<int, QByteArray> AuditLogModel::roleNames() const
     return names;
 }
 
-AuditFilterProxyModel::AuditFilterProxyModel(QObject *parent)
-    : QSortFilterProxyModel(parent)
-{
-}
+AuditFilterProxyModel::AuditFilterProxyModel(QObject *parent) : QSortFilterProxyModel(parent) {}
 
 void AuditFilterProxyModel::setEventFilter(const QString &event)
 {
@@ -391,8 +386,8 @@ bool AuditFilterProxyModel::filterAcceptsRow(int sourceRow, const QModelIndex &s
     auto matches = [&first](const QString &wanted, int role) {
         return wanted.isEmpty() || first.data(role).toString() == wanted;
     };
-    if (!matches(m_event, Roles::EventNameRole) || !matches(m_actor, Roles::ActorRole)
-        || !matches(m_outcome, Roles::OutcomeRole))
+    if (!matches(m_event, Roles::EventNameRole) || !matches(m_actor, Roles::ActorRole) ||
+        !matches(m_outcome, Roles::OutcomeRole))
         return false;
     if (m_text.isEmpty())
         return true;
@@ -403,14 +398,16 @@ bool AuditFilterProxyModel::filterAcceptsRow(int sourceRow, const QModelIndex &s
         const auto has = [this](const QString &text) {
             return text.contains(m_text, Qt::CaseInsensitive);
         };
-        if (has(e.event) || has(e.workspaceId) || has(e.actor) || has(e.outcome)
-            || has(detailsText(e.fields, QLatin1Char(' '))))
+        if (has(e.event) || has(e.workspaceId) || has(e.actor) || has(e.outcome) ||
+            has(detailsText(e.fields, QLatin1Char(' '))))
             return true;
         // Times match as shown (local hh:mm:ss.zzz), with the offset taken once per filter.
         if (m_localOffset == std::numeric_limits<int>::min())
             m_localOffset = QDateTime::currentDateTime().offsetFromUtc();
-        const QString time = e.timestamp.toUTC().addSecs(m_localOffset).time().toString(
-            QStringLiteral("hh:mm:ss.zzz"));
+        const QString time = e.timestamp.toUTC()
+                                 .addSecs(m_localOffset)
+                                 .time()
+                                 .toString(QStringLiteral("hh:mm:ss.zzz"));
         return has(time);
     }
     for (int column = 0; column < source->columnCount(sourceParent); ++column) {
@@ -425,8 +422,8 @@ bool AuditFilterProxyModel::lessThan(const QModelIndex &left, const QModelIndex 
 {
     // Display times repeat within a millisecond and wrap at midnight; the sequence does not.
     if (left.column() == AuditLogModel::TimeColumn)
-        return left.data(Roles::SequenceRole).toLongLong()
-               < right.data(Roles::SequenceRole).toLongLong();
+        return left.data(Roles::SequenceRole).toLongLong() <
+               right.data(Roles::SequenceRole).toLongLong();
     return QSortFilterProxyModel::lessThan(left, right);
 }
 

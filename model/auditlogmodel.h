@@ -26,8 +26,15 @@ class AuditLogModel : public QAbstractTableModel
     Q_OBJECT
 
 public:
-    enum Column { TimeColumn, EventColumn, WorkspaceColumn, ActorColumn, OutcomeColumn,
-                  DetailsColumn, ColumnCount };
+    enum Column {
+        TimeColumn,
+        EventColumn,
+        WorkspaceColumn,
+        ActorColumn,
+        OutcomeColumn,
+        DetailsColumn,
+        ColumnCount
+    };
 
     explicit AuditLogModel(QObject *parent = nullptr);
     ~AuditLogModel() override;

@@ -19,11 +19,11 @@ QString statusText(const ConsoleHistoryModel::Entry &e)
     if (!e.result)
         return ConsoleHistoryModel::tr("failed");
     const ExecuteResult &r = *e.result;
-    QString status = r.timedOut    ? ConsoleHistoryModel::tr("timed out")
-                     : r.cancelled ? ConsoleHistoryModel::tr("cancelled")
-                                   : ConsoleHistoryModel::tr("exit %1 in %2 ms")
-                                         .arg(r.exitCode)
-                                         .arg(r.durationMs);
+    QString status =
+        r.timedOut ? ConsoleHistoryModel::tr("timed out")
+        : r.cancelled
+            ? ConsoleHistoryModel::tr("cancelled")
+            : ConsoleHistoryModel::tr("exit %1 in %2 ms").arg(r.exitCode).arg(r.durationMs);
     if (r.truncated || e.droppedBytes > 0)
         status += ConsoleHistoryModel::tr(", truncated");
     return status;
@@ -32,8 +32,8 @@ QString statusText(const ConsoleHistoryModel::Entry &e)
 void addPiece(QList<ConsoleHistoryModel::Piece> &pieces, OutputChannel channel,
               QByteArrayView bytes, qsizetype pieceLimit)
 {
-    if (!pieces.isEmpty() && pieces.last().channel == channel
-        && pieces.last().data.size() < pieceLimit)
+    if (!pieces.isEmpty() && pieces.last().channel == channel &&
+        pieces.last().data.size() < pieceLimit)
         pieces.last().data.append(bytes);
     else
         pieces.append({channel, bytes.toByteArray()});
@@ -58,10 +58,7 @@ QByteArray ConsoleHistoryModel::Entry::channelData(OutputChannel channel) const
     return out;
 }
 
-ConsoleHistoryModel::ConsoleHistoryModel(QObject *parent)
-    : QAbstractListModel(parent)
-{
-}
+ConsoleHistoryModel::ConsoleHistoryModel(QObject *parent) : QAbstractListModel(parent) {}
 
 int ConsoleHistoryModel::beginCommand(quint64 id, const QString &command, const QString &cwd,
                                       const QString &agent)
@@ -80,8 +77,7 @@ int ConsoleHistoryModel::beginCommand(quint64 id, const QString &command, const 
     return rowOf(id);
 }
 
-void ConsoleHistoryModel::appendOutput(quint64 id, OutputChannel channel,
-                                       const QByteArray &chunk)
+void ConsoleHistoryModel::appendOutput(quint64 id, OutputChannel channel, const QByteArray &chunk)
 {
     const int row = rowOf(id);
     if (row < 0 || chunk.isEmpty())
@@ -181,8 +177,8 @@ void ConsoleHistoryModel::trimTail(Entry &e)
     e.tailStartsMidLine = lastDropped != '\n';
     if (e.tailStartsMidLine && !e.tail.isEmpty()) {
         const QByteArray &front = e.tail.first().data;
-        const qsizetype nl = QByteArrayView(front).first(qMin(front.size(), LineSearchBytes))
-                                 .indexOf('\n');
+        const qsizetype nl =
+            QByteArrayView(front).first(qMin(front.size(), LineSearchBytes)).indexOf('\n');
         if (nl >= 0) {
             drop(nl + 1);
             e.tailStartsMidLine = false;
@@ -244,8 +240,7 @@ void ConsoleHistoryModel::releaseFullOutputs()
     }
 }
 
-void ConsoleHistoryModel::failCommand(quint64 id, const QString &errorType,
-                                      const QString &message)
+void ConsoleHistoryModel::failCommand(quint64 id, const QString &errorType, const QString &message)
 {
     const int row = rowOf(id);
     if (row < 0)
@@ -333,8 +328,8 @@ void ConsoleHistoryModel::trimEntries()
             continue;
         }
         int last = row;
-        while (last + 1 < m_entries.size() && last - row + 1 < excess
-               && !m_entries.at(last + 1).running)
+        while (last + 1 < m_entries.size() && last - row + 1 < excess &&
+               !m_entries.at(last + 1).running)
             ++last;
         beginRemoveRows({}, row, last);
         m_entries.remove(row, last - row + 1);

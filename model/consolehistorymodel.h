@@ -25,7 +25,8 @@ namespace elsai {
 ///
 /// Output changes are coalesced into at most one dataChanged per entry per event-loop pass.
 /// Trimming to maxEntries() (when a command begins) removes the oldest finished entries only:
-/// a running command keeps its row. History navigation (up/down in the console) uses commandHistory(). GUI thread only.
+/// a running command keeps its row. History navigation (up/down in the console) uses
+/// commandHistory(). GUI thread only.
 class ConsoleHistoryModel : public QAbstractListModel
 {
     Q_OBJECT
@@ -46,20 +47,20 @@ public:
         QString agent;
         QDateTime startedAt;
         bool running = true;
-        QList<Piece> head;           ///< the stream's first bytes
-        QList<Piece> tail;           ///< its last bytes after the head
+        QList<Piece> head; ///< the stream's first bytes
+        QList<Piece> tail; ///< its last bytes after the head
         qint64 headBytes = 0;
         qint64 tailBytes = 0;
-        qint64 tailStart = 0;        ///< stream offset of the tail's first byte
-        qint64 receivedBytes = 0;    ///< every byte of the stream the model was handed
-        qint64 droppedBytes = 0;     ///< not kept: between the head and the tail
-        bool headClosed = false;     ///< later bytes go to the tail
+        qint64 tailStart = 0;     ///< stream offset of the tail's first byte
+        qint64 receivedBytes = 0; ///< every byte of the stream the model was handed
+        qint64 droppedBytes = 0;  ///< not kept: between the head and the tail
+        bool headClosed = false;  ///< later bytes go to the tail
         bool tailStartsMidLine = false;
-        QString failure;             ///< "ErrorType: message" of a command that failed to run
+        QString failure; ///< "ErrorType: message" of a command that failed to run
         /// Exit code, flags and duration; its output strings are dropped (the bounded copies
         /// above, and fullStdout/fullStderr, are what the model keeps).
         std::optional<ExecuteResult> result;
-        bool hasFullOutput = false;  ///< fullStdout/fullStderr hold the engine's result
+        bool hasFullOutput = false; ///< fullStdout/fullStderr hold the engine's result
         QByteArray fullStdout;
         QByteArray fullStderr;
 

@@ -121,9 +121,9 @@ static QString detailText(const StepResult &r)
     if (r.outcome == StepOutcome::Error)
         return r.errorType + QStringLiteral(" (expected): ") + r.errorMessage;
     if (r.tool == QLatin1String("execute")) {
-        const QString last = lastLine(r.data.value(QStringLiteral("stderr")).toString() +
-                                      QLatin1Char('\n') +
-                                      r.data.value(QStringLiteral("output")).toString());
+        const QString last =
+            lastLine(r.data.value(QStringLiteral("stderr")).toString() + QLatin1Char('\n') +
+                     r.data.value(QStringLiteral("output")).toString());
         const QString code = PlanStepsModel::tr("exit code %1")
                                  .arg(r.data.value(QStringLiteral("exit_code")).toInt());
         return last.isEmpty() ? code : code + QStringLiteral(" · ") + last;

@@ -24,7 +24,8 @@ struct QueuedRelay
     QMutex mutex;
     QObject *target = nullptr;
 
-    template <typename Fn> void post(Fn &&fn)
+    template<typename Fn>
+    void post(Fn &&fn)
     {
         QMutexLocker lock(&mutex);
         if (target)
@@ -244,7 +245,7 @@ SessionState SandboxController::state(const QString &workspaceId) const
     return e ? e->state : SessionState::Stopped;
 }
 
-template <typename T>
+template<typename T>
 QFuture<T> SandboxController::track(const QString &workspaceId, const QString &operation,
                                     QFuture<T> future)
 {
@@ -475,8 +476,8 @@ QFuture<FileInfo> SandboxController::statFile(const QString &workspaceId, const 
             throw ValueError(QStringLiteral("no sandbox '%1' in the window").arg(workspaceId));
         const BackendPtr b = sb->backend();
         if (!b)
-            throw OSError(QStringLiteral("sandbox '%1' is not running; start it first")
-                              .arg(workspaceId));
+            throw OSError(
+                QStringLiteral("sandbox '%1' is not running; start it first").arg(workspaceId));
         return b->stat(path);
     });
 }
@@ -597,8 +598,8 @@ quint64 SandboxController::execute(const QString &workspaceId, const QString &co
     const qint64 kept = console->keptBytes();
     auto future = QtConcurrent::run(&m_pool, [agent, command, cwd, options, kept] {
         ConsoleRun run;
-        run.result = executeAs(*agent, command,
-                               cwd.isEmpty() ? std::nullopt : std::optional(cwd), options);
+        run.result =
+            executeAs(*agent, command, cwd.isEmpty() ? std::nullopt : std::optional(cwd), options);
         if (run.result.output.size() + run.result.stderr_.size() > kept)
             run.full = ConsoleHistoryModel::FullOutput{run.result.output.toUtf8(),
                                                        run.result.stderr_.toUtf8()};

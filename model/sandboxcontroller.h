@@ -156,7 +156,7 @@ private:
     struct Entry;
     Entry *entry(const QString &workspaceId) const;
     Entry &requireEntry(const QString &workspaceId) const;
-    template <typename T>
+    template<typename T>
     QFuture<T> track(const QString &workspaceId, const QString &operation, QFuture<T> future);
     void reportFailure(const QString &workspaceId, const QString &operation,
                        std::exception_ptr error);

@@ -2,7 +2,6 @@
 
 #include "modelroles.h"
 
-
 #include <cmath>
 
 namespace elsai {
@@ -46,10 +45,7 @@ QString formatDuration(std::optional<double> seconds)
     return QStringLiteral("%1s").arg(total);
 }
 
-SessionsModel::SessionsModel(QObject *parent)
-    : MergingTableModel(parent)
-{
-}
+SessionsModel::SessionsModel(QObject *parent) : MergingTableModel(parent) {}
 
 void SessionsModel::setSessions(const QList<SessionRow> &rows)
 {

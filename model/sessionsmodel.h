@@ -36,8 +36,16 @@ class SessionsModel : public MergingTableModel<SessionRow, QString>
     Q_OBJECT
 
 public:
-    enum Column { WorkspaceColumn, BackendColumn, StateColumn, OwnerColumn, StartedColumn,
-                  IdleColumn, TtlColumn, ColumnCount };
+    enum Column {
+        WorkspaceColumn,
+        BackendColumn,
+        StateColumn,
+        OwnerColumn,
+        StartedColumn,
+        IdleColumn,
+        TtlColumn,
+        ColumnCount
+    };
 
     explicit SessionsModel(QObject *parent = nullptr);
 

@@ -100,7 +100,7 @@ struct WorkspaceTreeModel::Node
     std::vector<std::unique_ptr<Node>> children;
     int row = 0;
     LoadState loadState = LoadState::NotFetched;
-    QString lastFailure; ///< last reported failure, so timer refreshes don't repeat it
+    QString lastFailure;    ///< last reported failure, so timer refreshes don't repeat it
     int markedChildren = 0; ///< children (files or folders) whose ChangeMark is not None
 
     bool isFolder() const { return info.isDir; }
@@ -125,7 +125,7 @@ struct WorkspaceTreeModel::Private
     Lister lister;
     Node root;
     QHash<QString, FileStamp> baseline;
-    QSet<QString> baselineFolders; ///< every folder that held a seeded file
+    QSet<QString> baselineFolders;   ///< every folder that held a seeded file
     QHash<QString, Pending> pending; ///< keyed by folder path: nodes may die while listing
     /// Listings whose rows are still being inserted, a chunk per event-loop pass.
     QHash<QString, Listing> continuing;
@@ -145,8 +145,8 @@ struct WorkspaceTreeModel::Private
     static Node *findChild(const Node *folder, const QString &name)
     {
         const auto &c = folder->children;
-        const auto firstFile = std::partition_point(
-            c.begin(), c.end(), [](const auto &n) { return n->isFolder(); });
+        const auto firstFile =
+            std::partition_point(c.begin(), c.end(), [](const auto &n) { return n->isFolder(); });
         const auto byName = [](const auto &n, const QString &key) { return n->name < key; };
         const auto ranges = {std::pair(c.begin(), firstFile), std::pair(firstFile, c.end())};
         for (const auto &[b, e] : ranges) {
@@ -201,8 +201,8 @@ struct WorkspaceTreeModel::Private
         const auto it = baseline.constFind(node->info.path);
         if (it == baseline.cend())
             return ChangeMark::Added;
-        if (it->size != node->info.size.value_or(-1)
-            || floorDiv(it->mtimeNs, 1000000) != node->info.mtimeMs)
+        if (it->size != node->info.size.value_or(-1) ||
+            floorDiv(it->mtimeNs, 1000000) != node->info.mtimeMs)
             return ChangeMark::Modified;
         return ChangeMark::None;
     }
@@ -476,7 +476,7 @@ struct WorkspaceTreeModel::Private
         return true;
     }
 
-    template <typename Fn>
+    template<typename Fn>
     void forEachLoadedFolder(Fn fn)
     {
         std::vector<Node *> stack{&root};
@@ -715,8 +715,7 @@ QVariant WorkspaceTreeModel::data(const QModelIndex &index, int role) const
     return {};
 }
 
-QVariant WorkspaceTreeModel::headerData(int section, Qt::Orientation orientation,
-                                        int role) const
+QVariant WorkspaceTreeModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};

@@ -49,8 +49,8 @@ public:
             return true;
         isolateFlushBases(); // the backends it makes keep their flush bases on this host
         if (!QFileInfo(sshdPath()).isExecutable())
-            return fail(QStringLiteral("%1 not found (apt-get install openssh-server)")
-                            .arg(sshdPath()));
+            return fail(
+                QStringLiteral("%1 not found (apt-get install openssh-server)").arg(sshdPath()));
         if (QStandardPaths::findExecutable(QStringLiteral("ssh")).isEmpty() ||
             QStandardPaths::findExecutable(QStringLiteral("ssh-keygen")).isEmpty())
             return fail(QStringLiteral("ssh / ssh-keygen not found (apt-get install "
@@ -211,9 +211,9 @@ public:
     QByteArray remote(const QString &command, int *exitCode = nullptr) const
     {
         QString out;
-        const int rc = runTool(QStringLiteral("ssh"),
-                               {QStringLiteral("-F"), path("client_config"), alias(), command},
-                               &out, false);
+        const int rc =
+            runTool(QStringLiteral("ssh"),
+                    {QStringLiteral("-F"), path("client_config"), alias(), command}, &out, false);
         if (exitCode)
             *exitCode = rc;
         return out.toUtf8();

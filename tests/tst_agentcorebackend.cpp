@@ -127,8 +127,7 @@ void TestAgentCoreBackend::everyRequestIsSignedAndCarriesTheSession()
     }
     // A file operation is one confined command that checks the path and uses it (a small
     // write carries its content); execute's default cwd needs no check.
-    QCOMPARE(fake.toolCalls(),
-             (QStringList{"executeCommand", "executeCommand", "executeCommand"}));
+    QCOMPARE(fake.toolCalls(), (QStringList{"executeCommand", "executeCommand", "executeCommand"}));
 }
 
 void TestAgentCoreBackend::wrongSecretIsPermissionError()

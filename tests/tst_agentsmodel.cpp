@@ -1,10 +1,10 @@
 #include "agentsmodel.h"
 #include "modelroles.h"
 
-#include <QTimeZone>
 #include <QAbstractItemModelTester>
 #include <QItemSelectionModel>
 #include <QSignalSpy>
+#include <QTimeZone>
 #include <QtTest>
 
 using namespace elsai;
@@ -59,8 +59,7 @@ private Q_SLOTS:
 void TestAgentsModel::modelTester()
 {
     AgentsModel model;
-    QAbstractItemModelTester tester(&model,
-                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     model.setAgents(rows({"w/a:0", "w/b:0", "w/c:0"}));
     model.setAgents(rows({"w/x:0", "w/c:1", "w/a:0", "w/y:0"}));
     model.setAgents(rows({"w/y:2", "w/a:0"}));
@@ -91,12 +90,12 @@ void TestAgentsModel::merge_data()
         << QStringList{"w/x:0", "w/y:0", "w/a:0", "w/b:0"} << 1 << 0 << 0 << 0;
     QTest::newRow("insert-between") << ab << QStringList{"w/a:0", "w/c:0", "w/b:0"}
                                     << QStringList{"w/a:0", "w/c:0", "w/b:0"} << 1 << 0 << 0 << 0;
-    QTest::newRow("remove-middle") << QStringList{"w/a:0", "w/b:0", "w/c:0"}
-                                   << QStringList{"w/a:0", "w/c:0"}
-                                   << QStringList{"w/a:0", "w/c:0"} << 0 << 1 << 0 << 0;
+    QTest::newRow("remove-middle")
+        << QStringList{"w/a:0", "w/b:0", "w/c:0"} << QStringList{"w/a:0", "w/c:0"}
+        << QStringList{"w/a:0", "w/c:0"} << 0 << 1 << 0 << 0;
     QTest::newRow("remove-two-ranges")
-        << QStringList{"w/a:0", "w/b:0", "w/c:0", "w/d:0", "w/e:0"}
-        << QStringList{"w/a:0", "w/d:0"} << QStringList{"w/a:0", "w/d:0"} << 0 << 2 << 0 << 0;
+        << QStringList{"w/a:0", "w/b:0", "w/c:0", "w/d:0", "w/e:0"} << QStringList{"w/a:0", "w/d:0"}
+        << QStringList{"w/a:0", "w/d:0"} << 0 << 2 << 0 << 0;
     QTest::newRow("remove-all") << ab << QStringList{} << QStringList{} << 0 << 1 << 0 << 0;
     QTest::newRow("from-empty") << QStringList{} << ab << ab << 1 << 0 << 0 << 0;
     QTest::newRow("reorder") << QStringList{"w/a:0", "w/b:0", "w/c:0"}
@@ -105,11 +104,10 @@ void TestAgentsModel::merge_data()
     QTest::newRow("replace-all") << ab << QStringList{"w/c:0", "w/d:0"}
                                  << QStringList{"w/c:0", "w/d:0"} << 1 << 1 << 0 << 0;
     QTest::newRow("same-name-other-workspace")
-        << QStringList{"w/a:0"} << QStringList{"w/a:0", "v/a:0"}
-        << QStringList{"w/a:0", "v/a:0"} << 1 << 0 << 0 << 0;
-    QTest::newRow("duplicate-key-first-wins")
-        << QStringList{} << QStringList{"w/a:1", "w/a:2"} << QStringList{"w/a:1"} << 1 << 0 << 0
-        << 0;
+        << QStringList{"w/a:0"} << QStringList{"w/a:0", "v/a:0"} << QStringList{"w/a:0", "v/a:0"}
+        << 1 << 0 << 0 << 0;
+    QTest::newRow("duplicate-key-first-wins") << QStringList{} << QStringList{"w/a:1", "w/a:2"}
+                                              << QStringList{"w/a:1"} << 1 << 0 << 0 << 0;
     QTest::newRow("mixed") << QStringList{"w/a:0", "w/b:0", "w/c:0"}
                            << QStringList{"w/n:0", "w/c:5", "w/a:0"}
                            << QStringList{"w/n:0", "w/c:5", "w/a:0"} << 1 << 1 << 1 << 1;
@@ -126,8 +124,7 @@ void TestAgentsModel::merge()
     QFETCH(int, changes);
 
     AgentsModel model;
-    QAbstractItemModelTester tester(&model,
-                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     model.setAgents(rows(before));
     QCOMPARE(specs(model), before);
 
@@ -155,14 +152,13 @@ void TestAgentsModel::merge()
 void TestAgentsModel::mergeKeepsSelection()
 {
     AgentsModel model;
-    QAbstractItemModelTester tester(&model,
-                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     QItemSelectionModel selection(&model);
     model.setAgents(rows({"ws1/alpha:1", "ws1/beta:1", "ws2/gamma:1"}));
     const int betaRow = model.rowOf(QStringLiteral("ws1"), QStringLiteral("beta"));
     const QModelIndex beta = model.index(betaRow, AgentsModel::NameColumn);
-    selection.setCurrentIndex(beta, QItemSelectionModel::ClearAndSelect
-                                         | QItemSelectionModel::Rows);
+    selection.setCurrentIndex(beta,
+                              QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
 
     QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
     QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
@@ -192,8 +188,7 @@ void TestAgentsModel::displayAndRoles()
     a.workspaceId = QStringLiteral("ws");
     a.name = QStringLiteral("coder");
     a.mode = QStringLiteral("read_only");
-    a.attachedAt
-        = QDateTime(QDate(2024, 5, 1), QTime(10, 20, 30), QTimeZone::utc()).toUTC();
+    a.attachedAt = QDateTime(QDate(2024, 5, 1), QTime(10, 20, 30), QTimeZone::utc()).toUTC();
     a.toolCalls = 4;
     a.lastTool = QStringLiteral("write_file");
     a.lastOutcome = QStringLiteral("denied");
@@ -215,10 +210,10 @@ void TestAgentsModel::displayAndRoles()
     QCOMPARE(at(AgentsModel::LastOutcomeColumn).toString(), QStringLiteral("denied"));
     QCOMPARE(at(AgentsModel::NameColumn, Qt::ToolTipRole).toString(),
              QStringLiteral("Tools: read_file, list_dir"));
-    QVERIFY(at(AgentsModel::LastToolColumn, Qt::ToolTipRole).toString().contains(
-        QStringLiteral("write_file  denied")));
-    QCOMPARE(at(AgentsModel::CallsColumn, Roles::WorkspaceIdRole).toString(),
-             QStringLiteral("ws"));
+    QVERIFY(at(AgentsModel::LastToolColumn, Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("write_file  denied")));
+    QCOMPARE(at(AgentsModel::CallsColumn, Roles::WorkspaceIdRole).toString(), QStringLiteral("ws"));
     QCOMPARE(at(0, Roles::AgentNameRole).toString(), QStringLiteral("coder"));
     QCOMPARE(at(0, Roles::AttachModeRole).toString(), QStringLiteral("read_only"));
     QCOMPARE(at(0, Roles::ToolCallsRole).toInt(), 4);

@@ -12,7 +12,6 @@
 // drop the .cpp include (it would then define the backend twice).
 #include "localsandboxbackend.h"
 
-#include <QTimeZone>
 #include <QCryptographicHash>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -24,6 +23,7 @@
 #include <QSet>
 #include <QTemporaryDir>
 #include <QThread>
+#include <QTimeZone>
 #include <QtTest>
 
 #include <atomic>
@@ -166,8 +166,7 @@ private Q_SLOTS:
     void eventJsonRoundTrip()
     {
         AuditEvent e;
-        e.timestamp
-            = QDateTime(QDate(2025, 3, 4), QTime(5, 6, 7, 890), QTimeZone::utc()).toUTC();
+        e.timestamp = QDateTime(QDate(2025, 3, 4), QTime(5, 6, 7, 890), QTimeZone::utc()).toUTC();
         e.event = QStringLiteral("sandbox.execute");
         e.workspaceId = QStringLiteral("ws-1");
         e.actor = QStringLiteral("agent-7");
@@ -401,7 +400,8 @@ private Q_SLOTS:
                             QStringLiteral("a"));
         }
         {
-            AuditRecorder r(QStringLiteral("op.invalid"), QStringLiteral("ws"), QStringLiteral("a"));
+            AuditRecorder r(QStringLiteral("op.invalid"), QStringLiteral("ws"),
+                            QStringLiteral("a"));
             r.fail(ToolNotFoundError(QStringLiteral("no tool 'x'")));
         }
         const QList<AuditEvent> ev = sink->events();
@@ -605,8 +605,8 @@ private Q_SLOTS:
                                                << QStringLiteral("package_install");
         QTest::newRow("variable assignment prefix")
             << QStringLiteral("LC_ALL=C rm -rf x") << QStringLiteral("shell_delete");
-        QTest::newRow("find -delete") << QStringLiteral("find . -name '*.o' -delete")
-                                      << QStringLiteral("shell_delete");
+        QTest::newRow("find -delete")
+            << QStringLiteral("find . -name '*.o' -delete") << QStringLiteral("shell_delete");
         QTest::newRow("xargs rm") << QStringLiteral("ls | xargs rm")
                                   << QStringLiteral("shell_delete");
         QTest::newRow("sh -c") << QStringLiteral("sh -c 'rm -rf x'")
@@ -630,8 +630,8 @@ private Q_SLOTS:
         auto row = [](const char *command, const char *op) {
             QTest::newRow(command) << QString::fromUtf8(command) << QString::fromLatin1(op);
         };
-        row("echo a \\> b", "shell");          // an escaped > is no redirection
-        row("echo a\\; rm x", "shell");         // nor is an escaped ; a separator
+        row("echo a \\> b", "shell");   // an escaped > is no redirection
+        row("echo a\\; rm x", "shell"); // nor is an escaped ; a separator
         row("echo \"a > b\"", "shell");
         row("echo hi >'out file'", "shell_write");
         row("cat f 2>&1 | wc -l", "read");
@@ -639,7 +639,7 @@ private Q_SLOTS:
         row("ls > /dev/nullx", "shell_write");
         row("make 2>&1 >build.log", "shell_write");
         row("sudo -E env A=1 rm x", "shell_delete");
-        row("A='x; rm y' ls", "read");        // a quoted value is part of its word
+        row("A='x; rm y' ls", "read"); // a quoted value is part of its word
         row("nohup time /usr/bin/curl x", "network");
         row("A='x y' B=2 mv a b", "shell_move");
         row("bash -c \"ls; rm -f a\"", "shell_delete");
@@ -726,8 +726,9 @@ private Q_SLOTS:
         QVERIFY(s1 > 0);
         QVERIFY2(s1 <= 4 * len1 + 64,
                  qPrintable(QStringLiteral("%1 steps for %2 characters").arg(s1).arg(len1)));
-        QVERIFY2(s2 <= 2 * s1 + 64,
-                 qPrintable(QStringLiteral("steps %1 -> %2 when doubling the input").arg(s1).arg(s2)));
+        QVERIFY2(
+            s2 <= 2 * s1 + 64,
+            qPrintable(QStringLiteral("steps %1 -> %2 when doubling the input").arg(s1).arg(s2)));
     }
 
     // ---- a full disk ---------------------------------------------------------------------------
@@ -783,7 +784,8 @@ private Q_SLOTS:
         QCOMPARE(AuditLog::instance().health().state, AuditHealth::State::Failing);
 
         // Room again (the agent deletes its filler): what waited is written, then the note.
-        call(QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("rm -f fill")}});
+        call(QStringLiteral("execute"),
+             {{QStringLiteral("command"), QStringLiteral("rm -f fill")}});
         sandbox->stop(false);
         sink->flush();
 

@@ -3,12 +3,12 @@
 
 #include <QAbstractItemModelTester>
 #include <QFileInfo>
-#include <QTimeZone>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTimeZone>
 #include <QtTest>
 
 #include <atomic>
@@ -25,8 +25,8 @@ AuditEvent makeEvent(qint64 seq, const QString &event = QStringLiteral("write_fi
                      const QString &workspace = QStringLiteral("ws"))
 {
     AuditEvent e;
-    e.timestamp = QDateTime(QDate(2024, 5, 1), QTime(12, 0, 0).addMSecs(int(seq)),
-                            QTimeZone::utc()).toUTC();
+    e.timestamp =
+        QDateTime(QDate(2024, 5, 1), QTime(12, 0, 0).addMSecs(int(seq)), QTimeZone::utc()).toUTC();
     e.event = event;
     e.workspaceId = workspace;
     e.actor = actor;
@@ -95,8 +95,7 @@ void TestAuditLogModel::initTestCase()
 void TestAuditLogModel::modelTester()
 {
     AuditLogModel model;
-    QAbstractItemModelTester tester(&model,
-                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     AuditFilterProxyModel proxy;
     proxy.setSourceModel(&model);
     proxy.sort(AuditLogModel::TimeColumn);
@@ -145,10 +144,9 @@ void TestAuditLogModel::batching()
     model.setBatchSize(batchSize);
     model.setBatchIntervalMs(60 * 60 * 1000); // only size and flush() insert here
     QList<int> batches;
-    connect(&model, &QAbstractItemModel::rowsInserted, this,
-            [&batches](const QModelIndex &, int first, int last) {
-                batches.append(last - first + 1);
-            });
+    connect(
+        &model, &QAbstractItemModel::rowsInserted, this,
+        [&batches](const QModelIndex &, int first, int last) { batches.append(last - first + 1); });
 
     for (int i = 1; i <= appended; ++i)
         model.append(makeEvent(i));
@@ -198,8 +196,7 @@ void TestAuditLogModel::rowCap()
     QFETCH(int, trimmed);
 
     AuditLogModel model;
-    QAbstractItemModelTester tester(&model,
-                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     model.setRowCap(cap);
     model.setBatchSize(1000); // the burst is one batch
     for (int i = 1; i <= existing; ++i)
@@ -322,8 +319,8 @@ void TestAuditLogModel::details()
     QFETCH(QJsonObject, fields);
     QFETCH(QString, expected);
     AuditLogModel model;
-    model.append(makeEvent(1, QStringLiteral("e"), QStringLiteral("a"), QStringLiteral("ok"),
-                           fields));
+    model.append(
+        makeEvent(1, QStringLiteral("e"), QStringLiteral("a"), QStringLiteral("ok"), fields));
     model.flush();
     QCOMPARE(model.index(0, AuditLogModel::DetailsColumn).data().toString(), expected);
 }
@@ -400,9 +397,8 @@ void TestAuditLogModel::destroyedWhileWorkersEmit()
     for (int t = 0; t < 4; ++t) {
         workers.emplace_back([&stop] {
             while (!stop.load()) {
-                AuditLog::instance().emitEvent(QStringLiteral("test.flood"),
-                                               QStringLiteral("ws"), QStringLiteral("w"),
-                                               QStringLiteral("ok"));
+                AuditLog::instance().emitEvent(QStringLiteral("test.flood"), QStringLiteral("ws"),
+                                               QStringLiteral("w"), QStringLiteral("ok"));
             }
         });
     }
@@ -419,8 +415,7 @@ void TestAuditLogModel::exportRoundTrip()
 {
     AuditLogModel model;
     const QList<AuditEvent> events = {
-        makeEvent(1, QStringLiteral("sandbox.start"), QStringLiteral("host"),
-                  QStringLiteral("ok")),
+        makeEvent(1, QStringLiteral("sandbox.start"), QStringLiteral("host"), QStringLiteral("ok")),
         makeEvent(2, QStringLiteral("write_file"), QStringLiteral("agent"),
                   QStringLiteral("denied"),
                   {{QStringLiteral("path"), QStringLiteral("dir/ünïcode \"q\".txt")},
@@ -428,8 +423,7 @@ void TestAuditLogModel::exportRoundTrip()
         makeEvent(3, QStringLiteral("sandbox.execute"), QStringLiteral("agent"),
                   QStringLiteral("error"),
                   {{QStringLiteral("command_length"), 17},
-                   {QStringLiteral("nested"),
-                    QJsonObject{{QStringLiteral("a"), QJsonArray{1, 2}}}},
+                   {QStringLiteral("nested"), QJsonObject{{QStringLiteral("a"), QJsonArray{1, 2}}}},
                    {QStringLiteral("line"), QStringLiteral("two\nlines")}}),
     };
     for (const AuditEvent &e : events)
@@ -513,24 +507,24 @@ void TestAuditLogModel::proxyFilters_data()
     QTest::newRow("no-filter") << none << none << none << none << QList<qint64>{1, 2, 3, 4, 5};
     QTest::newRow("event") << QStringLiteral("write_file") << none << none << none
                            << QList<qint64>{2, 3};
-    QTest::newRow("event-is-exact") << QStringLiteral("write") << none << none << none
-                                    << QList<qint64>{};
+    QTest::newRow("event-is-exact")
+        << QStringLiteral("write") << none << none << none << QList<qint64>{};
     QTest::newRow("actor") << none << QStringLiteral("agent-a") << none << none
                            << QList<qint64>{2, 4};
     QTest::newRow("outcome") << none << none << QStringLiteral("denied") << none
                              << QList<qint64>{3};
     QTest::newRow("event+actor") << QStringLiteral("write_file") << QStringLiteral("agent-b")
                                  << none << none << QList<qint64>{3};
-    QTest::newRow("text-in-details") << none << none << none << QStringLiteral("main.py")
-                                     << QList<qint64>{2};
-    QTest::newRow("text-case-insensitive") << none << none << none << QStringLiteral("NETWORK")
-                                           << QList<qint64>{4};
-    QTest::newRow("text-in-event-column") << none << none << none << QStringLiteral("sandbox.st")
-                                          << QList<qint64>{1};
-    QTest::newRow("text-in-workspace-column") << none << none << none << QStringLiteral("ws-2")
-                                              << QList<qint64>{4, 5};
-    QTest::newRow("text+outcome") << none << none << QStringLiteral("ok")
-                                  << QStringLiteral("path=") << QList<qint64>{2, 5};
+    QTest::newRow("text-in-details")
+        << none << none << none << QStringLiteral("main.py") << QList<qint64>{2};
+    QTest::newRow("text-case-insensitive")
+        << none << none << none << QStringLiteral("NETWORK") << QList<qint64>{4};
+    QTest::newRow("text-in-event-column")
+        << none << none << none << QStringLiteral("sandbox.st") << QList<qint64>{1};
+    QTest::newRow("text-in-workspace-column")
+        << none << none << none << QStringLiteral("ws-2") << QList<qint64>{4, 5};
+    QTest::newRow("text+outcome") << none << none << QStringLiteral("ok") << QStringLiteral("path=")
+                                  << QList<qint64>{2, 5};
     QTest::newRow("all-four") << QStringLiteral("read_file") << QStringLiteral("agent-b")
                               << QStringLiteral("ok") << QStringLiteral("readme")
                               << QList<qint64>{5};
@@ -602,9 +596,8 @@ void TestAuditLogModel::proxySortsTimeBySequence()
     proxy.setSourceModel(&model);
     // Rows arrive out of sequence order (sinks run outside AuditLog's lock) and several share
     // one displayed millisecond.
-    const QDateTime sameMs
-        = QDateTime(QDate(2024, 5, 1), QTime(23, 59, 59, 999), QTimeZone::utc())
-              .toUTC();
+    const QDateTime sameMs =
+        QDateTime(QDate(2024, 5, 1), QTime(23, 59, 59, 999), QTimeZone::utc()).toUTC();
     for (qint64 seq : {3, 1, 4, 2, 5}) {
         AuditEvent e = makeEvent(seq);
         e.timestamp = sameMs;
@@ -673,8 +666,7 @@ void TestAuditLogModel::timeColumnMatchesLocalTime()
          t += 433'017) {
         AuditEvent e = makeEvent(1);
         e.timestamp = QDateTime::fromMSecsSinceEpoch(t, QTimeZone::utc());
-        const QString expected =
-            e.timestamp.toLocalTime().toString(QStringLiteral("hh:mm:ss.zzz"));
+        const QString expected = e.timestamp.toLocalTime().toString(QStringLiteral("hh:mm:ss.zzz"));
         QCOMPARE(AuditLogModel::columnText(e, AuditLogModel::TimeColumn), expected);
         ++compared;
     }

@@ -95,8 +95,8 @@ private Q_SLOTS:
         QTest::newRow("escaping names dropped")
             << ("4\n" + up + '\0' + slash + '\0' + empty + '\0' + a + '\0') << true << 4LL
             << QStringList{"d/a"};
-        QTest::newRow("a count below what came is raised") << ("0\n" + a + '\0') << true << 1LL
-                                                            << QStringList{"d/a"};
+        QTest::newRow("a count below what came is raised")
+            << ("0\n" + a + '\0') << true << 1LL << QStringList{"d/a"};
         QTest::newRow("no count line") << (a + '\0') << false << 0LL << QStringList();
         QTest::newRow("a count that is not one") << ("x7\n" + a) << false << 0LL << QStringList();
     }

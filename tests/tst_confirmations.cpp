@@ -63,8 +63,7 @@ class TestConfirmations : public QObject
 
     /// A started local sandbox seeded with README.md, notes.txt and src/app.py; returns its
     /// workspace folder on the host.
-    QString startSandbox(SandboxController &c, const QString &id,
-                         std::optional<QString> seed = {})
+    QString startSandbox(SandboxController &c, const QString &id, std::optional<QString> seed = {})
     {
         const QString project = m_tmp.filePath(QStringLiteral("project-%1").arg(++m_n));
         writeHostFile(project + QStringLiteral("/README.md"), "# demo\n");
@@ -153,8 +152,7 @@ private Q_SLOTS:
         QCOMPARE(m_q.asked.first().kind, QStringLiteral("overwrite"));
         QVERIFY(m_q.asked.first().text.contains(QStringLiteral("notes.txt")));
         QVERIFY(m_q.asked.first().text.contains(QStringLiteral("is lost")));
-        QCOMPARE(readHostFile(root + QStringLiteral("/notes.txt")),
-                 accept ? QByteArray() : before);
+        QCOMPARE(readHostFile(root + QStringLiteral("/notes.txt")), accept ? QByteArray() : before);
         QCOMPARE(opened.size(), accept ? 1 : 0);
 
         // A new name is created without a question.
@@ -223,8 +221,7 @@ private Q_SLOTS:
             QDragEnterEvent enter(pos, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
             QApplication::sendEvent(panel.view()->viewport(), &enter);
             QVERIFY(enter.isAccepted());
-            QDropEvent event(QPointF(pos), Qt::CopyAction, &mime, Qt::LeftButton,
-                             Qt::NoModifier);
+            QDropEvent event(QPointF(pos), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
             QApplication::sendEvent(panel.view()->viewport(), &event);
             QVERIFY(event.isAccepted());
         } else {
@@ -240,9 +237,9 @@ private Q_SLOTS:
                  accept ? QByteArray("from the host\n") : before);
         QStringList written = added.first().at(1).toStringList();
         written.sort();
-        const QStringList expected = accept ? QStringList{QStringLiteral("new.txt"),
-                                                          QStringLiteral("notes.txt")}
-                                            : QStringList{QStringLiteral("new.txt")};
+        const QStringList expected =
+            accept ? QStringList{QStringLiteral("new.txt"), QStringLiteral("notes.txt")}
+                   : QStringList{QStringLiteral("new.txt")};
         QCOMPARE(written, expected);
     }
 
@@ -392,8 +389,7 @@ private Q_SLOTS:
         window.action(QStringLiteral("actionQuit"))->trigger();
         QCOMPARE(m_q.asked.size(), 1);
         QCOMPARE(m_q.asked.first().kind, QStringLiteral("unsaved"));
-        QCOMPARE(m_q.asked.first().items,
-                 QStringList{QStringLiteral("README.md (quit-tabs)")});
+        QCOMPARE(m_q.asked.first().items, QStringList{QStringLiteral("README.md (quit-tabs)")});
         if (ConfirmAnswer(answer) == ConfirmAnswer::Cancel) {
             QVERIFY(window.isVisible());
             QVERIFY(!window.isShutDown());
@@ -418,8 +414,7 @@ private Q_SLOTS:
         startSandbox(c, QStringLiteral("quit-busy"));
         MainWindow window(&c);
         window.show();
-        const quint64 command =
-            c.execute(QStringLiteral("quit-busy"), QStringLiteral("sleep 30"));
+        const quint64 command = c.execute(QStringLiteral("quit-busy"), QStringLiteral("sleep 30"));
         QVERIFY(command);
         m_q.answer = accept ? ConfirmAnswer::Accept : ConfirmAnswer::Cancel;
         QCOMPARE(window.close(), accept); // close() returns whether it closed
@@ -429,7 +424,7 @@ private Q_SLOTS:
                  QStringList{QStringLiteral("1 console command(s) running — killed")});
         if (accept) {
             QVERIFY(!window.isVisible());
-            window.shutdown(); // what the application does once its loop ended
+            window.shutdown();                     // what the application does once its loop ended
             QVERIFY(!c.isCommandRunning(command)); // the controller waited for it
         } else {
             QVERIFY(window.isVisible());
@@ -666,8 +661,7 @@ private Q_SLOTS:
 
         // The same name again, read-write: refused with a message; nothing changes anywhere.
         agents.nameEdit()->setText(QStringLiteral("bob"));
-        agents.modeBox()->setCurrentIndex(
-            agents.modeBox()->findData(QStringLiteral("read_write")));
+        agents.modeBox()->setCurrentIndex(agents.modeBox()->findData(QStringLiteral("read_write")));
         agents.attach();
         QVERIFY2(agents.messageBar()->text().contains(QStringLiteral("already attached")),
                  qPrintable(agents.messageBar()->text()));
@@ -716,8 +710,7 @@ private Q_SLOTS:
                                  c.attachAgent(QStringLiteral("modes"), QStringLiteral("eve"),
                                                SandboxAttachMode::ReadWrite));
         QVERIFY_THROWS_EXCEPTION(ValueError,
-                                 c.changeAgentMode(QStringLiteral("modes"),
-                                                   QStringLiteral("eve"),
+                                 c.changeAgentMode(QStringLiteral("modes"), QStringLiteral("eve"),
                                                    SandboxAttachMode::ReadWrite));
         config.sandboxAttachMode = SandboxAttachMode::ReadWrite;
         QVERIFY_THROWS_EXCEPTION(SandboxAttachError, Agent::create(QStringLiteral("eve"), config));
@@ -739,28 +732,25 @@ private Q_SLOTS:
         request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArray("application/json"));
         request.setRawHeader("Authorization",
                              "Bearer " + mcp.model()->agent(mcpRow).token.toUtf8());
-        QNetworkReply *reply = nam.post(
-            request, R"({"jsonrpc":"2.0","id":1,"method":"initialize",)"
-                     R"("params":{"protocolVersion":"2025-06-18","capabilities":{}}})");
+        QNetworkReply *reply =
+            nam.post(request, R"({"jsonrpc":"2.0","id":1,"method":"initialize",)"
+                              R"("params":{"protocolVersion":"2025-06-18","capabilities":{}}})");
         QTRY_VERIFY(reply->isFinished());
         QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
         reply->deleteLater();
         c.refreshPanels();
         QCOMPARE(modeOf(QStringLiteral("remote")), QStringLiteral("read_only"));
-        QCOMPARE(mcp.model()
-                     ->data(mcp.model()->index(mcpRow, McpServerModel::ModeColumn))
-                     .toString(),
-                 QStringLiteral("read_only"));
+        QCOMPARE(
+            mcp.model()->data(mcp.model()->index(mcpRow, McpServerModel::ModeColumn)).toString(),
+            QStringLiteral("read_only"));
         QTRY_COMPARE(lastAuditedMode(QStringLiteral("remote")), QStringLiteral("read_only"));
         agents.nameEdit()->setText(QStringLiteral("remote"));
-        agents.modeBox()->setCurrentIndex(
-            agents.modeBox()->findData(QStringLiteral("read_write")));
+        agents.modeBox()->setCurrentIndex(agents.modeBox()->findData(QStringLiteral("read_write")));
         agents.attach();
         QVERIFY(agents.messageBar()->text().contains(QStringLiteral("MCP session")));
-        QVERIFY_THROWS_EXCEPTION(ValueError,
-                                 c.changeAgentMode(QStringLiteral("modes"),
-                                                   QStringLiteral("remote"),
-                                                   SandboxAttachMode::ReadWrite));
+        QVERIFY_THROWS_EXCEPTION(ValueError, c.changeAgentMode(QStringLiteral("modes"),
+                                                               QStringLiteral("remote"),
+                                                               SandboxAttachMode::ReadWrite));
         c.waitForIdle();
         c.refreshPanels();
         QCOMPARE(modeOf(QStringLiteral("remote")), QStringLiteral("read_only"));

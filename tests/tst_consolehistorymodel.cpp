@@ -60,8 +60,7 @@ private Q_SLOTS:
 void TestConsoleHistoryModel::modelTester()
 {
     ConsoleHistoryModel model;
-    QAbstractItemModelTester tester(&model,
-                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
     model.setMaxEntries(4);
     for (quint64 id = 1; id <= 6; ++id) {
@@ -254,8 +253,7 @@ void TestConsoleHistoryModel::failCommand()
 void TestConsoleHistoryModel::maxEntriesDropsOldest()
 {
     ConsoleHistoryModel model;
-    QAbstractItemModelTester tester(&model,
-                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     for (quint64 id = 1; id <= 5; ++id) {
         model.beginCommand(id, QStringLiteral("c%1").arg(id), {});
         model.finishCommand(id, result(0, 1));
@@ -284,8 +282,7 @@ void TestConsoleHistoryModel::runningEntriesSurviveTrimming()
     // A long command keeps its row (and so its block and its Cancel) while newer ones come
     // and go; it is trimmed once it has finished.
     ConsoleHistoryModel model;
-    QAbstractItemModelTester tester(&model,
-                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     model.setMaxEntries(2);
     model.beginCommand(1, QStringLiteral("long"), {});
     for (quint64 id = 2; id <= 6; ++id) {

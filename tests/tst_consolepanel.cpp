@@ -20,8 +20,8 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
-#include <QScrollBar>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QStandardPaths>
 #include <QStyle>
 #include <QStyleFactory>
@@ -37,7 +37,7 @@ namespace {
 
 /// Answers the next application-modal dialog of type T as soon as it shows (one shot; a
 /// dialog of another type is rejected after 20 s so a failing test ends).
-template <typename T>
+template<typename T>
 std::shared_ptr<bool> answerModal(std::function<void(T *)> answer)
 {
     auto *timer = new QTimer(qApp);
@@ -88,9 +88,10 @@ class TestConsolePanel : public QObject
     bool waitFinished(quint64 id)
     {
         return QTest::qWaitFor(
-            [&] { return !m_controller->isCommandRunning(id) && m_panel->block(id)
-                         && !m_panel->block(id)->isRunning()
-                         && !m_panel->block(id)->hasPendingOutput(); },
+            [&] {
+                return !m_controller->isCommandRunning(id) && m_panel->block(id) &&
+                       !m_panel->block(id)->isRunning() && !m_panel->block(id)->hasPendingOutput();
+            },
             30000);
     }
 
@@ -126,8 +127,8 @@ void TestConsolePanel::initTestCase()
     spec.workspaceId = m_id;
     spec.workspaceRoot = m_tmp.filePath(QStringLiteral("ws"));
     m_controller->addSandbox(spec);
-    QVERIFY(QTest::qWaitFor(
-        [&] { return m_controller->state(m_id) == SessionState::Running; }, 20000));
+    QVERIFY(
+        QTest::qWaitFor([&] { return m_controller->state(m_id) == SessionState::Running; }, 20000));
     m_panel = std::make_unique<ConsolePanel>(m_controller.get());
     m_panel->setWorkspace(m_id);
     m_panel->resize(900, 640);
@@ -397,8 +398,8 @@ void TestConsolePanel::cutLinesAreMarked_data()
     QTest::newRow("line-longer-than-the-view")
         << qint64(1 << 20) << QByteArray(ConsoleBlock::maxLineLength() + 10, 'y') + "\nnext\n"
         << false
-        << QStringList{QString(ConsoleBlock::maxLineLength(), QLatin1Char('y'))
-                           + QStringLiteral(" … [line cut]"),
+        << QStringList{QString(ConsoleBlock::maxLineLength(), QLatin1Char('y')) +
+                           QStringLiteral(" … [line cut]"),
                        QStringLiteral("next")};
 }
 
@@ -523,8 +524,8 @@ void TestConsolePanel::accessibleNames()
 void TestConsolePanel::blockFitsItsLines()
 {
     // stderr then stdout in two updates: the block grows to show every line, no inner scroll.
-    const quint64 id = m_panel->runCommand(
-        QStringLiteral("echo to-stderr >&2; sleep 0.3; printf 'one\\ntwo\\n'"));
+    const quint64 id =
+        m_panel->runCommand(QStringLiteral("echo to-stderr >&2; sleep 0.3; printf 'one\\ntwo\\n'"));
     QVERIFY(waitFinished(id));
     QPlainTextEdit *out = m_panel->block(id)->output();
     QTRY_VERIFY(out->isVisible());

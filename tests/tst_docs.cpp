@@ -50,8 +50,8 @@ QStringList documentFiles()
 {
     const QString root = QStringLiteral(ELSAI_SOURCE_DIR);
     QStringList files;
-    for (const char *top : {"README.md", "ARCHITECTURE.md", "SECURITY.md", "CONTRIBUTING.md",
-                            "bench/RESULTS.md"}) {
+    for (const char *top :
+         {"README.md", "ARCHITECTURE.md", "SECURITY.md", "CONTRIBUTING.md", "bench/RESULTS.md"}) {
         if (QFileInfo::exists(root + QLatin1Char('/') + QLatin1String(top)))
             files << root + QLatin1Char('/') + QLatin1String(top);
     }
@@ -100,10 +100,7 @@ class TestDocs : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QVERIFY2(documentFiles().size() >= 10, "the docs were not found");
-    }
+    void initTestCase() { QVERIFY2(documentFiles().size() >= 10, "the docs were not found"); }
 
     void optionsExist()
     {
@@ -148,11 +145,13 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("words");
         QTest::addColumn<QString>("expected");
+        // clang-format off
         QTest::newRow("an option") << "--seed-f" << "--seed-from";
         QTest::newRow("a backend") << "--backend bw" << "bwrap";
         QTest::newRow("a folder for <DIR>") << "--seed-from @/pro" << "@/project";
         QTest::newRow("a file for <FILE>") << "--script @/pro" << "@/project";
         QTest::newRow("nothing for <N>") << "--timeout 1" << "";
+        // clang-format on
     }
 
     void bashCompletion()

@@ -24,11 +24,13 @@ private Q_SLOTS:
         QTest::addColumn<int>("kind");
         QTest::addColumn<QString>("type");
         QTest::addColumn<QString>("message");
+        // clang-format off
         QTest::newRow("sandbox error") << 0 << "SandboxMutationDeniedError" << "read-only";
         QTest::newRow("os subclass") << 1 << "FileNotFoundError" << "gone";
         QTest::newRow("std exception") << 2 << "RuntimeError" << "boom";
         QTest::newRow("bad_alloc") << 3 << "MemoryError" << "out of memory";
         QTest::newRow("not an exception") << 4 << "RuntimeError" << "unknown error";
+        // clang-format on
     }
     void describesEveryKind()
     {

@@ -13,11 +13,11 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
-#include <QTemporaryDir>
-#include <QTimer>
 #include <QSyntaxHighlighter>
+#include <QTemporaryDir>
 #include <QTextBlock>
 #include <QTextLayout>
+#include <QTimer>
 #include <QtTest>
 
 using namespace elsai;
@@ -106,11 +106,13 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("definition");
+        // clang-format off
         QTest::newRow("python") << "a.py" << "Python";
         QTest::newRow("cpp") << "a.cpp" << "C++";
         QTest::newRow("markdown") << "README.md" << "Markdown";
         QTest::newRow("cmake") << "CMakeLists.txt" << "CMake";
         QTest::newRow("json") << "package.json" << "JSON";
+        // clang-format on
     }
 
     void ksyntaxHighlightingDefinitionsAndThemes()
@@ -290,8 +292,8 @@ private Q_SLOTS:
         const auto statusShown = [&] {
             for (const QLabel *label : tabs.widget(0)->findChildren<QLabel *>()) {
                 const QString text = label->text();
-                if (!label->isHidden() && text.startsWith(QStringLiteral("Cannot re-read"))
-                    && text.contains(QStringLiteral("FileNotFoundError")))
+                if (!label->isHidden() && text.startsWith(QStringLiteral("Cannot re-read")) &&
+                    text.contains(QStringLiteral("FileNotFoundError")))
                     return true;
             }
             return false;

@@ -75,6 +75,7 @@ void TestGlob::matches_data()
     QTest::addColumn<bool>("expected");
 
     // `*` and `?`
+    // clang-format off
     QTest::newRow("star suffix top") << "*.py" << "a.py" << false << true;
     QTest::newRow("star suffix nested") << "*.py" << "x/y/a.py" << false << true;
     QTest::newRow("star suffix other ext") << "*.py" << "a.pyc" << false << false;
@@ -95,8 +96,10 @@ void TestGlob::matches_data()
     QTest::newRow("literal dotfile") << ".env" << ".env" << false << true;
     QTest::newRow("literal dotfile nested") << ".env" << "app/.env" << false << true;
     QTest::newRow("literal is whole name") << ".env" << ".env.local" << false << false;
+    // clang-format on
 
     // classes
+    // clang-format off
     QTest::newRow("class member") << "[abc].py" << "a.py" << false << true;
     QTest::newRow("class member nested") << "[abc].py" << "pkg/c.py" << false << true;
     QTest::newRow("class non member") << "[abc].py" << "d.py" << false << false;
@@ -115,8 +118,10 @@ void TestGlob::matches_data()
     QTest::newRow("class named digit no") << "[[:digit:]]*" << "abc" << false << false;
     QTest::newRow("class escaped bracket") << "[\\]]" << "]" << false << true;
     QTest::newRow("class reversed range empty") << "[z-a]" << "m" << false << false;
+    // clang-format on
 
     // escapes
+    // clang-format off
     QTest::newRow("escaped star literal") << "\\*.py" << "*.py" << false << true;
     QTest::newRow("escaped star not wildcard") << "\\*.py" << "x.py" << false << false;
     QTest::newRow("escaped brackets literal") << "\\[abc\\].py" << "[abc].py" << false << true;
@@ -125,8 +130,10 @@ void TestGlob::matches_data()
     QTest::newRow("escaped question not wildcard") << "a\\?" << "ab" << false << false;
     QTest::newRow("escaped backslash") << "a\\\\b" << "a\\b" << false << true;
     QTest::newRow("escaped plain char") << "\\a" << "a" << false << true;
+    // clang-format on
 
     // `**`
+    // clang-format off
     QTest::newRow("leading globstar zero folders") << "**/x" << "x" << false << true;
     QTest::newRow("leading globstar one folder") << "**/x" << "a/x" << false << true;
     QTest::newRow("leading globstar deep") << "**/x" << "a/b/c/x" << false << true;
@@ -147,8 +154,10 @@ void TestGlob::matches_data()
     QTest::newRow("globstar chain") << "**/**/x" << "a/b/x" << false << true;
     QTest::newRow("globstar then star") << "**/*.md" << "docs/a.md" << false << true;
     QTest::newRow("triple star is star") << "/***" << "a/b" << false << false;
+    // clang-format on
 
     // anchoring
+    // clang-format off
     QTest::newRow("leading slash anchors top") << "/foo" << "foo" << false << true;
     QTest::newRow("leading slash anchors not nested") << "/foo" << "a/foo" << false << false;
     QTest::newRow("no slash any depth") << "foo" << "a/b/foo" << false << true;
@@ -156,8 +165,10 @@ void TestGlob::matches_data()
     QTest::newRow("inner slash anchors not nested") << "a/b" << "x/a/b" << false << false;
     QTest::newRow("double slash in pattern") << "a//b" << "a/b" << false << true;
     QTest::newRow("path double slash") << "a/b" << "a//b" << false << true;
+    // clang-format on
 
     // folders only
+    // clang-format off
     QTest::newRow("folder only matches folder") << "secrets/" << "secrets" << true << true;
     QTest::newRow("folder only not file") << "secrets/" << "secrets" << false << false;
     QTest::newRow("folder only nested") << "secrets/" << "a/b/secrets" << true << true;
@@ -166,6 +177,7 @@ void TestGlob::matches_data()
     QTest::newRow("anchored folder only nested") << "/build/" << "a/build" << true << false;
     QTest::newRow("plain pattern matches folder too") << "node_modules" << "node_modules" << true
                                                       << true;
+    // clang-format on
 }
 
 void TestGlob::matches()
@@ -277,6 +289,7 @@ void TestGlob::pathOrParent_data()
     QTest::addColumn<bool>("itself");
     QTest::addColumn<bool>("orParent");
 
+    // clang-format off
     QTest::newRow("parent folder by name") << "src" << "src/a/b.c" << false << false << true;
     QTest::newRow("anchored parent") << "/src" << "src/a/b.c" << false << false << true;
     QTest::newRow("anchored parent not nested") << "/src" << "x/src/b.c" << false << false
@@ -287,6 +300,7 @@ void TestGlob::pathOrParent_data()
     QTest::newRow("star parent") << "*.d" << "x.d/y/z" << false << false << true;
     QTest::newRow("no parent match") << "*.d" << "x/y/z" << false << false << false;
     QTest::newRow("middle globstar parent") << "a/**/b" << "a/x/b/c" << false << false << true;
+    // clang-format on
 }
 
 void TestGlob::pathOrParent()
@@ -336,12 +350,13 @@ void TestGlob::invalidPatternMatchesNothing()
 void TestGlob::pathological_data()
 {
     QTest::addColumn<QString>("pattern");
-    QTest::addColumn<QString>("unit");  // repeated n times
+    QTest::addColumn<QString>("unit"); // repeated n times
     QTest::addColumn<QString>("suffix");
     QTest::addColumn<int>("n");
     QTest::addColumn<bool>("expected");
 
     const QString stars = QStringLiteral("*a*a*a*a*a*a*a*a*b");
+    // clang-format off
     QTest::newRow("stars vs 10000 a") << stars << "a" << "" << 10000 << false;
     QTest::newRow("stars vs 10000 a then b") << stars << "a" << "b" << 10000 << true;
     QTest::newRow("anchored stars vs 10000 a") << "/" + stars << "a" << "" << 10000 << false;
@@ -353,6 +368,7 @@ void TestGlob::pathological_data()
                                              << false;
     QTest::newRow("globstar with star segments") << "**/*a*a*a*b/**/*a*a*c" << "aaaa/" << "aa"
                                                  << 2000 << false;
+    // clang-format on
 }
 
 void TestGlob::pathological()
@@ -382,8 +398,8 @@ void TestGlob::pathological()
     QCOMPARE(pr2, expected);
     QVERIFY(s1 > 0);
     // absolute bound: path length times pattern length, with a small constant
-    const quint64 bound = quint64(unit.size() * n + suffix.size() + 1) * quint64(pattern.size())
-                          * 4;
+    const quint64 bound =
+        quint64(unit.size() * n + suffix.size() + 1) * quint64(pattern.size()) * 4;
     QVERIFY2(s1 <= bound, qPrintable(QStringLiteral("%1 steps > bound %2").arg(s1).arg(bound)));
     QVERIFY2(double(s2) <= 2.5 * double(s1),
              qPrintable(QStringLiteral("steps %1 -> %2 when doubling the input").arg(s1).arg(s2)));

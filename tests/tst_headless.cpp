@@ -298,8 +298,7 @@ private Q_SLOTS:
                    bwrapExec
             << QStringLiteral("--bwrap-max-file-size");
         QTest::newRow("bwrap zero processes")
-            << QStringList{QStringLiteral("--bwrap-max-processes"), QStringLiteral("0")} +
-                   bwrapExec
+            << QStringList{QStringLiteral("--bwrap-max-processes"), QStringLiteral("0")} + bwrapExec
             << QStringLiteral("--bwrap-max-processes");
         QTest::newRow("bwrap relative bind")
             << QStringList{QStringLiteral("--bwrap-ro-bind"), QStringLiteral("opt/tool")} +
@@ -480,10 +479,9 @@ private Q_SLOTS:
                    QStringLiteral("--bwrap-network"), QStringLiteral("--bwrap-max-processes"),
                    QStringLiteral("64"), QStringLiteral("--bwrap-max-file-size"),
                    QStringLiteral("512k"), QStringLiteral("--bwrap-max-memory"),
-                   QStringLiteral("0"), QStringLiteral("--bwrap-ro-bind"),
-                   QStringLiteral("/opt/a"), QStringLiteral("--bwrap-ro-bind"),
-                   QStringLiteral("/opt/b"), QStringLiteral("--bwrap-program"),
-                   QStringLiteral("/usr/local/bin/bwrap"),
+                   QStringLiteral("0"), QStringLiteral("--bwrap-ro-bind"), QStringLiteral("/opt/a"),
+                   QStringLiteral("--bwrap-ro-bind"), QStringLiteral("/opt/b"),
+                   QStringLiteral("--bwrap-program"), QStringLiteral("/usr/local/bin/bwrap"),
                    QStringLiteral("--bwrap-no-pids-cgroup")});
         QCOMPARE(o.spec.backend, QStringLiteral("bwrap"));
         QCOMPARE(o.spec.bwrap.network, true);
@@ -517,14 +515,13 @@ private Q_SLOTS:
         QVERIFY(fails(bwrap + QStringList{QStringLiteral("--bwrap-max-memory"),
                                           QStringLiteral("99999999999G")},
                       QStringLiteral("too large")));
-        QVERIFY(fails(bwrap + QStringList{QStringLiteral("--bwrap-max-file-size"),
-                                          QStringLiteral("1.5G")},
-                      QStringLiteral("--bwrap-max-file-size")));
-        QVERIFY(fails(bwrap + QStringList{QStringLiteral("--bwrap-max-processes"),
-                                          QStringLiteral("many")},
-                      QStringLiteral("--bwrap-max-processes")));
-        QVERIFY(fails(bwrap + QStringList{QStringLiteral("--bwrap-ro-bind"),
-                                          QStringLiteral("rel")},
+        QVERIFY(fails(
+            bwrap + QStringList{QStringLiteral("--bwrap-max-file-size"), QStringLiteral("1.5G")},
+            QStringLiteral("--bwrap-max-file-size")));
+        QVERIFY(fails(
+            bwrap + QStringList{QStringLiteral("--bwrap-max-processes"), QStringLiteral("many")},
+            QStringLiteral("--bwrap-max-processes")));
+        QVERIFY(fails(bwrap + QStringList{QStringLiteral("--bwrap-ro-bind"), QStringLiteral("rel")},
                       QStringLiteral("absolute")));
         QVERIFY(fails(bwrap + QStringList{QStringLiteral("--bwrap-program"), QString()},
                       QStringLiteral("--bwrap-program")));
@@ -539,11 +536,11 @@ private Q_SLOTS:
             QSKIP(qPrintable(QStringLiteral("bubblewrap cannot run here: ") + e.message()));
         }
         // The file size limit reaches the command: a 4 KiB write stops at 1 KiB.
-        RunResult r = runWorkbench(headless(
-            {QStringLiteral("--backend"), QStringLiteral("bwrap"),
-             QStringLiteral("--bwrap-max-file-size"), QStringLiteral("1K"),
-             QStringLiteral("--exec"),
-             QStringLiteral("head -c 4096 /dev/zero > big; wc -c < big")}));
+        RunResult r =
+            runWorkbench(headless({QStringLiteral("--backend"), QStringLiteral("bwrap"),
+                                   QStringLiteral("--bwrap-max-file-size"), QStringLiteral("1K"),
+                                   QStringLiteral("--exec"),
+                                   QStringLiteral("head -c 4096 /dev/zero > big; wc -c < big")}));
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QCOMPARE(r.out.trimmed(), QByteArray("1024"));
 
@@ -556,9 +553,9 @@ private Q_SLOTS:
         QFile hostNet(QStringLiteral("/proc/net/dev"));
         QVERIFY(hostNet.open(QIODevice::ReadOnly));
         const int hostInterfaces = int(hostNet.readAll().trimmed().count('\n')) - 1;
-        r = runWorkbench(headless({QStringLiteral("--backend"), QStringLiteral("bwrap"),
-                                   QStringLiteral("--bwrap-network"), QStringLiteral("--exec"),
-                                   count}));
+        r = runWorkbench(
+            headless({QStringLiteral("--backend"), QStringLiteral("bwrap"),
+                      QStringLiteral("--bwrap-network"), QStringLiteral("--exec"), count}));
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QCOMPARE(r.out.trimmed().toInt(), hostInterfaces);
     }
@@ -670,7 +667,8 @@ private Q_SLOTS:
         QCOMPARE(result(9).toString(), QStringLiteral("from the host\n"));
         // move_file, delete_files
         QCOMPARE(result(10).toObject(), (QJsonObject{{QStringLiteral("moved"), true}}));
-        QCOMPARE(readHostFile(m_ws->path() + QStringLiteral("/docs/moved.md")), QByteArray("added\n"));
+        QCOMPARE(readHostFile(m_ws->path() + QStringLiteral("/docs/moved.md")),
+                 QByteArray("added\n"));
         QVERIFY(!QFileInfo::exists(m_ws->path() + QStringLiteral("/added.txt")));
         QVERIFY(result(11).isNull());
         QVERIFY(!QFileInfo::exists(m_ws->path() + QStringLiteral("/blob.bin")));
@@ -732,14 +730,20 @@ private Q_SLOTS:
         QCOMPARE(results.size(), 3);
         const QJsonObject seed = results[0].value(QLatin1String("result")).toObject();
         QVERIFY(seed.value(QLatin1String("files_seeded")).toInt() >= 5);
-        QVERIFY(seed.value(QLatin1String("skipped_paths"))
-                    .toArray()
-                    .contains(QStringLiteral(".env")));
-        QCOMPARE(results[1].value(QLatin1String("result")).toArray().first().toObject()
-                     .value(QLatin1String("session_id")).toString(),
+        QVERIFY(
+            seed.value(QLatin1String("skipped_paths")).toArray().contains(QStringLiteral(".env")));
+        QCOMPARE(results[1]
+                     .value(QLatin1String("result"))
+                     .toArray()
+                     .first()
+                     .toObject()
+                     .value(QLatin1String("session_id"))
+                     .toString(),
                  QStringLiteral("demo"));
-        QVERIFY(results[2].value(QLatin1String("result")).toString().contains(
-            QStringLiteral("sample project")));
+        QVERIFY(results[2]
+                    .value(QLatin1String("result"))
+                    .toString()
+                    .contains(QStringLiteral("sample project")));
     }
 
     void scriptMalformedLineMidScript()
@@ -835,7 +839,8 @@ private Q_SLOTS:
             const QList<QJsonObject> lines = parseLines(r.out, &problem);
             QVERIFY2(problem.isEmpty(), qPrintable(problem));
             QCOMPARE(lines.size(), 3);
-            QCOMPARE(lines.at(1).value(QLatin1String("audit"))
+            QCOMPARE(lines.at(1)
+                         .value(QLatin1String("audit"))
                          .toObject()
                          .value(QLatin1String("state"))
                          .toString(),
@@ -846,8 +851,9 @@ private Q_SLOTS:
     void auditLogThatWorksKeepsTheExitStatus()
     {
         const QString log = tmpPath(QStringLiteral("audit.jsonl"));
-        const RunResult r = runWorkbench(headless(
-            {QStringLiteral("--audit-log"), log, QStringLiteral("--exec"), QStringLiteral("exit 3")}));
+        const RunResult r =
+            runWorkbench(headless({QStringLiteral("--audit-log"), log, QStringLiteral("--exec"),
+                                   QStringLiteral("exit 3")}));
         QVERIFY(r.finished);
         QCOMPARE(r.exitCode, 3);
         QVERIFY2(!r.err.contains("audit"), r.err.constData());

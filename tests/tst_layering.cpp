@@ -140,11 +140,10 @@ private Q_SLOTS:
         QStringList wrong;
         for (const QString &file : sourcesOf(layer)) {
             for (const Include &inc : includesOf(file)) {
-                const QString name = inc.name.startsWith(QLatin1String("QtWidgets/"))
-                                         ? inc.name.mid(10)
-                                         : inc.name;
-                if (!inc.quoted && (inc.name.startsWith(QLatin1String("QtWidgets")) ||
-                                    widgets.exists(name)))
+                const QString name =
+                    inc.name.startsWith(QLatin1String("QtWidgets/")) ? inc.name.mid(10) : inc.name;
+                if (!inc.quoted &&
+                    (inc.name.startsWith(QLatin1String("QtWidgets")) || widgets.exists(name)))
                     wrong << QStringLiteral("%1:%2 includes <%3>")
                                  .arg(relative(file))
                                  .arg(inc.line)

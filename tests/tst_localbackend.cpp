@@ -100,8 +100,8 @@ void killAll(const QList<qint64> &pids)
 /// A unique `sleep` argument per test run, so /proc scans find only our processes.
 QByteArray uniqueSleepArg(int row)
 {
-    return QByteArrayLiteral("100.") + QByteArray::number(QCoreApplication::applicationPid())
-           + QByteArray::number(row);
+    return QByteArrayLiteral("100.") + QByteArray::number(QCoreApplication::applicationPid()) +
+           QByteArray::number(row);
 }
 
 QString syncActionName(SyncPlanEntry::Action a)
@@ -309,18 +309,18 @@ void TestLocalBackend::constructorRejectsBadOptions_data()
 
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();
-    QTest::newRow("empty workspace root") << QString() << 120.0 << qint64(100000)
-                                          << QStringLiteral("workspace_root");
+    QTest::newRow("empty workspace root")
+        << QString() << 120.0 << qint64(100000) << QStringLiteral("workspace_root");
     QTest::newRow("zero timeout") << QStringLiteral("ws") << 0.0 << qint64(100000)
                                   << QStringLiteral("timeout");
-    QTest::newRow("negative timeout") << QStringLiteral("ws") << -5.0 << qint64(100000)
-                                      << QStringLiteral("timeout");
+    QTest::newRow("negative timeout")
+        << QStringLiteral("ws") << -5.0 << qint64(100000) << QStringLiteral("timeout");
     QTest::newRow("NaN timeout") << QStringLiteral("ws") << nan << qint64(100000)
                                  << QStringLiteral("timeout");
-    QTest::newRow("infinite timeout") << QStringLiteral("ws") << inf << qint64(100000)
-                                      << QStringLiteral("timeout");
-    QTest::newRow("negative max_output_bytes") << QStringLiteral("ws") << 120.0 << qint64(-1)
-                                               << QStringLiteral("max_output_bytes");
+    QTest::newRow("infinite timeout")
+        << QStringLiteral("ws") << inf << qint64(100000) << QStringLiteral("timeout");
+    QTest::newRow("negative max_output_bytes")
+        << QStringLiteral("ws") << 120.0 << qint64(-1) << QStringLiteral("max_output_bytes");
 }
 
 void TestLocalBackend::constructorRejectsBadOptions()
@@ -627,8 +627,8 @@ void TestLocalBackend::escapesAreRefused_data()
     }
     // stat and remove act on a final symlink itself (lstat, unlink), so only these follow it.
     QTest::newRow("read symlink to outside file") << QStringLiteral("read") << QStringLiteral("l");
-    QTest::newRow("write symlink to outside file") << QStringLiteral("write")
-                                                   << QStringLiteral("l");
+    QTest::newRow("write symlink to outside file")
+        << QStringLiteral("write") << QStringLiteral("l");
     QTest::newRow("list parent") << QStringLiteral("list") << QStringLiteral("..");
     QTest::newRow("list symlink to parent") << QStringLiteral("list") << QStringLiteral("up");
     QTest::newRow("list absolute") << QStringLiteral("list") << QStringLiteral("ABS/outside");
@@ -705,9 +705,12 @@ void TestLocalBackend::downloadFilesReportsPerFile()
     writeHost(outside() + QStringLiteral("/secret.txt"), "secret");
     QVERIFY(QFile::link(outside() + QStringLiteral("/secret.txt"), root() + QStringLiteral("/l")));
 
-    const QStringList paths = {QStringLiteral("a.txt"), QStringLiteral("missing.txt"),
-                               QStringLiteral("../outside/secret.txt"), QStringLiteral("l"),
-                               QStringLiteral("sub"), QStringLiteral("sub/b.bin")};
+    const QStringList paths = {QStringLiteral("a.txt"),
+                               QStringLiteral("missing.txt"),
+                               QStringLiteral("../outside/secret.txt"),
+                               QStringLiteral("l"),
+                               QStringLiteral("sub"),
+                               QStringLiteral("sub/b.bin")};
     QList<FileTransferResult> results;
     QVERIFY_THROWS_NO_EXCEPTION(results = eb.downloadFiles(paths));
     QCOMPARE(results.size(), paths.size());
@@ -751,8 +754,8 @@ void TestLocalBackend::executeSeparatesStreams_data()
         << QStringLiteral("err\n") << 3;
     QTest::newRow("exit code 255") << QStringLiteral("exit 255") << QString() << QString() << 255;
     QTest::newRow("false") << QStringLiteral("false") << QString() << QString() << 1;
-    QTest::newRow("killed by a signal") << QStringLiteral("kill -KILL $$") << QString()
-                                        << QString() << 128 + SIGKILL;
+    QTest::newRow("killed by a signal")
+        << QStringLiteral("kill -KILL $$") << QString() << QString() << 128 + SIGKILL;
     QTest::newRow("utf-8 output") << QStringLiteral("printf 'h\\303\\251 \\360\\237\\230\\200'")
                                   << QStringLiteral("hé 😀") << QString() << 0;
 }
@@ -788,20 +791,18 @@ void TestLocalBackend::executeTimeouts_data()
     QTest::newRow("default timeout from options")
         << 1.0 << none << QStringLiteral("sleep 30") << true << qint64(900);
     QTest::newRow("per-call timeout shorter than the default")
-        << 60.0 << std::optional<double>(1.0) << QStringLiteral("sleep 30") << true
-        << qint64(900);
+        << 60.0 << std::optional<double>(1.0) << QStringLiteral("sleep 30") << true << qint64(900);
     QTest::newRow("per-call timeout longer than the default")
         << 1.0 << std::optional<double>(15.0) << QStringLiteral("sleep 2; echo done") << false
         << qint64(1900);
     QTest::newRow("TERM ignored: killed after the grace")
-        << 60.0 << std::optional<double>(1.0) << QStringLiteral("trap '' TERM; sleep 30")
-        << true << qint64(900);
+        << 60.0 << std::optional<double>(1.0) << QStringLiteral("trap '' TERM; sleep 30") << true
+        << qint64(900);
     QTest::newRow("fractional per-call timeout")
-        << 60.0 << std::optional<double>(0.5) << QStringLiteral("sleep 30") << true
-        << qint64(450);
+        << 60.0 << std::optional<double>(0.5) << QStringLiteral("sleep 30") << true << qint64(450);
     QTest::newRow("tiny per-call timeout still times out")
-        << 60.0 << std::optional<double>(0.0001) << QStringLiteral("sleep 3; echo late")
-        << true << qint64(0);
+        << 60.0 << std::optional<double>(0.0001) << QStringLiteral("sleep 3; echo late") << true
+        << qint64(0);
     QTest::newRow("tiny default timeout still times out")
         << 0.0001 << none << QStringLiteral("sleep 3; echo late") << true << qint64(0);
 }
@@ -861,14 +862,14 @@ void TestLocalBackend::executeCwdInside_data()
     QTest::newRow("default is the root") << QString() << QString();
     QTest::newRow("dot is the root") << QStringLiteral(".") << QString();
     QTest::newRow("subfolder") << QStringLiteral("sub") << QStringLiteral("/sub");
-    QTest::newRow("subfolder with trailing slash") << QStringLiteral("sub/")
-                                                   << QStringLiteral("/sub");
-    QTest::newRow("dotted spelling") << QStringLiteral("./sub/./deeper")
-                                     << QStringLiteral("/sub/deeper");
-    QTest::newRow("relative symlink that stays inside") << QStringLiteral("inlink")
-                                                        << QStringLiteral("/sub");
-    QTest::newRow("literal percent-dot name") << QStringLiteral("%2e%2e")
-                                              << QStringLiteral("/%2e%2e");
+    QTest::newRow("subfolder with trailing slash")
+        << QStringLiteral("sub/") << QStringLiteral("/sub");
+    QTest::newRow("dotted spelling")
+        << QStringLiteral("./sub/./deeper") << QStringLiteral("/sub/deeper");
+    QTest::newRow("relative symlink that stays inside")
+        << QStringLiteral("inlink") << QStringLiteral("/sub");
+    QTest::newRow("literal percent-dot name")
+        << QStringLiteral("%2e%2e") << QStringLiteral("/%2e%2e");
 }
 
 void TestLocalBackend::executeCwdInside()
@@ -894,25 +895,24 @@ void TestLocalBackend::executeCwdRefused_data()
     QTest::addColumn<QString>("cwd");
     QTest::addColumn<QString>("error");
 
-    QTest::newRow("parent with slash") << QStringLiteral("../")
-                                       << QStringLiteral("PermissionError");
+    QTest::newRow("parent with slash")
+        << QStringLiteral("../") << QStringLiteral("PermissionError");
     QTest::newRow("parent") << QStringLiteral("..") << QStringLiteral("PermissionError");
-    QTest::newRow("nested escape") << QStringLiteral("sub/../..")
-                                   << QStringLiteral("PermissionError");
-    QTest::newRow("absolute outside") << QStringLiteral("ABS/outside")
-                                      << QStringLiteral("PermissionError");
-    QTest::newRow("absolute path of the root itself") << QStringLiteral("ABS/ws")
-                                                      << QStringLiteral("PermissionError");
-    QTest::newRow("prefix sibling") << QStringLiteral("../ws-evil")
-                                    << QStringLiteral("PermissionError");
-    QTest::newRow("symlink to outside") << QStringLiteral("outlink")
-                                        << QStringLiteral("PermissionError");
-    QTest::newRow("symlink to parent") << QStringLiteral("up")
-                                       << QStringLiteral("PermissionError");
-    QTest::newRow("subfolder of symlink to outside") << QStringLiteral("up/outside")
-                                                     << QStringLiteral("PermissionError");
-    QTest::newRow("missing folder") << QStringLiteral("nope")
-                                    << QStringLiteral("FileNotFoundError");
+    QTest::newRow("nested escape")
+        << QStringLiteral("sub/../..") << QStringLiteral("PermissionError");
+    QTest::newRow("absolute outside")
+        << QStringLiteral("ABS/outside") << QStringLiteral("PermissionError");
+    QTest::newRow("absolute path of the root itself")
+        << QStringLiteral("ABS/ws") << QStringLiteral("PermissionError");
+    QTest::newRow("prefix sibling")
+        << QStringLiteral("../ws-evil") << QStringLiteral("PermissionError");
+    QTest::newRow("symlink to outside")
+        << QStringLiteral("outlink") << QStringLiteral("PermissionError");
+    QTest::newRow("symlink to parent") << QStringLiteral("up") << QStringLiteral("PermissionError");
+    QTest::newRow("subfolder of symlink to outside")
+        << QStringLiteral("up/outside") << QStringLiteral("PermissionError");
+    QTest::newRow("missing folder")
+        << QStringLiteral("nope") << QStringLiteral("FileNotFoundError");
     QTest::newRow("a file") << QStringLiteral("file.txt") << QStringLiteral("NotADirectoryError");
     QTest::newRow("NUL byte") << QStringLiteral("sub") + QChar(0) + QStringLiteral("x")
                               << QStringLiteral("ValueError");
@@ -935,9 +935,9 @@ void TestLocalBackend::executeCwdRefused()
     // If anything ran, the marker would exist (absolute path, whatever the working folder).
     const QString marker = m_tmp->path() + QStringLiteral("/marker");
     QString message;
-    QCOMPARE(errorName([&] { sb.execute(QStringLiteral("touch '%1'").arg(marker), {}, cwd); },
-                       &message),
-             error);
+    QCOMPARE(
+        errorName([&] { sb.execute(QStringLiteral("touch '%1'").arg(marker), {}, cwd); }, &message),
+        error);
     QVERIFY(!message.isEmpty());
     QVERIFY2(!QFileInfo::exists(marker), "the command ran although its cwd was refused");
 }
@@ -976,10 +976,10 @@ void TestLocalBackend::executeWithoutInheritedEnvironment()
     QVERIFY(!values.value(QStringLiteral("PATH")).isEmpty());
     QVERIFY(!names.contains(QStringLiteral("ELSAI_TST_LB_HOST")));
     // Nothing else of the host: only what the shell itself and the process tracker add.
-    const QSet<QString> allowed = {QStringLiteral("ELSAI_TST_ONLY"), QStringLiteral("PATH"),
-                                   QStringLiteral("PWD"),            QStringLiteral("OLDPWD"),
-                                   QStringLiteral("SHLVL"),          QStringLiteral("_"),
-                                   QStringLiteral("ELSAI_EXEC_TOKEN")};
+    const QSet<QString> allowed = {
+        QStringLiteral("ELSAI_TST_ONLY"),  QStringLiteral("PATH"),  QStringLiteral("PWD"),
+        QStringLiteral("OLDPWD"),          QStringLiteral("SHLVL"), QStringLiteral("_"),
+        QStringLiteral("ELSAI_EXEC_TOKEN")};
     const QSet<QString> extra = names - allowed;
     QVERIFY2(extra.isEmpty(), qPrintable(QStringList(extra.values()).join(u' ')));
 
@@ -1000,6 +1000,7 @@ void TestLocalBackend::executeEnvOverrides_data()
     QTest::addColumn<QString>("callValue");   // "" = not in ExecuteOptions.env
     QTest::addColumn<QString>("expected");
 
+    // clang-format off
     QTest::newRow("host only") << true << "host" << "" << "" << "host";
     QTest::newRow("options.env overrides the host") << true << "host" << "opt" << "" << "opt";
     QTest::newRow("per-call env overrides options.env")
@@ -1010,6 +1011,7 @@ void TestLocalBackend::executeEnvOverrides_data()
     QTest::newRow("per-call env overrides options.env without inheritance")
         << false << "" << "opt" << "call" << "call";
     QTest::newRow("host hidden without inheritance") << false << "host" << "" << "" << "";
+    // clang-format on
 }
 
 void TestLocalBackend::executeEnvOverrides()
@@ -1106,8 +1108,8 @@ void TestLocalBackend::executeStreamsWhileRunning()
             writeHost(go, "go");
     };
     const ExecuteResult r = sb.execute(
-        QStringLiteral("echo ready; while [ ! -e go ]; do sleep 0.05; done; echo finished"),
-        15.0, {}, call);
+        QStringLiteral("echo ready; while [ ! -e go ]; do sleep 0.05; done; echo finished"), 15.0,
+        {}, call);
     QVERIFY(!r.timedOut);
     QCOMPARE(r.exitCode, 0);
     QCOMPARE(r.output, QStringLiteral("ready\nfinished\n"));
@@ -1152,10 +1154,9 @@ void TestLocalBackend::executeCancel()
     QElapsedTimer timer;
     timer.start();
     const QString marker = outside() + QStringLiteral("/after-sleep");
-    const ExecuteResult r = sb.execute(
-        QStringLiteral("echo started; sleep %1; touch '%2'").arg(QString::fromLatin1(sleepArg),
-                                                                 marker),
-        60.0, {}, call);
+    const ExecuteResult r = sb.execute(QStringLiteral("echo started; sleep %1; touch '%2'")
+                                           .arg(QString::fromLatin1(sleepArg), marker),
+                                       60.0, {}, call);
     const qint64 elapsed = timer.elapsed();
     canceller.join();
     const QList<qint64> left = processesWithArgument(sleepArg);
@@ -1189,8 +1190,8 @@ void TestLocalBackend::executeOutputCap_data()
         << qint64(1200) << false;
     QTest::newRow("one long line without newline, default cap")
         << qint64(100000) << a.arg(3000000) << qint64(3000000) << false;
-    QTest::newRow("endless yes until the timeout") << qint64(1000) << QStringLiteral("yes")
-                                                   << qint64(-1) << true;
+    QTest::newRow("endless yes until the timeout")
+        << qint64(1000) << QStringLiteral("yes") << qint64(-1) << true;
     QTest::newRow("zero cap") << qint64(0) << QStringLiteral("echo hi; echo ho >&2") << qint64(6)
                               << false;
 }
@@ -1227,8 +1228,8 @@ void TestLocalBackend::executeStdinAtEof_data()
     QTest::addColumn<QString>("command");
     QTest::addColumn<QString>("output");
     QTest::newRow("cat returns") << QStringLiteral("cat; echo after") << QStringLiteral("after\n");
-    QTest::newRow("read sees EOF") << QStringLiteral("read x; echo \"rc=$?\"")
-                                   << QStringLiteral("rc=1\n");
+    QTest::newRow("read sees EOF")
+        << QStringLiteral("read x; echo \"rc=$?\"") << QStringLiteral("rc=1\n");
     QTest::newRow("stdin is /dev/null or empty")
         << QStringLiteral("head -c 10 | wc -c | tr -d ' '") << QStringLiteral("0\n");
 }
@@ -1264,8 +1265,8 @@ void TestLocalBackend::executeLeavesNoStrayProcess_data()
     QTest::addColumn<QString>("output");
     QTest::addColumn<int>("row");
 
-    QTest::newRow("background job") << QStringLiteral("sleep %1 & echo hi")
-                                    << QStringLiteral("hi\n") << 10;
+    QTest::newRow("background job")
+        << QStringLiteral("sleep %1 & echo hi") << QStringLiteral("hi\n") << 10;
     QTest::newRow("background job with redirected output")
         << QStringLiteral("sleep %1 >/dev/null 2>&1 & echo hi") << QStringLiteral("hi\n") << 11;
     QTest::newRow("nohup in a subshell")
@@ -1297,8 +1298,8 @@ void TestLocalBackend::executeLeavesNoStrayProcess()
     QVERIFY(!r.timedOut);
     QCOMPARE(r.exitCode, 0);
     QCOMPARE(r.output, output);
-    QVERIFY2(left.isEmpty(), qPrintable(QStringLiteral("still running: sleep %1")
-                                            .arg(QString::fromLatin1(arg))));
+    QVERIFY2(left.isEmpty(),
+             qPrintable(QStringLiteral("still running: sleep %1").arg(QString::fromLatin1(arg))));
 }
 
 // ---- Concurrency --------------------------------------------------------------------------
@@ -1404,8 +1405,7 @@ void TestLocalBackend::seedAppliesDefaultExcludes_data()
     QTest::newRow("pem") << QStringLiteral("k.pem") << false;
     QTest::newRow("nested pem") << QStringLiteral("certs/server.pem") << false;
     QTest::newRow("credentials.json") << QStringLiteral("credentials.json") << false;
-    QTest::newRow("nested credentials.json") << QStringLiteral("config/credentials.json")
-                                             << false;
+    QTest::newRow("nested credentials.json") << QStringLiteral("config/credentials.json") << false;
     QTest::newRow("secrets folder") << QStringLiteral("secrets") << false;
     QTest::newRow("nested secrets folder") << QStringLiteral("src/secrets") << false;
 }
@@ -1438,19 +1438,19 @@ void TestLocalBackend::seedResultCounts()
     int progressCalls = 0;
     int lastDone = -1;
     int lastTotal = -1;
-    const WorkspaceSeedResult r = eb.seedWorkspace(project, DEFAULT_SANDBOX_SEED_EXCLUDES,
-                                                   [&](int done, int total) {
-                                                       ++progressCalls;
-                                                       lastDone = done;
-                                                       lastTotal = total;
-                                                   });
+    const WorkspaceSeedResult r =
+        eb.seedWorkspace(project, DEFAULT_SANDBOX_SEED_EXCLUDES, [&](int done, int total) {
+            ++progressCalls;
+            lastDone = done;
+            lastTotal = total;
+        });
     QVERIFY(r.success());
     // src/main.py a.py b.py pkg/util.py README.md notes.md data.bin .env.example docs/secrets
     const QStringList copied = {
-        QStringLiteral("src/main.py"),     QStringLiteral("src/a.py"),
-        QStringLiteral("src/b.py"),        QStringLiteral("src/pkg/util.py"),
-        QStringLiteral("README.md"),       QStringLiteral("notes.md"),
-        QStringLiteral("data.bin"),        QStringLiteral(".env.example"),
+        QStringLiteral("src/main.py"),  QStringLiteral("src/a.py"),
+        QStringLiteral("src/b.py"),     QStringLiteral("src/pkg/util.py"),
+        QStringLiteral("README.md"),    QStringLiteral("notes.md"),
+        QStringLiteral("data.bin"),     QStringLiteral(".env.example"),
         QStringLiteral("docs/secrets"),
     };
     qint64 bytes = 0;
@@ -1478,7 +1478,7 @@ void TestLocalBackend::syncToSeedFolder()
     writeHost(project + QStringLiteral("/src/b.py"), "b = 'host version, edited meanwhile'\n");
     eb.writeFile(QStringLiteral("scratch.bin"), "not selected by the includes");
     eb.writeFile(QStringLiteral("node_modules/dep/package.json"), "{}"); // excluded
-    eb.writeFile(QStringLiteral("src/.env"), "SECRET=sandbox");           // excluded
+    eb.writeFile(QStringLiteral("src/.env"), "SECRET=sandbox");          // excluded
 
     const WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
     const QMap<QString, QString> plan = planActions(eb.planSync(project, policy));

@@ -6,61 +6,61 @@
 // and dark palettes. Modal dialogs (file dialogs, confirmations) are answered by answerModal().
 
 #include "agentsmodel.h"
+#include "agentspanel.h"
 #include "auditlogmodel.h"
+#include "auditpanel.h"
+#include "consoleblock.h"
 #include "consolehistorymodel.h"
+#include "consolepanel.h"
 #include "errors.h"
 #include "filetabs.h"
+#include "flushpreviewdialog.h"
 #include "mainwindow.h"
 #include "messagebar.h"
 #include "modelroles.h"
 #include "newsandboxdialog.h"
-#include "agentspanel.h"
-#include "auditpanel.h"
-#include "consoleblock.h"
-#include "consolepanel.h"
-#include "sessionspanel.h"
 #include "sandboxcontroller.h"
 #include "sessionsmodel.h"
+#include "sessionspanel.h"
 #include "workspacepanel.h"
 #include "workspacetreemodel.h"
-#include "flushpreviewdialog.h"
 
 #include <QAbstractProxyModel>
 #include <QAction>
 #include <QApplication>
-#include <QDialogButtonBox>
-#include <QDoubleSpinBox>
-#include <QFileDialog>
-#include <QMenuBar>
-#include <QMessageBox>
-#include <QSignalSpy>
-#include <QStatusBar>
-#include <QSyntaxHighlighter>
-#include <QTimer>
-#include <QTreeView>
-#include <QTreeWidget>
+#include <QCheckBox>
 #include <QComboBox>
+#include <QDialogButtonBox>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QFile>
+#include <QFileDialog>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollBar>
-#include <QSpinBox>
-#include <QStackedWidget>
-#include <QCheckBox>
 #include <QSet>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QStackedWidget>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QStyleFactory>
+#include <QSyntaxHighlighter>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBlock>
+#include <QTimer>
+#include <QTreeView>
+#include <QTreeWidget>
 
 #include <memory>
 #include <thread>
@@ -157,7 +157,7 @@ QColor foregroundOf(const QPlainTextEdit *edit, const QString &line)
 /// leaves the timer running harmlessly; one of another type is rejected after 20 s so a
 /// failing test ends instead of hanging.
 /// The returned flag turns true once the dialog was answered.
-template <typename T>
+template<typename T>
 std::shared_ptr<bool> answerModal(std::function<void(T *)> answer)
 {
     auto *timer = new QTimer(qApp);
@@ -192,7 +192,6 @@ std::shared_ptr<bool> answerFileDialog(const QString &path)
         QVERIFY(name);
         name->setText(info.fileName());
         static_cast<QDialog *>(dialog)->accept(); // QFileDialog::accept() is protected
-
     });
 }
 
@@ -227,8 +226,8 @@ bool auditHas(SandboxController *controller, const QString &event, const QString
     const QAbstractItemModel *model = controller->auditModel();
     for (int r = model->rowCount() - 1; r >= 0; --r) {
         const QModelIndex i = model->index(r, 0);
-        if (i.data(Roles::EventNameRole).toString() == event
-            && i.data(Roles::ActorRole).toString() == actor)
+        if (i.data(Roles::EventNameRole).toString() == event &&
+            i.data(Roles::ActorRole).toString() == actor)
             return true;
     }
     return false;
@@ -516,10 +515,10 @@ void TestMainWindow::consoleInsertsBigUpdatesInSlices()
     // The command's own block.
     QTextDocument *doc = console->output()->document();
     qsizetype largestInsert = 0;
-    const auto conn = connect(doc, &QTextDocument::contentsChange, this,
-                              [&largestInsert](int, int, int added) {
-                                  largestInsert = qMax<qsizetype>(largestInsert, added);
-                              });
+    const auto conn =
+        connect(doc, &QTextDocument::contentsChange, this, [&largestInsert](int, int, int added) {
+            largestInsert = qMax<qsizetype>(largestInsert, added);
+        });
     QByteArray lines;
     const int total = 50000;
     for (int i = 1; i <= total; ++i)
@@ -554,7 +553,8 @@ void TestMainWindow::consoleInsertsBigUpdatesInSlices()
     const qsizetype lastLine = shown.lastIndexOf(QStringLiteral("line-%1").arg(total));
     QVERIFY(lastLine > 0);
     QCOMPARE(shown.at(lastLine + 1), QStringLiteral("err-tail"));
-    QVERIFY2(lastLine + 3 >= shown.size(), qPrintable(shown.mid(lastLine - 2, 8).join(QLatin1Char('|'))));
+    QVERIFY2(lastLine + 3 >= shown.size(),
+             qPrintable(shown.mid(lastLine - 2, 8).join(QLatin1Char('|'))));
     qsizetype first = lastLine;
     while (first > 0 && shown.at(first - 1).startsWith(QStringLiteral("line-")))
         --first;
@@ -574,10 +574,9 @@ void TestMainWindow::consoleClipsHugeLines()
     qsizetype longest = 0;
     for (const QString &line : lines)
         longest = qMax(longest, line.size());
-    QVERIFY2(longest <= ConsolePanel::maxLineLength() + 16,
-             qPrintable(QString::number(longest)));
-    QVERIFY(lines.contains(QString(ConsolePanel::maxLineLength(), QLatin1Char('y'))
-                           + QStringLiteral(" … [line cut]")));
+    QVERIFY2(longest <= ConsolePanel::maxLineLength() + 16, qPrintable(QString::number(longest)));
+    QVERIFY(lines.contains(QString(ConsolePanel::maxLineLength(), QLatin1Char('y')) +
+                           QStringLiteral(" … [line cut]")));
 }
 
 void TestMainWindow::openFileFromTreeIntoHighlightedTab()
@@ -606,8 +605,8 @@ void TestMainWindow::openFileFromTreeIntoHighlightedTab()
 
     // The same through the Workspace menu: Open on the selected README.md.
     const QModelIndex readme = treeIndex(panel, QStringLiteral("README.md"));
-    panel->view()->selectionModel()->setCurrentIndex(
-        readme, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    panel->view()->selectionModel()->setCurrentIndex(readme, QItemSelectionModel::ClearAndSelect |
+                                                                 QItemSelectionModel::Rows);
     QAction *open = m_window->action(QStringLiteral("actionOpen"));
     QVERIFY(open && open->isEnabled());
     open->trigger();
@@ -622,8 +621,8 @@ void TestMainWindow::addAndDeleteFilesThroughWorkspaceMenu()
     // Add Files… into the folder of the selected file (src/main.py → src/).
     const QModelIndex main = treeIndex(panel, QStringLiteral("src/main.py"));
     QVERIFY(main.isValid());
-    panel->view()->selectionModel()->setCurrentIndex(
-        main, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    panel->view()->selectionModel()->setCurrentIndex(main, QItemSelectionModel::ClearAndSelect |
+                                                               QItemSelectionModel::Rows);
     QSignalSpy added(panel, &WorkspacePanel::filesAdded);
     const auto answered = answerFileDialog(host);
     m_window->action(QStringLiteral("actionAddFiles"))->trigger();
@@ -634,18 +633,16 @@ void TestMainWindow::addAndDeleteFilesThroughWorkspaceMenu()
              QByteArray("notes from the host\n"));
     QTRY_VERIFY(treeIndex(panel, QStringLiteral("src/notes.txt")).isValid());
     // Added since seeding: bold in the tree.
-    QTRY_VERIFY(treeIndex(panel, QStringLiteral("src/notes.txt"))
-                    .data(Qt::FontRole)
-                    .value<QFont>()
-                    .bold());
+    QTRY_VERIFY(
+        treeIndex(panel, QStringLiteral("src/notes.txt")).data(Qt::FontRole).value<QFont>().bold());
     QTRY_VERIFY(auditHas(m_controller.get(), QStringLiteral("sandbox.add_files"),
                          SandboxController::humanActor()));
 
     // Delete with the Delete key in the tree; the confirmation is answered Cancel, then Delete.
     const QModelIndex notes = treeIndex(panel, QStringLiteral("src/notes.txt"));
     panel->view()->setFocus();
-    panel->view()->selectionModel()->setCurrentIndex(
-        notes, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    panel->view()->selectionModel()->setCurrentIndex(notes, QItemSelectionModel::ClearAndSelect |
+                                                                QItemSelectionModel::Rows);
     QCOMPARE(panel->selectedPaths(), QStringList{QStringLiteral("src/notes.txt")});
     m_window->activateWindow(); // shortcuts go to the active window
     QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
@@ -692,10 +689,9 @@ void TestMainWindow::agentsPanelAttaches()
 
     // Change mode re-attaches read-write: the write tools appear.
     panel->toggleModeOfSelected();
-    QTRY_COMPARE(model->index(rowOf(QStringLiteral("reviewer")), 0)
-                     .data(Roles::AttachModeRole)
-                     .toString(),
-                 QStringLiteral("read_write"));
+    QTRY_COMPARE(
+        model->index(rowOf(QStringLiteral("reviewer")), 0).data(Roles::AttachModeRole).toString(),
+        QStringLiteral("read_write"));
     QTRY_VERIFY(panel->details()->toPlainText().contains(QStringLiteral("write_file")));
 
     // Another agent to detach.
@@ -707,10 +703,9 @@ void TestMainWindow::agentsPanelAttaches()
     QTRY_COMPARE(rowOf(QStringLiteral("temp-agent")), -1);
     QVERIFY(rowOf(QStringLiteral("reviewer")) >= 0);
     // Each of these is an audit row, live.
-    QTRY_VERIFY(auditHas(m_controller.get(), QStringLiteral("attach"),
-                         QStringLiteral("reviewer")));
-    QTRY_VERIFY(auditHas(m_controller.get(), QStringLiteral("detach"),
-                         QStringLiteral("temp-agent")));
+    QTRY_VERIFY(auditHas(m_controller.get(), QStringLiteral("attach"), QStringLiteral("reviewer")));
+    QTRY_VERIFY(
+        auditHas(m_controller.get(), QStringLiteral("detach"), QStringLiteral("temp-agent")));
 }
 
 void TestMainWindow::auditRowsFilterAndExport()
@@ -729,8 +724,8 @@ void TestMainWindow::auditRowsFilterAndExport()
                  SandboxController::consoleAgent());
     }
     panel->view()->setCurrentIndex(proxy->index(0, 0));
-    const QJsonObject details
-        = QJsonDocument::fromJson(panel->details()->toPlainText().toUtf8()).object();
+    const QJsonObject details =
+        QJsonDocument::fromJson(panel->details()->toPlainText().toUtf8()).object();
     QCOMPARE(details.value(QStringLiteral("event")).toString(), QStringLiteral("sandbox.execute"));
 
     const QString path = m_tmp.filePath(QStringLiteral("audit.jsonl"));
@@ -791,8 +786,7 @@ void TestMainWindow::exportAuditLogThroughMenu()
 
     // A cancelled dialog writes nothing.
     const QString cancelled = m_tmp.filePath(QStringLiteral("cancelled.jsonl"));
-    const auto rejected =
-        answerModal<QFileDialog>([](QFileDialog *dialog) { dialog->reject(); });
+    const auto rejected = answerModal<QFileDialog>([](QFileDialog *dialog) { dialog->reject(); });
     m_window->action(QStringLiteral("actionExportAuditLog"))->trigger();
     QVERIFY(*rejected);
     QVERIFY(!QFile::exists(cancelled));
@@ -819,9 +813,9 @@ void TestMainWindow::flushPreviewThenFlush()
         return items.isEmpty() ? nullptr : items.first();
     };
     QTRY_VERIFY(find(QStringLiteral("src/added.py")) || find(QStringLiteral("added.py")));
-    QTreeWidgetItem *added =
-        find(QStringLiteral("src/added.py")) ? find(QStringLiteral("src/added.py"))
-                                             : find(QStringLiteral("added.py"));
+    QTreeWidgetItem *added = find(QStringLiteral("src/added.py"))
+                                 ? find(QStringLiteral("src/added.py"))
+                                 : find(QStringLiteral("added.py"));
     QVERIFY(added->parent() && added->parent()->text(0).startsWith(QStringLiteral("Add")));
     QTreeWidgetItem *readme = find(QStringLiteral("README.md"));
     QVERIFY(readme && readme->parent());
@@ -984,9 +978,9 @@ void TestMainWindow::screenshots()
         QCoreApplication::processEvents();
         const QImage withAudit = m_window->grab().toImage();
         consoleDock->raise();
-        const bool saved = main.save(dir + QStringLiteral("/mainwindow-%1.png").arg(name))
-                           && withAudit.save(
-                               dir + QStringLiteral("/mainwindow-%1-audit.png").arg(name));
+        const bool saved =
+            main.save(dir + QStringLiteral("/mainwindow-%1.png").arg(name)) &&
+            withAudit.save(dir + QStringLiteral("/mainwindow-%1-audit.png").arg(name));
         return std::tuple(main, withAudit, saved);
     };
     const auto [light, lightAudit, lightSaved] = shoot(QStringLiteral("light"));

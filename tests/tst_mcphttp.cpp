@@ -247,9 +247,9 @@ private Q_SLOTS:
                      .value(QLatin1String("protocolVersion"))
                      .toString(),
                  QStringLiteral("2025-11-25"));
-        QCOMPARE(send(makeRequest(kReader, answered.headers.value("mcp-session-id")), "DELETE")
-                     .status,
-                 200);
+        QCOMPARE(
+            send(makeRequest(kReader, answered.headers.value("mcp-session-id")), "DELETE").status,
+            200);
     }
 
     void sessionLifecycle()
@@ -276,9 +276,9 @@ private Q_SLOTS:
                  404);
 
         // An unsupported version header is 400 on every revision.
-        for (const QByteArray &version : {QByteArray("1999-01-01"), QByteArray("2099-01-01"),
-                                         QByteArray("2026-07-28"), QByteArray("banana"),
-                                         QByteArray("2025-05-01")}) {
+        for (const QByteArray &version :
+             {QByteArray("1999-01-01"), QByteArray("2099-01-01"), QByteArray("2026-07-28"),
+              QByteArray("banana"), QByteArray("2025-05-01")}) {
             QNetworkRequest bad = makeRequest(kReader, session);
             bad.setRawHeader("MCP-Protocol-Version", version);
             const Reply refused = send(bad, "POST", rpc(QStringLiteral("ping")));
@@ -358,17 +358,17 @@ private Q_SLOTS:
         QVERIFY2(chunked.startsWith("HTTP/1.1 413"), chunked.constData());
         // Under the cap, in pieces the server reads one by one, headers split too: the guard
         // follows the framing across reads (two requests on one connection).
-        const QByteArray ping = rpc(QStringLiteral("ping"), {}, 32).chopped(1) +
-                                QByteArray(3000, ' ') + '}';
-        const QByteArray pingPost = head + "Content-Length: " + QByteArray::number(ping.size()) +
-                                    "\r\n\r\n" + ping;
+        const QByteArray ping =
+            rpc(QStringLiteral("ping"), {}, 32).chopped(1) + QByteArray(3000, ' ') + '}';
+        const QByteArray pingPost =
+            head + "Content-Length: " + QByteArray::number(ping.size()) + "\r\n\r\n" + ping;
         const QByteArray twice = rawExchange(pingPost + pingPost, 700, 2);
         QVERIFY2(twice.startsWith("HTTP/1.1 200"), twice.constData());
         QCOMPARE(twice.count("HTTP/1.1 200"), 2);
         QCOMPARE(twice.count("\"id\":32"), 2);
         // Under the cap, the same padding is a request like any other.
-        const QByteArray padded = rpc(QStringLiteral("ping"), {}, 31).chopped(1) +
-                                  QByteArray(3000, ' ') + '}';
+        const QByteArray padded =
+            rpc(QStringLiteral("ping"), {}, 31).chopped(1) + QByteArray(3000, ' ') + '}';
         const Reply fine = send(makeRequest(kWriter, session), "POST", padded);
         QCOMPARE(fine.status, 200);
         QCOMPARE(fine.json.value(QLatin1String("id")).toInt(), 31);
@@ -379,18 +379,18 @@ private Q_SLOTS:
     void batchesFollowTheNegotiatedRevision()
     {
         auto open = [&](const char *version) {
-            const Reply r = send(makeRequest(kReader), "POST",
-                                 rpc(QStringLiteral("initialize"),
-                                     {{QStringLiteral("protocolVersion"), QLatin1String(version)}}));
+            const Reply r =
+                send(makeRequest(kReader), "POST",
+                     rpc(QStringLiteral("initialize"),
+                         {{QStringLiteral("protocolVersion"), QLatin1String(version)}}));
             return r.headers.value("mcp-session-id");
         };
         const QByteArray old = open("2025-03-26");
-        const QByteArray batch =
-            "[" + rpc(QStringLiteral("ping"), {}, 41) +
-            R"(,{"jsonrpc":"2.0","method":"notifications/initialized"},)" +
-            callTool(QStringLiteral("read_file"), {{QStringLiteral("path"), QStringLiteral("a.txt")}},
-                     42) +
-            "," + rpc(QStringLiteral("initialize"), {}, 43) + "]";
+        const QByteArray batch = "[" + rpc(QStringLiteral("ping"), {}, 41) +
+                                 R"(,{"jsonrpc":"2.0","method":"notifications/initialized"},)" +
+                                 callTool(QStringLiteral("read_file"),
+                                          {{QStringLiteral("path"), QStringLiteral("a.txt")}}, 42) +
+                                 "," + rpc(QStringLiteral("initialize"), {}, 43) + "]";
         const Reply answered = send(makeRequest(kReader, old), "POST", batch);
         QCOMPARE(answered.status, 200);
         const QJsonArray responses = QJsonDocument::fromJson(answered.body).array();
@@ -590,7 +590,8 @@ private Q_SLOTS:
         r.setRawHeader("Mcp-Session-Id", init.headers.value("mcp-session-id"));
         QNetworkReply *running = m_nam.sendCustomRequest(
             r, "POST",
-            callTool(QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("sleep 300")}}));
+            callTool(QStringLiteral("execute"),
+                     {{QStringLiteral("command"), QStringLiteral("sleep 300")}}));
         // Running in the session (not only given a worker): the command has started.
         QTRY_COMPARE_WITH_TIMEOUT(server.sessions().value(0).runningCalls, 1, 20000);
         QCOMPARE(server.revokeAgent(QStringLiteral("temprw")), 1);
@@ -607,23 +608,28 @@ private Q_SLOTS:
             leaked.append(initialize(kWriter));
             QVERIFY(!leaked.last().isEmpty());
             if (i == 0) { // the first stays in use: least recently used is not the oldest
-                QCOMPARE(send(makeRequest(kWriter, leaked.first()), "POST", rpc(QStringLiteral("ping")))
-                             .status,
-                         200);
+                QCOMPARE(
+                    send(makeRequest(kWriter, leaked.first()), "POST", rpc(QStringLiteral("ping")))
+                        .status,
+                    200);
             }
             if (i % 32 == 0)
                 send(makeRequest(kWriter, leaked.first()), "POST", rpc(QStringLiteral("ping")));
         }
         QCOMPARE(m_server->sessions().size(), 64); // the per-agent cap
-        QCOMPARE(send(makeRequest(kWriter, leaked.first()), "POST", rpc(QStringLiteral("ping"))).status,
-                 200);
-        QCOMPARE(send(makeRequest(kWriter, leaked.at(1)), "POST", rpc(QStringLiteral("ping"))).status,
-                 404); // evicted: the client initializes again
-        QCOMPARE(send(makeRequest(kWriter, leaked.last()), "POST", rpc(QStringLiteral("ping"))).status,
-                 200);
+        QCOMPARE(
+            send(makeRequest(kWriter, leaked.first()), "POST", rpc(QStringLiteral("ping"))).status,
+            200);
+        QCOMPARE(
+            send(makeRequest(kWriter, leaked.at(1)), "POST", rpc(QStringLiteral("ping"))).status,
+            404); // evicted: the client initializes again
+        QCOMPARE(
+            send(makeRequest(kWriter, leaked.last()), "POST", rpc(QStringLiteral("ping"))).status,
+            200);
         // Another agent is not affected.
         const QByteArray reader = initialize(kReader);
-        QCOMPARE(send(makeRequest(kReader, reader), "POST", rpc(QStringLiteral("ping"))).status, 200);
+        QCOMPARE(send(makeRequest(kReader, reader), "POST", rpc(QStringLiteral("ping"))).status,
+                 200);
         endAllSessions();
 
         // The total cap evicts the least recently used idle session of any agent.
@@ -668,11 +674,13 @@ private Q_SLOTS:
         const QByteArray command = "while [ ! -f queue-release ]; do sleep 0.02; done; echo ok";
         QNetworkReply *first = m_nam.sendCustomRequest(
             makeRequest(kWriter, running), "POST",
-            callTool(QStringLiteral("execute"), {{QStringLiteral("command"), QString::fromLatin1(command)}}));
+            callTool(QStringLiteral("execute"),
+                     {{QStringLiteral("command"), QString::fromLatin1(command)}}));
         QTRY_COMPARE_WITH_TIMEOUT(m_server->runningCalls(QStringLiteral("writer")), 1, 20000);
         QNetworkReply *second = m_nam.sendCustomRequest(
             makeRequest(kWriter, queued), "POST",
-            callTool(QStringLiteral("execute"), {{QStringLiteral("command"), QString::fromLatin1(command)}}));
+            callTool(QStringLiteral("execute"),
+                     {{QStringLiteral("command"), QString::fromLatin1(command)}}));
         QTRY_COMPARE_WITH_TIMEOUT(m_server->queuedCalls(QStringLiteral("writer")), 1, 20000);
         const Reply full = send(makeRequest(kWriter), "POST", rpc(QStringLiteral("initialize")));
         QCOMPARE(full.status, 503); // neither session is idle
@@ -694,18 +702,21 @@ private Q_SLOTS:
         std::vector<std::unique_ptr<QTcpSocket>> sockets;
         QList<QByteArray> answers(64);
         for (int i = 0; i < 64; ++i) { // 64 connections: QNetworkAccessManager would use 6
-            const QByteArray body = callTool(
-                QStringLiteral("execute"),
-                {{QStringLiteral("command"),
-                  QStringLiteral("while [ ! -f fair-release ]; do sleep 0.05; done; echo released")}},
-                5000 + i);
-            const QByteArray post = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
-                                    kWriter.toUtf8() + "\r\nMcp-Session-Id: " + writer +
-                                    "\r\nContent-Type: application/json\r\nContent-Length: " +
-                                    QByteArray::number(body.size()) + "\r\n\r\n" + body;
+            const QByteArray body =
+                callTool(QStringLiteral("execute"),
+                         {{QStringLiteral("command"),
+                           QStringLiteral(
+                               "while [ ! -f fair-release ]; do sleep 0.05; done; echo released")}},
+                         5000 + i);
+            const QByteArray post =
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+                kWriter.toUtf8() + "\r\nMcp-Session-Id: " + writer +
+                "\r\nContent-Type: application/json\r\nContent-Length: " +
+                QByteArray::number(body.size()) + "\r\n\r\n" + body;
             auto socket = std::make_unique<QTcpSocket>();
             QTcpSocket *raw = socket.get();
-            connect(raw, &QTcpSocket::readyRead, raw, [&answers, raw, i] { answers[i] += raw->readAll(); });
+            connect(raw, &QTcpSocket::readyRead, raw,
+                    [&answers, raw, i] { answers[i] += raw->readAll(); });
             raw->connectToHost(QHostAddress::LocalHost, m_server->port());
             raw->write(post);
             sockets.push_back(std::move(socket));
@@ -723,9 +734,10 @@ private Q_SLOTS:
         for (const QByteArray &a : std::as_const(answers))
             QVERIFY(!a.contains("released"));
         m_sandbox->addFiles({{QStringLiteral("fair-release"), FileSource::text(QString())}});
-        QTRY_VERIFY_WITH_TIMEOUT(std::all_of(answers.cbegin(), answers.cend(),
-                                             [](const QByteArray &a) { return a.contains("released"); }),
-                                 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            std::all_of(answers.cbegin(), answers.cend(),
+                        [](const QByteArray &a) { return a.contains("released"); }),
+            60000);
         QCOMPARE(m_server->queuedCalls(QStringLiteral("writer")), 0);
         endAllSessions();
     }

@@ -138,14 +138,15 @@ private Q_SLOTS:
         QTest::newRow("id first") << QByteArray(R"({"id":7,"jsonrpc":"2.0","method":"x"})")
                                   << QJsonValue(7);
         QTest::newRow("id after big params")
-            << QByteArray(R"({"jsonrpc":"2.0","method":"tools/call","params":{"arguments":)"
-                          "{\"content\":\"a \\\"id\\\":3 , {\\\"id\\\":4}\",\"id\":5}},\"id\":\"req-9\"}")
+            << QByteArray(
+                   R"({"jsonrpc":"2.0","method":"tools/call","params":{"arguments":)"
+                   "{\"content\":\"a \\\"id\\\":3 , {\\\"id\\\":4}\",\"id\":5}},\"id\":\"req-9\"}")
             << QJsonValue(QStringLiteral("req-9"));
         QTest::newRow("spaces") << QByteArray("{ \"id\" :\n -12 }") << QJsonValue(-12);
-        QTest::newRow("escaped string id") << QByteArray("{\"id\":\"a\\\"b\"}")
-                                           << QJsonValue(QStringLiteral("a\"b"));
-        QTest::newRow("nested id only") << QByteArray(R"({"params":{"id":1},"method":"m"})")
-                                        << null;
+        QTest::newRow("escaped string id")
+            << QByteArray("{\"id\":\"a\\\"b\"}") << QJsonValue(QStringLiteral("a\"b"));
+        QTest::newRow("nested id only")
+            << QByteArray(R"({"params":{"id":1},"method":"m"})") << null;
         QTest::newRow("null id") << QByteArray(R"({"id":null})") << null;
         QTest::newRow("fractional id") << QByteArray(R"({"id":1.5})") << null;
         QTest::newRow("key ending in id") << QByteArray(R"({"xid":3,"method":"m"})") << null;
@@ -169,7 +170,8 @@ private Q_SLOTS:
 
     void parsesBatches()
     {
-        const jsonrpc::Payload single = jsonrpc::parsePayload(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+        const jsonrpc::Payload single =
+            jsonrpc::parsePayload(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
         QVERIFY(!single.batch);
         QVERIFY(std::holds_alternative<jsonrpc::Message>(single.single));
         const jsonrpc::Payload batch = jsonrpc::parsePayload(
@@ -205,14 +207,16 @@ private Q_SLOTS:
         QTest::newRow("huge length")
             << QByteArray("POST / HTTP/1.1\r\nContent-Length: 209715200\r\n\r\n") << true;
         QTest::newRow("second request over the cap")
-            << small + "POST / HTTP/1.1\r\nContent-Length: 500\r\n\r\n" << true;
+            << small + "POST / HTTP/1.1\r\nContent-Length: 500\r\n\r\n"
+            << true;
         const QByteArray chunkedHead = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
         QTest::newRow("chunked under the cap")
             << chunkedHead + "32\r\n" + QByteArray(50, 'x') + "\r\n32;ext=1\r\n" +
                    QByteArray(50, 'y') + "\r\n0\r\n\r\n" + small
             << false;
         QTest::newRow("chunked over the cap")
-            << chunkedHead + "32\r\n" + QByteArray(50, 'x') + "\r\n33\r\n" << true;
+            << chunkedHead + "32\r\n" + QByteArray(50, 'x') + "\r\n33\r\n"
+            << true;
         QTest::newRow("one huge chunk") << chunkedHead + "fffffffff\r\n" << true;
         QTest::newRow("malformed chunk size") << chunkedHead + "zz\r\n" << true;
     }

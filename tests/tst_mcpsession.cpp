@@ -507,8 +507,10 @@ private Q_SLOTS:
                 ++afterReturn;
             const QJsonObject n = QJsonDocument::fromJson(bytes).object();
             seen.append(n);
-            const QString message =
-                n.value(QLatin1String("params")).toObject().value(QLatin1String("message")).toString();
+            const QString message = n.value(QLatin1String("params"))
+                                        .toObject()
+                                        .value(QLatin1String("message"))
+                                        .toString();
             if (message.endsWith(QLatin1String("; 6 bytes of output so far")) && !QFile::exists(go))
                 QVERIFY(test::writeHostFile(go, QByteArray()));
         };
@@ -579,9 +581,9 @@ private Q_SLOTS:
         QCOMPARE(text(r), QStringLiteral("ValueError: execute: unknown arguments 'cmd', "
                                          "'timeout_s'; it takes command, cwd"));
         QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("ws/ran.txt"))));
-        const QJsonObject ro = tool(rw, QStringLiteral("read_file"),
-                                    {{QStringLiteral("path"), QStringLiteral("a.txt")},
-                                     {QStringLiteral("lines"), 3}});
+        const QJsonObject ro =
+            tool(rw, QStringLiteral("read_file"),
+                 {{QStringLiteral("path"), QStringLiteral("a.txt")}, {QStringLiteral("lines"), 3}});
         QVERIFY(text(ro).contains(QLatin1String("unknown argument 'lines'")));
     }
 
@@ -643,15 +645,19 @@ private Q_SLOTS:
         QCOMPARE(::pipe(pipes.in), 0);
         QCOMPARE(::pipe(pipes.out), 0);
         {
-            McpStdioServer server(m_sandbox, spec(QStringLiteral("stdio"), SandboxAttachMode::ReadWrite),
+            McpStdioServer server(m_sandbox,
+                                  spec(QStringLiteral("stdio"), SandboxAttachMode::ReadWrite),
                                   std::nullopt, pipes.in[0], pipes.out[1]);
             server.setMaxMessageBytes(1024);
             server.start();
-            pipes.write("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}"
+            pipes.write("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                        "\"protocolVersion\":\"2025-11-25\"}}"
                         "\n");
             QCOMPARE(pipes.next().toObject().value(QLatin1String("id")).toInt(), 1);
             // 200 KiB in pieces, its id at the very end, then a ping on the same write.
-            const QByteArray big = "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\",\"arguments\":{\"path\":\"big.txt\",\"content\":\"" +
+            const QByteArray big = "{\"jsonrpc\":\"2.0\",\"method\":\"tools/"
+                                   "call\",\"params\":{\"name\":\"write_file\",\"arguments\":{"
+                                   "\"path\":\"big.txt\",\"content\":\"" +
                                    QByteArray(200 * 1024, 'x') + "\"}},\"id\":\"big-7\"}";
             pipes.write(big + "\n" + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}" + "\n");
             const QJsonObject refused = pipes.next().toObject();
@@ -664,8 +670,8 @@ private Q_SLOTS:
             QCOMPARE(pipes.next().toObject().value(QLatin1String("id")).toInt(), 2); // in step
             QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("ws/big.txt"))));
             // No id in it: JSON-RPC's null.
-            pipes.write("{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"p\":\"" + QByteArray(4096, 'y') +
-                        "\"}}\n");
+            pipes.write("{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"p\":\"" +
+                        QByteArray(4096, 'y') + "\"}}\n");
             const QJsonObject anonymous = pipes.next().toObject();
             QVERIFY(anonymous.contains(QLatin1String("id")));
             QVERIFY(anonymous.value(QLatin1String("id")).isNull());
@@ -688,16 +694,26 @@ private Q_SLOTS:
         StdioPipes pipes;
         QCOMPARE(::pipe(pipes.in), 0);
         QCOMPARE(::pipe(pipes.out), 0);
-        McpStdioServer server(m_sandbox, spec(QStringLiteral("stdiob"), SandboxAttachMode::ReadOnly),
+        McpStdioServer server(m_sandbox,
+                              spec(QStringLiteral("stdiob"), SandboxAttachMode::ReadOnly),
                               std::nullopt, pipes.in[0], pipes.out[1]);
         server.start();
-        pipes.write("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-03-26\"}}"
+        pipes.write("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                    "\"protocolVersion\":\"2025-03-26\"}}"
                     "\n");
-        QCOMPARE(pipes.next().toObject().value(QLatin1String("result")).toObject().value(QLatin1String("protocolVersion")).toString(),
+        QCOMPARE(pipes.next()
+                     .toObject()
+                     .value(QLatin1String("result"))
+                     .toObject()
+                     .value(QLatin1String("protocolVersion"))
+                     .toString(),
                  QStringLiteral("2025-03-26"));
-        pipes.write("[{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},"
-                    "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"read_file\",\"arguments\":{\"path\":\"a.txt\"}}}]"
-                    "\n");
+        pipes.write(
+            "[{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":"
+            "\"notifications/initialized\"},"
+            "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/"
+            "call\",\"params\":{\"name\":\"read_file\",\"arguments\":{\"path\":\"a.txt\"}}}]"
+            "\n");
         const QJsonArray responses = pipes.next().toArray();
         QCOMPARE(responses.size(), 2);
         QCOMPARE(responses.at(0).toObject().value(QLatin1String("id")).toInt(), 5);

@@ -10,6 +10,7 @@
 #include "tools.h"
 #include "types.h"
 
+#include "localsandboxbackend.h"
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -18,7 +19,6 @@
 #include <QMutex>
 #include <QSet>
 #include <QTemporaryDir>
-#include "localsandboxbackend.h"
 
 #include <QtTest>
 
@@ -179,8 +179,8 @@ void TestOffload::cleanup()
 AgentPtr TestOffload::makeAgent(std::optional<SandboxOutputOffloadPolicy> policy)
 {
     const QString id = QStringLiteral("tst-offload-%1").arg(++m_counter);
-    m_sandbox = Sandbox::create(id, std::make_shared<WorkspaceBackend>(m_tmp->path() + "/ws"),
-                                7200);
+    m_sandbox =
+        Sandbox::create(id, std::make_shared<WorkspaceBackend>(m_tmp->path() + "/ws"), 7200);
     m_sandbox->start();
     m_sandbox->addFiles({{QStringLiteral("big.txt"), FileSource::text(bigText())},
                          {QStringLiteral("small.txt"),
@@ -238,28 +238,28 @@ void TestOffload::truncateToTokens_data()
 
     QTest::newRow("empty text") << QString() << qint64(3) << QString();
     QTest::newRow("zero tokens") << QStringLiteral("abcdef") << qint64(0) << QString();
-    QTest::newRow("ASCII cut at four bytes") << QStringLiteral("abcdefgh") << qint64(1)
-                                             << QStringLiteral("abcd");
+    QTest::newRow("ASCII cut at four bytes")
+        << QStringLiteral("abcdefgh") << qint64(1) << QStringLiteral("abcd");
     QTest::newRow("exact fit") << QStringLiteral("abcdefgh") << qint64(2)
                                << QStringLiteral("abcdefgh");
-    QTest::newRow("more tokens than text") << QStringLiteral("abc") << qint64(10)
-                                           << QStringLiteral("abc");
-    QTest::newRow("é straddles the cut") << QStringLiteral("abcé") << qint64(1)
-                                         << QStringLiteral("abc");
-    QTest::newRow("é ends at the cut") << QStringLiteral("abéc") << qint64(1)
-                                       << QStringLiteral("abé");
-    QTest::newRow("two é fill one token") << QStringLiteral("ééé") << qint64(1)
-                                          << QStringLiteral("éé");
-    QTest::newRow("emoji straddles the cut") << QStringLiteral("a😀") << qint64(1)
-                                             << QStringLiteral("a");
-    QTest::newRow("emoji fills one token") << QStringLiteral("😀😀") << qint64(1)
-                                           << QStringLiteral("😀");
-    QTest::newRow("emoji after three bytes") << QStringLiteral("abc😀d") << qint64(1)
-                                             << QStringLiteral("abc");
-    QTest::newRow("emoji only, too small") << QStringLiteral("xyz😀") << qint64(1)
-                                           << QStringLiteral("xyz");
-    QTest::newRow("CJK straddles the cut") << QStringLiteral("漢字") << qint64(1)
-                                           << QStringLiteral("漢");
+    QTest::newRow("more tokens than text")
+        << QStringLiteral("abc") << qint64(10) << QStringLiteral("abc");
+    QTest::newRow("é straddles the cut")
+        << QStringLiteral("abcé") << qint64(1) << QStringLiteral("abc");
+    QTest::newRow("é ends at the cut")
+        << QStringLiteral("abéc") << qint64(1) << QStringLiteral("abé");
+    QTest::newRow("two é fill one token")
+        << QStringLiteral("ééé") << qint64(1) << QStringLiteral("éé");
+    QTest::newRow("emoji straddles the cut")
+        << QStringLiteral("a😀") << qint64(1) << QStringLiteral("a");
+    QTest::newRow("emoji fills one token")
+        << QStringLiteral("😀😀") << qint64(1) << QStringLiteral("😀");
+    QTest::newRow("emoji after three bytes")
+        << QStringLiteral("abc😀d") << qint64(1) << QStringLiteral("abc");
+    QTest::newRow("emoji only, too small")
+        << QStringLiteral("xyz😀") << qint64(1) << QStringLiteral("xyz");
+    QTest::newRow("CJK straddles the cut")
+        << QStringLiteral("漢字") << qint64(1) << QStringLiteral("漢");
 }
 
 void TestOffload::truncateToTokens()
@@ -399,8 +399,8 @@ void TestOffload::fileStorageRejectsNonHandles_data()
     QTest::newRow("parent traversal to /etc/passwd") << QStringLiteral("../../etc/passwd");
     QTest::newRow("absolute path") << QStringLiteral("/etc/passwd");
     QTest::newRow("parent traversal to a planted file") << QStringLiteral("../secret");
-    QTest::newRow("deep traversal") << QString(QStringLiteral("../").repeated(30)
-                                               + QStringLiteral("etc/passwd"));
+    QTest::newRow("deep traversal")
+        << QString(QStringLiteral("../").repeated(30) + QStringLiteral("etc/passwd"));
     QTest::newRow("name of a planted file in the folder") << QStringLiteral("plain");
     QTest::newRow("planted file with extension") << QStringLiteral("plain.txt");
     QTest::newRow("empty") << QString();
@@ -410,8 +410,8 @@ void TestOffload::fileStorageRejectsNonHandles_data()
     QTest::newRow("upper-case hex") << QStringLiteral("off-") + QString(32, u'A');
     QTest::newRow("valid handle with traversal after it")
         << QStringLiteral("off-") + QString(32, u'0') + QStringLiteral("/../../secret");
-    QTest::newRow("valid handle plus .txt") << QStringLiteral("off-") + QString(32, u'0')
-                                                   + QStringLiteral(".txt");
+    QTest::newRow("valid handle plus .txt")
+        << QStringLiteral("off-") + QString(32, u'0') + QStringLiteral(".txt");
     QTest::newRow("valid handle with a newline")
         << QStringLiteral("off-") + QString(32, u'0') + QStringLiteral("\n");
     QTest::newRow("NUL byte") << QStringLiteral("off-") + QString(31, u'0') + QChar(0);
@@ -424,11 +424,10 @@ void TestOffload::fileStorageRejectsNonHandles()
     const QString dir = m_tmp->path() + QStringLiteral("/store");
     FileStorage storage(dir);
     // Files a retrieve must never return: beside the folder, and inside it under other names.
-    for (const QString &p : {m_tmp->path() + QStringLiteral("/secret"),
-                             m_tmp->path() + QStringLiteral("/secret.txt"),
-                             dir + QStringLiteral("/plain"), dir + QStringLiteral("/plain.txt"),
-                             dir + QStringLiteral("/off-") + QString(32, u'0')
-                                 + QStringLiteral(".txt.txt")}) {
+    for (const QString &p :
+         {m_tmp->path() + QStringLiteral("/secret"), m_tmp->path() + QStringLiteral("/secret.txt"),
+          dir + QStringLiteral("/plain"), dir + QStringLiteral("/plain.txt"),
+          dir + QStringLiteral("/off-") + QString(32, u'0') + QStringLiteral(".txt.txt")}) {
         QFile f(p);
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("SECRET-CONTENT");
@@ -687,7 +686,9 @@ void TestOffload::agentOffloadsBigReadFile()
     QVERIFY(r.offloaded);
     const QString handle = handleOf(r);
     QVERIFY(!handle.isEmpty());
-    QCOMPARE(r.data.value(QStringLiteral("offloaded")).toObject().value(QStringLiteral("tokens"))
+    QCOMPARE(r.data.value(QStringLiteral("offloaded"))
+                 .toObject()
+                 .value(QStringLiteral("tokens"))
                  .toInteger(),
              elsai::countTokens(bigText()));
     // The structured copy does not carry the full content again.
@@ -714,10 +715,10 @@ void TestOffload::agentKeepsSmallResults()
     QCOMPARE(r.text, QStringLiteral("a small file, forty bytes long.\n"));
     QVERIFY(!r.data.contains(QStringLiteral("offloaded")));
     // A partial read of the big file that fits is not offloaded either.
-    const ToolResult part = agent->callTool(
-        QStringLiteral("read_file"),
-        {{QStringLiteral("path"), QStringLiteral("big.txt")}, {QStringLiteral("offset"), 5},
-         {QStringLiteral("limit"), 3}});
+    const ToolResult part = agent->callTool(QStringLiteral("read_file"),
+                                            {{QStringLiteral("path"), QStringLiteral("big.txt")},
+                                             {QStringLiteral("offset"), 5},
+                                             {QStringLiteral("limit"), 3}});
     QVERIFY(!part.offloaded);
     QCOMPARE(part.text, bigLines(5, 8, true));
     QCOMPARE(storage->stores.load(), 0);
@@ -725,8 +726,8 @@ void TestOffload::agentKeepsSmallResults()
 
 void TestOffload::agentRetrievesOffloadedContent_data()
 {
-    QTest::addColumn<int>("offset");  // -1: argument omitted
-    QTest::addColumn<int>("limit");   // -1: argument omitted
+    QTest::addColumn<int>("offset"); // -1: argument omitted
+    QTest::addColumn<int>("limit");  // -1: argument omitted
     QTest::addColumn<QString>("expected");
 
     QTest::newRow("whole content without offset and limit") << -1 << -1 << bigText();
@@ -736,10 +737,10 @@ void TestOffload::agentRetrievesOffloadedContent_data()
     QTest::newRow("five lines from line 10") << 10 << 5 << bigLines(10, 15, true);
     QTest::newRow("limit without offset") << -1 << 3 << bigLines(0, 3, true);
     QTest::newRow("last line") << BigLines - 1 << 1 << bigLines(BigLines - 1, BigLines, true);
-    QTest::newRow("offset to the end") << BigLines - 5 << -1 << bigLines(BigLines - 5, BigLines,
-                                                                         true);
-    QTest::newRow("limit past the end") << BigLines - 2 << 100
-                                        << bigLines(BigLines - 2, BigLines, true);
+    QTest::newRow("offset to the end")
+        << BigLines - 5 << -1 << bigLines(BigLines - 5, BigLines, true);
+    QTest::newRow("limit past the end")
+        << BigLines - 2 << 100 << bigLines(BigLines - 2, BigLines, true);
     QTest::newRow("limit zero") << 10 << 0 << QString();
     QTest::newRow("offset past the end") << BigLines + 50 << 3 << QString();
 }

@@ -59,8 +59,8 @@ int processesWithArg(const QByteArray &needle)
 
 int openFdCount()
 {
-    return int(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::NoDotAndDotDot | QDir::System
-                                                              | QDir::AllEntries)
+    return int(QDir(QStringLiteral("/proc/self/fd"))
+                   .entryList(QDir::NoDotAndDotDot | QDir::System | QDir::AllEntries)
                    .size());
 }
 
@@ -222,35 +222,36 @@ void TestProcess::escapedDescendantsDoNotSurvive_data()
     QTest::addColumn<QString>("command");
     QTest::addColumn<QByteArray>("needle");
     const QString waitReady = QStringLiteral(" while [ ! -e r ]; do sleep 0.01; done; echo ok");
-    QTest::newRow("setsid")
-        << QStringLiteral("setsid sh -c 'touch r; exec sleep 100.456' &") + waitReady
-        << QByteArray("100.456");
+    QTest::newRow("setsid") << QStringLiteral("setsid sh -c 'touch r; exec sleep 100.456' &") +
+                                   waitReady
+                            << QByteArray("100.456");
     QTest::newRow("setsid, output elsewhere")
-        << QStringLiteral("setsid sh -c 'touch r; exec sleep 100.457 >/dev/null 2>&1' &")
-               + waitReady
+        << QStringLiteral("setsid sh -c 'touch r; exec sleep 100.457 >/dev/null 2>&1' &") +
+               waitReady
         << QByteArray("100.457");
-    QTest::newRow("double fork")
-        << QStringLiteral("(setsid sh -c 'touch r; exec sleep 100.458' &);") + waitReady
-        << QByteArray("100.458");
+    QTest::newRow("double fork") << QStringLiteral(
+                                        "(setsid sh -c 'touch r; exec sleep 100.458' &);") +
+                                        waitReady
+                                 << QByteArray("100.458");
     // Same session, own process group: out of reach of the group kill.
     if (!QStandardPaths::findExecutable(QStringLiteral("perl")).isEmpty()) {
         QTest::newRow("own group")
             << QStringLiteral("perl -e 'setpgrp(0, 0); open(my $f, \">\", \"r\"); close($f);"
-                              " exec(\"sleep\", \"100.459\")' &")
-                   + waitReady
+                              " exec(\"sleep\", \"100.459\")' &") +
+                   waitReady
             << QByteArray("100.459");
     }
     QTest::newRow("nested escapes")
         << QStringLiteral("setsid sh -c '(setsid sh -c \"touch r; exec sleep 100.461\" &); "
-                          "exec sleep 100.462' &")
-               + waitReady
+                          "exec sleep 100.462' &") +
+               waitReady
         << QByteArray("100.46");
-    QTest::newRow("many")
-        << QStringLiteral("for i in 1 2 3 4 5 6 7 8; do "
-                          "setsid sh -c \"touch r$i; exec sleep 100.47$i\" & done;"
-                          " for i in 1 2 3 4 5 6 7 8; do"
-                          " while [ ! -e r$i ]; do sleep 0.01; done; done; echo ok")
-        << QByteArray("100.47");
+    QTest::newRow("many") << QStringLiteral(
+                                 "for i in 1 2 3 4 5 6 7 8; do "
+                                 "setsid sh -c \"touch r$i; exec sleep 100.47$i\" & done;"
+                                 " for i in 1 2 3 4 5 6 7 8; do"
+                                 " while [ ! -e r$i ]; do sleep 0.01; done; done; echo ok")
+                          << QByteArray("100.47");
 }
 
 void TestProcess::escapedDescendantsDoNotSurvive()
@@ -259,8 +260,8 @@ void TestProcess::escapedDescendantsDoNotSurvive()
     QFETCH(QByteArray, needle);
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const int fd = ::open(QFile::encodeName(dir.path()).constData(),
-                          O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int fd =
+        ::open(QFile::encodeName(dir.path()).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     QVERIFY(fd >= 0);
     ProcessSpec spec = shell(command);
     spec.cwdFd = fd;
@@ -349,7 +350,10 @@ void TestProcess::invalidUtf8IsPreserved()
     const ProcessOutcome out =
         runProcess(shell(QStringLiteral("printf '\\377\\376\\200abc\\300\\000z'")));
     QCOMPARE(out.exitCode, 0);
-    QCOMPARE(out.stdoutData, QByteArray("\xff\xfe\x80" "abc" "\xc0\0z", 9));
+    QCOMPARE(out.stdoutData, QByteArray("\xff\xfe\x80"
+                                        "abc"
+                                        "\xc0\0z",
+                                        9));
 }
 
 void TestProcess::stderrFlood()
@@ -476,8 +480,8 @@ void TestProcess::cwdFdIsHonoured()
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const QString canonical = QDir(dir.path()).canonicalPath();
-    const int fd = ::open(QFile::encodeName(dir.path()).constData(),
-                          O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int fd =
+        ::open(QFile::encodeName(dir.path()).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     QVERIFY(fd >= 0);
     ProcessSpec spec = shell(QStringLiteral("pwd -P; echo data > here.txt"));
     spec.cwdFd = fd;
@@ -591,9 +595,9 @@ void TestProcess::concurrentCalls()
                                             : QStringLiteral("echo %1; echo %1 >&2").arg(unique);
                 const ProcessOutcome out = runProcess(shell(command));
                 const QByteArray expected = unique.toUtf8() + '\n';
-                const bool ok = out.exitCode == 0 && out.stdoutData == expected
-                                && (i % 5 == 0 ? out.stderrData.isEmpty()
-                                               : out.stderrData == expected);
+                const bool ok =
+                    out.exitCode == 0 && out.stdoutData == expected &&
+                    (i % 5 == 0 ? out.stderrData.isEmpty() : out.stderrData == expected);
                 if (!ok)
                     ++failures;
             }
@@ -692,18 +696,18 @@ void TestProcess::joinCgroupChildIsSetUpLikePosixSpawn()
 {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const int cwd = ::open(QFile::encodeName(dir.path()).constData(),
-                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int cwd =
+        ::open(QFile::encodeName(dir.path()).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     QVERIFY(cwd >= 0);
     struct sigaction ignore = {};
     ignore.sa_handler = SIG_IGN;
     struct sigaction previous = {};
     QCOMPARE(::sigaction(SIGPIPE, &ignore, &previous), 0);
 
-    ProcessSpec spec = shell(QStringLiteral(
-        "set -- $(cut -d' ' -f6 /proc/$$/stat); "
-        "[ \"$1\" = $$ ] && echo own-session; cat; pwd -P; echo \"FOO=$FOO\"; "
-        "yes | head -c 1; echo"));
+    ProcessSpec spec =
+        shell(QStringLiteral("set -- $(cut -d' ' -f6 /proc/$$/stat); "
+                             "[ \"$1\" = $$ ] && echo own-session; cat; pwd -P; echo \"FOO=$FOO\"; "
+                             "yes | head -c 1; echo"));
     spec.environment = {QStringLiteral("FOO=bar"), QStringLiteral("PATH=/usr/bin:/bin")};
     spec.cwdFd = cwd;
     ProcessOutcome out;
@@ -713,8 +717,8 @@ void TestProcess::joinCgroupChildIsSetUpLikePosixSpawn()
 
     QCOMPARE(joined, QByteArray("0"));
     QCOMPARE(out.exitCode, 0);
-    const QByteArray expected = "own-session\n" + QFile::encodeName(QDir(dir.path()).canonicalPath())
-                                + "\nFOO=bar\ny\n";
+    const QByteArray expected =
+        "own-session\n" + QFile::encodeName(QDir(dir.path()).canonicalPath()) + "\nFOO=bar\ny\n";
     QCOMPARE(out.stdoutData, expected);
     QVERIFY2(out.stderrData.isEmpty(), out.stderrData.constData()); // no "Broken pipe"
 }
@@ -752,10 +756,10 @@ void TestProcess::joinCgroupFailureRunsNothing()
 void TestProcess::engineIsNotReadableByCommands()
 {
     QVERIFY(!qgetenv("PATH").isEmpty()); // still ours, from the heap
-    const ProcessOutcome out = runProcess(shell(QStringLiteral(
-        "tr -d '\\0' < /proc/$PPID/environ 2> /dev/null; "
-        "dd if=/proc/$PPID/mem bs=1 count=1 skip=$(( 0x$(grep -m1 -o '^[0-9a-f]*' "
-        "/proc/$PPID/maps 2> /dev/null || echo 0) )) 2> /dev/null; echo done")));
+    const ProcessOutcome out = runProcess(shell(
+        QStringLiteral("tr -d '\\0' < /proc/$PPID/environ 2> /dev/null; "
+                       "dd if=/proc/$PPID/mem bs=1 count=1 skip=$(( 0x$(grep -m1 -o '^[0-9a-f]*' "
+                       "/proc/$PPID/maps 2> /dev/null || echo 0) )) 2> /dev/null; echo done")));
     QCOMPARE(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
     QCOMPARE(out.stdoutData, QByteArray("done\n"));
 }

@@ -100,10 +100,10 @@ QByteArray openSession(QNetworkAccessManager &nam, const QUrl &url, const QStrin
     reply->deleteLater();
     if (session.isEmpty())
         return session;
-    QNetworkReply *ack = mcpPost(nam, url, token, session,
-                                 {{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
-                                  {QStringLiteral("method"),
-                                   QStringLiteral("notifications/initialized")}});
+    QNetworkReply *ack =
+        mcpPost(nam, url, token, session,
+                {{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
+                 {QStringLiteral("method"), QStringLiteral("notifications/initialized")}});
     waitFor([ack] { return ack->isFinished(); });
     ack->deleteLater();
     return session;
@@ -124,20 +124,19 @@ int runChild(int argc, char **argv, const QString &root, const QString &tag)
     const QString sleepCommand = QStringLiteral("sleep %1").arg(tag);
     writeFile(root + QStringLiteral("/seed/README.md"), "# quit\n");
     writeFile(root + QStringLiteral("/plan.json"),
-              QJsonDocument(QJsonObject{
-                                {QStringLiteral("format"), QStringLiteral("elsai-agent-plan")},
-                                {QStringLiteral("version"), 1},
-                                {QStringLiteral("name"), QStringLiteral("busy-plan")},
-                                {QStringLiteral("agent"),
-                                 QJsonObject{{QStringLiteral("name"), QStringLiteral("planner")},
-                                             {QStringLiteral("mode"),
-                                              QStringLiteral("read_write")}}},
-                                {QStringLiteral("steps"),
-                                 QJsonArray{QJsonObject{
-                                     {QStringLiteral("name"), QStringLiteral("a long command")},
-                                     {QStringLiteral("tool"), QStringLiteral("execute")},
-                                     {QStringLiteral("args"),
-                                      QJsonObject{{QStringLiteral("command"), sleepCommand}}}}}}})
+              QJsonDocument(
+                  QJsonObject{{QStringLiteral("format"), QStringLiteral("elsai-agent-plan")},
+                              {QStringLiteral("version"), 1},
+                              {QStringLiteral("name"), QStringLiteral("busy-plan")},
+                              {QStringLiteral("agent"),
+                               QJsonObject{{QStringLiteral("name"), QStringLiteral("planner")},
+                                           {QStringLiteral("mode"), QStringLiteral("read_write")}}},
+                              {QStringLiteral("steps"),
+                               QJsonArray{QJsonObject{
+                                   {QStringLiteral("name"), QStringLiteral("a long command")},
+                                   {QStringLiteral("tool"), QStringLiteral("execute")},
+                                   {QStringLiteral("args"),
+                                    QJsonObject{{QStringLiteral("command"), sleepCommand}}}}}}})
                   .toJson());
 
     int status = 0;
@@ -178,15 +177,15 @@ int runChild(int argc, char **argv, const QString &root, const QString &tag)
         const QByteArray second = openSession(nam, url, remote.token);
         if (first.isEmpty() || second.isEmpty())
             return 14;
-        QNetworkReply *call = mcpPost(
-            nam, url, remote.token, first,
-            {{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
-             {QStringLiteral("id"), 2},
-             {QStringLiteral("method"), QStringLiteral("tools/call")},
-             {QStringLiteral("params"),
-              QJsonObject{{QStringLiteral("name"), QStringLiteral("execute")},
-                          {QStringLiteral("arguments"),
-                           QJsonObject{{QStringLiteral("command"), sleepCommand}}}}}});
+        QNetworkReply *call =
+            mcpPost(nam, url, remote.token, first,
+                    {{QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
+                     {QStringLiteral("id"), 2},
+                     {QStringLiteral("method"), QStringLiteral("tools/call")},
+                     {QStringLiteral("params"),
+                      QJsonObject{{QStringLiteral("name"), QStringLiteral("execute")},
+                                  {QStringLiteral("arguments"),
+                                   QJsonObject{{QStringLiteral("command"), sleepCommand}}}}}});
         Q_UNUSED(call);
         // A flush with plenty to write.
         QList<QPair<QString, FileSource>> files;
@@ -208,17 +207,16 @@ int runChild(int argc, char **argv, const QString &root, const QString &tag)
                        mcp->model()->sessionCount(QStringLiteral("remote")) == 2;
             }))
             return 16;
-        say(QStringLiteral("FLUSH %1").arg(flush.isRunning() ? QStringLiteral("running")
-                                                             : QStringLiteral("done")));
+        say(QStringLiteral("FLUSH %1")
+                .arg(flush.isRunning() ? QStringLiteral("running") : QStringLiteral("done")));
         for (const QString &line : window.busyWork())
             say(QStringLiteral("BUSY %1").arg(line));
         say(QStringLiteral("PID %1").arg(::getpid()));
 
         QElapsedTimer quitting;
         quitting.start();
-        QTimer::singleShot(0, &window, [&window] {
-            window.action(QStringLiteral("actionQuit"))->trigger();
-        });
+        QTimer::singleShot(0, &window,
+                           [&window] { window.action(QStringLiteral("actionQuit"))->trigger(); });
         status = QApplication::exec();
         window.shutdown(); // as app/gui.cpp does, whatever ended the loop
         if (!window.isShutDown())
@@ -301,9 +299,10 @@ private Q_SLOTS:
         const QString err = QString::fromUtf8(child.readAllStandardError());
         qInfo().noquote() << out;
         QVERIFY2(child.exitStatus() == QProcess::NormalExit, qPrintable(err.right(4000)));
-        QVERIFY2(child.exitCode() == 0, qPrintable(QStringLiteral("exit %1\n%2\n%3")
-                                                       .arg(child.exitCode())
-                                                       .arg(out, err.right(4000))));
+        QVERIFY2(
+            child.exitCode() == 0,
+            qPrintable(
+                QStringLiteral("exit %1\n%2\n%3").arg(child.exitCode()).arg(out, err.right(4000))));
         QVERIFY(out.contains(QStringLiteral("CLEAN")));
         // Everything was busy when the quit came, and the quit said so before doing it.
         QVERIFY(out.contains(QStringLiteral("BUSY 1 console command(s) running")));

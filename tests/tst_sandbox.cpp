@@ -55,12 +55,12 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("role");     // seed_from, sync_dest, flush
         QTest::addColumn<QString>("relation"); // how the folder relates to the workspace
-        for (const char *role : {"seed_from", "sync_dest", "flush", "backend seed",
-                                 "backend flush"}) {
-            for (const char *rel : {"same", "same via symlink", "same with ./ and //",
-                                    "inside", "containing"})
-                QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(QLatin1String(role),
-                                                                    QLatin1String(rel))))
+        for (const char *role :
+             {"seed_from", "sync_dest", "flush", "backend seed", "backend flush"}) {
+            for (const char *rel :
+                 {"same", "same via symlink", "same with ./ and //", "inside", "containing"})
+                QTest::newRow(qPrintable(
+                    QStringLiteral("%1 %2").arg(QLatin1String(role), QLatin1String(rel))))
                     << QString::fromLatin1(role) << QString::fromLatin1(rel);
         }
     }
@@ -101,11 +101,11 @@ private Q_SLOTS:
         } else {
             backend->create();
             if (role == QLatin1String("backend seed")) {
-                QVERIFY_THROWS_EXCEPTION(ValueError,
-                                         backend->seedWorkspace(other, DEFAULT_SANDBOX_SEED_EXCLUDES));
-            } else {
                 QVERIFY_THROWS_EXCEPTION(
-                    ValueError, backend->syncArtifacts(other, defaultSandboxSyncPolicy()));
+                    ValueError, backend->seedWorkspace(other, DEFAULT_SANDBOX_SEED_EXCLUDES));
+            } else {
+                QVERIFY_THROWS_EXCEPTION(ValueError,
+                                         backend->syncArtifacts(other, defaultSandboxSyncPolicy()));
             }
         }
         QCOMPARE(readHostFile(project + QStringLiteral("/src/app.py")), before);
@@ -135,9 +135,9 @@ private Q_SLOTS:
         const QString project = makeProject();
         Sandbox::Options o;
         o.seedFrom = project;
-        auto s = Sandbox::create(QStringLiteral("siblings"),
-                                 std::make_shared<LocalSandboxBackend>(project + QStringLiteral("-ws")),
-                                 60, o);
+        auto s = Sandbox::create(
+            QStringLiteral("siblings"),
+            std::make_shared<LocalSandboxBackend>(project + QStringLiteral("-ws")), 60, o);
         QVERIFY(s->start()->success());
         s->stop(false);
     }
@@ -368,8 +368,8 @@ private Q_SLOTS:
             {{QStringLiteral("path"), wsName}, {QStringLiteral("content"), QStringLiteral("L")}});
         QVERIFY2(w.text.contains(QLatin1String("Wrote 1 bytes")), qPrintable(w.text));
         // a negative length: that many bytes of two-byte characters
-        const QString hostName = hostLength > 0 ? QString(hostLength, u'h')
-                                                : QString(-hostLength / 2, QChar(0xe9));
+        const QString hostName =
+            hostLength > 0 ? QString(hostLength, u'h') : QString(-hostLength / 2, QChar(0xe9));
         QCOMPARE(hostName.toUtf8().size(), qAbs(hostLength));
         const QString out = m_tmp.filePath(QStringLiteral("dl-long/") + hostName);
         QCOMPARE(s->downloadFiles({{wsName, out}}), QStringList{wsName});

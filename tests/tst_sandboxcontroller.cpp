@@ -219,10 +219,9 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(ValueError,
                                  c.attachAgent(QStringLiteral("once"), QStringLiteral("bob"),
                                                SandboxAttachMode::ReadOnly));
-        QVERIFY_THROWS_EXCEPTION(ValueError,
-                                 c.attachAgent(QStringLiteral("once"),
-                                               SandboxController::consoleAgent(),
-                                               SandboxAttachMode::ReadOnly));
+        QVERIFY_THROWS_EXCEPTION(ValueError, c.attachAgent(QStringLiteral("once"),
+                                                           SandboxController::consoleAgent(),
+                                                           SandboxAttachMode::ReadOnly));
         c.waitForIdle();
         const auto modeOf = [&c] {
             return c.agentsModel()
@@ -236,8 +235,7 @@ private Q_SLOTS:
             .waitForFinished();
         QTRY_COMPARE(modeOf(), QStringLiteral("read_write"));
         QVERIFY_THROWS_EXCEPTION(ValueError,
-                                 c.changeAgentMode(QStringLiteral("once"),
-                                                   QStringLiteral("nobody"),
+                                 c.changeAgentMode(QStringLiteral("once"), QStringLiteral("nobody"),
                                                    SandboxAttachMode::ReadWrite));
     }
 

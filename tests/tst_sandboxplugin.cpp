@@ -290,9 +290,8 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly));
         }
         auto cleanup = qScopeGuard([&] { QDir(dir).removeRecursively(); });
-        const ToolResult r =
-            m_reader->callTool(QStringLiteral("list_dir"),
-                               {{QStringLiteral("path"), QStringLiteral("many")}});
+        const ToolResult r = m_reader->callTool(QStringLiteral("list_dir"),
+                                                {{QStringLiteral("path"), QStringLiteral("many")}});
         QCOMPARE(r.data.value(QStringLiteral("entries")).toArray().size(), listDirMaxEntries());
         QCOMPARE(r.data.value(QStringLiteral("truncated")).toBool(), true);
         QCOMPARE(r.data.value(QStringLiteral("total_entries")).toInteger(), total);
@@ -309,9 +308,8 @@ private Q_SLOTS:
         QVERIFY(QFile::remove(dir + QStringLiteral("/f%1").arg(0, 5, 10, QLatin1Char('0'))));
         for (qsizetype i = 1; i < extra; ++i)
             QVERIFY(QFile::remove(dir + QStringLiteral("/f%1").arg(i, 5, 10, QLatin1Char('0'))));
-        const ToolResult atCap =
-            m_reader->callTool(QStringLiteral("list_dir"),
-                               {{QStringLiteral("path"), QStringLiteral("many")}});
+        const ToolResult atCap = m_reader->callTool(
+            QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral("many")}});
         QVERIFY(!atCap.data.contains(QStringLiteral("truncated")));
         QCOMPARE(atCap.data.value(QStringLiteral("entries")).toArray().size(), listDirMaxEntries());
     }
@@ -498,8 +496,8 @@ private Q_SLOTS:
         test::AuditCapture audit;
         m_writer->callTool(QStringLiteral("list_dir"), {{QStringLiteral("path"), "."}});
         m_reader->callTool(QStringLiteral("read_file"), {{QStringLiteral("path"), "lines.txt"}});
-        QCOMPARE(audit.names(),
-                 (QStringList{QStringLiteral("sandbox.list_dir"), QStringLiteral("sandbox.read_file")}));
+        QCOMPARE(audit.names(), (QStringList{QStringLiteral("sandbox.list_dir"),
+                                             QStringLiteral("sandbox.read_file")}));
         for (const AuditEvent &e : audit.events())
             QCOMPARE(e.outcome, QStringLiteral("ok"));
     }
@@ -544,7 +542,8 @@ private Q_SLOTS:
             listWorkspaceDir(*m_reader, QStringLiteral("big")).split(QLatin1Char('\n'));
         QCOMPARE(lines.size(), n + 3);
         QCOMPARE(lines.first(), QStringLiteral("big/f0000.txt"));
-        QCOMPARE(lines.at(n - 1), QStringLiteral("big/f%1.txt").arg(n - 1, 4, 10, QLatin1Char('0')));
+        QCOMPARE(lines.at(n - 1),
+                 QStringLiteral("big/f%1.txt").arg(n - 1, 4, 10, QLatin1Char('0')));
         QCOMPARE(lines.at(n), QStringLiteral("big/link (symlink)"));
         QCOMPARE(lines.at(n + 1), QStringLiteral("big/sub/"));
         QCOMPARE(lines.last(),

@@ -449,9 +449,9 @@ private Q_SLOTS:
         QTest::addColumn<QByteArray>("line");
         QTest::newRow("same path")
             << QByteArray(R"({"op":"move_file","src":"src/main.py","dest":"src/main.py"})");
-        QTest::newRow("./ spelling")
-            << QByteArray("{\"op\":\"move_file\",\"src\":\"src/main.py\","
-                          "\"dest\":\"./src/" "/./main.py\"}");
+        QTest::newRow("./ spelling") << QByteArray("{\"op\":\"move_file\",\"src\":\"src/main.py\","
+                                                   "\"dest\":\"./src/"
+                                                   "/./main.py\"}");
         QTest::newRow("link back")
             << QByteArray(R"({"op":"move_file","src":"src/main.py","dest":"back/src/main.py"})");
         QTest::newRow("hard link")
@@ -580,8 +580,8 @@ private Q_SLOTS:
     void flushReportsEveryClassAndTakesTheNoBaseRule()
     {
         RUN_OK(start, "{\"op\":\"start\"}");
-        QVERIFY(QFile::remove(projectPath(QStringLiteral("README.md"))));   // host deletion
-        QVERIFY(QFile::remove(wsPath(QStringLiteral("src/main.py"))));      // sandbox deletion
+        QVERIFY(QFile::remove(projectPath(QStringLiteral("README.md")))); // host deletion
+        QVERIFY(QFile::remove(wsPath(QStringLiteral("src/main.py"))));    // sandbox deletion
         RUN_OK(r, "{\"op\":\"flush\"}");
         const QJsonObject sync = r.value(QLatin1String("result")).toObject();
         QCOMPARE(stringsOf(sync.value(QLatin1String("host_deleted"))),
@@ -599,10 +599,10 @@ private Q_SLOTS:
         QJsonObject flush{{QStringLiteral("op"), QStringLiteral("flush")},
                           {QStringLiteral("dest"), other}};
         RUN_OK(kept, flush);
-        QCOMPARE(stringsOf(kept.value(QLatin1String("result"))
-                               .toObject()
-                               .value(QLatin1String("conflicts"))),
-                 QStringList{QStringLiteral("src/util/helpers.py")});
+        QCOMPARE(
+            stringsOf(
+                kept.value(QLatin1String("result")).toObject().value(QLatin1String("conflicts"))),
+            QStringList{QStringLiteral("src/util/helpers.py")});
         QCOMPARE(readHost(other + QStringLiteral("/src/util/helpers.py")),
                  QByteArray("unrelated\n"));
         const QString third = hostPath(QStringLiteral("third"));

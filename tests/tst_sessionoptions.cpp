@@ -137,14 +137,14 @@ private Q_SLOTS:
         QCOMPARE(o.spec.ssh.knownHostsFile, QStringLiteral("/kh"));
         QCOMPARE(o.spec.sshRemoteRoot, QStringLiteral("/srv/ws"));
         QVERIFY(SandboxSpec::availableBackends().contains(QStringLiteral("ssh")));
-        QVERIFY_THROWS_EXCEPTION(ValueError, parse({QStringLiteral("--backend"),
-                                                    QStringLiteral("ssh")}));
-        QVERIFY_THROWS_EXCEPTION(ValueError, parse({QStringLiteral("--ssh-host"),
-                                                    QStringLiteral("h")}));
         QVERIFY_THROWS_EXCEPTION(ValueError,
-                                 parse({QStringLiteral("--backend"), QStringLiteral("ssh"),
-                                        QStringLiteral("--ssh-host"), QStringLiteral("h"),
-                                        QStringLiteral("--ssh-port"), QStringLiteral("70000")}));
+                                 parse({QStringLiteral("--backend"), QStringLiteral("ssh")}));
+        QVERIFY_THROWS_EXCEPTION(ValueError,
+                                 parse({QStringLiteral("--ssh-host"), QStringLiteral("h")}));
+        QVERIFY_THROWS_EXCEPTION(
+            ValueError,
+            parse({QStringLiteral("--backend"), QStringLiteral("ssh"), QStringLiteral("--ssh-host"),
+                   QStringLiteral("h"), QStringLiteral("--ssh-port"), QStringLiteral("70000")}));
     }
 
     void flushNoBaseRule()

@@ -1,10 +1,10 @@
 #include "modelroles.h"
 #include "sessionsmodel.h"
 
-#include <QTimeZone>
 #include <QAbstractItemModelTester>
 #include <QItemSelectionModel>
 #include <QSignalSpy>
+#include <QTimeZone>
 #include <QtTest>
 
 #include <limits>
@@ -38,7 +38,8 @@ QStringList specs(const SessionsModel &model)
 {
     QStringList out;
     for (int i = 0; i < model.rowCount(); ++i)
-        out.append(QStringLiteral("%1:%2").arg(model.session(i).workspaceId)
+        out.append(QStringLiteral("%1:%2")
+                       .arg(model.session(i).workspaceId)
                        .arg(model.session(i).idleSeconds));
     return out;
 }
@@ -66,8 +67,7 @@ private Q_SLOTS:
 void TestSessionsModel::modelTester()
 {
     SessionsModel model;
-    QAbstractItemModelTester tester(&model,
-                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     model.setSessions(sessions({"a:0", "b:0", "c:0"}));
     model.setSessions(sessions({"x:0", "c:1", "a:0", "y:0"}));
     model.setSessions(sessions({"y:2", "a:0"}));
@@ -108,8 +108,7 @@ void TestSessionsModel::merge()
     QFETCH(int, changes);
 
     SessionsModel model;
-    QAbstractItemModelTester tester(&model,
-                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     model.setSessions(sessions(before));
     QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
     QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
@@ -209,10 +208,10 @@ void TestSessionsModel::ttlRemaining_data()
 
     QTest::newRow("running") << SessionState::Running << QVariant(7200.0) << 100.0
                              << QVariant(7100.0);
-    QTest::newRow("running-fresh") << SessionState::Running << QVariant(60.0) << 0.0
-                                   << QVariant(60.0);
-    QTest::newRow("running-overdue-clamped") << SessionState::Running << QVariant(60.0) << 75.5
-                                             << QVariant(0.0);
+    QTest::newRow("running-fresh")
+        << SessionState::Running << QVariant(60.0) << 0.0 << QVariant(60.0);
+    QTest::newRow("running-overdue-clamped")
+        << SessionState::Running << QVariant(60.0) << 75.5 << QVariant(0.0);
     QTest::newRow("running-no-ttl") << SessionState::Running << QVariant() << 100.0 << QVariant();
     QTest::newRow("stopped") << SessionState::Stopped << QVariant(7200.0) << 0.0 << QVariant();
     QTest::newRow("starting") << SessionState::Starting << QVariant(7200.0) << 0.0 << QVariant();

@@ -310,10 +310,10 @@ void TestShutdown::signalStopsEverything()
     QVERIFY2(p.waitForFinished(ExitBoundMs), "the workbench did not end after the signal");
     const QByteArray err = p.readAllStandardError();
     QCOMPARE(p.exitStatus(), QProcess::NormalExit);
-    QVERIFY2(p.exitCode() == 128 + signo,
-             qPrintable(QStringLiteral("exit %1, stderr: %2")
-                            .arg(p.exitCode())
-                            .arg(QString::fromUtf8(err))));
+    QVERIFY2(
+        p.exitCode() == 128 + signo,
+        qPrintable(
+            QStringLiteral("exit %1, stderr: %2").arg(p.exitCode()).arg(QString::fromUtf8(err))));
     expectAllGone(pids);
 }
 
@@ -589,8 +589,8 @@ void TestShutdown::bwrapTreeDies()
     QVERIFY(p.waitForStarted(StartBoundMs));
     QElapsedTimer t;
     t.start();
-    while ((!QFile::exists(ws + QStringLiteral("/ready")) || sleepers(tag) < 2)
-           && t.elapsed() < StartBoundMs && p.state() == QProcess::Running)
+    while ((!QFile::exists(ws + QStringLiteral("/ready")) || sleepers(tag) < 2) &&
+           t.elapsed() < StartBoundMs && p.state() == QProcess::Running)
         QTest::qWait(20);
     if (p.state() != QProcess::Running) {
         const QByteArray err = p.readAllStandardError();
@@ -624,9 +624,8 @@ void TestShutdown::secretsNotReadable()
     if (asNobody && ::geteuid() != 0)
         QSKIP("not root: the first row already runs as a user without CAP_SYS_PTRACE");
     if (asNobody) {
-        const auto open = QFileDevice::ReadOwner | QFileDevice::WriteOwner
-                          | QFileDevice::ExeOwner | QFileDevice::ReadOther
-                          | QFileDevice::WriteOther | QFileDevice::ExeOther;
+        const auto open = QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner |
+                          QFileDevice::ReadOther | QFileDevice::WriteOther | QFileDevice::ExeOther;
         for (const QString &dir : {m_tmp->path(), m_tmp->filePath(QStringLiteral("ws"))})
             QVERIFY(QFile::setPermissions(dir, open));
     }

@@ -2,8 +2,8 @@
 // is this machine, so the tests look at the remote folder and /proc directly.
 
 #include "errors.h"
-#include "sandboxspec.h"
 #include "renameexchanger.h"
+#include "sandboxspec.h"
 #include "sshfixture.h"
 #include "testutil.h"
 
@@ -18,7 +18,6 @@
 
 #include <fcntl.h>
 #include <stdio.h>
-
 
 using namespace elsai;
 using namespace elsai::test;
@@ -162,7 +161,8 @@ private Q_SLOTS:
         m_backend->writeFile(QStringLiteral("mode/hard"), "new");
         QCOMPARE(readHostFile(host), QByteArray("#!/bin/sh\necho hi\n"));
         // no temp file left behind
-        QStringList left = QDir(ws() + QStringLiteral("/mode")).entryList(QDir::Files | QDir::Hidden);
+        QStringList left =
+            QDir(ws() + QStringLiteral("/mode")).entryList(QDir::Files | QDir::Hidden);
         left.sort();
         QCOMPARE(left, (QStringList{QStringLiteral("hard"), QStringLiteral("run.sh")}));
     }
@@ -190,10 +190,8 @@ private Q_SLOTS:
         QCOMPARE(m_backend->stat(QStringLiteral("ls/link")).type, FileInfo::Type::Symlink);
         QVERIFY(m_backend->stat(QStringLiteral("ls/sub")).isDir);
         QVERIFY_THROWS_EXCEPTION(FileNotFoundError, m_backend->stat(QStringLiteral("ls/nope")));
-        QVERIFY_THROWS_EXCEPTION(FileNotFoundError,
-                                 m_backend->readFile(QStringLiteral("ls/nope")));
-        QVERIFY_THROWS_EXCEPTION(FileNotFoundError,
-                                 m_backend->listDir(QStringLiteral("ls/nope")));
+        QVERIFY_THROWS_EXCEPTION(FileNotFoundError, m_backend->readFile(QStringLiteral("ls/nope")));
+        QVERIFY_THROWS_EXCEPTION(FileNotFoundError, m_backend->listDir(QStringLiteral("ls/nope")));
         QVERIFY_THROWS_EXCEPTION(IsADirectoryError, m_backend->readFile(QStringLiteral("ls/sub")));
         QVERIFY_THROWS_EXCEPTION(NotADirectoryError,
                                  m_backend->listDir(QStringLiteral("ls/f.txt")));
@@ -313,8 +311,8 @@ private Q_SLOTS:
             }
         }
         attacker.stop();
-        qInfo("ssh mutation race: 25 rounds, %lld swaps, %d calls went through",
-              attacker.swaps(), done);
+        qInfo("ssh mutation race: 25 rounds, %lld swaps, %d calls went through", attacker.swaps(),
+              done);
         QVERIFY(attacker.swaps() > 0);
         QVERIFY(done > 0);
         QCOMPARE(outsideCwd, 0);
@@ -343,9 +341,9 @@ private Q_SLOTS:
         m_backend->makeDirs(QStringLiteral("cwd/sub"));
         r = m_backend->execute(QStringLiteral("pwd -P"), {}, QStringLiteral("cwd/sub"));
         QCOMPARE(r.output.trimmed(), ws() + QStringLiteral("/cwd/sub"));
-        QVERIFY_THROWS_EXCEPTION(FileNotFoundError,
-                                 m_backend->execute(QStringLiteral("true"), {},
-                                                    QStringLiteral("cwd/missing")));
+        QVERIFY_THROWS_EXCEPTION(
+            FileNotFoundError,
+            m_backend->execute(QStringLiteral("true"), {}, QStringLiteral("cwd/missing")));
 
         r = m_backend->execute(QStringLiteral("exit 255"));
         QCOMPARE(r.exitCode, 255); // the command's own 255 is not a connection error
@@ -479,9 +477,8 @@ private Q_SLOTS:
         const QList<QByteArray> parts = pub.readAll().trimmed().split(' ');
         auto o = m_sshd.backendOptions(QStringLiteral("hk2"));
         o.target.knownHostsFile = m_sshd.path("wrong_known_hosts");
-        writeHostFile(o.target.knownHostsFile, "[127.0.0.1]:" +
-                                                   QByteArray::number(m_sshd.port()) + ' ' +
-                                                   parts[0] + ' ' + parts[1] + '\n');
+        writeHostFile(o.target.knownHostsFile, "[127.0.0.1]:" + QByteArray::number(m_sshd.port()) +
+                                                   ' ' + parts[0] + ' ' + parts[1] + '\n');
         SshSandboxBackend b(o);
         try {
             b.create();
@@ -534,8 +531,10 @@ private Q_SLOTS:
         auto b = m_sshd.makeBackend(QStringLiteral("seedws"));
         b->create();
         QList<QPair<int, int>> steps;
-        const WorkspaceSeedResult seeded = b->seedWorkspace(
-            p, DEFAULT_SANDBOX_SEED_EXCLUDES, [&](int d, int t) { steps.append({d, t}); });
+        const WorkspaceSeedResult seeded =
+            b->seedWorkspace(p, DEFAULT_SANDBOX_SEED_EXCLUDES, [&](int d, int t) {
+                steps.append({d, t});
+            });
         QVERIFY2(seeded.success(), qPrintable(seeded.errors.join(u'\n')));
         QCOMPARE(seeded.filesSeeded, 3);
         QCOMPARE(seeded.bytesSeeded, qint64(12 + 10 + 9));
@@ -653,7 +652,8 @@ private Q_SLOTS:
         sandbox->backend()->writeFile(QStringLiteral("src/out.py"), "x = 2\n");
         const auto synced = sandbox->stop(true);
         QVERIFY(synced && synced->success());
-        QCOMPARE(readHostFile(project.path() + QStringLiteral("/src/out.py")), QByteArray("x = 2\n"));
+        QCOMPARE(readHostFile(project.path() + QStringLiteral("/src/out.py")),
+                 QByteArray("x = 2\n"));
     }
 
     void headlessExecOverSsh()
@@ -682,9 +682,9 @@ private Q_SLOTS:
         b->create();
         const auto conn = b->connection();
         QVERIFY(conn->masterAlive());
-        QProcess::execute(QStringLiteral("ssh"), {QStringLiteral("-F"), conn->configPath(),
-                                                  QStringLiteral("-O"), QStringLiteral("exit"),
-                                                  conn->alias()});
+        QProcess::execute(QStringLiteral("ssh"),
+                          {QStringLiteral("-F"), conn->configPath(), QStringLiteral("-O"),
+                           QStringLiteral("exit"), conn->alias()});
         QVERIFY(goneSoonPath(conn->controlSocket()));
         QCOMPARE(b->execute(QStringLiteral("echo back")).output, QStringLiteral("back\n"));
         QVERIFY(conn->masterAlive());

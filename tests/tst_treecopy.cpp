@@ -12,9 +12,9 @@
 
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -48,8 +48,7 @@ QByteArray readBytes(const QString &path)
 bool setMtime(const QString &path, qint64 secs, long nsecs = 0)
 {
     const struct timespec t[2] = {{time_t(secs), nsecs}, {time_t(secs), nsecs}};
-    return ::utimensat(AT_FDCWD, QFile::encodeName(path).constData(), t,
-                       AT_SYMLINK_NOFOLLOW) == 0;
+    return ::utimensat(AT_FDCWD, QFile::encodeName(path).constData(), t, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 struct stat lstatOf(const QString &path)
@@ -69,8 +68,8 @@ bool exists(const QString &path)
 bool makeSymlink(const QString &target, const QString &link)
 {
     QDir().mkpath(QFileInfo(link).path());
-    return ::symlink(QFile::encodeName(target).constData(),
-                     QFile::encodeName(link).constData()) == 0;
+    return ::symlink(QFile::encodeName(target).constData(), QFile::encodeName(link).constData()) ==
+           0;
 }
 
 bool makeFifo(const QString &path)
@@ -133,8 +132,7 @@ const SyncPlanEntry *findSync(const SyncPlan &plan, const QString &path)
     return nullptr;
 }
 
-SeedManifest seedInto(const QString &source, WorkspaceFs &ws,
-                      WorkspaceSeedResult *result = nullptr)
+SeedManifest seedInto(const QString &source, WorkspaceFs &ws, WorkspaceSeedResult *result = nullptr)
 {
     SeedManifest manifest;
     const SeedPlan plan = planSeed(source, GlobSet(DEFAULT_SANDBOX_SEED_EXCLUDES));
@@ -441,8 +439,8 @@ void TestTreeCopy::seedManyFilesInParallel()
 
     // seeding again replaces what is there
     QVERIFY(writeBytes(m_src + QStringLiteral("/d0/f1.bin"), "changed"));
-    const WorkspaceSeedResult again = executeSeed(
-        planSeed(m_src, GlobSet(DEFAULT_SANDBOX_SEED_EXCLUDES)), ws);
+    const WorkspaceSeedResult again =
+        executeSeed(planSeed(m_src, GlobSet(DEFAULT_SANDBOX_SEED_EXCLUDES)), ws);
     QVERIFY2(again.success(), qPrintable(again.errors.join(u'\n')));
     QCOMPARE(readBytes(m_ws + QStringLiteral("/d0/f1.bin")), QByteArray("changed"));
 }
@@ -526,12 +524,12 @@ void TestTreeCopy::syncSymlinksNeverFollowed()
     setConfinedOpenForceFallback(fallback);
     WorkspaceFs ws(m_ws);
     QVERIFY(writeBytes(m_ws + QStringLiteral("/src/ok.py"), "ok"));
-    QVERIFY(makeSymlink(m_outside + QStringLiteral("/secret"),
-                        m_ws + QStringLiteral("/src/evil.py")));
+    QVERIFY(
+        makeSymlink(m_outside + QStringLiteral("/secret"), m_ws + QStringLiteral("/src/evil.py")));
     QVERIFY(makeSymlink(QStringLiteral("/"), m_ws + QStringLiteral("/src/sub")));
     QVERIFY(makeSymlink(m_outside, m_ws + QStringLiteral("/src/out")));
-    QVERIFY(makeSymlink(QStringLiteral("../../outside/secret"),
-                        m_ws + QStringLiteral("/notes.md")));
+    QVERIFY(
+        makeSymlink(QStringLiteral("../../outside/secret"), m_ws + QStringLiteral("/notes.md")));
     QVERIFY(makeFifo(m_ws + QStringLiteral("/src/pipe")));
     const QStringList outsideBefore = listTree(m_outside);
 
@@ -582,8 +580,8 @@ void TestTreeCopy::syncHardLinks()
     manifest.files.insert(QStringLiteral("shared.md"),
                           {{hs.st_size, hostMtime}, {ws0.st_size - 1, 0}});
 
-    const SyncPlan plan = planSync(ws, m_dest, GlobSet(DEFAULT_SANDBOX_SYNC_INCLUDE), GlobSet(),
-                                   &manifest);
+    const SyncPlan plan =
+        planSync(ws, m_dest, GlobSet(DEFAULT_SANDBOX_SYNC_INCLUDE), GlobSet(), &manifest);
     QCOMPARE(findSync(plan, QStringLiteral("hl.md"))->action, SyncAction::Add);
     QCOMPARE(findSync(plan, QStringLiteral("shared.md"))->action, SyncAction::Update);
     const WorkspaceSyncResult r = executeSync(plan, ws, &manifest);
@@ -601,13 +599,13 @@ void TestTreeCopy::syncMatrix_data()
     QTest::addColumn<bool>("withManifest");
     QTest::addColumn<bool>("manifestForOtherRoot");
     QTest::addColumn<NoBaseConflict>("noBase");
-    QTest::addColumn<QByteArray>("hostChange");   // empty: untouched, "-": removed
-    QTest::addColumn<QByteArray>("wsChange");     // empty: untouched, "-": removed
-    QTest::addColumn<QByteArray>("oldConflict");  // a doc.md.sandbox-conflict already there
-    QTest::addColumn<int>("expected");            // SyncAction, -1: no entry at all
-    QTest::addColumn<QByteArray>("hostAfter");    // "<missing>": no host file
-    QTest::addColumn<QString>("conflictFile");    // empty: none written or reused
-    QTest::addColumn<QString>("resultList");      // the result list naming doc.md, or empty
+    QTest::addColumn<QByteArray>("hostChange");  // empty: untouched, "-": removed
+    QTest::addColumn<QByteArray>("wsChange");    // empty: untouched, "-": removed
+    QTest::addColumn<QByteArray>("oldConflict"); // a doc.md.sandbox-conflict already there
+    QTest::addColumn<int>("expected");           // SyncAction, -1: no entry at all
+    QTest::addColumn<QByteArray>("hostAfter");   // "<missing>": no host file
+    QTest::addColumn<QString>("conflictFile");   // empty: none written or reused
+    QTest::addColumn<QString>("resultList");     // the result list naming doc.md, or empty
 
     const NoBaseConflict keep = NoBaseConflict::KeepBoth;
     const NoBaseConflict over = NoBaseConflict::Overwrite;
@@ -618,61 +616,66 @@ void TestTreeCopy::syncMatrix_data()
     auto row = [](const char *name) -> QTestData & { return QTest::newRow(name); };
     auto a = [](SyncAction x) { return int(x); };
 
-    row("unchanged in both -> unchanged") << true << false << keep << none << none << none
-        << a(SyncAction::Unchanged) << QByteArray("v1") << QString() << QString();
-    row("changed in sandbox only -> written") << true << false << keep << none
-        << QByteArray("ws v2") << none << a(SyncAction::Update) << QByteArray("ws v2")
-        << QString() << "updated";
-    row("changed on host only -> host wins") << true << false << keep << QByteArray("host v2")
-        << none << none << a(SyncAction::KeepHost) << QByteArray("host v2") << QString()
-        << "keptHost";
-    row("changed on both -> conflict") << true << false << keep << QByteArray("host v2")
-        << QByteArray("ws v2") << none << a(SyncAction::Conflict) << QByteArray("host v2")
-        << sidecar << "conflicts";
-    row("changed on both alike -> unchanged") << true << false << keep << QByteArray("same v2")
-        << QByteArray("same v2") << none << a(SyncAction::Unchanged) << QByteArray("same v2")
-        << QString() << QString();
-    row("host deleted, sandbox unchanged -> stays deleted") << true << false << keep << gone
-        << none << none << a(SyncAction::HostDeleted) << missing << QString() << "hostDeleted";
-    row("host deleted, sandbox changed -> conflict") << true << false << keep << gone
-        << QByteArray("ws v2") << none << a(SyncAction::Conflict) << missing << sidecar
-        << "conflicts";
-    row("sandbox deleted -> reported, host kept") << true << false << keep << none << gone
-        << none << a(SyncAction::SandboxDeleted) << QByteArray("v1") << QString()
-        << "sandboxDeleted";
-    row("sandbox deleted, host changed -> reported, host kept") << true << false << keep
-        << QByteArray("host v2") << gone << none << a(SyncAction::SandboxDeleted)
-        << QByteArray("host v2") << QString() << "sandboxDeleted";
-    row("deleted on both -> nothing") << true << false << keep << gone << gone << none << -1
-        << missing << QString() << QString();
-    row("conflict again, same conflict file -> reused") << true << false << keep
-        << QByteArray("host v2") << QByteArray("ws v2") << QByteArray("ws v2")
+    row("unchanged in both -> unchanged")
+        << true << false << keep << none << none << none << a(SyncAction::Unchanged)
+        << QByteArray("v1") << QString() << QString();
+    row("changed in sandbox only -> written")
+        << true << false << keep << none << QByteArray("ws v2") << none << a(SyncAction::Update)
+        << QByteArray("ws v2") << QString() << "updated";
+    row("changed on host only -> host wins")
+        << true << false << keep << QByteArray("host v2") << none << none << a(SyncAction::KeepHost)
+        << QByteArray("host v2") << QString() << "keptHost";
+    row("changed on both -> conflict")
+        << true << false << keep << QByteArray("host v2") << QByteArray("ws v2") << none
         << a(SyncAction::Conflict) << QByteArray("host v2") << sidecar << "conflicts";
-    row("conflict again, conflict file edited -> new name") << true << false << keep
-        << QByteArray("host v2") << QByteArray("ws v2") << QByteArray("user's merge")
-        << a(SyncAction::Conflict) << QByteArray("host v2")
+    row("changed on both alike -> unchanged")
+        << true << false << keep << QByteArray("same v2") << QByteArray("same v2") << none
+        << a(SyncAction::Unchanged) << QByteArray("same v2") << QString() << QString();
+    row("host deleted, sandbox unchanged -> stays deleted")
+        << true << false << keep << gone << none << none << a(SyncAction::HostDeleted) << missing
+        << QString() << "hostDeleted";
+    row("host deleted, sandbox changed -> conflict")
+        << true << false << keep << gone << QByteArray("ws v2") << none << a(SyncAction::Conflict)
+        << missing << sidecar << "conflicts";
+    row("sandbox deleted -> reported, host kept")
+        << true << false << keep << none << gone << none << a(SyncAction::SandboxDeleted)
+        << QByteArray("v1") << QString() << "sandboxDeleted";
+    row("sandbox deleted, host changed -> reported, host kept")
+        << true << false << keep << QByteArray("host v2") << gone << none
+        << a(SyncAction::SandboxDeleted) << QByteArray("host v2") << QString() << "sandboxDeleted";
+    row("deleted on both -> nothing")
+        << true << false << keep << gone << gone << none << -1 << missing << QString() << QString();
+    row("conflict again, same conflict file -> reused")
+        << true << false << keep << QByteArray("host v2") << QByteArray("ws v2")
+        << QByteArray("ws v2") << a(SyncAction::Conflict) << QByteArray("host v2") << sidecar
+        << "conflicts";
+    row("conflict again, conflict file edited -> new name")
+        << true << false << keep << QByteArray("host v2") << QByteArray("ws v2")
+        << QByteArray("user's merge") << a(SyncAction::Conflict) << QByteArray("host v2")
         << QStringLiteral("doc.md.sandbox-conflict-2") << "conflicts";
-    row("no base: same bytes -> unchanged") << false << false << keep << none << none << none
-        << a(SyncAction::Unchanged) << QByteArray("v1") << QString() << QString();
-    row("no base, keep-both: different bytes -> conflict") << false << false << keep << none
-        << QByteArray("ws v2") << none << a(SyncAction::Conflict) << QByteArray("v1") << sidecar
-        << "conflicts";
-    row("no base, overwrite: different bytes -> written") << false << false << over << none
-        << QByteArray("ws v2") << none << a(SyncAction::Update) << QByteArray("ws v2")
-        << QString() << "updated";
-    row("no base: not on the host -> added") << false << false << keep << gone << none << none
-        << a(SyncAction::Add) << QByteArray("v1") << QString() << "added";
+    row("no base: same bytes -> unchanged")
+        << false << false << keep << none << none << none << a(SyncAction::Unchanged)
+        << QByteArray("v1") << QString() << QString();
+    row("no base, keep-both: different bytes -> conflict")
+        << false << false << keep << none << QByteArray("ws v2") << none << a(SyncAction::Conflict)
+        << QByteArray("v1") << sidecar << "conflicts";
+    row("no base, overwrite: different bytes -> written")
+        << false << false << over << none << QByteArray("ws v2") << none << a(SyncAction::Update)
+        << QByteArray("ws v2") << QString() << "updated";
+    row("no base: not on the host -> added")
+        << false << false << keep << gone << none << none << a(SyncAction::Add) << QByteArray("v1")
+        << QString() << "added";
     row("no base: sandbox deleted -> nothing") << false << false << keep << none << gone << none
-        << -1 << QByteArray("v1") << QString() << QString();
-    row("base of another folder is no base (keep-both)") << true << true << keep << none
-        << QByteArray("ws v2") << none << a(SyncAction::Conflict) << QByteArray("v1") << sidecar
-        << "conflicts";
-    row("base of another folder is no base (overwrite)") << true << true << over << none
-        << QByteArray("ws v2") << none << a(SyncAction::Update) << QByteArray("ws v2")
-        << QString() << "updated";
-    row("overwrite applies only without a base") << true << false << over
-        << QByteArray("host v2") << QByteArray("ws v2") << none << a(SyncAction::Conflict)
-        << QByteArray("host v2") << sidecar << "conflicts";
+                                               << -1 << QByteArray("v1") << QString() << QString();
+    row("base of another folder is no base (keep-both)")
+        << true << true << keep << none << QByteArray("ws v2") << none << a(SyncAction::Conflict)
+        << QByteArray("v1") << sidecar << "conflicts";
+    row("base of another folder is no base (overwrite)")
+        << true << true << over << none << QByteArray("ws v2") << none << a(SyncAction::Update)
+        << QByteArray("ws v2") << QString() << "updated";
+    row("overwrite applies only without a base")
+        << true << false << over << QByteArray("host v2") << QByteArray("ws v2") << none
+        << a(SyncAction::Conflict) << QByteArray("host v2") << sidecar << "conflicts";
 }
 
 void TestTreeCopy::syncMatrix()
@@ -734,8 +737,8 @@ void TestTreeCopy::syncMatrix()
         {QStringLiteral("conflicts"), r.conflicts},
     };
     for (auto it = lists.cbegin(); it != lists.cend(); ++it) {
-        QCOMPARE(it.value(), it.key() == resultList ? QStringList{QStringLiteral("doc.md")}
-                                                    : QStringList());
+        QCOMPARE(it.value(),
+                 it.key() == resultList ? QStringList{QStringLiteral("doc.md")} : QStringList());
     }
     if (conflictFile.isEmpty()) {
         QVERIFY2(r.success(), qPrintable(r.errors.join(u'\n')));
@@ -755,8 +758,8 @@ void TestTreeCopy::syncMatrix()
         QCOMPARE(lstatOf(oldConflictFile).st_ino, oldConflictSt.st_ino);
         QCOMPARE(lstatOf(oldConflictFile).st_mtim.tv_nsec, oldConflictSt.st_mtim.tv_nsec);
     }
-    const bool written = resultList == QLatin1String("added")
-                         || resultList == QLatin1String("updated");
+    const bool written =
+        resultList == QLatin1String("added") || resultList == QLatin1String("updated");
     QCOMPARE(r.filesSynced, written ? 1 : 0);
     QVERIFY(symlinksIn(m_src).isEmpty());
     // no temp file left behind
@@ -785,11 +788,12 @@ void TestTreeCopy::decideSyncTable()
             });
             SyncAction want;
             if (!s.oursExists)
-                want = s.inBase && s.theirsExists ? SyncAction::SandboxDeleted
-                                                  : SyncAction::Unchanged;
+                want =
+                    s.inBase && s.theirsExists ? SyncAction::SandboxDeleted : SyncAction::Unchanged;
             else if (!s.theirsExists)
-                want = !s.inBase ? SyncAction::Add
-                       : s.oursChanged ? SyncAction::Conflict : SyncAction::HostDeleted;
+                want = !s.inBase       ? SyncAction::Add
+                       : s.oursChanged ? SyncAction::Conflict
+                                       : SyncAction::HostDeleted;
             else if (s.inBase && !s.oursChanged)
                 want = s.theirsChanged ? SyncAction::KeepHost : SyncAction::Unchanged;
             else if (s.inBase && !s.theirsChanged)
@@ -925,8 +929,8 @@ void TestTreeCopy::syncDestParentSymlink()
     // and a target file that is itself a symlink
     QVERIFY(makeSymlink(m_outside + QStringLiteral("/dir"), m_dest + QStringLiteral("/src")));
     QVERIFY(writeBytes(m_dest + QStringLiteral("/tests"), "a file"));
-    QVERIFY(makeSymlink(m_outside + QStringLiteral("/secret"),
-                        m_dest + QStringLiteral("/README.md")));
+    QVERIFY(
+        makeSymlink(m_outside + QStringLiteral("/secret"), m_dest + QStringLiteral("/README.md")));
     const QStringList outsideBefore = listTree(m_outside);
 
     const GlobSet includes(DEFAULT_SANDBOX_SYNC_INCLUDE);
@@ -955,11 +959,11 @@ void TestTreeCopy::syncDestParentSymlink()
 void TestTreeCopy::syncIncludeRules()
 {
     WorkspaceFs ws(m_ws);
-    const QStringList selected = {"build/out.o", "docs/x/y.md", "pkg/mod.py", "src/.hidden",
-                                  "src/a/b.c", "tests/t.txt", "web/app.json", ".ci.yml"};
-    const QStringList notSelected = {"dist", "lib/x.c", "node_modules/p/package.json",
-                                     ".git/config.json", "web/dist/app.js", "Makefile",
-                                     "src.c"};
+    const QStringList selected = {"build/out.o", "docs/x/y.md", "pkg/mod.py",   "src/.hidden",
+                                  "src/a/b.c",   "tests/t.txt", "web/app.json", ".ci.yml"};
+    const QStringList notSelected = {
+        "dist",     "lib/x.c", "node_modules/p/package.json", ".git/config.json", "web/dist/app.js",
+        "Makefile", "src.c"};
     for (const QString &p : selected + notSelected)
         QVERIFY(writeBytes(m_ws + u'/' + p, p.toUtf8()));
     const SyncPlan plan = planSync(ws, m_dest, GlobSet(DEFAULT_SANDBOX_SYNC_INCLUDE),
@@ -979,8 +983,8 @@ void TestTreeCopy::syncIncludeRules()
     // `dist/**` takes what is inside a dist folder
     QVERIFY(QFile::remove(m_ws + QStringLiteral("/dist")));
     QVERIFY(writeBytes(m_ws + QStringLiteral("/dist/app.js"), "js"));
-    const SyncPlan withDist = planSync(ws, m_dest, GlobSet(DEFAULT_SANDBOX_SYNC_INCLUDE),
-                                       GlobSet(), nullptr);
+    const SyncPlan withDist =
+        planSync(ws, m_dest, GlobSet(DEFAULT_SANDBOX_SYNC_INCLUDE), GlobSet(), nullptr);
     QVERIFY(findSync(withDist, QStringLiteral("dist/app.js")));
 }
 
@@ -990,8 +994,8 @@ void TestTreeCopy::syncToMissingDestination()
     QVERIFY(writeBytes(m_ws + QStringLiteral("/src/a.py"), "a"));
     QVERIFY(::chmod(QFile::encodeName(m_ws + QStringLiteral("/src/a.py")).constData(), 0751) == 0);
     const QString dest = m_dest + QStringLiteral("/new/folder");
-    const SyncPlan plan = planSync(ws, dest, GlobSet(DEFAULT_SANDBOX_SYNC_INCLUDE), GlobSet(),
-                                   nullptr);
+    const SyncPlan plan =
+        planSync(ws, dest, GlobSet(DEFAULT_SANDBOX_SYNC_INCLUDE), GlobSet(), nullptr);
     QVERIFY(plan.errors.isEmpty());
     QCOMPARE(plan.entries.size(), 1);
     const WorkspaceSyncResult r = executeSync(plan, ws);

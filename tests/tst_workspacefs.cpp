@@ -69,8 +69,8 @@ QByteArray slurp(const QString &path)
 
 void makeLink(const QString &target, const QString &at)
 {
-    QVERIFY2(::symlink(QFile::encodeName(target).constData(), QFile::encodeName(at).constData())
-                 == 0,
+    QVERIFY2(::symlink(QFile::encodeName(target).constData(), QFile::encodeName(at).constData()) ==
+                 0,
              qPrintable(at));
 }
 
@@ -81,15 +81,15 @@ QString repeated(const QString &s, int n)
 
 int openFdCount()
 {
-    return int(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::AllEntries | QDir::System
-                                                               | QDir::NoDotAndDotDot)
+    return int(QDir(QStringLiteral("/proc/self/fd"))
+                   .entryList(QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot)
                    .size());
 }
 
 QString deepEscape()
 {
-    return repeated(QStringLiteral("a/"), 1000) + repeated(QStringLiteral("../"), 1001)
-        + QStringLiteral("x");
+    return repeated(QStringLiteral("a/"), 1000) + repeated(QStringLiteral("../"), 1001) +
+           QStringLiteral("x");
 }
 
 } // namespace
@@ -241,7 +241,7 @@ QStringList TestWorkspaceFs::outsideSnapshot() const
             continue;
         const QFileInfo info = it.fileInfo();
         const QString what = info.isSymLink() ? QStringLiteral("-> ") + info.symLinkTarget()
-            : info.isDir()                    ? QStringLiteral("<dir>")
+                             : info.isDir()   ? QStringLiteral("<dir>")
                                               : QString::fromUtf8(slurp(path));
         entries.append(path + QStringLiteral(": ") + what);
     }
@@ -255,6 +255,7 @@ void TestWorkspaceFs::normalize_data()
     QTest::addColumn<QString>("expected"); // canonical form, or "!<ErrorName>"
     QTest::addColumn<bool>("wantsDir");
 
+    // clang-format off
     QTest::newRow("plain") << "a/b" << "a/b" << false;
     QTest::newRow("dot") << "." << "" << true;
     QTest::newRow("dot-slash") << "./" << "" << true;
@@ -282,6 +283,7 @@ void TestWorkspaceFs::normalize_data()
     QTest::newRow("long-component") << QString(256, u'a') << "!OSError" << false;
     QTest::newRow("long-multibyte-component") << QString(128, u'\u00e9') << "!OSError" << false;
     QTest::newRow("long-path") << repeated(QStringLiteral("ab/"), 1700) << "!OSError" << false;
+    // clang-format on
 }
 
 void TestWorkspaceFs::normalize()
@@ -307,6 +309,7 @@ void TestWorkspaceFs::readRefused_data()
     QTest::addColumn<QString>("error");
 
     const QString perm = QStringLiteral("PermissionError");
+    // clang-format off
     QTest::newRow("dotdot") << "../x" << perm;
     QTest::newRow("dotdot-nested") << "a/../../x" << perm;
     QTest::newRow("dotdot-deep") << deepEscape() << perm;
@@ -336,6 +339,7 @@ void TestWorkspaceFs::readRefused_data()
     QTest::newRow("dangling-inside") << "dangling-inside" << "FileNotFoundError";
     QTest::newRow("long-component") << QString(256, u'a') << "OSError";
     QTest::newRow("long-path") << repeated(QStringLiteral("ab/"), 1700) << "OSError";
+    // clang-format on
 }
 
 void TestWorkspaceFs::readRefused()
@@ -459,8 +463,9 @@ void TestWorkspaceFs::errorMessages()
     QVERIFY(message([&] { m_fs->readFile(QStringLiteral("/etc/passwd")); })
                 .contains(QStringLiteral("absolute paths are not allowed; use a "
                                          "workspace-relative path")));
-    QVERIFY(message([&] { m_fs->readFile(QStringLiteral("a/../../x")); })
-                .contains(QStringLiteral("escapes the workspace")));
+    QVERIFY(message([&] {
+                m_fs->readFile(QStringLiteral("a/../../x"));
+            }).contains(QStringLiteral("escapes the workspace")));
     // A 5,000-byte path is not echoed whole.
     QVERIFY(message([&] { m_fs->readFile(repeated(QStringLiteral("ab/"), 1700)); }).size() < 300);
 }
@@ -473,11 +478,11 @@ void TestWorkspaceFs::writeRefused_data()
     const QString perm = QStringLiteral("PermissionError");
     QTest::newRow("dotdot") << "../created.txt" << perm;
     QTest::newRow("dotdot-deep") << deepEscape() << perm;
-    QTest::newRow("absolute-tmp")
-        << QStringLiteral("%1/elsai-p2-%2")
-               .arg(QDir::tempPath())
-               .arg(QRandomGenerator::global()->generate64(), 0, 16)
-        << perm;
+    QTest::newRow("absolute-tmp") << QStringLiteral("%1/elsai-p2-%2")
+                                         .arg(QDir::tempPath())
+                                         .arg(QRandomGenerator::global()->generate64(), 0, 16)
+                                  << perm;
+    // clang-format off
     QTest::newRow("absolute-outside") << QStringLiteral("@base/created.txt") << perm;
     QTest::newRow("prefix-sibling") << "../ws-evil/new" << perm;
     QTest::newRow("prefix-sibling-symlink") << "evil/new" << perm;
@@ -498,6 +503,7 @@ void TestWorkspaceFs::writeRefused_data()
     QTest::newRow("file-as-folder") << "f.txt/x" << "NotADirectoryError";
     QTest::newRow("long-component") << QString(256, u'a') << "OSError";
     QTest::newRow("long-path") << repeated(QStringLiteral("ab/"), 1700) << "OSError";
+    // clang-format on
 }
 
 void TestWorkspaceFs::writeRefused()
@@ -591,6 +597,7 @@ void TestWorkspaceFs::listRefused_data()
     QTest::addColumn<QString>("error");
 
     const QString perm = QStringLiteral("PermissionError");
+    // clang-format off
     QTest::newRow("dotdot") << ".." << perm;
     QTest::newRow("dotdot-deep") << deepEscape() << perm;
     QTest::newRow("absolute") << "/etc" << perm;
@@ -604,6 +611,7 @@ void TestWorkspaceFs::listRefused_data()
     QTest::newRow("empty") << "" << "ValueError";
     QTest::newRow("file") << "f.txt" << "NotADirectoryError";
     QTest::newRow("missing") << "nope" << "FileNotFoundError";
+    // clang-format on
 }
 
 void TestWorkspaceFs::listRefused()
@@ -629,10 +637,9 @@ void TestWorkspaceFs::listSortedWithTypes()
     QStringList paths;
     for (const FileInfo &e : entries)
         paths.append(e.path);
-    QCOMPARE(paths,
-             QStringList({QStringLiteral("lst/C"), QStringLiteral("lst/a"),
-                          QStringLiteral("lst/b.txt"), QStringLiteral("lst/fifo"),
-                          QStringLiteral("lst/link")}));
+    QCOMPARE(paths, QStringList({QStringLiteral("lst/C"), QStringLiteral("lst/a"),
+                                 QStringLiteral("lst/b.txt"), QStringLiteral("lst/fifo"),
+                                 QStringLiteral("lst/link")}));
     QCOMPARE(entries[0].type, FileInfo::Type::File);
     QCOMPARE(entries[0].size, std::optional<qint64>(0));
     QCOMPARE(entries[1].type, FileInfo::Type::Directory);
@@ -684,11 +691,14 @@ void TestWorkspaceFs::listOverStatLimitHasTypesOnly()
 // QString order (UTF-16), which differs from byte order for characters beyond the BMP.
 void TestWorkspaceFs::listOrderIsQStringOrder()
 {
-    const QStringList names{QStringLiteral("b"), QStringLiteral("B"), QStringLiteral("a-1"),
-                            QStringLiteral("a_1"), QStringLiteral("a1"),
-                            QString::fromUtf8("\xee\x80\x80"),          // U+E000
-                            QString::fromUtf8("\xf0\x9f\x98\x80"),      // U+1F600
-                            QString::fromUtf8("\xc3\xa9")};              // é
+    const QStringList names{QStringLiteral("b"),
+                            QStringLiteral("B"),
+                            QStringLiteral("a-1"),
+                            QStringLiteral("a_1"),
+                            QStringLiteral("a1"),
+                            QString::fromUtf8("\xee\x80\x80"),     // U+E000
+                            QString::fromUtf8("\xf0\x9f\x98\x80"), // U+1F600
+                            QString::fromUtf8("\xc3\xa9")};        // é
     for (const QString &name : names)
         put(ws(QStringLiteral("ord/") + name), "x");
     QStringList expected;
@@ -869,6 +879,7 @@ void TestWorkspaceFs::statCases_data()
     QTest::addColumn<QString>("path");
     QTest::addColumn<QString>("expected"); // a FileInfo::Type name or an error name
 
+    // clang-format off
     QTest::newRow("file") << "f.txt" << "file";
     QTest::newRow("folder") << "sub" << "dir";
     QTest::newRow("root") << "." << "dir";
@@ -885,6 +896,7 @@ void TestWorkspaceFs::statCases_data()
     QTest::newRow("trailing-slash-file") << "f.txt/" << "NotADirectoryError";
     QTest::newRow("missing") << "nope" << "FileNotFoundError";
     QTest::newRow("empty") << "" << "ValueError";
+    // clang-format on
 }
 
 void TestWorkspaceFs::statCases()
@@ -1034,6 +1046,7 @@ void TestWorkspaceFs::makeDirs_data()
     QTest::addColumn<QString>("expected");
 
     const QString perm = QStringLiteral("PermissionError");
+    // clang-format off
     QTest::newRow("nested") << "m/n/o" << "ok";
     QTest::newRow("existing") << "sub/inner" << "ok";
     QTest::newRow("root") << "." << "ok";
@@ -1045,6 +1058,7 @@ void TestWorkspaceFs::makeDirs_data()
     QTest::newRow("dangling-dir-symlink") << "newdirl/made" << perm;
     QTest::newRow("file-in-the-way") << "f.txt/made" << "NotADirectoryError";
     QTest::newRow("empty") << "" << "ValueError";
+    // clang-format on
 }
 
 void TestWorkspaceFs::makeDirs()
@@ -1068,6 +1082,7 @@ void TestWorkspaceFs::rename_data()
     QTest::addColumn<QString>("expected");
 
     const QString perm = QStringLiteral("PermissionError");
+    // clang-format off
     QTest::newRow("simple") << "f.txt" << "g.txt" << false << "ok";
     QTest::newRow("creates-parents") << "f.txt" << "p/q/g.txt" << false << "ok";
     QTest::newRow("folder") << "sub" << "moved" << false << "ok";
@@ -1086,6 +1101,7 @@ void TestWorkspaceFs::rename_data()
     QTest::newRow("src-root") << "." << "moved" << false << perm;
     QTest::newRow("dest-root") << "f.txt" << "." << true << perm;
     QTest::newRow("src-empty") << "" << "g.txt" << false << "ValueError";
+    // clang-format on
 }
 
 void TestWorkspaceFs::rename()
@@ -1117,6 +1133,7 @@ void TestWorkspaceFs::openDirectory_data()
     QTest::addColumn<QString>("path");
     QTest::addColumn<QString>("hostPath"); // the folder the fd must refer to, or an error name
 
+    // clang-format off
     QTest::newRow("root") << "." << "@base/ws";
     QTest::newRow("folder") << "sub/inner" << "@base/ws/sub/inner";
     QTest::newRow("folder-symlink-inside") << "subl" << "@base/ws/sub";
@@ -1126,6 +1143,7 @@ void TestWorkspaceFs::openDirectory_data()
     QTest::newRow("prefix-sibling") << "../ws-evil" << "PermissionError";
     QTest::newRow("file") << "f.txt" << "NotADirectoryError";
     QTest::newRow("empty") << "" << "ValueError";
+    // clang-format on
 }
 
 void TestWorkspaceFs::openDirectory()
@@ -1156,14 +1174,29 @@ void TestWorkspaceFs::openDirectory()
 void TestWorkspaceFs::resolversAgree()
 {
     const QStringList paths = {
-        QStringLiteral("f.txt"),       QStringLiteral("sub"),          QStringLiteral("rel"),
-        QStringLiteral("sub/upf"),     QStringLiteral("subl/upf"),     QStringLiteral("l"),
-        QStringLiteral("canary"),      QStringLiteral("rcanary"),      QStringLiteral("sub/up2"),
-        QStringLiteral("chain1"),      QStringLiteral("loop1"),        QStringLiteral("d/x"),
-        QStringLiteral("d/ws/f.txt"),  QStringLiteral("outdir/x"),     QStringLiteral("routdir"),
-        QStringLiteral("evil/s"),      QStringLiteral("new"),          QStringLiteral("newdirl/x"),
-        QStringLiteral("dangling-inside"), QStringLiteral("f.txt/x"),  QStringLiteral("subl/"),
-        QStringLiteral("nope"),        QStringLiteral("."),
+        QStringLiteral("f.txt"),
+        QStringLiteral("sub"),
+        QStringLiteral("rel"),
+        QStringLiteral("sub/upf"),
+        QStringLiteral("subl/upf"),
+        QStringLiteral("l"),
+        QStringLiteral("canary"),
+        QStringLiteral("rcanary"),
+        QStringLiteral("sub/up2"),
+        QStringLiteral("chain1"),
+        QStringLiteral("loop1"),
+        QStringLiteral("d/x"),
+        QStringLiteral("d/ws/f.txt"),
+        QStringLiteral("outdir/x"),
+        QStringLiteral("routdir"),
+        QStringLiteral("evil/s"),
+        QStringLiteral("new"),
+        QStringLiteral("newdirl/x"),
+        QStringLiteral("dangling-inside"),
+        QStringLiteral("f.txt/x"),
+        QStringLiteral("subl/"),
+        QStringLiteral("nope"),
+        QStringLiteral("."),
     };
     const auto run = [&](bool fallback) {
         setConfinedOpenForceFallback(fallback);
@@ -1192,8 +1225,7 @@ void TestWorkspaceFs::confinedOpenTable_data()
     QTest::addColumn<int>("beneath"); // ConfinedLinks::StayBeneath
     QTest::addColumn<int>("none");    // ConfinedLinks::None
     const auto row = [](const char *path, int beneath, int none) {
-        QTest::addRow("%s", *path ? path : "(empty)") << QString::fromUtf8(path) << beneath
-                                                      << none;
+        QTest::addRow("%s", *path ? path : "(empty)") << QString::fromUtf8(path) << beneath << none;
     };
     row("", 0, 0);
     row("f.txt", 0, 0);
@@ -1210,8 +1242,8 @@ void TestWorkspaceFs::confinedOpenTable_data()
     row("l", EXDEV, ELOOP);       // absolute link
     row("rcanary", EXDEV, ELOOP); // relative link out
     row("sub/up2", EXDEV, ELOOP);
-    row("d/x", EXDEV, ELOOP);     // link to ..
-    row("chain1", EXDEV, ELOOP);  // chain that ends outside
+    row("d/x", EXDEV, ELOOP);    // link to ..
+    row("chain1", EXDEV, ELOOP); // chain that ends outside
     row("loop1", ELOOP, ELOOP);
     row("dangling-inside", ENOENT, ELOOP);
     row("missing", ENOENT, ENOENT);
@@ -1229,12 +1261,11 @@ void TestWorkspaceFs::confinedOpenTable()
         errno = 0;
         const UniqueFd fd = openConfined(m_fs->rootFd(), rel, O_RDONLY, links);
         const int err = fd.isValid() ? 0 : errno;
-        QVERIFY2(err == expected,
-                 qPrintable(QStringLiteral("%1 (links %2): errno %3, expected %4")
-                                .arg(path)
-                                .arg(int(links))
-                                .arg(err)
-                                .arg(expected)));
+        QVERIFY2(err == expected, qPrintable(QStringLiteral("%1 (links %2): errno %3, expected %4")
+                                                 .arg(path)
+                                                 .arg(int(links))
+                                                 .arg(err)
+                                                 .arg(expected)));
     }
     // the folder-creating variant: refused the same way, nothing made outside
     if (beneath == EXDEV) {
@@ -1274,8 +1305,8 @@ void TestWorkspaceFs::raceSwap()
     std::atomic<int> swaps{0};
     std::thread swapper([&] {
         while (!stop.load()) {
-            if (::renameat2(AT_FDCWD, a.constData(), AT_FDCWD, b.constData(), RENAME_EXCHANGE)
-                == 0) {
+            if (::renameat2(AT_FDCWD, a.constData(), AT_FDCWD, b.constData(), RENAME_EXCHANGE) ==
+                0) {
                 swaps.fetch_add(1);
             }
         }
@@ -1322,9 +1353,8 @@ void TestWorkspaceFs::raceSwap()
     QCOMPARE(escapes, 0);
     QCOMPARE(outsideSnapshot(), before);
     QVERIFY(swaps.load() > 0);
-    QVERIFY2(inside > 0 && refused > 0, qPrintable(QStringLiteral("inside %1, refused %2")
-                                                       .arg(inside)
-                                                       .arg(refused)));
+    QVERIFY2(inside > 0 && refused > 0,
+             qPrintable(QStringLiteral("inside %1, refused %2").arg(inside).arg(refused)));
 }
 
 void TestWorkspaceFs::atomicTempNameFits_data()

@@ -487,7 +487,7 @@ private Q_SLOTS:
         fs.hold(QStringLiteral("src"));
         model.refreshFolder(QStringLiteral("src"));
         QTRY_VERIFY(fs.isWaiting(QStringLiteral("src"))); // snapshot taken
-        fs.addFile(QStringLiteral("src/late.py"), 1);      // only a re-run sees this
+        fs.addFile(QStringLiteral("src/late.py"), 1);     // only a re-run sees this
         model.refreshFolder(QStringLiteral("src"));
         model.pathsChanged({QStringLiteral("src/late.py")});
         model.refreshAll();
@@ -507,11 +507,13 @@ private Q_SLOTS:
         QTest::addColumn<QString>("mode");
         QTest::addColumn<QString>("type");
         QTest::addColumn<QString>("message");
+        // clang-format off
         QTest::newRow("sandbox-error-via-qtconcurrent")
             << "concurrent" << "FileNotFoundError" << "cannot list 'bad'";
         QTest::newRow("sandbox-error-via-promise") << "promise" << "PermissionError" << "refused";
         QTest::newRow("std-exception") << "std" << "RuntimeError" << "boom";
         QTest::newRow("lister-throws-synchronously") << "sync" << "ValueError" << "bad lister";
+        // clang-format on
     }
 
     void listingFailure()
@@ -542,9 +544,8 @@ private Q_SLOTS:
                 return promise.future();
             }
             if (mode == u"std") {
-                return QtConcurrent::run(&pool, []() -> QList<FileInfo> {
-                    throw std::runtime_error("boom");
-                });
+                return QtConcurrent::run(
+                    &pool, []() -> QList<FileInfo> { throw std::runtime_error("boom"); });
             }
             throw ValueError(QStringLiteral("bad lister"));
         };
@@ -841,6 +842,7 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("input");
         QTest::addColumn<QString>("path"); // empty: no index
+        // clang-format off
         QTest::newRow("root") << "" << "";
         QTest::newRow("dot") << "." << "";
         QTest::newRow("folder") << "src" << "src";
@@ -850,6 +852,7 @@ private Q_SLOTS:
         QTest::newRow("missing") << "nope.txt" << "";
         QTest::newRow("below-a-file") << "src/app.py/x" << "";
         QTest::newRow("case-matters") << "SRC" << "";
+        // clang-format on
     }
 
     void pathRoundTrip()
@@ -922,12 +925,12 @@ private Q_SLOTS:
         fs.resetCalls();
         fs.addFile(QStringLiteral("src/new/deep/f.txt"), 1);
         model.pathsChanged({
-            QStringLiteral("src/app.py"),         // → src
-            QStringLiteral("./src/pkg/mod.py"),   // → src/pkg
-            QStringLiteral("src/pkg"),            // → src (parent) and src/pkg (itself)
-            QStringLiteral("docs/guide.md"),      // docs not fetched: ignored
-            QStringLiteral("src/pkg/data/x.json"),// data not fetched: ignored
-            QStringLiteral("src/new/deep/f.txt"), // new folders: the deepest known one, src
+            QStringLiteral("src/app.py"),          // → src
+            QStringLiteral("./src/pkg/mod.py"),    // → src/pkg
+            QStringLiteral("src/pkg"),             // → src (parent) and src/pkg (itself)
+            QStringLiteral("docs/guide.md"),       // docs not fetched: ignored
+            QStringLiteral("src/pkg/data/x.json"), // data not fetched: ignored
+            QStringLiteral("src/new/deep/f.txt"),  // new folders: the deepest known one, src
         });
         QVERIFY(settle(model));
         const QHash<QString, int> calls = fs.calls();
@@ -962,12 +965,10 @@ private Q_SLOTS:
         QCOMPARE(cell(b, WorkspaceTreeModel::SizeColumn, Roles::SizeRole).toLongLong(), 1234);
         QCOMPARE(cell(b, WorkspaceTreeModel::ModifiedColumn).toString(),
                  QDateTime::fromMSecsSinceEpoch(kMtime).toString("yyyy-MM-dd HH:mm:ss"));
-        QCOMPARE(cell(b, 0, Roles::MTimeRole).toDateTime(),
-                 QDateTime::fromMSecsSinceEpoch(kMtime));
+        QCOMPARE(cell(b, 0, Roles::MTimeRole).toDateTime(), QDateTime::fromMSecsSinceEpoch(kMtime));
         QCOMPARE(cell(b, WorkspaceTreeModel::TypeColumn).toString(), QStringLiteral("file"));
         QCOMPARE(cell(b, 0, Roles::FileTypeRole).toInt(), int(FileInfo::Type::File));
-        QCOMPARE(cell("zdir", WorkspaceTreeModel::TypeColumn).toString(),
-                 QStringLiteral("folder"));
+        QCOMPARE(cell("zdir", WorkspaceTreeModel::TypeColumn).toString(), QStringLiteral("folder"));
         QVERIFY(!cell("zdir", WorkspaceTreeModel::SizeColumn).isValid());
         QVERIFY(!cell("zdir", 0, Roles::SizeRole).isValid());
         QCOMPARE(cell("link", WorkspaceTreeModel::TypeColumn).toString(),

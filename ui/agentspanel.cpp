@@ -14,25 +14,19 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QTableView>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QTableView>
 #include <QVBoxLayout>
 
 namespace elsai {
 
 AgentsPanel::AgentsPanel(SandboxController *controller, QWidget *parent)
-    : QWidget(parent)
-    , m_controller(controller)
-    , m_proxy(new QSortFilterProxyModel(this))
-    , m_view(makeTable(this))
-    , m_name(new QLineEdit(this))
-    , m_mode(new QComboBox(this))
-    , m_attach(new QPushButton(tr("Attach"), this))
-    , m_detach(new QPushButton(tr("Detach"), this))
-    , m_changeMode(new QPushButton(tr("Change mode"), this))
-    , m_details(makeDetails(this))
-    , m_bar(new MessageBar(this))
+    : QWidget(parent), m_controller(controller), m_proxy(new QSortFilterProxyModel(this)),
+      m_view(makeTable(this)), m_name(new QLineEdit(this)), m_mode(new QComboBox(this)),
+      m_attach(new QPushButton(tr("Attach"), this)), m_detach(new QPushButton(tr("Detach"), this)),
+      m_changeMode(new QPushButton(tr("Change mode"), this)), m_details(makeDetails(this)),
+      m_bar(new MessageBar(this))
 {
     m_bar->setObjectName(QStringLiteral("agentsMessageBar"));
     m_view->setAccessibleName(tr("Attached agents"));
@@ -85,8 +79,8 @@ AgentsPanel::AgentsPanel(SandboxController *controller, QWidget *parent)
     connect(controller, &SandboxController::operationFailed, this,
             [this](const QString &ws, const QString &operation, const QString &type,
                    const QString &message) {
-                if (ws == m_workspaceId && (operation == QLatin1String("attach") ||
-                                            operation == QLatin1String("detach")))
+                if (ws == m_workspaceId &&
+                    (operation == QLatin1String("attach") || operation == QLatin1String("detach")))
                     m_bar->showMessage(tr("%1 refused — %2: %3").arg(operation, type, message),
                                        MessageBar::Type::Error);
             });
@@ -128,8 +122,8 @@ void AgentsPanel::attach()
         m_name->clear();
         m_bar->dismiss();
     } catch (const SandboxError &e) {
-        Q_EMIT m_controller->operationFailed(m_workspaceId, QStringLiteral("attach"),
-                                             e.specName(), e.message());
+        Q_EMIT m_controller->operationFailed(m_workspaceId, QStringLiteral("attach"), e.specName(),
+                                             e.message());
     }
 }
 
@@ -142,8 +136,8 @@ void AgentsPanel::detachSelected()
     try {
         m_controller->detachAgent(a.workspaceId, a.name);
     } catch (const SandboxError &e) {
-        Q_EMIT m_controller->operationFailed(a.workspaceId, QStringLiteral("detach"),
-                                             e.specName(), e.message());
+        Q_EMIT m_controller->operationFailed(a.workspaceId, QStringLiteral("detach"), e.specName(),
+                                             e.message());
     }
 }
 
@@ -159,8 +153,8 @@ void AgentsPanel::toggleModeOfSelected()
     try {
         m_controller->changeAgentMode(a.workspaceId, a.name, mode);
     } catch (const SandboxError &e) {
-        Q_EMIT m_controller->operationFailed(a.workspaceId, QStringLiteral("attach"),
-                                             e.specName(), e.message());
+        Q_EMIT m_controller->operationFailed(a.workspaceId, QStringLiteral("attach"), e.specName(),
+                                             e.message());
     }
 }
 
@@ -176,11 +170,11 @@ void AgentsPanel::updateDetails()
         return;
     }
     const AgentRow &a = m_controller->agentsModel()->agent(row);
-    QStringList lines{QStringLiteral("%1 (%2), attached %3")
-                          .arg(a.name, a.mode,
-                               a.attachedAt.toLocalTime().toString(QStringLiteral("hh:mm:ss"))),
-                      tr("Tools: %1").arg(a.tools.join(QStringLiteral(", "))),
-                      tr("Calls: %1").arg(a.toolCalls), QString(), tr("Recent calls:")};
+    QStringList lines{
+        QStringLiteral("%1 (%2), attached %3")
+            .arg(a.name, a.mode, a.attachedAt.toLocalTime().toString(QStringLiteral("hh:mm:ss"))),
+        tr("Tools: %1").arg(a.tools.join(QStringLiteral(", "))), tr("Calls: %1").arg(a.toolCalls),
+        QString(), tr("Recent calls:")};
     if (a.recentCalls.isEmpty())
         lines << tr("  (none)");
     for (auto it = a.recentCalls.crbegin(); it != a.recentCalls.crend(); ++it)

@@ -34,6 +34,7 @@ public Q_SLOTS:
     void attach();
     void detachSelected();
     void toggleModeOfSelected();
+
 private:
     int selectedSourceRow() const;
     void updateDetails();

@@ -1,8 +1,8 @@
 #include "auditpanel.h"
 
 #include "auditlogmodel.h"
-#include "hostfiles.h"
 #include "errors.h"
+#include "hostfiles.h"
 #include "messagebar.h"
 #include "modelroles.h"
 #include "panelwidgets.h"
@@ -10,33 +10,27 @@
 
 #include <QComboBox>
 #include <QDir>
-#include <QFontDatabase>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLineEdit>
-#include <QPlainTextEdit>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QPushButton>
-#include <QTableView>
 #include <QScrollBar>
 #include <QSplitter>
+#include <QTableView>
 #include <QVBoxLayout>
 
 namespace elsai {
 
 AuditPanel::AuditPanel(SandboxController *controller, QWidget *parent)
-    : QWidget(parent)
-    , m_controller(controller)
-    , m_proxy(new AuditFilterProxyModel(this))
-    , m_view(makeTable(this))
-    , m_event(new QComboBox(this))
-    , m_actor(new QLineEdit(this))
-    , m_outcome(new QComboBox(this))
-    , m_text(new QLineEdit(this))
-    , m_details(makeDetails(this))
+    : QWidget(parent), m_controller(controller), m_proxy(new AuditFilterProxyModel(this)),
+      m_view(makeTable(this)), m_event(new QComboBox(this)), m_actor(new QLineEdit(this)),
+      m_outcome(new QComboBox(this)), m_text(new QLineEdit(this)), m_details(makeDetails(this))
 {
     AuditLogModel *source = controller->auditModel();
     m_proxy->setSourceModel(source);
@@ -94,8 +88,8 @@ AuditPanel::AuditPanel(SandboxController *controller, QWidget *parent)
     connect(source, &QAbstractItemModel::rowsInserted, this,
             [this, source](const QModelIndex &, int first, int last) {
                 for (int row = first; row <= last; ++row) {
-                    const QString name
-                        = source->index(row, 0).data(Roles::EventNameRole).toString();
+                    const QString name =
+                        source->index(row, 0).data(Roles::EventNameRole).toString();
                     if (!name.isEmpty() && m_event->findText(name) < 0)
                         m_event->addItem(name);
                 }
@@ -121,8 +115,7 @@ void AuditPanel::updateDetails()
         return;
     }
     const QJsonObject json = current.data(Roles::AuditJsonRole).toJsonObject();
-    m_details->setPlainText(
-        QString::fromUtf8(QJsonDocument(json).toJson(QJsonDocument::Indented)));
+    m_details->setPlainText(QString::fromUtf8(QJsonDocument(json).toJson(QJsonDocument::Indented)));
 }
 
 void AuditPanel::showHealth(const QString &text)

@@ -35,6 +35,7 @@ public:
     bool exportVisible(const QString &path, QString *error = nullptr) const;
 public Q_SLOTS:
     void exportWithDialog();
+
 private:
     void updateDetails();
     SandboxController *m_controller;

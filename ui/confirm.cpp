@@ -23,10 +23,10 @@ ConfirmAnswer askWithMessageBox(QWidget *parent, const Confirmation &q)
     QPushButton *cancel = box.addButton(QMessageBox::Cancel);
     QPushButton *save = q.offerSave ? box.addButton(QMessageBox::Save) : nullptr;
     QPushButton *accept =
-        q.offerSave ? box.addButton(QMessageBox::Discard)
-                    : box.addButton(q.acceptText.isEmpty() ? QMessageBox::tr("Continue")
-                                                           : q.acceptText,
-                                    QMessageBox::DestructiveRole);
+        q.offerSave
+            ? box.addButton(QMessageBox::Discard)
+            : box.addButton(q.acceptText.isEmpty() ? QMessageBox::tr("Continue") : q.acceptText,
+                            QMessageBox::DestructiveRole);
     accept->setObjectName(QStringLiteral("confirmAccept"));
     cancel->setObjectName(QStringLiteral("confirmCancel"));
     if (save)

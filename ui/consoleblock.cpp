@@ -55,16 +55,10 @@ QString cutMarker()
 } // namespace
 
 ConsoleBlock::ConsoleBlock(quint64 id, ConsoleHistoryModel *model, QWidget *parent)
-    : QFrame(parent)
-    , m_id(id)
-    , m_model(model)
-    , m_header(new QLabel(this))
-    , m_where(new QLabel(this))
-    , m_output(new QPlainTextEdit(this))
-    , m_status(new QLabel(this))
-    , m_cancel(new QPushButton(tr("Cancel"), this))
-    , m_save(new QPushButton(tr("Save output…"), this))
-    , m_drainTimer(new QTimer(this))
+    : QFrame(parent), m_id(id), m_model(model), m_header(new QLabel(this)),
+      m_where(new QLabel(this)), m_output(new QPlainTextEdit(this)), m_status(new QLabel(this)),
+      m_cancel(new QPushButton(tr("Cancel"), this)),
+      m_save(new QPushButton(tr("Save output…"), this)), m_drainTimer(new QTimer(this))
 {
     setFrameShape(QFrame::StyledPanel);
     setObjectName(QStringLiteral("consoleBlock"));
@@ -126,9 +120,8 @@ void ConsoleBlock::changeEvent(QEvent *event)
 QString ConsoleBlock::statusText(const ConsoleHistoryModel::Entry &e)
 {
     if (e.running) {
-        return e.receivedBytes > 0
-                   ? tr("running… · %1 so far").arg(bytesText(e.receivedBytes))
-                   : tr("running…");
+        return e.receivedBytes > 0 ? tr("running… · %1 so far").arg(bytesText(e.receivedBytes))
+                                   : tr("running…");
     }
     if (!e.result)
         return tr("failed to run");
@@ -306,8 +299,8 @@ void ConsoleBlock::updateStatus(const ConsoleHistoryModel::Entry &e)
     m_status->setText(statusText(e));
     QPalette p = m_status->palette();
     const bool failed = !e.running && (!e.result || e.result->exitCode != 0);
-    p.setColor(QPalette::WindowText, failed ? accent(palette(), StderrText)
-                                            : palette().color(QPalette::WindowText));
+    p.setColor(QPalette::WindowText,
+               failed ? accent(palette(), StderrText) : palette().color(QPalette::WindowText));
     m_status->setPalette(p);
     m_cancel->setVisible(e.running);
     m_save->setEnabled(!e.running);
@@ -545,11 +538,11 @@ void ConsoleBlock::fitHeight()
     }
     const int shown = qMin(lines, maxVisibleLines());
     // One unwrapped line's height as the document lays it out (font leading included).
-    const qreal lineHeight = qMax<qreal>(
-        m_output->fontMetrics().lineSpacing(),
-        doc->documentLayout()->blockBoundingRect(doc->firstBlock()).height());
-    const int height = int(std::ceil(shown * lineHeight + 2 * doc->documentMargin()))
-                       + 2 * m_output->frameWidth() + 2;
+    const qreal lineHeight =
+        qMax<qreal>(m_output->fontMetrics().lineSpacing(),
+                    doc->documentLayout()->blockBoundingRect(doc->firstBlock()).height());
+    const int height = int(std::ceil(shown * lineHeight + 2 * doc->documentMargin())) +
+                       2 * m_output->frameWidth() + 2;
     if (m_output->height() != height || !m_output->isVisible()) {
         m_output->setFixedHeight(height);
         m_output->show();

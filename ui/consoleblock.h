@@ -74,6 +74,7 @@ Q_SIGNALS:
 
 protected:
     void changeEvent(QEvent *event) override;
+
 private:
     struct Pending
     {
@@ -103,8 +104,8 @@ private:
     bool m_headerSet = false;
     bool m_done = false;
     bool m_redrawQueued = false;
-    bool m_liveGap = false; ///< a flood outran the model's tail: no live tail until the end
-    qint64 m_shownUpTo = 0; ///< stream offset of the next byte to show
+    bool m_liveGap = false;         ///< a flood outran the model's tail: no live tail until the end
+    qint64 m_shownUpTo = 0;         ///< stream offset of the next byte to show
     qsizetype m_headLinesLeft = -1; ///< redraw: head lines still to show, -1 = no limit
     qsizetype m_headLinesHidden = 0;
     QStringDecoder m_outDecoder{QStringDecoder::Utf8};

@@ -48,21 +48,28 @@ bool hasSelection(QObject *watched)
 
 } // namespace
 
-int ConsolePanel::maxBlockCount() { return ConsoleBlock::maxBlockCount(); }
-int ConsolePanel::maxLineLength() { return ConsoleBlock::maxLineLength(); }
-int ConsolePanel::maxCharsPerPass() { return ConsoleBlock::maxCharsPerPass(); }
-int ConsolePanel::maxLinesPerPass() { return ConsoleBlock::maxLinesPerPass(); }
+int ConsolePanel::maxBlockCount()
+{
+    return ConsoleBlock::maxBlockCount();
+}
+int ConsolePanel::maxLineLength()
+{
+    return ConsoleBlock::maxLineLength();
+}
+int ConsolePanel::maxCharsPerPass()
+{
+    return ConsoleBlock::maxCharsPerPass();
+}
+int ConsolePanel::maxLinesPerPass()
+{
+    return ConsoleBlock::maxLinesPerPass();
+}
 
 ConsolePanel::ConsolePanel(SandboxController *controller, QWidget *parent)
-    : QWidget(parent)
-    , m_controller(controller)
-    , m_scroll(new QScrollArea(this))
-    , m_blocksHost(new QWidget)
-    , m_blocksLayout(new QVBoxLayout(m_blocksHost))
-    , m_input(new QLineEdit(this))
-    , m_cwd(new QComboBox(this))
-    , m_run(new QPushButton(tr("Run"), this))
-    , m_message(new QLabel(this))
+    : QWidget(parent), m_controller(controller), m_scroll(new QScrollArea(this)),
+      m_blocksHost(new QWidget), m_blocksLayout(new QVBoxLayout(m_blocksHost)),
+      m_input(new QLineEdit(this)), m_cwd(new QComboBox(this)),
+      m_run(new QPushButton(tr("Run"), this)), m_message(new QLabel(this))
 {
     m_blocksLayout->setContentsMargins(0, 0, 0, 0);
     m_blocksLayout->setSpacing(4);
@@ -450,8 +457,8 @@ bool ConsolePanel::eventFilter(QObject *watched, QEvent *event)
             }
             return true;
         }
-        if (type == QEvent::KeyPress && watched == m_input
-            && (ke->key() == Qt::Key_Up || ke->key() == Qt::Key_Down)) {
+        if (type == QEvent::KeyPress && watched == m_input &&
+            (ke->key() == Qt::Key_Up || ke->key() == Qt::Key_Down)) {
             browseHistory(ke->key() == Qt::Key_Up ? -1 : 1);
             return true;
         }

@@ -74,8 +74,10 @@ public Q_SLOTS:
     /// Removes the finished blocks from the view.
     void clearFinished();
     void saveOutputWithDialog(quint64 requestId);
+
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
+
 private:
     void renderAll();
     void renderRow(int row);

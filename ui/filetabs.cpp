@@ -31,7 +31,8 @@ namespace {
 
 /// Calls `fn(future)` on `context`'s thread when the future finishes (never if `context`
 /// is gone first).
-template <typename T, typename Fn> void whenDone(QObject *context, const QFuture<T> &future, Fn fn)
+template<typename T, typename Fn>
+void whenDone(QObject *context, const QFuture<T> &future, Fn fn)
 {
     auto *watcher = new QFutureWatcher<T>(context);
     QObject::connect(watcher, &QFutureWatcherBase::finished, context,
@@ -127,9 +128,7 @@ QString hexDump(const QByteArray &bytes, qint64 limit)
             if (i == 7)
                 hex += QLatin1Char(' ');
         }
-        out += QStringLiteral("%1  %2 |%3|\n")
-                   .arg(offset, 8, 16, QLatin1Char('0'))
-                   .arg(hex, ascii);
+        out += QStringLiteral("%1  %2 |%3|\n").arg(offset, 8, 16, QLatin1Char('0')).arg(hex, ascii);
     }
     return out;
 }
@@ -491,8 +490,8 @@ void FileTabs::updateTitle(FileTab *tab)
 {
     const int index = indexOf(tab);
     if (index >= 0)
-        setTabText(index, tab->isModified() ? tab->fileName() + QStringLiteral(" *")
-                                            : tab->fileName());
+        setTabText(index,
+                   tab->isModified() ? tab->fileName() + QStringLiteral(" *") : tab->fileName());
 }
 
 bool FileTabs::saveCurrent()
@@ -626,8 +625,8 @@ void FileTabs::checkForChanges()
                      } catch (...) {
                          // Missing or unreadable: the read below says so in the tab.
                      }
-                     if (info && info->mtimeMs == guard->diskMtimeMs
-                         && info->size.value_or(-1) == guard->diskSize) {
+                     if (info && info->mtimeMs == guard->diskMtimeMs &&
+                         info->size.value_or(-1) == guard->diskSize) {
                          guard->checking = false;
                          return;
                      }
@@ -650,11 +649,11 @@ void FileTabs::reread(FileTab *tab)
                      return; // a save happened meanwhile: this read may predate it
                  const ReadOutcome out = f.result();
                  if (!out.error.isEmpty() || out.tooLarge) {
-                     guard->status->setText(
-                         out.tooLarge ? tr("The file grew beyond %1 on disk; this tab "
-                                           "shows the earlier content.")
-                                            .arg(sizeText(largeFileLimit()))
-                                      : tr("Cannot re-read the file: %1").arg(out.error));
+                     guard->status->setText(out.tooLarge
+                                                ? tr("The file grew beyond %1 on disk; this tab "
+                                                     "shows the earlier content.")
+                                                      .arg(sizeText(largeFileLimit()))
+                                                : tr("Cannot re-read the file: %1").arg(out.error));
                      guard->status->show();
                      guard->diskMtimeMs = guard->diskSize = -1; // check again next time
                      return;

@@ -551,9 +551,9 @@ void FlushPreviewDialog::flushNow()
                                nullptr, int(r->conflicts.size()))
                                 .arg(conflictSuffix(), r->conflicts.join(QStringLiteral(", ")));
                 if (!r->sandboxDeleted.isEmpty())
-                    text += QLatin1Char(' ') +
-                            tr("Deleted in the sandbox, kept on the host: %1.")
-                                .arg(r->sandboxDeleted.join(QStringLiteral(", ")));
+                    text +=
+                        QLatin1Char(' ') + tr("Deleted in the sandbox, kept on the host: %1.")
+                                               .arg(r->sandboxDeleted.join(QStringLiteral(", ")));
                 if (!r->skippedPaths.isEmpty())
                     text += QLatin1Char(' ') +
                             tr("Skipped: %1.").arg(r->skippedPaths.join(QStringLiteral(", ")));

@@ -104,8 +104,7 @@ QString wordsPattern(const QStringList &words)
 class BuiltinHighlighter : public QSyntaxHighlighter
 {
 public:
-    BuiltinHighlighter(QTextDocument *document, Lang lang, bool dark)
-        : QSyntaxHighlighter(document)
+    BuiltinHighlighter(QTextDocument *document, Lang lang, bool dark) : QSyntaxHighlighter(document)
     {
         // Colours picked for contrast on a white or a near-black editor background.
         const QTextCharFormat keyword =
@@ -270,8 +269,7 @@ public:
         case Lang::Yaml:
             add(QStringLiteral("^\\s*(?:-\\s+)?[\\w.\\-\"']+\\s*(?=:(?:\\s|$))"), keyword);
             add(wordsPattern({QStringLiteral("true"), QStringLiteral("false"),
-                              QStringLiteral("null"), QStringLiteral("yes"),
-                              QStringLiteral("no")}),
+                              QStringLiteral("null"), QStringLiteral("yes"), QStringLiteral("no")}),
                 other);
             addRe(numberRe, number);
             addRe(dq, string);
@@ -408,9 +406,9 @@ QString attachHighlighter(QTextDocument *document, const QString &fileName, bool
         const KSyntaxHighlighting::Definition def = repo.definitionForFileName(fileName);
         if (def.isValid()) {
             auto *h = new KSyntaxHighlighting::SyntaxHighlighter(document);
-            const KSyntaxHighlighting::Theme theme = repo.defaultTheme(
-                darkPalette ? KSyntaxHighlighting::Repository::DarkTheme
-                            : KSyntaxHighlighting::Repository::LightTheme);
+            const KSyntaxHighlighting::Theme theme =
+                repo.defaultTheme(darkPalette ? KSyntaxHighlighting::Repository::DarkTheme
+                                              : KSyntaxHighlighting::Repository::LightTheme);
             h->setTheme(theme);
             h->setDefinition(def);
             return QStringLiteral("ksyntaxhighlighting:%1:%2").arg(def.name(), theme.name());
@@ -420,8 +418,7 @@ QString attachHighlighter(QTextDocument *document, const QString &fileName, bool
     return attachBuiltinHighlighter(document, fileName, darkPalette);
 }
 
-QString attachBuiltinHighlighter(QTextDocument *document, const QString &fileName,
-                                 bool darkPalette)
+QString attachBuiltinHighlighter(QTextDocument *document, const QString &fileName, bool darkPalette)
 {
     const Lang lang = document ? languageFor(fileName) : Lang::None;
     if (lang == Lang::None)

@@ -1,27 +1,27 @@
 #include "mainwindow.h"
 
 #include "agentplanpanel.h"
+#include "agentspanel.h"
 #include "audithealthmonitor.h"
+#include "auditpanel.h"
 #include "confirm.h"
+#include "consolepanel.h"
 #include "errors.h"
 #include "filetabs.h"
 #include "flushpreviewdialog.h"
-#include "mcpservermodel.h"
 #include "mcppanel.h"
+#include "mcpservermodel.h"
 #include "newsandboxdialog.h"
-#include "agentspanel.h"
-#include "auditpanel.h"
-#include "consolepanel.h"
-#include "sessionspanel.h"
 #include "sandboxcontroller.h"
 #include "sessionsmodel.h"
+#include "sessionspanel.h"
 #include "workspacepanel.h"
 
 #include <QAction>
-#include <QFileDialog>
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
+#include <QFileDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -63,9 +63,7 @@ static QSettings windowSettings()
 }
 
 MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
-    : QMainWindow(parent)
-    , m_controller(controller)
-    , d(new Private)
+    : QMainWindow(parent), m_controller(controller), d(new Private)
 {
     setWindowTitle(tr("elsai workbench"));
     setObjectName(QStringLiteral("mainWindow"));
@@ -89,14 +87,14 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
     createMenus();
     QDockWidget *sessionsDock = addPanel(d->sessions, tr("Sessions"),
                                          QStringLiteral("sessionsDock"), Qt::LeftDockWidgetArea);
-    QDockWidget *workspaceDock = addPanel(
-        d->workspace, tr("Workspace"), QStringLiteral("workspaceDock"), Qt::LeftDockWidgetArea);
+    QDockWidget *workspaceDock = addPanel(d->workspace, tr("Workspace"),
+                                          QStringLiteral("workspaceDock"), Qt::LeftDockWidgetArea);
     QDockWidget *consoleDock = addPanel(d->console, tr("Console"), QStringLiteral("consoleDock"),
                                         Qt::BottomDockWidgetArea);
-    QDockWidget *agentsDock = addPanel(d->agents, tr("Agents"), QStringLiteral("agentsDock"),
-                                       Qt::RightDockWidgetArea);
-    QDockWidget *auditDock = addPanel(d->audit, tr("Audit"), QStringLiteral("auditDock"),
-                                      Qt::BottomDockWidgetArea);
+    QDockWidget *agentsDock =
+        addPanel(d->agents, tr("Agents"), QStringLiteral("agentsDock"), Qt::RightDockWidgetArea);
+    QDockWidget *auditDock =
+        addPanel(d->audit, tr("Audit"), QStringLiteral("auditDock"), Qt::BottomDockWidgetArea);
     splitDockWidget(sessionsDock, workspaceDock, Qt::Vertical);
     resizeDocks({sessionsDock, workspaceDock}, {160, 400}, Qt::Vertical);
     resizeDocks({consoleDock}, {260}, Qt::Vertical);
@@ -108,11 +106,11 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
                                       Qt::RightDockWidgetArea);
     tabifyDockWidget(agentsDock, plansDock);
     agentsDock->raise();
-    QAction *runPlan = d->sandboxMenu->addAction(tr("Run a Scripted &Agent…"), plansDock,
-                                                 [plansDock] {
-                                                     plansDock->show();
-                                                     plansDock->raise();
-                                                 });
+    QAction *runPlan =
+        d->sandboxMenu->addAction(tr("Run a Scripted &Agent…"), plansDock, [plansDock] {
+            plansDock->show();
+            plansDock->raise();
+        });
     runPlan->setObjectName(QStringLiteral("actionRunScriptedAgent"));
     d->mcp = new McpPanel(controller, this); // the MCP server of the current sandbox
     connect(this, &MainWindow::currentWorkspaceChanged, d->mcp, &McpPanel::setWorkspace);
@@ -239,17 +237,16 @@ void MainWindow::createMenus()
     QMenu *sandbox = menuBar()->addMenu(tr("&Sandbox"));
     d->sandboxMenu = sandbox;
     d->start = sandbox->addAction(tr("S&tart"), this, onCurrent([this](const QString &id) {
-        m_controller->startSandbox(id);
-    }));
+                                      m_controller->startSandbox(id);
+                                  }));
     d->start->setObjectName(QStringLiteral("actionStart"));
     d->stop = sandbox->addAction(tr("St&op (sync)"), this, onCurrent([this](const QString &id) {
-        m_controller->stopSandbox(id, true);
-    }));
+                                     m_controller->stopSandbox(id, true);
+                                 }));
     d->stop->setObjectName(QStringLiteral("actionStop"));
-    d->stopNoSync = sandbox->addAction(tr("Stop &without sync"), this,
-                                       onCurrent([this](const QString &id) {
-                                           m_controller->stopSandbox(id, false);
-                                       }));
+    d->stopNoSync = sandbox->addAction(
+        tr("Stop &without sync"), this,
+        onCurrent([this](const QString &id) { m_controller->stopSandbox(id, false); }));
     d->stopNoSync->setObjectName(QStringLiteral("actionStopWithoutSync"));
     sandbox->addSeparator();
     d->flush = sandbox->addAction(tr("&Flush preview…"), this, &MainWindow::flushPreview);
@@ -257,8 +254,8 @@ void MainWindow::createMenus()
     d->flush->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
     sandbox->addSeparator();
     d->remove = sandbox->addAction(tr("&Remove…"), this, onCurrent([this](const QString &id) {
-        d->sessions->removeSandboxAsking(id);
-    }));
+                                       d->sessions->removeSandboxAsking(id);
+                                   }));
     d->remove->setObjectName(QStringLiteral("actionRemove"));
 
     // The workspace panel's own actions (their shortcuts act where the tree has focus).
@@ -281,8 +278,8 @@ void MainWindow::createMenus()
     d->viewMenu = menuBar()->addMenu(tr("&View"));
 }
 
-QDockWidget *MainWindow::addPanel(QWidget *panel, const QString &title,
-                                  const QString &objectName, Qt::DockWidgetArea area)
+QDockWidget *MainWindow::addPanel(QWidget *panel, const QString &title, const QString &objectName,
+                                  Qt::DockWidgetArea area)
 {
     auto *dock = new QDockWidget(title, this);
     dock->setObjectName(objectName); // saveState() keys docks by object name
@@ -318,12 +315,30 @@ MainWindow::~MainWindow()
     delete d;
 }
 
-WorkspacePanel *MainWindow::workspacePanel() const { return d->workspace; }
-FileTabs *MainWindow::fileTabs() const { return d->tabs; }
-SessionsPanel *MainWindow::sessionsPanel() const { return d->sessions; }
-ConsolePanel *MainWindow::consolePanel() const { return d->console; }
-AgentsPanel *MainWindow::agentsPanel() const { return d->agents; }
-AuditPanel *MainWindow::auditPanel() const { return d->audit; }
+WorkspacePanel *MainWindow::workspacePanel() const
+{
+    return d->workspace;
+}
+FileTabs *MainWindow::fileTabs() const
+{
+    return d->tabs;
+}
+SessionsPanel *MainWindow::sessionsPanel() const
+{
+    return d->sessions;
+}
+ConsolePanel *MainWindow::consolePanel() const
+{
+    return d->console;
+}
+AgentsPanel *MainWindow::agentsPanel() const
+{
+    return d->agents;
+}
+AuditPanel *MainWindow::auditPanel() const
+{
+    return d->audit;
+}
 
 void MainWindow::setCurrentWorkspace(const QString &workspaceId)
 {
@@ -432,8 +447,8 @@ void MainWindow::updateActions()
     const bool known = !m_current.isEmpty() && m_controller->sandbox(m_current);
     const SessionState state = m_controller->state(m_current);
     const bool running = known && state == SessionState::Running;
-    d->start->setEnabled(known && !running && state != SessionState::Starting
-                         && state != SessionState::Stopping);
+    d->start->setEnabled(known && !running && state != SessionState::Starting &&
+                         state != SessionState::Stopping);
     d->stop->setEnabled(running);
     d->stopNoSync->setEnabled(running);
     d->flush->setEnabled(running);
@@ -465,11 +480,10 @@ QStringList MainWindow::busyWork() const
         int sessions = 0;
         for (int r = 0; r < mcp->rowCount(); ++r)
             sessions += mcp->sessionCount(mcp->agent(r).name);
-        busy.append(sessions > 0
-                        ? tr("MCP server of '%1' with %n session(s) connected — ended", nullptr,
-                             sessions)
-                              .arg(mcp->workspaceId())
-                        : tr("MCP server of '%1' — stopped").arg(mcp->workspaceId()));
+        busy.append(sessions > 0 ? tr("MCP server of '%1' with %n session(s) connected — ended",
+                                      nullptr, sessions)
+                                       .arg(mcp->workspaceId())
+                                 : tr("MCP server of '%1' — stopped").arg(mcp->workspaceId()));
     }
     return busy;
 }

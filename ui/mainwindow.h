@@ -73,7 +73,7 @@ Q_SIGNALS:
 
 public Q_SLOTS:
     void setCurrentWorkspace(const QString &workspaceId);
-    void newSandbox();     ///< the New Sandbox dialog
+    void newSandbox(); ///< the New Sandbox dialog
     /// The New Sandbox dialog starts from `spec` (the command line's: another sandbox like
     /// the first is one click away), under a workspace id no sandbox has yet.
     void setNewSandboxSpec(const SandboxSpec &spec);

@@ -132,8 +132,8 @@ void McpPanel::createAgent()
                                          .arg(name, served, toString(attached.mode)));
             }
         }
-        const McpAgentSpec a = m_model->createAgent(
-            name, attachModeFromString(m_mode->currentData().toString()));
+        const McpAgentSpec a =
+            m_model->createAgent(name, attachModeFromString(m_mode->currentData().toString()));
         m_name->clear();
         m_view->selectRow(m_model->rowOf(a.name));
         m_status->setText(tr("Agent %1 created; Copy HTTP config puts its token on the "

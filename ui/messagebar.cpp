@@ -30,8 +30,7 @@ Look lookOf(MessageBar::Type type)
     case MessageBar::Type::Information:
         break;
     }
-    return {QColor(0x3d, 0xae, 0xe9), QStyle::SP_MessageBoxInformation,
-            QT_TR_NOOP("Information")};
+    return {QColor(0x3d, 0xae, 0xe9), QStyle::SP_MessageBoxInformation, QT_TR_NOOP("Information")};
 }
 
 } // namespace

@@ -421,8 +421,7 @@ void NewSandboxDialog::setSpec(const SandboxSpec &spec)
     ui.excludes.set(DEFAULT_SANDBOX_SEED_EXCLUDES, spec.seedExclude);
     ui.includes.set({}, spec.syncInclude.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
     ui.syncDest->setText(spec.syncDest.value_or(QString()));
-    ui.noBaseConflict->setCurrentIndex(
-        ui.noBaseConflict->findData(int(spec.noBaseConflict)));
+    ui.noBaseConflict->setCurrentIndex(ui.noBaseConflict->findData(int(spec.noBaseConflict)));
     ui.noTtl->setChecked(!spec.ttlSeconds.has_value());
     ui.ttl->setValue(spec.ttlSeconds.value_or(7200));
     ui.timeout->setValue(spec.local.timeout);

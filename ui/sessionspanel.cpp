@@ -18,13 +18,9 @@
 namespace elsai {
 
 SessionsPanel::SessionsPanel(SandboxController *controller, QWidget *parent)
-    : QWidget(parent)
-    , m_controller(controller)
-    , m_view(makeTable(this))
-    , m_start(new QPushButton(tr("Start"), this))
-    , m_stop(new QPushButton(tr("Stop"), this))
-    , m_remove(new QPushButton(tr("Remove"), this))
-    , m_bar(new MessageBar(this))
+    : QWidget(parent), m_controller(controller), m_view(makeTable(this)),
+      m_start(new QPushButton(tr("Start"), this)), m_stop(new QPushButton(tr("Stop"), this)),
+      m_remove(new QPushButton(tr("Remove"), this)), m_bar(new MessageBar(this))
 {
     m_bar->setObjectName(QStringLiteral("sessionsMessageBar"));
     m_view->setAccessibleName(tr("Sandboxes"));
@@ -100,8 +96,8 @@ bool SessionsPanel::removeSandboxAsking(const QString &workspaceId)
         return false;
     const SessionState state = m_controller->state(workspaceId);
     const int row = m_controller->sessionsModel()->rowOf(workspaceId);
-    const QString folder = row >= 0 ? m_controller->sessionsModel()->session(row).workspaceRoot
-                                    : QString();
+    const QString folder =
+        row >= 0 ? m_controller->sessionsModel()->session(row).workspaceRoot : QString();
     Confirmation q;
     q.kind = QStringLiteral("remove-sandbox");
     q.title = tr("Remove %1").arg(workspaceId);
@@ -145,8 +141,8 @@ void SessionsPanel::selectWorkspace(const QString &workspaceId)
         return;
     }
     const QModelIndex index = m_controller->sessionsModel()->index(row, 0);
-    m_view->selectionModel()->setCurrentIndex(
-        index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    m_view->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
+                                                         QItemSelectionModel::Rows);
 }
 
 void SessionsPanel::updateButtons()
@@ -154,9 +150,8 @@ void SessionsPanel::updateButtons()
     const QString id = selectedWorkspace();
     const SessionState state = m_controller->state(id);
     const bool known = !id.isEmpty() && m_controller->sandbox(id);
-    m_start->setEnabled(known
-                        && (state == SessionState::Stopped || state == SessionState::Expired
-                            || state == SessionState::Failed));
+    m_start->setEnabled(known && (state == SessionState::Stopped ||
+                                  state == SessionState::Expired || state == SessionState::Failed));
     m_stop->setEnabled(known && state == SessionState::Running);
     m_remove->setEnabled(known);
 }

@@ -32,6 +32,7 @@ public Q_SLOTS:
     void selectWorkspace(const QString &workspaceId);
 Q_SIGNALS:
     void currentWorkspaceChanged(const QString &workspaceId);
+
 private:
     void updateButtons();
     SandboxController *m_controller;

@@ -109,8 +109,7 @@ protected:
         if (!mime || !mime->hasUrls())
             return false;
         const QList<QUrl> urls = mime->urls();
-        return std::all_of(urls.begin(), urls.end(),
-                           [](const QUrl &u) { return u.isLocalFile(); });
+        return std::all_of(urls.begin(), urls.end(), [](const QUrl &u) { return u.isLocalFile(); });
     }
     void dragEnterEvent(QDragEnterEvent *event) override
     {
@@ -234,8 +233,7 @@ WorkspacePanel::WorkspacePanel(SandboxController *controller, QWidget *parent)
             [this](const QString &ws, const QString &operation, const QString &type,
                    const QString &message) {
                 if (ws == m_workspaceId)
-                    showError(QStringLiteral("%1 failed — %2: %3")
-                                  .arg(operation, type, message));
+                    showError(QStringLiteral("%1 failed — %2: %3").arg(operation, type, message));
             });
     connect(m_controller, &SandboxController::operationWarning, this,
             [this](const QString &ws, const QString &operation, const QString &message) {
@@ -323,7 +321,8 @@ void WorkspacePanel::setWorkspace(const QString &workspaceId)
     }
     if (tree && tree->canFetchMore({}))
         tree->fetchMore({});
-    if (QHeaderView *header = m_view->header(); header->count() == WorkspaceTreeModel::ColumnCount) {
+    if (QHeaderView *header = m_view->header();
+        header->count() == WorkspaceTreeModel::ColumnCount) {
         // Names first: in a narrow dock the details scroll, the names stay readable.
         header->setStretchLastSection(false);
         header->setSectionResizeMode(WorkspaceTreeModel::NameColumn, QHeaderView::Interactive);
@@ -474,23 +473,22 @@ void WorkspacePanel::addHostPaths(const QStringList &hostPaths, const QString &d
             q.items = names;
             q.acceptText = tr("Replace");
             if (confirm(this, q) != ConfirmAnswer::Accept) {
-                m_bar->showMessage(tr("Kept %n existing file(s) as they were", nullptr,
-                                      int(names.size())),
-                                   MessageBar::Type::Information, 8000);
+                m_bar->showMessage(
+                    tr("Kept %n existing file(s) as they were", nullptr, int(names.size())),
+                    MessageBar::Type::Information, 8000);
                 if (!written.isEmpty())
                     Q_EMIT filesAdded(ws, written);
                 return;
             }
             auto *replacer = new QFutureWatcher<QStringList>(this);
-            connect(replacer, &QFutureWatcherBase::finished, this,
-                    [this, replacer, ws, written] {
-                        replacer->deleteLater();
-                        try {
-                            Q_EMIT filesAdded(ws, written + replacer->result());
-                        } catch (...) {
-                            // Reported by the controller's operationFailed.
-                        }
-                    });
+            connect(replacer, &QFutureWatcherBase::finished, this, [this, replacer, ws, written] {
+                replacer->deleteLater();
+                try {
+                    Q_EMIT filesAdded(ws, written + replacer->result());
+                } catch (...) {
+                    // Reported by the controller's operationFailed.
+                }
+            });
             replacer->setFuture(m_controller->addFiles(ws, existing, true));
         });
         adder->setFuture(m_controller->addFiles(ws, walk.files, false));
@@ -595,8 +593,8 @@ QFuture<void> WorkspacePanel::newFolder(const QString &path)
     return m_controller->makeFolder(m_workspaceId, path);
 }
 
-QFuture<QStringList> WorkspacePanel::downloadTo(const QStringList &paths,
-                                                const QString &hostFolder, bool overwrite)
+QFuture<QStringList> WorkspacePanel::downloadTo(const QStringList &paths, const QString &hostFolder,
+                                                bool overwrite)
 {
     if (!m_controller->sandbox(m_workspaceId))
         return {};

@@ -450,13 +450,12 @@ AgentCoreSandboxBackend::writeBatch(const QList<QPair<QString, QByteArray>> &fil
 }
 
 QByteArray AgentCoreSandboxBackend::confined(const QString &op, const QString &rel,
-                                            const QStringList &args)
+                                             const QStringList &args)
 {
     // The check and the use in one executeCommand (backends/remote/confinedscript.h): the
     // file tools open paths by name and follow symlinks, so a separate check could be raced.
-    const ScriptOutcome o =
-        runScript(remote::confinedScript(QStringLiteral("."), op, rel, args),
-                  m_options.requestTimeoutMs);
+    const ScriptOutcome o = runScript(remote::confinedScript(QStringLiteral("."), op, rel, args),
+                                      m_options.requestTimeoutMs);
     return remote::confinedPayload(o.exitCode, o.out, QStringLiteral("AgentCore"));
 }
 

@@ -184,7 +184,8 @@ AgentCoreSandboxBackend::snapshot(const QString &root, const WorkspaceSyncPolicy
         } else {
             items.append({path,
                           fields.at(0) == "l" ? SyncItem::Kind::Symlink : SyncItem::Kind::Special,
-                          0, {}});
+                          0,
+                          {}});
         }
     }
     std::sort(regular.begin(), regular.end());
@@ -207,14 +208,17 @@ AgentCoreSandboxBackend::snapshot(const QString &root, const WorkspaceSyncPolicy
             try {
                 snap.fs->writeFile(path, *data);
             } catch (const SandboxError &e) {
-                errors.append(QStringLiteral("cannot stage '%1' for the flush: %2")
-                                  .arg(path, e.message()));
+                errors.append(
+                    QStringLiteral("cannot stage '%1' for the flush: %2").arg(path, e.message()));
                 base.files.remove(path);
                 continue;
             }
             const QByteArray hash = sha256(*data);
             const auto rec = m_manifest.constFind(path);
-            items.append({path, SyncItem::Kind::File, data->size(), {},
+            items.append({path,
+                          SyncItem::Kind::File,
+                          data->size(),
+                          {},
                           haveBase && rec != m_manifest.cend()
                               ? std::optional<bool>(rec->sha256 != hash)
                               : std::nullopt});
@@ -236,8 +240,8 @@ AgentCoreSandboxBackend::snapshot(const QString &root, const WorkspaceSyncPolicy
     if (!batch.isEmpty())
         stageBatch(batch);
 
-    snap.plan = planSyncItems(items, *snap.fs, root, includes, excludes,
-                              haveBase ? &base : nullptr, policy.noBaseConflict);
+    snap.plan = planSyncItems(items, *snap.fs, root, includes, excludes, haveBase ? &base : nullptr,
+                              policy.noBaseConflict);
     snap.plan.errors = errors + snap.plan.errors;
     return snap;
 }

@@ -36,7 +36,8 @@ void appendU32(QByteArray &out, quint32 v)
     out.append(buf, 4);
 }
 
-template <typename T> void appendBig(QByteArray &out, T v)
+template<typename T>
+void appendBig(QByteArray &out, T v)
 {
     char buf[sizeof(T)];
     qToBigEndian(v, buf);

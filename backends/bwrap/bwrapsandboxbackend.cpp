@@ -271,8 +271,8 @@ ExecuteResult BwrapSandboxBackend::execute(const QString &command,
         m_bwrap.pidsCgroup ? PidsCgroup::create(m_bwrap.maxProcesses) : nullptr;
     UniqueFd joinFd;
     if (cgroup) {
-        joinFd.reset(::open(QFile::encodeName(cgroup->joinFile()).constData(),
-                            O_WRONLY | O_CLOEXEC));
+        joinFd.reset(
+            ::open(QFile::encodeName(cgroup->joinFile()).constData(), O_WRONLY | O_CLOEXEC));
         if (!joinFd.isValid())
             throwOsError(errno, QStringLiteral("Cannot open the pids cgroup"), cgroup->folder());
     }

@@ -268,14 +268,14 @@ void DaytonaSandboxBackend::close()
 // ---- files -------------------------------------------------------------------------------
 
 QByteArray DaytonaSandboxBackend::confined(const Remote &r, const QString &op, const QString &rel,
-                                          const QStringList &args)
+                                           const QStringList &args)
 {
     // One /process/execute call does the check and the use (backends/remote/confinedscript.h):
     // the toolbox file API follows symlinks by name, so a separate check could be raced.
-    const QJsonObject body{{QStringLiteral("command"),
-                            QStringLiteral("/bin/sh -c ") +
-                                shellQuote(remote::confinedScript(r.root, op, rel, args))},
-                           {QStringLiteral("timeout"), kFileOpTimeoutS}};
+    const QJsonObject body{
+        {QStringLiteral("command"),
+         QStringLiteral("/bin/sh -c ") + shellQuote(remote::confinedScript(r.root, op, rel, args))},
+        {QStringLiteral("timeout"), kFileOpTimeoutS}};
     const HttpResponse resp =
         m_api.toolbox(r.toolbox, "POST", QStringLiteral("/process/execute"), {},
                       QJsonDocument(body).toJson(QJsonDocument::Compact), "application/json");
@@ -445,8 +445,8 @@ QString DaytonaSandboxBackend::wrapCommand(const QString &command, const QString
     lines << QStringLiteral("cd -P -- %1 || exit 1").arg(shellQuote(dir));
     if (verifyDir)
         lines << QStringLiteral("[ \"$(/bin/pwd -P)\" = %1 ] || { echo 'elsai: the working folder "
-                            "was replaced by a symlink; try again' >&2; exit 1; }")
-                 .arg(shellQuote(dir));
+                                "was replaced by a symlink; try again' >&2; exit 1; }")
+                     .arg(shellQuote(dir));
     for (auto it = env.cbegin(); it != env.cend(); ++it)
         lines << QStringLiteral("export %1=%2").arg(it.key(), shellQuote(it.value()));
     // The session log is never capped by the daemon: each stream goes through a FIFO whose
@@ -559,9 +559,8 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
     // The trailer's tag is new per call, so output cannot pass for it by accident.
     const QByteArray tag =
         "elsai-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
-    const QString script =
-        wrapCommand(command, dir, env, timeout, cap, QString::fromLatin1(tag), pidFile,
-                    !rel.isEmpty());
+    const QString script = wrapCommand(command, dir, env, timeout, cap, QString::fromLatin1(tag),
+                                       pidFile, !rel.isEmpty());
     const auto json = [](const QJsonObject &o) {
         return QJsonDocument(o).toJson(QJsonDocument::Compact);
     };
@@ -592,7 +591,7 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
     const QString cmdId = done.value(QStringLiteral("cmdId")).toString();
     const QString cmdPath = sessionPath + QStringLiteral("/command/") +
                             QString::fromUtf8(QUrl::toPercentEncoding(cmdId));
-    QByteArray out, err; // everything the service reported so far
+    QByteArray out, err;                   // everything the service reported so far
     qint64 droppedOut = 0, droppedErr = 0; // what the wrapper's readers did not pass on
     int trailerExit = -1;
     bool haveTrailer = false;

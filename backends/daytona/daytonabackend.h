@@ -95,8 +95,8 @@ public:
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
 
     /// The shell script execute() sends: cd to `dir` (`verifyDir`: `dir` is canonical and the
-    /// command is refused, exit 1, unless `cd -P` ends exactly there), export `env`, run `command` in its own
-    /// session (process group) and SIGKILL that group after `timeoutSeconds` (exit 124).
+    /// command is refused, exit 1, unless `cd -P` ends exactly there), export `env`, run `command`
+    /// in its own session (process group) and SIGKILL that group after `timeoutSeconds` (exit 124).
     /// Each stream passes on only its first `maxOutputBytes` (the rest is counted, not kept);
     /// the last stderr line is the trailer `\n<trailerTag> <exit> <dropped stdout> <dropped
     /// stderr>\n`. `pidFile` (optional) receives the group id while the command runs.

@@ -11,10 +11,10 @@
 #include "workspacefs.h"
 
 #include <QDir>
-#include <QFileInfo>
-#include <QSet>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QProcessEnvironment>
+#include <QSet>
 
 #include <cmath>
 

@@ -157,8 +157,8 @@ QString quote(const QString &s)
 QString confinedScript(const QString &root, const QString &op, const QString &path,
                        const QStringList &args)
 {
-    QString script = QStringLiteral("set -- ") + quote(root) + u' ' + quote(op) + u' ' +
-                     quote(path);
+    QString script =
+        QStringLiteral("set -- ") + quote(root) + u' ' + quote(op) + u' ' + quote(path);
     for (const QString &a : args)
         script += u' ' + quote(a);
     script += u'\n';

@@ -30,10 +30,10 @@ static void checkConfigValue(const QString &what, const QString &value, bool all
 {
     static const QRegularExpression bad(QStringLiteral("[\"\\x00-\\x1f\\x7f]"));
     if (value.contains(bad) || (!allowSpace && value.contains(QLatin1Char(' '))))
-        throw ValueError(QStringLiteral("ssh %1 '%2' contains characters that cannot be passed "
-                                        "to ssh (quotes, control characters%3)")
-                             .arg(what, value,
-                                  allowSpace ? QString() : QStringLiteral(", spaces")));
+        throw ValueError(
+            QStringLiteral("ssh %1 '%2' contains characters that cannot be passed "
+                           "to ssh (quotes, control characters%3)")
+                .arg(what, value, allowSpace ? QString() : QStringLiteral(", spaces")));
 }
 
 static QString quoted(const QString &path)
@@ -47,14 +47,14 @@ SshConnection::SshConnection(SshTarget target)
     if (m_target.host.isEmpty())
         throw ValueError(QStringLiteral("the SSH backend needs a host (--ssh-host)"));
     if (m_target.host.startsWith(QLatin1Char('-')))
-        throw ValueError(QStringLiteral("ssh host '%1' must not start with '-'").arg(m_target.host));
+        throw ValueError(
+            QStringLiteral("ssh host '%1' must not start with '-'").arg(m_target.host));
     checkConfigValue(QStringLiteral("host"), m_target.host, false);
     checkConfigValue(QStringLiteral("user"), m_target.user, false);
     checkConfigValue(QStringLiteral("identity file"), m_target.identityFile, true);
     checkConfigValue(QStringLiteral("known_hosts file"), m_target.knownHostsFile, true);
     if (m_target.port < 1 || m_target.port > 65535)
-        throw ValueError(
-            QStringLiteral("ssh port must be 1–65535, got %1").arg(m_target.port));
+        throw ValueError(QStringLiteral("ssh port must be 1–65535, got %1").arg(m_target.port));
     if (m_target.connectTimeoutSeconds < 1)
         throw ValueError(QStringLiteral("ssh connect timeout must be >= 1 second"));
     if (!m_target.identityFile.isEmpty() && !QFileInfo(m_target.identityFile).isFile())
@@ -164,8 +164,8 @@ void SshConnection::startLocked()
     env.insert(QString::fromLatin1(marker.left(eq)), QString::fromLatin1(marker.mid(eq + 1)));
     p.setProcessEnvironment(env);
     p.start(m_ssh, {QStringLiteral("-F"), configPath(), QStringLiteral("-o"),
-                    QStringLiteral("ControlMaster=yes"), QStringLiteral("-f"),
-                    QStringLiteral("-N"), alias()});
+                    QStringLiteral("ControlMaster=yes"), QStringLiteral("-f"), QStringLiteral("-N"),
+                    alias()});
     const int waitMs = (m_target.connectTimeoutSeconds + 20) * 1000;
     if (!p.waitForStarted(waitMs))
         throw OSError(QStringLiteral("cannot run %1: %2").arg(m_ssh, p.errorString()));
@@ -230,7 +230,8 @@ ProcessOutcome SshConnection::run(const Call &call)
     line += ' ' + shellQuote(m_ssh);
     for (const QString &a : clientArguments(call.remoteCommand))
         line += ' ' + shellQuote(a);
-    line += " <" + (call.stdinFile.isEmpty() ? QByteArray("/dev/null") : shellQuote(call.stdinFile));
+    line +=
+        " <" + (call.stdinFile.isEmpty() ? QByteArray("/dev/null") : shellQuote(call.stdinFile));
     if (!call.stdoutFile.isEmpty())
         line += " >" + shellQuote(call.stdoutFile);
     ProcessSpec spec;

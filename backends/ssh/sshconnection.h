@@ -73,8 +73,7 @@ public:
     QStringList clientArguments(const QByteArray &remoteCommand) const;
 
     /// Throws the OSError that explains a failed ssh client (exit 255) from its stderr.
-    [[noreturn]] void throwConnectionError(const QByteArray &sshStderr,
-                                           const QString &what) const;
+    [[noreturn]] void throwConnectionError(const QByteArray &sshStderr, const QString &what) const;
 
 private:
     void startLocked();

@@ -232,14 +232,13 @@ SshSandboxBackend::Session SshSandboxBackend::session() const
 {
     QMutexLocker lock(&m_mutex);
     if (!m_conn)
-        throw OSError(QStringLiteral("the SSH workspace %1 is closed; start the sandbox first")
-                          .arg(id()));
+        throw OSError(
+            QStringLiteral("the SSH workspace %1 is closed; start the sandbox first").arg(id()));
     return {m_conn, m_root};
 }
 
-ProcessOutcome SshSandboxBackend::op(const Session &s, const QString &name,
-                                     const QStringList &args, const QString &stdinFile,
-                                     const QString &stdoutFile) const
+ProcessOutcome SshSandboxBackend::op(const Session &s, const QString &name, const QStringList &args,
+                                     const QString &stdinFile, const QString &stdoutFile) const
 {
     SshConnection::Call call;
     call.remoteCommand = ssh::helperCommand(s.root, name, args);
@@ -317,17 +316,16 @@ void SshSandboxBackend::writeFile(const QString &path, const QByteArray &content
 {
     const QString rel = normalized(path);
     if (rel.isEmpty())
-        throw IsADirectoryError(QStringLiteral("cannot write '%1': it is the workspace root")
-                                    .arg(path),
-                                EISDIR);
+        throw IsADirectoryError(
+            QStringLiteral("cannot write '%1': it is the workspace root").arg(path), EISDIR);
     if (path.endsWith(QLatin1Char('/')))
         throw IsADirectoryError(
             QStringLiteral("cannot write '%1': the path names a folder").arg(path), EISDIR);
     const Session s = session();
     QTemporaryFile tmp(s.conn->localDir() + QStringLiteral("/upload-XXXXXX"));
     if (!tmp.open() || tmp.write(content) != content.size() || !tmp.flush())
-        throw OSError(QStringLiteral("cannot stage '%1' for upload: %2")
-                          .arg(path, tmp.errorString()));
+        throw OSError(
+            QStringLiteral("cannot stage '%1' for upload: %2").arg(path, tmp.errorString()));
     // The remote temporary name comes from here: the remote shell has no random source of its
     // own, and the helper creates it with O_EXCL, so a name planted in advance only fails.
     throwIfFailed(op(s, QStringLiteral("write"), {rel, randomToken()}, tmp.fileName()),
@@ -455,19 +453,16 @@ ExecuteResult SshSandboxBackend::execute(const QString &command,
     const QString token = randomToken();
     // timeout(1) wants at least a millisecond; it runs the command in its own process group
     // and signals the whole group (TERM, then KILL after the grace).
-    QStringList args{rel,
-                     QString::number(std::max(timeout, 0.001), 'f', 3),
-                     QString::number(m_options.killGraceSeconds, 'f', 3),
-                     token,
-                     command};
+    QStringList args{rel, QString::number(std::max(timeout, 0.001), 'f', 3),
+                     QString::number(m_options.killGraceSeconds, 'f', 3), token, command};
     for (auto it = env.cbegin(); it != env.cend(); ++it)
         args << it.key() + QLatin1Char('=') + it.value();
 
     SshConnection::Call call;
     call.remoteCommand = ssh::helperCommand(s.root, QStringLiteral("exec"), args);
     // A backstop only: the remote timeout answers first unless the connection hangs.
-    call.timeoutMs = static_cast<int>(
-        std::min((timeout + m_options.killGraceSeconds + 30) * 1000.0, 2e9));
+    call.timeoutMs =
+        static_cast<int>(std::min((timeout + m_options.killGraceSeconds + 30) * 1000.0, 2e9));
     call.maxOutputBytes = m_options.maxOutputBytes;
     call.onOutput = options.onOutput;
     call.cancel = options.cancel;
@@ -492,8 +487,8 @@ ExecuteResult SshSandboxBackend::execute(const QString &command,
     ExecuteResult r = toExecuteResult(o);
     // timeout(1) exits 124, or 137 when it had to KILL the group after the grace.
     const bool remoteTimeout =
-        !o.cancelled && (o.exitCode == 124 ||
-                         (o.exitCode == 137 && double(o.durationMs) >= timeout * 1000.0));
+        !o.cancelled &&
+        (o.exitCode == 124 || (o.exitCode == 137 && double(o.durationMs) >= timeout * 1000.0));
     if (o.timedOut || remoteTimeout) {
         r.timedOut = true;
         r.exitCode = 124;
@@ -510,9 +505,9 @@ QHash<QString, FileStamp> SshSandboxBackend::seedBaseline() const
     return it == m_manifests.constEnd() ? QHash<QString, FileStamp>() : it->workspaceStamps();
 }
 
-WorkspaceSeedResult
-SshSandboxBackend::seedWorkspace(const QString &source, const QStringList &excludes,
-                                 const std::function<void(int, int)> &progress)
+WorkspaceSeedResult SshSandboxBackend::seedWorkspace(const QString &source,
+                                                     const QStringList &excludes,
+                                                     const std::function<void(int, int)> &progress)
 {
     const Session s = session();
     const QString root = QDir(source).absolutePath();
@@ -552,8 +547,8 @@ SshSandboxBackend::seedWorkspace(const QString &source, const QStringList &exclu
                                       QStringLiteral("--format=posix"), QStringLiteral("--null"),
                                       QStringLiteral("--no-recursion"),
                                       // like local seeding: no setuid/setgid bits
-                                      QStringLiteral("--mode=ug-s"), QStringLiteral("-C"),
-                                      root, QStringLiteral("-T"), listFile});
+                                      QStringLiteral("--mode=ug-s"), QStringLiteral("-C"), root,
+                                      QStringLiteral("-T"), listFile});
         const ProcessOutcome o = op(s, QStringLiteral("seed"), {}, tarFile, stampsFile);
         if (o.exitCode != 0) {
             for (const QByteArray &l : o.stderrData.split('\n')) {
@@ -611,8 +606,7 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
                          const SeedManifest *record)
 {
     auto st = std::make_unique<Staged>();
-    st->dir = std::make_unique<QTemporaryDir>(s.conn->localDir() +
-                                              QStringLiteral("/stage-XXXXXX"));
+    st->dir = std::make_unique<QTemporaryDir>(s.conn->localDir() + QStringLiteral("/stage-XXXXXX"));
     if (!st->dir->isValid())
         throw OSError(QStringLiteral("cannot create a local staging folder for the flush"));
     const QString files = st->dir->path() + QStringLiteral("/files");
@@ -630,8 +624,8 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
         if (!includes.matchesPathOrParent(rel, false) || excludes.matchesPathOrParent(rel, false))
             continue;
         if (it->type != 'f') {
-            items.append({rel, it->type == 'l' ? SyncItem::Kind::Symlink : SyncItem::Kind::Special,
-                          0, {}});
+            items.append(
+                {rel, it->type == 'l' ? SyncItem::Kind::Symlink : SyncItem::Kind::Special, 0, {}});
             continue;
         }
         items.append({rel, SyncItem::Kind::File, it->stamp.size, it->stamp});
@@ -661,15 +655,15 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
         // Only the listed names are extracted (the archive may hold more: names the exclusions
         // cannot express, files created since the listing); GNU tar refuses `..` and absolute
         // members and delays symlinks, and the folder is ours alone.
-        errors += runLocalTar({QStringLiteral("-x"), QStringLiteral("-f"), tarFile,
-                               QStringLiteral("-C"), files, QStringLiteral("--no-same-owner"),
-                               QStringLiteral("--no-same-permissions"),
-                               QStringLiteral("--no-recursion"), QStringLiteral("--null"),
-                               QStringLiteral("-T"), listFile});
+        errors +=
+            runLocalTar({QStringLiteral("-x"), QStringLiteral("-f"), tarFile, QStringLiteral("-C"),
+                         files, QStringLiteral("--no-same-owner"),
+                         QStringLiteral("--no-same-permissions"), QStringLiteral("--no-recursion"),
+                         QStringLiteral("--null"), QStringLiteral("-T"), listFile});
     }
     st->fs = std::make_unique<WorkspaceFs>(files);
-    st->plan = planSyncItems(items, *st->fs, root, includes, excludes, record,
-                             policy.noBaseConflict);
+    st->plan =
+        planSyncItems(items, *st->fs, root, includes, excludes, record, policy.noBaseConflict);
     st->plan.errors = errors + st->plan.errors;
     return st;
 }
@@ -683,9 +677,9 @@ SyncPlan SshSandboxBackend::planSync(const QString &dest, const WorkspaceSyncPol
     return stage(s, root, policy, it == m_manifests.constEnd() ? nullptr : &*it)->plan;
 }
 
-WorkspaceSyncResult
-SshSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
-                                 const std::function<void(int, int)> &progress)
+WorkspaceSyncResult SshSandboxBackend::syncArtifacts(const QString &dest,
+                                                     const WorkspaceSyncPolicy &policy,
+                                                     const std::function<void(int, int)> &progress)
 {
     const Session s = session();
     const QString root = QDir(dest).absolutePath();

@@ -31,10 +31,10 @@ public:
         QString remoteRoot = QStringLiteral(".elsai/workspaces");
         /// Name of this workspace's folder under remoteRoot (sanitized workspace id).
         QString workspaceName = QStringLiteral("workbench");
-        double timeout = 120;           ///< default command timeout, seconds
-        qint64 maxOutputBytes = 100000; ///< cap on stdout + stderr kept
-        QMap<QString, QString> env;     ///< extra variables for every command
-        double killGraceSeconds = 1;    ///< TERM → KILL grace after a timeout
+        double timeout = 120;              ///< default command timeout, seconds
+        qint64 maxOutputBytes = 100000;    ///< cap on stdout + stderr kept
+        QMap<QString, QString> env;        ///< extra variables for every command
+        double killGraceSeconds = 1;       ///< TERM → KILL grace after a timeout
         int operationTimeoutSeconds = 600; ///< file operations, seeding, flushing
     };
 

@@ -15,10 +15,10 @@
 #include <QJsonArray>
 
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QDateTime>
 #include <QJsonObject>
 #include <QSet>
 #include <QTemporaryDir>
@@ -550,9 +550,8 @@ private Q_SLOTS:
                                            "hard.txt"))
                      .exitCode,
                  0);
-        const SandboxPtr sb = Sandbox::create(QStringLiteral("conformance-move-%1")
-                                                  .arg(QTest::currentDataTag()),
-                                              b, std::nullopt);
+        const SandboxPtr sb = Sandbox::create(
+            QStringLiteral("conformance-move-%1").arg(QTest::currentDataTag()), b, std::nullopt);
         sb->start();
         QCOMPARE(sb->moveFile(QStringLiteral("sub/f.txt"), dest), false);
         QCOMPARE(b->readFile(QStringLiteral("sub/f.txt")), QByteArray("keep me"));
@@ -831,35 +830,54 @@ private Q_SLOTS:
     // the same decisions on every backend, whatever carries the files.
     void flushThreeWayTable_data()
     {
-        QTest::addColumn<QString>("host");    // "" untouched, "edit", "delete"
-        QTest::addColumn<QString>("sandbox"); // "" untouched, "edit", "delete"
-        QTest::addColumn<QString>("extra");   // "" or what happens around the flush
+        QTest::addColumn<QString>("host");         // "" untouched, "edit", "delete"
+        QTest::addColumn<QString>("sandbox");      // "" untouched, "edit", "delete"
+        QTest::addColumn<QString>("extra");        // "" or what happens around the flush
         QTest::addColumn<QByteArray>("hostAfter"); // "<missing>": no host file
-        QTest::addColumn<QString>("list");    // the result list naming src/a.py, or ""
+        QTest::addColumn<QString>("list");         // the result list naming src/a.py, or ""
         QTest::addColumn<QString>("conflictFile");
         const QByteArray seeded("seeded\n"), hostEdit("host edit\n"), ws("sandbox edit\n");
         const QByteArray missing("<missing>");
         const QString sidecar = QStringLiteral("src/a.py.sandbox-conflict");
         auto row = [](const char *name) -> QTestData & { return QTest::newRow(name); };
-        row("unchanged in both -> nothing") << "" << "" << "" << seeded << "" << "";
-        row("changed in sandbox only -> written") << "" << "edit" << "" << ws << "updated" << "";
-        row("changed on host only -> host wins") << "edit" << "" << "" << hostEdit << "keptHost"
+        row("unchanged in both -> nothing") << ""
+                                            << ""
+                                            << "" << seeded << ""
+                                            << "";
+        row("changed in sandbox only -> written") << ""
+                                                  << "edit"
+                                                  << "" << ws << "updated"
+                                                  << "";
+        row("changed on host only -> host wins") << "edit"
+                                                 << ""
+                                                 << "" << hostEdit << "keptHost"
                                                  << "";
-        row("changed on both -> conflict") << "edit" << "edit" << "" << hostEdit << "conflicts"
-                                           << sidecar;
-        row("host deleted, sandbox unchanged -> stays deleted")
-            << "delete" << "" << "" << missing << "hostDeleted" << "";
-        row("host deleted, sandbox changed -> conflict")
-            << "delete" << "edit" << "" << missing << "conflicts" << sidecar;
-        row("sandbox deleted -> reported, host kept")
-            << "" << "delete" << "" << seeded << "sandboxDeleted" << "";
+        row("changed on both -> conflict") << "edit"
+                                           << "edit"
+                                           << "" << hostEdit << "conflicts" << sidecar;
+        row("host deleted, sandbox unchanged -> stays deleted") << "delete"
+                                                                << ""
+                                                                << "" << missing << "hostDeleted"
+                                                                << "";
+        row("host deleted, sandbox changed -> conflict") << "delete"
+                                                         << "edit"
+                                                         << "" << missing << "conflicts" << sidecar;
+        row("sandbox deleted -> reported, host kept") << ""
+                                                      << "delete"
+                                                      << "" << seeded << "sandboxDeleted"
+                                                      << "";
         row("second conflict beside an edited conflict file -> new name")
-            << "edit" << "edit" << "edited conflict file" << hostEdit << "conflicts"
+            << "edit"
+            << "edit"
+            << "edited conflict file" << hostEdit << "conflicts"
             << QStringLiteral("src/a.py.sandbox-conflict-2");
-        row("no base, keep-both -> conflict") << "" << "edit" << "no base" << seeded
-                                              << "conflicts" << sidecar;
-        row("no base, overwrite -> written") << "" << "edit" << "no base, overwrite" << ws
-                                             << "updated" << "";
+        row("no base, keep-both -> conflict") << ""
+                                              << "edit"
+                                              << "no base" << seeded << "conflicts" << sidecar;
+        row("no base, overwrite -> written") << ""
+                                             << "edit"
+                                             << "no base, overwrite" << ws << "updated"
+                                             << "";
         const QByteArray same("converged\n");
         row("same change on both -> converged, nothing written") << "same"
                                                                  << "same"
@@ -978,8 +996,8 @@ private Q_SLOTS:
         for (auto it = lists.cbegin(); it != lists.cend(); ++it) {
             const QStringList want =
                 it.key() == list ? QStringList{QStringLiteral("src/a.py")} : QStringList();
-            QVERIFY2(it.value() == want, qPrintable(it.key() + QStringLiteral(": ")
-                                                    + it.value().join(u',')));
+            QVERIFY2(it.value() == want,
+                     qPrintable(it.key() + QStringLiteral(": ") + it.value().join(u',')));
         }
         // in a folder without a base the other seeded file is new
         QCOMPARE(r.added, p == seedRoot ? QStringList() : QStringList{QStringLiteral("src/b.py")});
@@ -988,12 +1006,10 @@ private Q_SLOTS:
             if (e.path != QLatin1String("src/a.py"))
                 continue;
             using A = SyncPlanEntry::Action;
-            const QMap<QString, A> kinds = {{"updated", A::Update},
-                                            {"keptHost", A::KeepHost},
-                                            {"hostDeleted", A::HostDeleted},
-                                            {"sandboxDeleted", A::SandboxDeleted},
-                                            {"conflicts", A::Conflict},
-                                            {"", A::Unchanged}};
+            const QMap<QString, A> kinds = {
+                {"updated", A::Update},          {"keptHost", A::KeepHost},
+                {"hostDeleted", A::HostDeleted}, {"sandboxDeleted", A::SandboxDeleted},
+                {"conflicts", A::Conflict},      {"", A::Unchanged}};
             QCOMPARE(int(e.action), int(kinds.value(list)));
         }
         if (conflictFile.isEmpty()) {
@@ -1012,8 +1028,8 @@ private Q_SLOTS:
             QCOMPARE(readHostFile(p + QStringLiteral("/src/b.py")), QByteArray("b\n"));
         // the result says it all to headless and MCP callers too
         const QJsonObject json = r.toJson();
-        for (const char *key : {"added", "updated", "kept_host", "host_deleted",
-                                "sandbox_deleted", "conflicts", "conflict_files"})
+        for (const char *key : {"added", "updated", "kept_host", "host_deleted", "sandbox_deleted",
+                                "conflicts", "conflict_files"})
             QVERIFY2(json.contains(QLatin1String(key)), key);
     }
 

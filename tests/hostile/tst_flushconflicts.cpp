@@ -170,13 +170,13 @@ QStringList jsonList(const WorkspaceSyncResult &r, const char *key)
 void TestFlushConflicts::rules_data()
 {
     QTest::addColumn<QString>("scenario");
-    for (const char *s : {"second flush keeps an edited conflict file",
-                          "second flush reuses an identical conflict file",
-                          "host deletion stays deleted", "sandbox deletion is reported",
-                          "after a restart a host-only change is kept",
-                          "after a restart a host deletion stays deleted",
-                          "after a restart both changed is a conflict",
-                          "after a restart a flushed file is the base"})
+    for (const char *s :
+         {"second flush keeps an edited conflict file",
+          "second flush reuses an identical conflict file", "host deletion stays deleted",
+          "sandbox deletion is reported", "after a restart a host-only change is kept",
+          "after a restart a host deletion stays deleted",
+          "after a restart both changed is a conflict",
+          "after a restart a flushed file is the base"})
         QTest::newRow(s) << QString::fromLatin1(s);
 }
 
@@ -253,8 +253,8 @@ void TestFlushConflicts::rules()
         backend->writeFile(QStringLiteral("src/other.py"), "changed\n");
         bool updated = false;
         for (const SyncPlanEntry &e : backend->planSync(host, policy).entries)
-            updated |= e.path == QLatin1String("src/other.py")
-                       && e.action == SyncPlanEntry::Action::Update;
+            updated |= e.path == QLatin1String("src/other.py") &&
+                       e.action == SyncPlanEntry::Action::Update;
         QVERIFY(updated);
     } else if (scenario == QLatin1String("after a restart a host deletion stays deleted")) {
         restart();

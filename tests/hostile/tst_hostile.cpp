@@ -11,8 +11,8 @@
 #include "fakeagentcore.h"
 #include "fakedaytona.h"
 #include "localsandboxbackend.h"
-#include "sandbox.h"
 #include "renameexchanger.h"
+#include "sandbox.h"
 #include "sshfixture.h"
 #include "testutil.h"
 
@@ -559,8 +559,8 @@ void raceThrough(const BackendFixture &fixture, SandboxBackend &b, const QString
     attacker.stop();
     qInfo("hostile: %s: RENAME_EXCHANGE race: %d rounds, %lld swaps, %d inside, %d refused, "
           "%d escapes (read), %d (list), %d (stat)",
-          qPrintable(fixture.name), rounds, attacker.swaps(), inside, refused, escapes,
-          listEscapes, statEscapes);
+          qPrintable(fixture.name), rounds, attacker.swaps(), inside, refused, escapes, listEscapes,
+          statEscapes);
     QVERIFY(attacker.swaps() > 0);
     if (!fixture.raceKnownBug.isEmpty() && escapes + listEscapes + statEscapes > 0) {
         qWarning("hostile: %s: KNOWN BUG, %d escapes: %s", qPrintable(fixture.name),
