@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Append rate and memory of AuditLogModel against a QStandardItemModel holding the same rows
 // (six columns of display strings, one QStandardItem per cell).
 //

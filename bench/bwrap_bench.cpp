@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Per-call cost of BwrapSandboxBackend::execute("true") against the floor: a bare
 // posix_spawn of bwrap with exactly the arguments the backend gives it, plus waitpid. The
 // difference is the backend's own work: the per-call pids cgroup (made, joined between fork

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The elsai workbench authors
+# SPDX-License-Identifier: MIT
 # Per-call overhead of runProcess() against a bare posix_spawn + waitpid.
 # Included from bench/CMakeLists.txt: include(exec.cmake)
 add_executable(exec_bench ${CMAKE_CURRENT_LIST_DIR}/exec_bench.cpp)

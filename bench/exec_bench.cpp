@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Per-call overhead of runProcess() against the floor: a bare posix_spawn of /bin/sh -c true
 // plus waitpid.
 //

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // MCP tool-call round trips over stdio: elsai-workbench --mcp-stdio against the reference
 // @modelcontextprotocol/server-filesystem, both driven by the same SDK client in one run.
 //   node bench/mcp_bench.mjs WORKBENCH [--calls N]

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The elsai workbench authors
+# SPDX-License-Identifier: MIT
 # MCP tool-call round trips over stdio: elsai-workbench --mcp-stdio vs the reference
 # @modelcontextprotocol/server-filesystem under the same SDK client, one run, printed as ratios.
 #   bench/mcp_bench.sh [--build-dir DIR] [--calls N]

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+
 #pragma once
 
 // The shared frame of the "elsai vs its floor" benchmarks (exec_bench, bwrap_bench, ssh_bench):

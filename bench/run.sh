@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The elsai workbench authors
+# SPDX-License-Identifier: MIT
 # Runs every benchmark and prints ratios against baselines measured in the same run.
 #   bench/run.sh [--build-dir DIR] [--quick]
 # --quick: fewer rounds (a smoke run, e.g. in CI); the figures are then rougher.

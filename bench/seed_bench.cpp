@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Seeds a workspace from a host folder with the default excludes and prints the time taken.
 // Driven by bench/seed_bench.sh, which compares it with rsync and cp on the same tree.
 

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The elsai workbench authors
+# SPDX-License-Identifier: MIT
 # Seeding benchmark: our seeding (planSeed + executeSeed, default excludes) against
 # `rsync -a --exclude ...` (same result) and `cp -a` (copies everything) on one generated tree.
 #

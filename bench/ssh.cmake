@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The elsai workbench authors
+# SPDX-License-Identifier: MIT
 # execute("true") over SshSandboxBackend against a bare ssh on the same ControlMaster.
 # Included from bench/CMakeLists.txt: include(ssh.cmake)
 add_executable(ssh_bench ${CMAKE_CURRENT_LIST_DIR}/ssh_bench.cpp)

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // execute("true") through SshSandboxBackend against a bare `ssh … true` over the SAME
 // ControlMaster connection (the floor: one mux channel, one remote login shell). A throwaway
 // sshd on 127.0.0.1 (tests/sshfixture.h) is the remote. read_file("d/f.txt") and

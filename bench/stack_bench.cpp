@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // execute("true") the way an agent sees it, through the whole stack of the real program:
 // a headless script of N `call` lines, and N MCP `tools/call` requests over stdio, each sent
 // only after the previous answer arrived. The floor is N bare posix_spawn + waitpid of

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The elsai workbench authors
+# SPDX-License-Identifier: MIT
 # Window responsiveness (event-loop stalls under a 50 MB console flood and a 20,000-file seed)
 # and the audit model's append rate and memory against a QStandardItemModel.
 # Included from bench/CMakeLists.txt; driven by bench/run.sh.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Responsiveness of the window under load: the GUI event loop's longest stall while the
 // console streams a 50 MB flood and while a 20,000-file seed runs, against the idle window
 // measured over the same duration in the same run.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // inferShellOperation: a single-pass scanner over the command (linear in its length, whatever
 // the input: an agent controls it, and every execute call — also a denied one — classifies it).
 // Each character is looked at a bounded number of times; the words of a command are compared

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+
 #pragma once
 
 // The few QtHttpServer calls whose signatures changed between Qt 6.4 (Debian 12) and 6.8:

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The elsai workbench authors
+# SPDX-License-Identifier: MIT
 # Regenerates packaging/elsai-workbench.1 from the program's --help and --version (help2man).
 # tst_docs fails when an option of --help is missing from the man page: run this then.
 #   packaging/update-manpage.sh [BUILD_DIR]

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+
 #pragma once
 
 // A tiny loopback HTTP/1.1 server for protocol tests. It listens on 127.0.0.1 on a free port

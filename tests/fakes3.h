@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+
 #pragma once
 
 // A loopback S3 for tests: path-style PutObject / GetObject / DeleteObject on FakeHttpServer.

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+
 #pragma once
 
 // A throwaway sshd on 127.0.0.1 for tests (remote-backends.md §5.4): generated host and user

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+
 #pragma once
 
 // Small helpers shared by the engine tests.
@@ -88,7 +91,7 @@ private:
     AuditSinkPtr m_sink;
 };
 
-/// Points the remote backends' persisted flush bases (core/flushbase.h) at a folder of this
+/// Points the remote backends' persisted flush bases (platform/flushbase.h) at a folder of this
 /// test process, removed at exit, unless ELSAI_FLUSH_BASE_DIR is set already: tests never
 /// write to the user's data folder, and never see a base of another run.
 inline void isolateFlushBases()

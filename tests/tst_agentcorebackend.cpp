@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // AgentCoreSandboxBackend against the loopback AgentCore (tests/fakeagentcore.*), which
 // verifies every SigV4 signature, answers event-stream frames and runs commands for real.
 

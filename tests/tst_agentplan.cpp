@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The scripted-agent engine: plan parsing and validation, expectations, and the runner against
 // a real local sandbox (attach modes enforced, calls audited under the agent's name, delays
 // through an injected sleeper so nothing here sleeps).

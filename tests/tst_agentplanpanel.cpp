@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The scripted-agent panel on the offscreen platform: plays the bundled demo plans against a
 // sandbox seeded from the sample project (through the window's controller) and checks each
 // step's result, the highlighted step, the controls, and the agent in the agents model.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Audit records: their JSON form, the sinks, the logging category, the command fields, the
 // shell-operation classifier, and the hostile-inputs cases A1/A2 (no command text anywhere).
 

@@ -1,4 +1,6 @@
-// The JSON-lines audit sink when writes fail (core/faultinjection.h: failWrites makes the
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+// The JSON-lines audit sink when writes fail (platform/faultinjection.h: failWrites makes the
 // sink's writes fail with ENOSPC / EIO / EACCES, the first optionally short): no torn line,
 // records retried in order from the bounded queue, drops counted and told by an audit.dropped
 // record, health reported (AuditLog::health(), one warning per change of state). Runs against

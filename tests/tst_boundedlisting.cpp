@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Agent listings cost memory proportional to what they return (issue 10 §4): a folder of
 // 200,000 entries is listed by the list_dir tool under an address-space limit far below what
 // the whole folder's listing needs, and the capped listing keeps the first entries by name.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // BwrapSandboxBackend containment: what a command inside the sandbox can and cannot see,
 // reach, write and leave behind. The generic backend behaviour (files, exit codes, timeouts,
 // truncation, seeding, flush) is in tests/conformance/, run for this backend by

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The window asks before it destroys or replaces user data — and declining keeps the data byte
 // for byte, accepting does what the question said. Also: names with control characters are
 // refused in every name field; errors and warnings show in the affected panel's message bar;

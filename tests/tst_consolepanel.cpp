@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The console panel on a real local sandbox, offscreen: commands as blocks that run side by
 // side, each cancellable with its own status; Ctrl+C / Ctrl+L by key events; head + tail
 // retention and cut lines as the view shows them; saving a block's output (declining an

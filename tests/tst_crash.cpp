@@ -1,5 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Crash safety. Built against the *_faulty library variants (ELSAI_FAULT_INJECTION, see
-// core/faultinjection.h): for each scenario, a child process (this executable with --child)
+// platform/faultinjection.h): for each scenario, a child process (this executable with --child)
 // prepares a sandbox, arms the fault hook and runs one operation; the hook ends the child
 // right after the k-th file-system mutation (write, fsync, rename, unlink, mkdir, audit
 // append). The parent loops k = 1, 2, … until the operation completes without crashing and,

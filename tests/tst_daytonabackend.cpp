@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The Daytona backend against FakeDaytona: lifecycle, every file operation, execute (split
 // output, cwd, env, timeout with process-group kill, truncation), error mapping, retries,
 // auth, one sandbox per workspace id, seed and flush.

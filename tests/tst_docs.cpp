@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Keeps the documentation true to the program: every command-line option the docs name exists
 // in `elsai-workbench --help` (or belongs to another program named here), every headless
 // operation they show is one the script runner knows, and every relative link leads to a file

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // describeError(): the one conversion from an exception to the spec's type name and message
 // that every edge (headless output, MCP, plans, the models and the window) uses.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // AWS binary event-stream decoder: the spec's test frames (remote-backends.md §2.5) in every
 // chunking, every header type, and the ways a stream can be corrupt.
 

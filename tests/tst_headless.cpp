@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Runs the real elsai-workbench executable headless (no display) and checks its command line,
 // its --exec runner, its JSON-lines script runner, its exit statuses and its audit log.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Every path the engine itself writes — a download, the audit log, an offload folder, the flush
 // base, a flushed file, a conflict file, a seeded file — with a link an agent could have made
 // where the write goes: a symlink as the last component, a hard link to a file outside, a

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The shared HTTP layer against the loopback fake server: retries, backoff, Retry-After,
 // signing per attempt, timeouts and connection failures.
 

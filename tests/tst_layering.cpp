@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Keeps the layers of ARCHITECTURE.md honest: a file includes only headers of its own layer or
 // of the layers below it, and nothing below ui/ includes a Qt Widgets header.
 
@@ -23,15 +25,18 @@ namespace {
 const QList<QPair<QString, QStringList>> &layers()
 {
     static const QList<QPair<QString, QStringList>> table{
-        {QStringLiteral("core"), {QStringLiteral("core")}},
-        {QStringLiteral("backends"), {QStringLiteral("core"), QStringLiteral("backends")}},
-        {QStringLiteral("mcp"), {QStringLiteral("core"), QStringLiteral("mcp")}},
+        {QStringLiteral("platform"), {QStringLiteral("platform")}},
+        {QStringLiteral("core"), {QStringLiteral("platform"), QStringLiteral("core")}},
+        {QStringLiteral("backends"),
+         {QStringLiteral("platform"), QStringLiteral("core"), QStringLiteral("backends")}},
+        {QStringLiteral("mcp"),
+         {QStringLiteral("platform"), QStringLiteral("core"), QStringLiteral("mcp")}},
         {QStringLiteral("model"),
-         {QStringLiteral("core"), QStringLiteral("backends"), QStringLiteral("mcp"),
-          QStringLiteral("model")}},
+         {QStringLiteral("platform"), QStringLiteral("core"), QStringLiteral("backends"),
+          QStringLiteral("mcp"), QStringLiteral("model")}},
         {QStringLiteral("ui"),
-         {QStringLiteral("core"), QStringLiteral("backends"), QStringLiteral("mcp"),
-          QStringLiteral("model"), QStringLiteral("ui")}},
+         {QStringLiteral("platform"), QStringLiteral("core"), QStringLiteral("backends"),
+          QStringLiteral("mcp"), QStringLiteral("model"), QStringLiteral("ui")}},
     };
     return table;
 }
@@ -121,6 +126,16 @@ private Q_SLOTS:
             }
         }
         QVERIFY2(wrong.isEmpty(), qPrintable(wrong.join(QStringLiteral("; "))));
+    }
+
+    void eachLayerHasItsOwnBuildFile_data() { layersIncludeOnlyBelow_data(); }
+
+    /// A library's folder holds its own CMakeLists.txt, so the folders show the libraries.
+    void eachLayerHasItsOwnBuildFile()
+    {
+        QFETCH(QString, layer);
+        QVERIFY2(QFile::exists(QStringLiteral(ELSAI_SOURCE_DIR "/%1/CMakeLists.txt").arg(layer)),
+                 qPrintable(layer));
     }
 
     void noWidgetsBelowUi_data()

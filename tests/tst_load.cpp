@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Load: 8 agents in parallel, each making 1,000 mixed tool calls (execute, write_file,
 // read_file, list_dir) on one sandbox with the local backend. Checks that nothing deadlocks or
 // crashes, that every call produces exactly one audit record (same agent, event and path), that

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // LocalSandboxBackend, used through the SandboxBackend / ExecutionBackend interfaces: options,
 // lifecycle, confined file operations, transfers, command execution (streams, timeouts, cwd,
 // environment, streaming, cancellation, output cap, stray processes), concurrency, and

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Drives the real workbench window offscreen through its menus, actions and shortcuts: a
 // sandbox created through the New Sandbox dialog, a console command with streamed output, a
 // file opened from the tree into a highlighted tab, files added and deleted through the

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The MCP panel offscreen: create an agent, start the server of the current sandbox, a client
 // connects over loopback, the configuration is copied, revoking detaches the session.
 #include "mcppanel.h"

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Offload of large sandbox tool results: token counting, the storages, the policy, and the
 // whole path through an Agent attached to a started Sandbox (offloaded tool results and the
 // retrieve_offloaded_content tool).

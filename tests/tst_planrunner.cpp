@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // PlanRunner (play / pause / step / stop off the GUI thread) and PlanStepsModel, the latter
 // under QAbstractItemModelTester throughout.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Quits the window with every panel busy — a console command running, a scripted agent playing
 // a command, MCP sessions open over HTTP (one of them in a running tools/call), a flush in
 // progress, a file tab with unsaved edits — and checks that the process exits with status 0,

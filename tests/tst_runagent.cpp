@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // `elsai-workbench --headless --run-agent PLAN` end to end through the real executable: the
 // bundled demo plans against the seeded sample project, plan files, mode and name overrides,
 // the JSON lines, the audit log and every documented exit status.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // S3Storage against the loopback S3 (tests/fakes3.*), which verifies every signature.
 
 #include "errors.h"

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Drives the headless JSON-lines API (elsai::ScriptRunner) in process against a Sandbox with a
 // LocalSandboxBackend, one operation at a time, checking the shape of every result.
 

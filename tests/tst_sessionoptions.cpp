@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The Daytona command-line options (--daytona-api-url, --daytona-target,
 // --daytona-api-key-file): parsed into the spec, refused with a message that says what to do,
 // the environment as the default, and the real executable against FakeDaytona. And the

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Stops the real elsai-workbench executable while a command runs — SIGTERM, SIGINT, SIGHUP and
 // kill -9, headless (--exec and the script runner) and in the window — and checks that it ends
 // with 128 + the signal and that nothing of the command's tree survives, including

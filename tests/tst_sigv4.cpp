@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // SigV4 signer against the spec's golden vectors (remote-backends.md §4.4), AWS's published S3
 // example and cases of AWS's SigV4 test suite (aws4_testsuite, cross-checked with botocore).
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // SshSandboxBackend against a throwaway sshd on 127.0.0.1 (tests/sshfixture.h). The "remote"
 // is this machine, so the tests look at the remote folder and /proc directly.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Hostile-input tests of WorkspaceFs (SECURITY.md, "The hostile paths", P1-P11). Every test runs
 // twice through initTestCase_data(): once with openat2 and once with the openat(O_NOFOLLOW) walk.
 

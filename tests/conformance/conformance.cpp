@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The backend conformance cases: file operations, execute, timeout, truncation, path
 // confinement, seeding and flush, identical for every backend.
 

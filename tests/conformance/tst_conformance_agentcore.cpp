@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The conformance suite against AgentCoreSandboxBackend over the loopback Code Interpreter
 // (tests/fakeagentcore.h), which checks every SigV4 signature and answers event streams.
 

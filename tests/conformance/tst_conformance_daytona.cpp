@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The conformance suite against DaytonaSandboxBackend over the loopback protocol server
 // (tests/fakedaytona.h): the backend's wire protocol for real, commands run by /bin/sh.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The conformance suite against LocalSandboxBackend.
 
 #include "conformance.h"

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The conformance suite against SshSandboxBackend over a throwaway sshd on 127.0.0.1
 // (tests/sshfixture.h); skipped as a whole, with the fixture's reason, where sshd cannot run.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // libFuzzer target: the AWS event-stream decoder (backends/aws/eventstream.h).
 // Input: two control bytes, then the stream. The first control byte seeds the chunk sizes the
 // stream is fed in; the second picks a byte of the first accepted frame to corrupt. Properties

@@ -1,4 +1,6 @@
-// libFuzzer target: the gitignore-style glob matcher (core/glob.h).
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+// libFuzzer target: the gitignore-style glob matcher (platform/glob.h).
 // Input: "<pattern>\n<path>"; the first byte's low bit says whether the path is a folder.
 // Besides crashes and sanitizer reports, it checks two properties that must hold for every
 // input: a pattern that matches a path also matches "the path or a parent", and a pattern

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // libFuzzer target: the MCP JSON-RPC parser (mcp/jsonrpc.h) and the session dispatcher
 // (mcp/mcpsession.h). Input: a first byte whose low bit says whether a canned initialize runs
 // first, then one JSON-RPC payload per line, each parsed and (when it parses) handled by a fresh

@@ -1,4 +1,6 @@
-// libFuzzer target: the confined path resolver (core/workspacefs.h).
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+// libFuzzer target: the confined path resolver (platform/workspacefs.h).
 // A fixed workspace holds files, folders and symlinks that point inside, outside (absolute and
 // `..`), and nowhere; a file beside the workspace holds a secret. Every input is a path tried
 // with every read-side operation, through openat2 and through the fallback walk. Any call that

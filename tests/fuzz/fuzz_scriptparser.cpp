@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // libFuzzer target: the headless script parser and dispatcher (app/scriptrunner.h).
 // Each input is a script; every line goes through ScriptRunner::runLine against a started
 // sandbox on a scratch workspace. To keep the fuzzer from acting on this machine, commands are

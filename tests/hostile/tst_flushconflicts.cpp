@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Conflicts on flush, randomized: a host file changed since seeding (or since the last flush)
 // while the workspace copy changed too must never be silently overwritten. Each trial seeds a
 // small project, changes a random subset of files on the host and/or in the workspace (some

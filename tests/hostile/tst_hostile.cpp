@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Hostile-input suite (SECURITY.md, "The hostile paths"): a table of hostile paths tried with
 // every file operation of every backend that can run here, plus the openat2-style rename race
 // through the backend. The hostile layout is planted with the backend's own execute (ln -s,

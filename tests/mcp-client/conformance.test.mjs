@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The MCP conformance suite (@modelcontextprotocol/conformance, suite "all") against
 // elsai-workbench over Streamable HTTP. Scenarios that cannot apply to a sandbox server are
 // listed, with reasons, in conformance-expected-failures.yml; any other failure fails this test.

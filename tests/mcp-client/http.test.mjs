@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The official TypeScript SDK against elsai-workbench over Streamable HTTP.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // The official TypeScript SDK spawning `elsai-workbench --headless --mcp-stdio`.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // A loopback HTTP proxy that adds `Authorization: Bearer TOKEN` to every request: the
 // conformance CLI has no option for a bearer token, and the server refuses requests without one.
 // Every other header (Host and Origin included) passes through unchanged.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
 // Starts the real elsai-workbench as an MCP server for the node tests and the bench.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';

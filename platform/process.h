@@ -1,0 +1,98 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+
+#pragma once
+
+#include "types.h"
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+namespace elsai {
+
+/// A cancellation flag that also wakes a waiting poll() at once (eventfd).
+/// Thread-safe; share it with std::shared_ptr.
+class CancellationToken
+{
+public:
+    CancellationToken();
+    ~CancellationToken();
+    CancellationToken(const CancellationToken &) = delete;
+    CancellationToken &operator=(const CancellationToken &) = delete;
+
+    void cancel();
+    bool isCancelled() const { return m_cancelled.load(); }
+    int fd() const { return m_fd; } ///< readable once cancelled
+
+private:
+    std::atomic_bool m_cancelled{false};
+    int m_fd = -1;
+};
+
+enum class OutputChannel { Stdout, Stderr };
+
+struct ProcessSpec
+{
+    QString command; ///< run as /bin/sh -c <command> (when `arguments` is empty)
+    /// Program (absolute path) and arguments, run directly without a shell; overrides
+    /// `command`. Saves an exec where the caller already has an argument vector (bwrap).
+    QStringList arguments;
+    int cwdFd = -1;                 ///< working folder as an fd (fchdir in the child); -1 = inherit
+    QStringList environment;        ///< complete environment, "K=V" entries
+    int timeoutMs = 120000;         ///< <= 0: no timeout
+    int killGraceMs = 1000;         ///< TERM → KILL grace after a timeout or a cancel
+    qint64 maxOutputBytes = 100000; ///< cap on stdout + stderr kept together
+    /// Called on the calling thread for every chunk kept (after the cap, nothing more).
+    std::function<void(OutputChannel, const QByteArray &)> onOutput;
+    std::shared_ptr<CancellationToken> cancel;
+    /// Find and kill descendants that left the process group by the environment marker. A
+    /// caller whose command cannot outlive the group leader anyway (bwrap: a pid namespace
+    /// dies with it) turns this off and saves scanning every pid allocated meanwhile.
+    bool sweepStrays = true;
+    /// A writable cgroup file (`tasks` on cgroup v1, `cgroup.procs` on v2) the child writes
+    /// "0" to between fork and exec, so that it and every descendant start in that cgroup and
+    /// nothing escapes the limit. v1 `tasks` moves one thread without the global threadgroup
+    /// lock (whose RCU grace period `cgroup.procs` waits for). -1: stay in ours.
+    int joinCgroupFd = -1;
+};
+
+struct ProcessOutcome
+{
+    QByteArray stdoutData;
+    QByteArray stderrData;
+    int exitCode = -1; ///< exit status; 128+N for signal N; 124 on timeout
+    bool truncated = false;
+    bool timedOut = false;
+    bool cancelled = false; ///< exit code is then 130
+    qint64 durationMs = 0;
+    qint64 droppedBytes = 0;
+};
+
+/// Runs one shell command (or program) synchronously on the calling thread and returns when it
+/// and every descendant are gone:
+/// - /bin/sh -c (or `arguments`) in a new session and process group (a vfork-style clone, as
+///   posix_spawn does, that also arms a SIGKILL parent-death signal, drops CAP_SYS_PTRACE when
+///   the engine has it, and joins the cgroup before exec), stdin = /dev/null, stdout and
+///   stderr on separate pipes read concurrently with poll();
+/// - output beyond maxOutputBytes is read and dropped (bounded memory, `truncated`);
+/// - on timeout or cancel: SIGTERM to the group, SIGKILL after the grace; exit code 124
+///   (timeout) or 130 (cancel);
+/// - when the shell exits, the rest of its group is killed, so descendants holding the pipes
+///   neither keep the call waiting nor outlive it; descendants that left the group (setsid,
+///   double fork) are found by a marker variable in their environment and killed too.
+/// - the process group is registered with the engine's guard (processguard.h): a shutdown
+///   cancels the call, and the watchdog kills the tree if the engine dies first.
+/// Throws OSError only when the process cannot be started at all (including: the cgroup could
+/// not be joined, the program is then never executed; the engine is shutting down).
+/// Thread-safe: many calls may run at once on different threads.
+ProcessOutcome runProcess(const ProcessSpec &spec);
+
+/// The spec's ExecuteResult of an outcome (output decoded as UTF-8).
+ExecuteResult toExecuteResult(const ProcessOutcome &outcome);
+
+} // namespace elsai
