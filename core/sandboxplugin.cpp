@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "firstentries.h"
 #include "inputchecks.h"
+#include "processregistry.h"
 #include "sandbox.h"
 #include "sandboxmanager.h"
 #include "workspace.h"
@@ -117,7 +118,25 @@ ExecuteResult executeAs(Agent &agent, const QString &command, const std::optiona
         if (cwd)
             audit.setField(QStringLiteral("cwd"), *cwd);
         ws.manager->touch(ws.workspaceId);
-        ExecuteResult r = exec->execute(command, std::nullopt, cwd.value_or(QString()), options);
+        // Listed in the Processes panel while it runs, which can read its output and stop it.
+        ExecuteOptions run = options;
+        if (!run.cancel)
+            run.cancel = std::make_shared<CancellationToken>();
+        ProcessEntry entry;
+        entry.workspaceId = ws.workspaceId;
+        entry.kind = ProcessEntry::Kind::Command;
+        entry.label = command.left(ProcessEntry::MaxLabel);
+        entry.actor = agent.id();
+        entry.backend = ws.backend->typeName();
+        entry.cwd = cwd.value_or(QString());
+        const ProcessRegistration listed(entry, {[token = run.cancel] { token->cancel(); }, {}});
+        run.onOutput = [id = listed.id(), next = options.onOutput](OutputChannel channel,
+                                                                   const QByteArray &bytes) {
+            ProcessRegistry::instance().appendOutput(id, bytes);
+            if (next)
+                next(channel, bytes);
+        };
+        ExecuteResult r = exec->execute(command, std::nullopt, cwd.value_or(QString()), run);
         ws.manager->touch(ws.workspaceId);
         audit.setField(QStringLiteral("exit_code"), r.exitCode);
         audit.setField(QStringLiteral("duration_ms"), r.durationMs);

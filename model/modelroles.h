@@ -40,6 +40,11 @@ enum : int {
     OutputRole,   ///< captured stdout (bounded)
     StderrRole,   ///< captured stderr (bounded)
     DurationRole, ///< qint64 ms
+    // Processes and ports (a sandbox's running processes, its listening ports)
+    ProcessIdRole,   ///< quint64 ProcessRegistry id
+    ProcessKindRole, ///< "terminal", "command", "background"
+    PortRole,        ///< int TCP port
+    UrlRole,         ///< QString: where a browser reaches it (may need a forward first)
 };
 } // namespace Roles
 

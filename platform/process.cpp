@@ -29,6 +29,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -296,7 +297,9 @@ struct CloneChild
     int cwdFd = -1;
     int outFd = -1;
     int errFd = -1;
-    int cgroupFd = -1; ///< -1: stay in our cgroup
+    int ttyFd = -1;             ///< the terminal as stdio; -1: outFd, errFd, /dev/null
+    bool ttyControlling = true; ///< make ttyFd the controlling terminal
+    int cgroupFd = -1;          ///< -1: stay in our cgroup
     pid_t parent = -1; ///< our pid, to notice that we died before the death signal was armed
     bool dropPtrace = false;
     int error = 0; ///< errno of the step that failed; written by the child
@@ -349,13 +352,22 @@ int cloneChildMain(void *arg)
     }
     if (c->cwdFd >= 0 && ::fchdir(c->cwdFd) != 0)
         fail("fchdir");
-    if (::dup2(c->outFd, STDOUT_FILENO) < 0 || ::dup2(c->errFd, STDERR_FILENO) < 0)
-        fail("dup2");
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (in < 0)
-        fail("open /dev/null");
-    if (in != STDIN_FILENO && (::dup2(in, STDIN_FILENO) < 0 || ::close(in) != 0))
-        fail("dup2");
+    if (c->ttyFd >= 0) {
+        // The new session's controlling terminal: Ctrl+C, job control and SIGWINCH work.
+        if (c->ttyControlling && ::ioctl(c->ttyFd, TIOCSCTTY, 0) != 0)
+            fail("TIOCSCTTY");
+        if (::dup2(c->ttyFd, STDIN_FILENO) < 0 || ::dup2(c->ttyFd, STDOUT_FILENO) < 0 ||
+            ::dup2(c->ttyFd, STDERR_FILENO) < 0)
+            fail("dup2");
+    } else {
+        if (::dup2(c->outFd, STDOUT_FILENO) < 0 || ::dup2(c->errFd, STDERR_FILENO) < 0)
+            fail("dup2");
+        const int in = ::open("/dev/null", O_RDONLY);
+        if (in < 0)
+            fail("open /dev/null");
+        if (in != STDIN_FILENO && (::dup2(in, STDIN_FILENO) < 0 || ::close(in) != 0))
+            fail("dup2");
+    }
     // Before exec, so the program and everything it starts are inside from the first fork.
     if (c->cgroupFd >= 0 && ::write(c->cgroupFd, "0", 1) != 1)
         fail("join the cgroup");
@@ -408,10 +420,12 @@ public:
     Runner(const Runner &) = delete;
     Runner &operator=(const Runner &) = delete;
 
-    void spawn();
+    pid_t spawn(); ///< the child's pid
     ProcessOutcome run();
 
 private:
+    /// The output pipes: our read ends in m_stdout / m_stderr, the child's in the arguments.
+    void openPipes(const QString &program, UniqueFd &outWrite, UniqueFd &errWrite);
     enum class Phase { Running, Terminating, Killed };
     enum class Stop { TimedOut, Cancelled };
 
@@ -454,7 +468,26 @@ Runner::~Runner()
     reap();
 }
 
-void Runner::spawn()
+void Runner::openPipes(const QString &program, UniqueFd &outWrite, UniqueFd &errWrite)
+{
+    int outPipe[2];
+    int errPipe[2];
+    if (::pipe2(outPipe, O_CLOEXEC) != 0)
+        throwOsError(errno, QStringLiteral("Cannot create the output pipe for"), program);
+    m_stdout.reset(outPipe[0]);
+    outWrite.reset(aboveStdio(outPipe[1]));
+    if (::pipe2(errPipe, O_CLOEXEC) != 0)
+        throwOsError(errno, QStringLiteral("Cannot create the error pipe for"), program);
+    m_stderr.reset(errPipe[0]);
+    errWrite.reset(aboveStdio(errPipe[1]));
+    if (!outWrite.isValid() || !errWrite.isValid())
+        throwOsError(errno, QStringLiteral("Cannot create the pipes for"), program);
+    // Non-blocking on our side only: the child's ends stay blocking so writers get back-pressure.
+    ::fcntl(m_stdout.get(), F_SETFL, O_NONBLOCK);
+    ::fcntl(m_stderr.get(), F_SETFL, O_NONBLOCK);
+}
+
+pid_t Runner::spawn()
 {
     std::vector<QByteArray> argStore;
     if (m_spec.arguments.isEmpty()) {
@@ -477,21 +510,14 @@ void Runner::spawn()
                              QByteArray(reinterpret_cast<const char *>(raw), sizeof raw).toHex();
     m_needle = QByteArray(1, '\0') + entry + QByteArray(1, '\0');
 
-    int outPipe[2];
-    int errPipe[2];
-    if (::pipe2(outPipe, O_CLOEXEC) != 0)
-        throwOsError(errno, QStringLiteral("Cannot create the output pipe for"), program);
-    m_stdout.reset(outPipe[0]);
-    UniqueFd outWrite(aboveStdio(outPipe[1]));
-    if (::pipe2(errPipe, O_CLOEXEC) != 0)
-        throwOsError(errno, QStringLiteral("Cannot create the error pipe for"), program);
-    m_stderr.reset(errPipe[0]);
-    UniqueFd errWrite(aboveStdio(errPipe[1]));
-    if (!outWrite.isValid() || !errWrite.isValid())
-        throwOsError(errno, QStringLiteral("Cannot create the pipes for"), program);
-    // Non-blocking on our side only: the child's ends stay blocking so writers get back-pressure.
-    ::fcntl(m_stdout.get(), F_SETFL, O_NONBLOCK);
-    ::fcntl(m_stderr.get(), F_SETFL, O_NONBLOCK);
+    UniqueFd outWrite;
+    UniqueFd errWrite;
+    if (m_spec.ttyFd >= 0) {
+        if (m_spec.ttyFd <= STDERR_FILENO)
+            throw ValueError(QStringLiteral("the terminal of a command must be an fd above 2"));
+    } else {
+        openPipes(program, outWrite, errWrite);
+    }
 
     std::vector<QByteArray> envStore;
     envStore.reserve(size_t(m_spec.environment.size()) + 1);
@@ -514,6 +540,8 @@ void Runner::spawn()
     child.cwdFd = m_spec.cwdFd;
     child.outFd = outWrite.get();
     child.errFd = errWrite.get();
+    child.ttyFd = m_spec.ttyFd;
+    child.ttyControlling = m_spec.ttyControlling;
     child.cgroupFd = m_spec.joinCgroupFd;
     child.parent = ::getpid();
     child.dropPtrace = mustDropPtrace();
@@ -528,6 +556,7 @@ void Runner::spawn()
     m_registration.setGroup(pid);
     // Without a pidfd (kernel < 5.3) the loop polls waitid() instead.
     m_pidfd.reset(pidfdOpen(pid));
+    return pid;
 }
 
 ProcessOutcome Runner::run()
@@ -898,7 +927,9 @@ ProcessOutcome runProcess(const ProcessSpec &spec)
     }
     {
         Runner runner(spec, started);
-        runner.spawn();
+        const qint64 pid = runner.spawn();
+        if (spec.onStarted)
+            spec.onStarted(pid);
         outcome = runner.run();
     }
     outcome.durationMs = std::chrono::duration_cast<milliseconds>(Clock::now() - started).count();

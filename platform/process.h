@@ -59,6 +59,17 @@ struct ProcessSpec
     /// nothing escapes the limit. v1 `tasks` moves one thread without the global threadgroup
     /// lock (whose RCU grace period `cgroup.procs` waits for). -1: stay in ours.
     int joinCgroupFd = -1;
+    /// A terminal (a PTY slave, fd > 2) that becomes the command's controlling terminal and its
+    /// stdin, stdout and stderr: nothing is captured then (the caller reads the PTY master),
+    /// and the call returns when the command ends, is cancelled or times out. -1: pipes.
+    int ttyFd = -1;
+    /// With `ttyFd`: false leaves the terminal stdio only, not the controlling terminal of the
+    /// new session, so that a program further down (in a sandbox's session of its own) can
+    /// take it without privileges.
+    bool ttyControlling = true;
+    /// Called on the calling thread once the command runs, with its pid (= its process group
+    /// and session id), before any output is read.
+    std::function<void(qint64 pid)> onStarted;
 };
 
 struct ProcessOutcome

@@ -33,15 +33,23 @@ DaytonaConfig DaytonaConfig::fromEnvironment()
 
 DaytonaApi::DaytonaApi(DaytonaConfig config) : m_config(std::move(config)) {}
 
+QList<QPair<QByteArray, QByteArray>> DaytonaApi::headers() const
+{
+    QList<QPair<QByteArray, QByteArray>> h;
+    const QString token = m_config.apiKey.isEmpty() ? m_config.jwtToken : m_config.apiKey;
+    h.append({"Authorization", "Bearer " + token.toUtf8()});
+    if (m_config.apiKey.isEmpty() && !m_config.organizationId.isEmpty())
+        h.append({"X-Daytona-Organization-ID", m_config.organizationId.toUtf8()});
+    h.append({QByteArray("X-Daytona-Source"), QByteArray("elsai-workbench")});
+    // >= 0.167.0: session exec then answers with stdout and stderr already split (§1.5).
+    h.append({QByteArray("X-Daytona-SDK-Version"), QByteArray("0.190.0")});
+    return h;
+}
+
 HttpResponse DaytonaApi::send(HttpRequest request, bool retry) const
 {
-    const QString token = m_config.apiKey.isEmpty() ? m_config.jwtToken : m_config.apiKey;
-    request.setHeader("Authorization", "Bearer " + token.toUtf8());
-    if (m_config.apiKey.isEmpty() && !m_config.organizationId.isEmpty())
-        request.setHeader("X-Daytona-Organization-ID", m_config.organizationId.toUtf8());
-    request.setHeader("X-Daytona-Source", "elsai-workbench");
-    // >= 0.167.0: session exec then answers with stdout and stderr already split (§1.5).
-    request.setHeader("X-Daytona-SDK-Version", "0.190.0");
+    for (const auto &[name, value] : headers())
+        request.setHeader(name, value);
     remote::RetryPolicy policy = m_config.retry;
     if (!retry)
         policy.maxAttempts = 1;

@@ -57,6 +57,10 @@ public:
 
     static QJsonObject object(const remote::HttpResponse &response);
 
+    /// The headers every request carries (authentication, source): the toolbox's WebSocket
+    /// (the terminal) sends them too.
+    QList<QPair<QByteArray, QByteArray>> headers() const;
+
 private:
     remote::HttpResponse send(remote::HttpRequest request, bool retry) const;
 

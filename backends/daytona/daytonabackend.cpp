@@ -87,6 +87,11 @@ QString DaytonaSandboxBackend::remoteRoot() const
     return m_remote.root;
 }
 
+QUrl DaytonaSandboxBackend::toolboxUrl() const
+{
+    return remote().toolbox;
+}
+
 bool DaytonaSandboxBackend::isCreated() const
 {
     QMutexLocker lock(&m_mutex);

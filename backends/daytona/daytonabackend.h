@@ -69,6 +69,9 @@ public:
     QString sandboxId() const;
     /// Absolute workspace folder in the sandbox once created.
     QString remoteRoot() const;
+    /// The sandbox's toolbox API base ({toolboxProxyUrl}/{sandboxId}); throws when not created.
+    QUrl toolboxUrl() const;
+    const daytona::DaytonaApi &api() const { return m_api; }
 
     void create() override;
     void close() override;
