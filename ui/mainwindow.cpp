@@ -15,9 +15,12 @@
 #include "mcppanel.h"
 #include "mcpservermodel.h"
 #include "newsandboxdialog.h"
+#include "portspanel.h"
+#include "processespanel.h"
 #include "sandboxcontroller.h"
 #include "sessionsmodel.h"
 #include "sessionspanel.h"
+#include "terminaldock.h"
 #include "workspacepanel.h"
 
 #include <QAction>
@@ -121,6 +124,36 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
         addPanel(d->mcp, tr("MCP"), QStringLiteral("mcpDock"), Qt::RightDockWidgetArea);
     tabifyDockWidget(agentsDock, mcpDock);
     agentsDock->raise();
+
+    // Terminals, processes and ports of the current sandbox (docs/terminal.md): beside the
+    // console. The panels find each other through the window (findChild) only.
+    {
+        auto *terminals = new TerminalDock(controller, this);
+        auto *processes = new ProcessesPanel(this);
+        auto *ports = new PortsPanel(controller, this);
+        connect(this, &MainWindow::currentWorkspaceChanged, terminals, &TerminalDock::setWorkspace);
+        connect(this, &MainWindow::currentWorkspaceChanged, processes,
+                &ProcessesPanel::setWorkspace);
+        connect(this, &MainWindow::currentWorkspaceChanged, ports, &PortsPanel::setWorkspace);
+        QDockWidget *terminalDock = addPanel(
+            terminals, tr("Terminal"), QStringLiteral("terminalDock"), Qt::BottomDockWidgetArea);
+        QDockWidget *processesDock = addPanel(
+            processes, tr("Processes"), QStringLiteral("processesDock"), Qt::BottomDockWidgetArea);
+        QDockWidget *portsDock =
+            addPanel(ports, tr("Ports"), QStringLiteral("portsDock"), Qt::BottomDockWidgetArea);
+        for (QDockWidget *dock : {terminalDock, processesDock, portsDock})
+            tabifyDockWidget(consoleDock, dock);
+        consoleDock->raise();
+        QAction *newTerminal = terminals->newTerminalAction();
+        d->sandboxMenu->insertAction(runPlan, newTerminal);
+        connect(newTerminal, &QAction::triggered, terminalDock, [terminalDock] {
+            terminalDock->show();
+            terminalDock->raise();
+        });
+        auto say = [this](const QString &text) { statusBar()->showMessage(text, 15000); };
+        connect(terminals, &TerminalDock::message, this, say);
+        connect(ports, &PortsPanel::message, this, say);
+    }
 
     // Status bar: a summary of the current sandbox, progress, transient errors.
     d->summary = new QLabel(this);
@@ -243,13 +276,22 @@ void MainWindow::createMenus()
                                       m_controller->startSandbox(id);
                                   }));
     d->start->setObjectName(QStringLiteral("actionStart"));
-    d->stop = sandbox->addAction(tr("St&op (sync)"), this, onCurrent([this](const QString &id) {
-                                     m_controller->stopSandbox(id, true);
+    // A program running in one of the sandbox's terminals: ask before it is ended.
+    auto terminalsAgree = [this](const QString &id) {
+        auto *terminals = findChild<TerminalDock *>();
+        return !terminals || terminals->confirmStop(id);
+    };
+    d->stop = sandbox->addAction(tr("St&op (sync)"), this,
+                                 onCurrent([this, terminalsAgree](const QString &id) {
+                                     if (terminalsAgree(id))
+                                         m_controller->stopSandbox(id, true);
                                  }));
     d->stop->setObjectName(QStringLiteral("actionStop"));
-    d->stopNoSync = sandbox->addAction(
-        tr("Stop &without sync"), this,
-        onCurrent([this](const QString &id) { m_controller->stopSandbox(id, false); }));
+    d->stopNoSync = sandbox->addAction(tr("Stop &without sync"), this,
+                                       onCurrent([this, terminalsAgree](const QString &id) {
+                                           if (terminalsAgree(id))
+                                               m_controller->stopSandbox(id, false);
+                                       }));
     d->stopNoSync->setObjectName(QStringLiteral("actionStopWithoutSync"));
     sandbox->addSeparator();
     d->flush = sandbox->addAction(tr("&Flush preview…"), this, &MainWindow::flushPreview);
@@ -488,6 +530,9 @@ QStringList MainWindow::busyWork() const
                                        .arg(mcp->workspaceId())
                                  : tr("MCP server of '%1' — stopped").arg(mcp->workspaceId()));
     }
+    if (const auto *terminals = findChild<TerminalDock *>())
+        for (const QString &program : terminals->runningPrograms())
+            busy.append(tr("%1 — ended").arg(program));
     return busy;
 }
 
@@ -520,6 +565,8 @@ void MainWindow::shutdown()
     for (AgentPlanPanel *panel : plans)
         panel->runner()->shutdown();
     m_controller->cancelAllCommands();
+    for (TerminalDock *terminals : findChildren<TerminalDock *>())
+        terminals->closeAll(); // each ends its process tree in the background
     // 3. End the MCP sessions (their calls are cancelled) and stop the servers.
     d->mcp->model()->stop();
     // 4. The controller: waits for its pool, stops every sandbox, emits nothing more.
