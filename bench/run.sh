@@ -43,6 +43,13 @@ echo
 echo "== window: event-loop stalls under a 50 MB console flood and a 20,000-file seed vs idle =="
 QT_QPA_PLATFORM=offscreen "$BUILD_DIR/bench/window_bench"
 echo
+echo "== terminal: cat of 50 MB vs xterm on the same Xvfb; event-loop stalls; keypress to echo =="
+if [[ -x $BUILD_DIR/bench/terminal_bench ]] && command -v xvfb-run >/dev/null; then
+    xvfb-run -a -s "-screen 0 1280x800x24" "$BUILD_DIR/bench/terminal_bench" 50
+else
+    echo "bench: terminal_bench not built or xvfb-run missing (apt-get install xvfb xterm)" >&2
+fi
+echo
 echo "== audit log: 1,000,000 appends, AuditLogModel vs QStandardItemModel (fresh process each) =="
 "$BUILD_DIR/bench/audit_bench"
 echo

@@ -1,0 +1,178 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+// The terminal under a flood and at the keyboard (docs/terminal.md, "Measured"):
+//  1. `cat` of a 50 MB text file through the terminal (a local shell on a PTY, drawn by
+//     TerminalWidget) vs the same `cat` in xterm on the same display: ratio of the times;
+//  2. the longest event-loop gap while the terminal's flood runs (a 1 ms timer's lateness);
+//  3. keypress-to-echo: a key sent to the widget until the shell's echo is on its screen, the
+//     median of 200 keys.
+// Run under Xvfb (bench/run.sh does: xvfb-run) so that both terminals draw for real.
+//   terminal_bench [MB]
+
+#include "localsandboxbackend.h"
+#include "ptyfactory.h"
+#include "ptysession.h"
+#include "terminalwidget.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+using namespace elsai;
+
+namespace {
+
+QByteArray fiftyMegabytes(qint64 bytes)
+{
+    // Lines of text like a build log: 79 characters and a newline.
+    QByteArray out;
+    out.reserve(bytes);
+    for (qint64 i = 0; out.size() < bytes; ++i) {
+        QByteArray line = "line " + QByteArray::number(i) + " of the flood: compiling src/module_" +
+                          QByteArray::number(i % 977) + ".cpp with -O2 -Wall ";
+        line = line.leftJustified(79, '.') + '\n';
+        out += line;
+    }
+    out.truncate(bytes);
+    return out;
+}
+
+/// Seconds for `xterm -e sh -c CMD` to run and exit, on the display we run on.
+double xtermSeconds(const QString &xterm, const QString &command)
+{
+    QProcess p;
+    QElapsedTimer t;
+    t.start();
+    p.start(xterm, {QStringLiteral("-geometry"), QStringLiteral("100x30"), QStringLiteral("-e"),
+                    QStringLiteral("sh"), QStringLiteral("-c"), command});
+    if (!p.waitForFinished(600000))
+        return -1;
+    return double(t.nsecsElapsed()) / 1e9;
+}
+
+double median(std::vector<double> v)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    const qint64 mb = argc > 1 ? QByteArray(argv[1]).toLongLong() : 50;
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("flood.txt"));
+    {
+        QFile f(file);
+        if (!f.open(QIODevice::WriteOnly) || f.write(fiftyMegabytes(mb << 20)) != (mb << 20)) {
+            std::fprintf(stderr, "terminal_bench: cannot write %s\n", qPrintable(file));
+            return 2;
+        }
+    }
+
+    LocalSandboxBackend::Options o;
+    o.env.insert(QStringLiteral("SHELL"), QStringLiteral("/bin/sh"));
+    o.env.insert(QStringLiteral("PS1"), QStringLiteral("$ "));
+    auto backend = std::make_shared<LocalSandboxBackend>(dir.path(), o);
+    backend->create();
+
+    TerminalWidget view;
+    view.resize(900, 560);
+    view.show();
+    if (!QTest::qWaitForWindowExposed(&view)) {
+        std::fprintf(stderr, "terminal_bench: the window was not shown\n");
+        return 2;
+    }
+    std::unique_ptr<PtySession> session(createPtySession(backend, QStringLiteral("bench")));
+    view.setSession(session.get());
+    session->start(view.screen()->columns(), view.screen()->rows());
+    if (!QTest::qWaitFor([&] { return session->isRunning(); }, 10000))
+        return 2;
+    QByteArray tail; // the last output, to see the marker
+    QObject::connect(session.get(), &PtySession::output,
+                     [&](const QByteArray &b) { tail = (tail + b).right(256); });
+    QTest::qWait(300);
+
+    // 1 + 2: the flood, with a 1 ms timer watching the event loop.
+    qint64 maxGapNs = 0;
+    QElapsedTimer sinceTick;
+    QTimer ticker;
+    ticker.setTimerType(Qt::PreciseTimer);
+    ticker.setInterval(1);
+    QObject::connect(&ticker, &QTimer::timeout, [&] {
+        maxGapNs = std::max(maxGapNs, sinceTick.nsecsElapsed());
+        sinceTick.restart();
+    });
+    QElapsedTimer clock;
+    clock.start();
+    sinceTick.start();
+    ticker.start();
+    session->write("cat " + QFile::encodeName(file) + "; echo FLOOD-$((40+2))-END\n");
+    const bool done = QTest::qWaitFor([&] { return tail.contains("FLOOD-42-END"); }, 600000);
+    ticker.stop();
+    const double ours = double(clock.nsecsElapsed()) / 1e9;
+    if (!done) {
+        std::fprintf(stderr, "terminal_bench: the flood did not finish\n");
+        return 1;
+    }
+    QTest::qWait(100);
+
+    // 3: keypress to echo, at an idle prompt (the shell echoes each key).
+    std::vector<double> latencies;
+    for (int i = 0; i < 200; ++i) {
+        const QString before =
+            view.screen()->lineText(view.screen()->scrollbackLines() + view.screen()->cursor().y());
+        QElapsedTimer t;
+        t.start();
+        QTest::keyClick(&view, Qt::Key_X);
+        const bool echoed = QTest::qWaitFor(
+            [&] {
+                return view.screen()->lineText(view.screen()->scrollbackLines() +
+                                               view.screen()->cursor().y()) != before;
+            },
+            2000);
+        if (echoed)
+            latencies.push_back(double(t.nsecsElapsed()) / 1e6);
+        if (i % 50 == 49) {
+            QTest::keyClick(&view, Qt::Key_U, Qt::ControlModifier); // clear the line
+            QTest::qWait(20);
+        }
+    }
+    session->terminate();
+    (void)QTest::qWaitFor([&] { return session->state() == PtySession::State::Finished; }, 10000);
+
+    std::printf("terminal: cat %lld MB in %.2f s (%.1f MB/s), %lld frames painted\n", mb, ours,
+                double(mb) / ours, view.frameCount());
+    std::printf("terminal: longest event-loop gap during the flood: %.1f ms (target < 50 ms)\n",
+                double(maxGapNs) / 1e6);
+    std::printf("terminal: keypress to echo, median of %zu: %.2f ms (target <= 16 ms)\n",
+                latencies.size(), median(latencies));
+
+    const QString xterm = QStandardPaths::findExecutable(QStringLiteral("xterm"));
+    if (xterm.isEmpty() || qEnvironmentVariableIsEmpty("DISPLAY")) {
+        std::printf("xterm: not run (%s)\n",
+                    xterm.isEmpty() ? "apt-get install xterm" : "no X display: run under xvfb-run");
+        return 0;
+    }
+    const double start = xtermSeconds(xterm, QStringLiteral("true"));
+    const double xtermCat = xtermSeconds(xterm, QStringLiteral("cat '%1'").arg(file));
+    const double theirs = std::max(1e-3, xtermCat - start);
+    std::printf("xterm: cat %lld MB in %.2f s (%.2f s with its start-up of %.2f s)\n", mb, theirs,
+                xtermCat, start);
+    std::printf("terminal / xterm: %.2fx (target <= 1.0x)\n", ours / theirs);
+    return 0;
+}
