@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "pty.h"
 
+#include <QElapsedTimer>
 #include <QLoggingCategory>
 #include <QPointer>
 #include <QSocketNotifier>
@@ -19,7 +20,7 @@ Q_LOGGING_CATEGORY(lcPty, "elsai.terminal", QtInfoMsg)
 namespace elsai {
 
 namespace {
-constexpr qsizetype ChunkBytes = 64 * 1024;
+constexpr qsizetype ChunkBytes = 16 * 1024;
 constexpr qsizetype FinalDrainBytes = 4 * 1024 * 1024; // what is left when the program ends
 constexpr int DefaultKillGraceMs = 500;
 } // namespace
@@ -137,10 +138,15 @@ void ProcessPtySession::doStart(int cols, int rows)
     });
 }
 
-bool ProcessPtySession::readSome(qsizetype budget)
+bool ProcessPtySession::readSome(qsizetype budget, int timeBudgetMs)
 {
     QByteArray chunk;
+    QElapsedTimer clock;
+    clock.start();
     while (budget > 0 && m_master >= 0) {
+        // The view parses what we report before we read on: stop when the turn is used up.
+        if (timeBudgetMs >= 0 && clock.elapsed() >= timeBudgetMs)
+            return true;
         chunk.resize(std::min(ChunkBytes, budget));
         const ssize_t n = ::read(m_master, chunk.data(), size_t(chunk.size()));
         if (n > 0) {
@@ -162,7 +168,7 @@ void ProcessPtySession::onReadable()
 {
     // A bounded amount per turn: the event loop paints and takes keys between the turns, and
     // the kernel's PTY buffer holds the rest back (the writer blocks: back-pressure).
-    if (!readSome(ReadBudget) && m_readNotifier)
+    if (!readSome(ReadBudget, TimeBudgetMs) && m_readNotifier)
         m_readNotifier->setEnabled(false);
 }
 

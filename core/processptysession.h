@@ -69,8 +69,10 @@ public:
     /// The PTY master (tests read its window size), -1 when not running.
     int masterFd() const;
 
-    /// Bytes read from the master per event-loop turn at most.
+    /// Bytes read from the master per event-loop turn at most, and the time spent on them
+    /// (the view's parsing included): the window stays responsive under a flood.
     static constexpr qsizetype ReadBudget = 256 * 1024;
+    static constexpr int TimeBudgetMs = 8;
 
 protected:
     void doStart(int cols, int rows) override;
@@ -83,8 +85,9 @@ private:
     void onWritable();
     void onProgramEnded(int exitCode, const QString &error);
     void closeMaster();
-    /// Reads at most `budget` bytes; false at EOF or on an error (the slave is gone).
-    bool readSome(qsizetype budget);
+    /// Reads at most `budget` bytes, for at most `timeBudgetMs` (-1: no limit) counting the
+    /// time the receivers of output() take; false at EOF or on an error (the slave is gone).
+    bool readSome(qsizetype budget, int timeBudgetMs = -1);
 
     struct Shared;
     Launcher m_launcher;

@@ -31,6 +31,8 @@ void PtySession::start(int cols, int rows)
     m_cols = std::clamp(cols, 1, MaxCells);
     m_rows = std::clamp(rows, 1, MaxCells);
     m_state = State::Starting;
+    m_startCols = m_cols;
+    m_startRows = m_rows;
     m_clock.start();
     doStart(m_cols, m_rows);
 }
@@ -81,6 +83,9 @@ void PtySession::reportStarted(qint64 pid)
         return;
     m_state = State::Running;
     m_pid = pid;
+    // The view may have been laid out (resized) while the program was starting.
+    if (m_cols != m_startCols || m_rows != m_startRows)
+        doResize(m_cols, m_rows);
     ProcessEntry entry;
     entry.workspaceId = m_workspaceId;
     entry.kind = ProcessEntry::Kind::Terminal;

@@ -99,6 +99,8 @@ private:
     State m_state = State::NotStarted;
     int m_cols = 80;
     int m_rows = 24;
+    int m_startCols = 80; ///< the size the program was started with
+    int m_startRows = 24;
     qint64 m_bytesIn = 0;
     qint64 m_bytesOut = 0;
     qint64 m_pid = 0;

@@ -138,8 +138,13 @@ private Q_SLOTS:
         QTRY_VERIFY2_WITH_TIMEOUT(d.sees("\x1b[1;31mx42y\x1b[0m"), d.out.right(300).constData(),
                                   Wait);
         d.session->resize(91, 27);
-        d.session->write("echo \"c$(tput cols)l$(tput lines)\"\n");
-        QTRY_VERIFY2_WITH_TIMEOUT(d.sees("c91l27"), d.out.right(300).constData(), Wait);
+        // ssh forwards the window change from its own loop: a command typed at once may run
+        // before the remote side has it. Ask again until it has (bounded).
+        for (int attempt = 0; attempt < 10 && !d.sees("c91l27"); ++attempt) {
+            d.session->write("echo \"c$(tput cols)l$(tput lines)\"\n");
+            (void)QTest::qWaitFor([&] { return d.sees("c91l27"); }, 1500);
+        }
+        QVERIFY2(d.sees("c91l27"), d.out.right(300).constData());
         d.session->write("echo \"start-$((1+2))\"; sleep 1000; echo \"slept-$((1+1))\"\n");
         QTRY_VERIFY_WITH_TIMEOUT(d.sees("start-3"), Wait);
         QTest::qWait(200); // into the sleep (an earlier ^C ends the list just the same)
@@ -226,6 +231,17 @@ private Q_SLOTS:
                  std::make_pair(101, 33));
         d->session->write("echo \"c$(tput cols)l$(tput lines)\"\n");
         QTRY_VERIFY_WITH_TIMEOUT(d->sees("c101l33"), Wait);
+        d->session->terminate();
+        QTRY_VERIFY_WITH_TIMEOUT(d->done, Wait);
+    }
+
+    void aResizeWhileStartingReachesTheProgram()
+    {
+        auto d = open(80, 24);
+        d->session->resize(70, 20); // the view laid out before the shell ran
+        QTRY_VERIFY_WITH_TIMEOUT(d->session->isRunning(), Wait);
+        d->session->write("echo \"c$(tput cols)l$(tput lines)\"\n");
+        QTRY_VERIFY2_WITH_TIMEOUT(d->sees("c70l20"), d->out.right(200).constData(), Wait);
         d->session->terminate();
         QTRY_VERIFY_WITH_TIMEOUT(d->done, Wait);
     }
