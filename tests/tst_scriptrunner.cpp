@@ -171,6 +171,8 @@ private:
     }
 
     std::unique_ptr<QTemporaryDir> m_project;
+    // The workspace's parent is private too, so the "../x" an escape would write is ours to check.
+    std::unique_ptr<QTemporaryDir> m_wsParent;
     std::unique_ptr<QTemporaryDir> m_ws;
     std::unique_ptr<QTemporaryDir> m_host;
     SandboxPtr m_sandbox;
@@ -186,7 +188,8 @@ private Q_SLOTS:
     void init()
     {
         m_project = std::make_unique<QTemporaryDir>();
-        m_ws = std::make_unique<QTemporaryDir>();
+        m_wsParent = std::make_unique<QTemporaryDir>();
+        m_ws = std::make_unique<QTemporaryDir>(m_wsParent->path() + QStringLiteral("/ws-XXXXXX"));
         m_host = std::make_unique<QTemporaryDir>();
         QVERIFY(m_project->isValid() && m_ws->isValid() && m_host->isValid());
         makeProject(m_project->path());
@@ -207,6 +210,7 @@ private Q_SLOTS:
         m_sandbox.reset();
         m_host.reset();
         m_ws.reset();
+        m_wsParent.reset();
         m_project.reset();
     }
 
