@@ -194,8 +194,15 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("Allow --mcp-http on a non-loopback address.")},
         {QStringLiteral("mcp-progress-interval"),
          QStringLiteral("Seconds between MCP progress notifications of a running tool call "
-                        "that carries a progress token (default: 5)."),
+                        "that carries a progress token (default: 5); a stateless (2026-07-28) "
+                        "call of a client with the Tasks extension becomes a task after one."),
          QStringLiteral("SECONDS")},
+        {QStringLiteral("mcp-config"),
+         QStringLiteral("Print a ready client configuration for each agent instead of the "
+                        "start-up lines (with --mcp-http, then serve; with --mcp-stdio, then "
+                        "exit): claude-code, codex, vscode, cursor, gemini, zed, opencode or "
+                        "all."),
+         QStringLiteral("CLIENT")},
     });
 }
 
@@ -502,6 +509,12 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
                                         "--run-agent"));
     if (!o.mcpAgents.isEmpty() && !o.wantsMcp())
         throw ValueError(QStringLiteral("--mcp-agent needs --mcp-http or --mcp-stdio"));
+    if (has("mcp-config")) {
+        o.mcpConfig = val("mcp-config");
+        if (!o.wantsMcp())
+            throw ValueError(QStringLiteral("--mcp-config prints the configuration of a server: "
+                                            "give --mcp-http or --mcp-stdio and --mcp-agent"));
+    }
     return o;
 }
 
