@@ -58,7 +58,6 @@ FindBar::FindBar(CodeEditor *editor, QWidget *parent) : QWidget(parent), m_edito
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("findStatus"));
     m_status->setAccessibleName(tr("Find result"));
-    m_status->setMinimumWidth(fontMetrics().horizontalAdvance(tr("10000+ matches")) + 8);
     m_close = toolButton(this, QStringLiteral("window-close"), tr("Close (Esc)"),
                          QStringLiteral("closeFindBar"));
     auto *replaceOne = new QPushButton(tr("&Replace"), this);
@@ -71,19 +70,24 @@ FindBar::FindBar(CodeEditor *editor, QWidget *parent) : QWidget(parent), m_edito
     m_replaceLabel = new QLabel(tr("Re&place:"), this);
     m_replaceLabel->setBuddy(m_replace);
 
+    // Narrow enough for a centre between two docks: the field with its arrows and close on
+    // the first row, the options and the result under it, the replace row last.
     auto *layout = new QGridLayout(this);
     layout->setContentsMargins(6, 3, 6, 3);
-    layout->setVerticalSpacing(3);
+    layout->setVerticalSpacing(2);
     layout->addWidget(findLabel, 0, 0);
     layout->addWidget(m_find, 0, 1);
     auto *findButtons = new QHBoxLayout;
     findButtons->addWidget(m_previous);
     findButtons->addWidget(m_next);
-    findButtons->addWidget(m_case);
-    findButtons->addWidget(m_words);
-    findButtons->addWidget(m_status, 1);
+    findButtons->addStretch(1);
     findButtons->addWidget(m_close);
     layout->addLayout(findButtons, 0, 2);
+    auto *options = new QHBoxLayout;
+    options->addWidget(m_case);
+    options->addWidget(m_words);
+    options->addWidget(m_status, 1);
+    layout->addLayout(options, 1, 1, 1, 2);
     // The replace row: label, field and buttons, hidden together.
     m_replaceRow = new QWidget(this);
     auto *replaceButtons = new QHBoxLayout(m_replaceRow);
@@ -91,11 +95,13 @@ FindBar::FindBar(CodeEditor *editor, QWidget *parent) : QWidget(parent), m_edito
     replaceButtons->addWidget(replaceOne);
     replaceButtons->addWidget(replaceAllButton);
     replaceButtons->addStretch(1);
-    layout->addWidget(m_replaceLabel, 1, 0);
-    layout->addWidget(m_replace, 1, 1);
-    layout->addWidget(m_replaceRow, 1, 2);
-    layout->setColumnStretch(1, 2);
+    layout->addWidget(m_replaceLabel, 2, 0);
+    layout->addWidget(m_replace, 2, 1);
+    layout->addWidget(m_replaceRow, 2, 2);
+    layout->setColumnStretch(1, 3);
     layout->setColumnStretch(2, 1);
+    m_find->setMinimumWidth(fontMetrics().averageCharWidth() * 16);
+    m_replace->setMinimumWidth(fontMetrics().averageCharWidth() * 16);
 
     connect(m_find, &QLineEdit::textEdited, this, &FindBar::searchAsYouType);
     connect(m_find, &QLineEdit::returnPressed, this, &FindBar::findNext);

@@ -167,7 +167,9 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
         setCurrentWorkspace(ids.constFirst());
     else
         setCurrentWorkspace(QString());
-    updateCentre();
+    d->centre->setCurrentWidget(d->welcome);
+    // The keyboard starts on the welcome page's first step (Space opens it).
+    d->welcome->button(WelcomePage::Step::OpenFile)->setFocus(Qt::OtherFocusReason);
 }
 
 void MainWindow::createPanels()
@@ -618,7 +620,7 @@ void MainWindow::applyDefaultLayout()
 void MainWindow::applyDefaultSizes()
 {
     // Proportions of the window: the side columns a quarter each at most, the bottom row (the
-    // console and the audit log side by side) a third of the height.
+    // console and the audit log side by side, half the width each) a third of the height.
     const QSize size = this->size();
     auto dock = [this](const char *name) { return panelDock(QLatin1String(name)); };
     QDockWidget *sessions = dock("sessionsDock"), *workspace = dock("workspaceDock"),
@@ -632,8 +634,7 @@ void MainWindow::applyDefaultSizes()
     if (console)
         resizeDocks({console}, {qMax(240, size.height() * 36 / 100)}, Qt::Vertical);
     if (console && audit)
-        resizeDocks({console, audit}, {size.width() * 55 / 100, size.width() * 45 / 100},
-                    Qt::Horizontal);
+        resizeDocks({console, audit}, {size.width() / 2, size.width() / 2}, Qt::Horizontal);
     if (sessions && workspace) {
         const int column = size.height() * 64 / 100;
         resizeDocks({sessions, workspace}, {column * 30 / 100, column * 70 / 100}, Qt::Vertical);
@@ -700,8 +701,16 @@ void MainWindow::setDemoWorkspace(const QString &workspaceId)
 
 void MainWindow::updateCentre()
 {
-    d->centre->setCurrentWidget(d->tabs->count() > 0 ? static_cast<QWidget *>(d->tabs)
-                                                     : d->welcome);
+    const bool welcome = d->tabs->count() == 0;
+    if (welcome == (d->centre->currentWidget() == d->welcome))
+        return;
+    // The last tab closed with the focus in it: the focus goes to the welcome page's first
+    // step rather than nowhere.
+    const QWidget *focus = QApplication::focusWidget();
+    const bool focusInTabs = !focus || d->tabs->isAncestorOf(focus);
+    d->centre->setCurrentWidget(welcome ? static_cast<QWidget *>(d->welcome) : d->tabs);
+    if (welcome && focusInTabs)
+        d->welcome->button(WelcomePage::Step::OpenFile)->setFocus(Qt::OtherFocusReason);
 }
 
 void MainWindow::runWelcomeStep(int step)

@@ -57,7 +57,9 @@ SettingsDialog::SettingsDialog(QWidget *parent) : QDialog(parent)
     form->addRow(QString(), m_wrap);
     form->addRow(tr("Preview:"), m_preview);
     auto *note = new QLabel(
-        tr("The font is used by the file tabs and other text views; changes apply at once."), this);
+        tr("The font is used by the file tabs and other text views. OK and Apply change the "
+           "open ones at once."),
+        this);
     note->setWordWrap(true);
 
     auto *buttons =

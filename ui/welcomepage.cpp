@@ -6,6 +6,7 @@
 #include "icons.h"
 
 #include <QCommandLinkButton>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QScrollArea>
@@ -50,6 +51,10 @@ WelcomePage::WelcomePage(QWidget *parent) : QWidget(parent)
         m_buttons.append(b);
     }
 
+    // The keyboard's place must show: command link buttons draw no focus frame of their own.
+    setStyleSheet(QStringLiteral("QCommandLinkButton:focus { border: 2px solid palette(highlight);"
+                                 " border-radius: 4px; }"));
+
     // A column of readable width in the middle, scrolling when the centre is small.
     auto *column = new QWidget(this);
     column->setMaximumWidth(fontMetrics().averageCharWidth() * 90);
@@ -62,9 +67,11 @@ WelcomePage::WelcomePage(QWidget *parent) : QWidget(parent)
         layout->addWidget(m_buttons.at(i));
     layout->addSpacing(8);
     layout->addWidget(startLabel);
-    auto *start = new QHBoxLayout;
+    // Two columns of starting points: they fit a narrow centre (the buttons' descriptions
+    // wrap), and no button ends beyond the visible width.
+    auto *start = new QGridLayout;
     for (int i = 3; i < m_buttons.size(); ++i)
-        start->addWidget(m_buttons.at(i));
+        start->addWidget(m_buttons.at(i), (i - 3) / 2, (i - 3) % 2);
     layout->addLayout(start);
     layout->addStretch(1);
 
@@ -73,6 +80,7 @@ WelcomePage::WelcomePage(QWidget *parent) : QWidget(parent)
     scroll->setAccessibleName(tr("Welcome"));
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto *centre = new QWidget(scroll);
     auto *centreLayout = new QHBoxLayout(centre);
     centreLayout->addStretch(1);
