@@ -5,6 +5,7 @@
 
 #include "sandboxcontroller.h"
 #include "treecopy.h"
+#include "unifieddiff.h"
 
 #include <QDialogButtonBox>
 #include <QDir>
@@ -23,8 +24,6 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
-#include <vector>
-
 namespace elsai {
 
 namespace {
@@ -32,14 +31,6 @@ namespace {
 constexpr qint64 kDiffByteLimit = 2 * 1024 * 1024;
 constexpr int kPathRole = Qt::UserRole + 1;
 constexpr int kActionRole = Qt::UserRole + 2;
-
-QStringList splitLines(const QString &text)
-{
-    QStringList lines = text.split(QLatin1Char('\n'));
-    if (!lines.isEmpty() && lines.last().isEmpty())
-        lines.removeLast(); // the final newline ends a line, it does not start one
-    return lines;
-}
 
 QString actionName(SyncPlanEntry::Action action)
 {
@@ -166,130 +157,6 @@ QString diffText(const QString &path, const DiffSide &host, const DiffSide &work
 }
 
 } // namespace
-
-QString unifiedDiff(const QString &oldText, const QString &newText, const QString &oldName,
-                    const QString &newName, int context, qint64 maxCells)
-{
-    const QStringList a = splitLines(oldText);
-    const QStringList b = splitLines(newText);
-    const qsizetype na = a.size();
-    const qsizetype nb = b.size();
-    qsizetype prefix = 0;
-    while (prefix < na && prefix < nb && a[prefix] == b[prefix])
-        ++prefix;
-    qsizetype suffix = 0;
-    while (suffix < na - prefix && suffix < nb - prefix) {
-        if (a[na - 1 - suffix] != b[nb - 1 - suffix])
-            break;
-        ++suffix;
-    }
-
-    struct Op
-    {
-        char kind; // ' ', '-', '+'
-        QString line;
-    };
-    std::vector<Op> ops;
-    ops.reserve(size_t(na + nb));
-    for (qsizetype i = 0; i < prefix; ++i)
-        ops.push_back({' ', a[i]});
-    const qsizetype n = na - prefix - suffix;
-    const qsizetype m = nb - prefix - suffix;
-    if (n > 0 && m > 0 && n * m <= maxCells) {
-        // lcs[i][j]: LCS length of a[prefix+i..] and b[prefix+j..].
-        const qsizetype width = m + 1;
-        std::vector<int> lcs(size_t((n + 1) * width), 0);
-        for (qsizetype i = n - 1; i >= 0; --i) {
-            for (qsizetype j = m - 1; j >= 0; --j) {
-                lcs[size_t(i * width + j)] =
-                    a[prefix + i] == b[prefix + j]
-                        ? lcs[size_t((i + 1) * width + j + 1)] + 1
-                        : qMax(lcs[size_t((i + 1) * width + j)], lcs[size_t(i * width + j + 1)]);
-            }
-        }
-        qsizetype i = 0;
-        qsizetype j = 0;
-        while (i < n && j < m) {
-            if (a[prefix + i] == b[prefix + j]) {
-                ops.push_back({' ', a[prefix + i]});
-                ++i;
-                ++j;
-            } else if (lcs[size_t((i + 1) * width + j)] >= lcs[size_t(i * width + j + 1)]) {
-                ops.push_back({'-', a[prefix + i++]});
-            } else {
-                ops.push_back({'+', b[prefix + j++]});
-            }
-        }
-        for (; i < n; ++i)
-            ops.push_back({'-', a[prefix + i]});
-        for (; j < m; ++j)
-            ops.push_back({'+', b[prefix + j]});
-    } else {
-        for (qsizetype i = 0; i < n; ++i)
-            ops.push_back({'-', a[prefix + i]});
-        for (qsizetype j = 0; j < m; ++j)
-            ops.push_back({'+', b[prefix + j]});
-    }
-    for (qsizetype i = na - suffix; i < na; ++i)
-        ops.push_back({' ', a[i]});
-
-    QString out;
-    const auto total = qsizetype(ops.size());
-    qsizetype k = 0;
-    qsizetype oldLine = 0; // lines of each side before ops[k]
-    qsizetype newLine = 0;
-    while (k < total) {
-        if (ops[size_t(k)].kind == ' ') {
-            ++oldLine;
-            ++newLine;
-            ++k;
-            continue;
-        }
-        // A change at k: the hunk starts `context` lines earlier and runs until a gap of
-        // more than 2 * context unchanged lines.
-        const qsizetype start = qMax<qsizetype>(0, k - context);
-        qsizetype end = k;
-        qsizetype lastChange = k;
-        while (end < total) {
-            if (ops[size_t(end)].kind != ' ')
-                lastChange = end;
-            else if (end - lastChange > 2 * context)
-                break;
-            ++end;
-        }
-        end = qMin(total, lastChange + context + 1);
-        const qsizetype back = k - start;
-        qsizetype oldStart = oldLine - back;
-        qsizetype newStart = newLine - back;
-        qsizetype oldCount = 0;
-        qsizetype newCount = 0;
-        QString body;
-        for (qsizetype x = start; x < end; ++x) {
-            const Op &op = ops[size_t(x)];
-            if (op.kind != '+')
-                ++oldCount;
-            if (op.kind != '-')
-                ++newCount;
-            body += QLatin1Char(op.kind) + op.line + QLatin1Char('\n');
-        }
-        if (out.isEmpty())
-            out = QStringLiteral("--- %1\n+++ %2\n").arg(oldName, newName);
-        out += QStringLiteral("@@ -%1,%2 +%3,%4 @@\n")
-                   .arg(oldCount ? oldStart + 1 : oldStart)
-                   .arg(oldCount)
-                   .arg(newCount ? newStart + 1 : newStart)
-                   .arg(newCount);
-        out += body;
-        for (qsizetype x = k; x < end; ++x) {
-            if (ops[size_t(x)].kind != '+')
-                ++oldLine;
-            if (ops[size_t(x)].kind != '-')
-                ++newLine;
-        }
-        k = end;
-    }
-    return out;
-}
 
 struct FlushPreviewDialog::Private
 {

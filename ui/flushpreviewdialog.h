@@ -52,10 +52,4 @@ private:
     std::unique_ptr<Private> d;
 };
 
-/// Unified diff (3 lines of context by default) of two texts compared by lines; empty when
-/// they are equal. An LCS over the part between the common prefix and suffix, bounded: when
-/// that part is larger than `maxCells` line pairs it is shown as removed + added instead.
-QString unifiedDiff(const QString &oldText, const QString &newText, const QString &oldName,
-                    const QString &newName, int context = 3, qint64 maxCells = 4'000'000);
-
 } // namespace elsai
