@@ -237,6 +237,12 @@ SandboxPtr SandboxController::sandbox(const QString &workspaceId) const
     return e ? e->sandbox : SandboxPtr();
 }
 
+SandboxSpec SandboxController::spec(const QString &workspaceId) const
+{
+    const Entry *e = entry(workspaceId);
+    return e ? e->spec : SandboxSpec();
+}
+
 QStringList SandboxController::workspaceIds() const
 {
     return m_order;
@@ -759,6 +765,11 @@ void SandboxController::onAuditEvent(const AuditEvent &event)
     const QJsonObject &f = event.fields;
     if (event.event == QLatin1String("sandbox.execute")) {
         e->tree->refreshAll();
+        Q_EMIT workspaceChanged(event.workspaceId, {});
+        return;
+    }
+    if (event.event == QLatin1String("sandbox.flush")) {
+        Q_EMIT workspaceChanged(event.workspaceId, {}); // the base moved
         return;
     }
     if (event.event == QLatin1String("sandbox.add_files") ||
@@ -772,8 +783,10 @@ void SandboxController::onAuditEvent(const AuditEvent &event)
                event.event == QLatin1String("sandbox.make_folder")) {
         paths = {f.value(QStringLiteral("path")).toString()};
     }
-    if (!paths.isEmpty())
+    if (!paths.isEmpty()) {
         e->tree->pathsChanged(paths);
+        Q_EMIT workspaceChanged(event.workspaceId, paths);
+    }
 }
 
 void SandboxController::refreshPanels()

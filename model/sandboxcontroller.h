@@ -65,6 +65,9 @@ public:
     /// Stops (without sync) and forgets a sandbox; its workspace folder stays on disk.
     void removeSandbox(const QString &workspaceId);
     SandboxPtr sandbox(const QString &workspaceId) const;
+    /// What the sandbox was made from (for display: backend options, timeout, output cap);
+    /// a default spec for an unknown id.
+    SandboxSpec spec(const QString &workspaceId) const;
     QStringList workspaceIds() const;
     SessionState state(const QString &workspaceId) const;
 
@@ -154,6 +157,10 @@ Q_SIGNALS:
                           const QString &message);
     void commandFinished(const QString &workspaceId, quint64 requestId,
                          const elsai::ExecuteResult &result);
+    /// A mutation of a running sandbox's workspace succeeded, whoever made it (from the audit
+    /// stream): `paths` it touched, or empty when anything may have changed (a command, a
+    /// flush that moved the seed base).
+    void workspaceChanged(const QString &workspaceId, const QStringList &paths);
 
 private:
     struct Entry;
