@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 
 #include "errors.h"
+#include "diffview.h"
 #include "flushpreviewdialog.h"
 #include "newsandboxdialog.h"
 #include "sandboxcontroller.h"

@@ -3,23 +3,22 @@
 
 #include "flushpreviewdialog.h"
 
+#include "diffview.h"
+#include "errors.h"
+#include "filediff.h"
 #include "sandboxcontroller.h"
 #include "treecopy.h"
 #include "unifieddiff.h"
 
 #include <QDialogButtonBox>
 #include <QDir>
-#include <QFile>
-#include <QFontDatabase>
 #include <QFutureWatcher>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
-#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
-#include <QStringDecoder>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent>
@@ -28,7 +27,6 @@ namespace elsai {
 
 namespace {
 
-constexpr qint64 kDiffByteLimit = 2 * 1024 * 1024;
 constexpr int kPathRole = Qt::UserRole + 1;
 constexpr int kActionRole = Qt::UserRole + 2;
 
@@ -87,75 +85,6 @@ QString actionHint(SyncPlanEntry::Action action)
     return {};
 }
 
-/// Text of a file for the diff, or an explanation when it cannot be diffed as text.
-struct DiffSide
-{
-    QString text;
-    bool present = true;
-    QString problem;
-};
-
-DiffSide decodeSide(const QByteArray &bytes)
-{
-    DiffSide side;
-    if (bytes.size() > kDiffByteLimit) {
-        side.problem = FlushPreviewDialog::tr("too large to diff (%1)")
-                           .arg(QLocale().formattedDataSize(bytes.size()));
-        return side;
-    }
-    QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
-    side.text = decoder.decode(bytes);
-    if (bytes.contains('\0') || decoder.hasError())
-        side.problem = FlushPreviewDialog::tr("binary");
-    return side;
-}
-
-DiffSide readHostSide(const QString &root, const QString &path)
-{
-    DiffSide side;
-    const QFileInfo info(path);
-    // Display only, but still never show a file reached through a link out of the root.
-    const QString canonicalRoot = QDir(root).canonicalPath();
-    const QString canonicalDir = info.dir().canonicalPath();
-    if (!canonicalDir.isEmpty() && canonicalDir != canonicalRoot &&
-        !canonicalDir.startsWith(canonicalRoot + QLatin1Char('/'))) {
-        side.problem = FlushPreviewDialog::tr("outside the destination folder");
-        return side;
-    }
-    if (!info.exists() && !info.isSymLink()) {
-        side.present = false;
-        return side;
-    }
-    if (info.isSymLink() || !info.isFile()) {
-        side.problem = FlushPreviewDialog::tr("not a regular file on the host");
-        return side;
-    }
-    if (info.size() > kDiffByteLimit)
-        return decodeSide(QByteArray(kDiffByteLimit + 1, ' '));
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        side.problem = f.errorString();
-        return side;
-    }
-    return decodeSide(f.read(kDiffByteLimit + 1));
-}
-
-QString diffText(const QString &path, const DiffSide &host, const DiffSide &workspace)
-{
-    const QString oldName =
-        host.present ? QStringLiteral("host/") + path : QStringLiteral("/dev/null");
-    const QString newName = QStringLiteral("workspace/") + path;
-    if (!host.problem.isEmpty() || !workspace.problem.isEmpty()) {
-        return FlushPreviewDialog::tr("No text diff: host %1, workspace %2.")
-            .arg(host.problem.isEmpty() ? FlushPreviewDialog::tr("text") : host.problem,
-                 workspace.problem.isEmpty() ? FlushPreviewDialog::tr("text") : workspace.problem);
-    }
-    const QString diff = unifiedDiff(host.text, workspace.text, oldName, newName);
-    return diff.isEmpty() ? FlushPreviewDialog::tr("The host and workspace versions are "
-                                                   "identical.")
-                          : diff;
-}
-
 } // namespace
 
 struct FlushPreviewDialog::Private
@@ -164,7 +93,7 @@ struct FlushPreviewDialog::Private
     QString workspaceId;
     QLabel *summary;
     QTreeWidget *entries;
-    QPlainTextEdit *diff;
+    DiffView *diff;
     QProgressBar *progress;
     QLabel *result;
     QPushButton *flushButton;
@@ -189,10 +118,9 @@ FlushPreviewDialog::FlushPreviewDialog(SandboxController *controller, const QStr
     d->entries->setHeaderLabels({tr("Path"), tr("Size")});
     d->entries->header()->setSectionResizeMode(0, QHeaderView::Stretch);
     d->entries->header()->setStretchLastSection(false);
-    d->diff = new QPlainTextEdit(splitter);
-    d->diff->setReadOnly(true);
-    d->diff->setLineWrapMode(QPlainTextEdit::NoWrap);
-    d->diff->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    d->entries->setAccessibleName(tr("Planned files"));
+    d->diff = new DiffView(splitter);
+    d->diff->setAccessibleName(tr("Host and workspace versions compared"));
     d->diff->setPlaceholderText(tr("Select a file to see the host and workspace versions "
                                    "compared."));
     splitter->setStretchFactor(0, 1);
@@ -242,7 +170,7 @@ QTreeWidget *FlushPreviewDialog::entriesView() const
     return d->entries;
 }
 
-QPlainTextEdit *FlushPreviewDialog::diffView() const
+DiffView *FlushPreviewDialog::diffView() const
 {
     return d->diff;
 }
@@ -353,41 +281,36 @@ void FlushPreviewDialog::showDiff(const QString &path)
         action == SyncPlanEntry::Action::SkippedSpecial ||
         action == SyncPlanEntry::Action::HostDeleted ||
         action == SyncPlanEntry::Action::SandboxDeleted) {
-        d->diff->setPlainText(tr("%1: %2.").arg(path, actionHint(action)));
+        d->diff->setMessage(tr("%1: %2.").arg(path, actionHint(action)));
         Q_EMIT diffReady(path);
         return;
     }
-    d->diff->setPlainText(tr("Reading %1…").arg(path));
-    const QString hostPath = QDir(d->plan->destRoot).filePath(path);
-    auto *reader = new QFutureWatcher<QByteArray>(this);
-    connect(reader, &QFutureWatcherBase::finished, this, [this, reader, serial, path, hostPath] {
-        reader->deleteLater();
+    d->diff->setMessage(tr("Reading %1…").arg(path));
+    const SandboxPtr sandbox = d->controller->sandbox(d->workspaceId);
+    const QString root = d->plan->destRoot;
+    auto *differ = new QFutureWatcher<FileDiff>(this);
+    connect(differ, &QFutureWatcherBase::finished, this, [this, differ, serial, path] {
+        differ->deleteLater();
         if (serial != d->diffSerial)
             return;
-        QByteArray bytes;
         try {
-            bytes = reader->result();
+            d->diff->setDiff(differ->result());
         } catch (...) {
             const auto err = futureError(std::current_exception());
-            d->diff->setPlainText(
+            d->diff->setMessage(
                 tr("Cannot read the workspace version: %1").arg(err ? err->second : QString()));
-            Q_EMIT diffReady(path);
-            return;
         }
-        auto *differ = new QFutureWatcher<QString>(this);
-        connect(differ, &QFutureWatcherBase::finished, this, [this, differ, serial, path] {
-            differ->deleteLater();
-            if (serial != d->diffSerial)
-                return;
-            d->diff->setPlainText(differ->result());
-            Q_EMIT diffReady(path);
-        });
-        const QString root = d->plan ? d->plan->destRoot : QString();
-        differ->setFuture(QtConcurrent::run(d->controller->pool(), [path, root, hostPath, bytes] {
-            return diffText(path, readHostSide(root, hostPath), decodeSide(bytes));
-        }));
+        Q_EMIT diffReady(path);
     });
-    reader->setFuture(d->controller->readFile(d->workspaceId, path));
+    // Both sides read and compared on the pool; the host side never leaves the destination.
+    differ->setFuture(QtConcurrent::run(d->controller->pool(), [sandbox, root, path] {
+        const BackendPtr backend = sandbox ? sandbox->backend() : nullptr;
+        if (!backend)
+            throw OSError(QStringLiteral("the sandbox is not running"));
+        return diffFileVersions(readHostVersion(root, path), QStringLiteral("host/") + path,
+                                readWorkspaceVersion(*backend, path),
+                                QStringLiteral("workspace/") + path);
+    }));
 }
 
 void FlushPreviewDialog::flushNow()

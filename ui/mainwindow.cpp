@@ -7,11 +7,13 @@
 #include "agentspanel.h"
 #include "audithealthmonitor.h"
 #include "auditpanel.h"
+#include "changespanel.h"
 #include "confirm.h"
 #include "consolepanel.h"
 #include "errors.h"
 #include "filetabs.h"
 #include "flushpreviewdialog.h"
+#include "inspectpanel.h"
 #include "mcppanel.h"
 #include "mcpservermodel.h"
 #include "newsandboxdialog.h"
@@ -121,6 +123,21 @@ MainWindow::MainWindow(SandboxController *controller, QWidget *parent)
         addPanel(d->mcp, tr("MCP"), QStringLiteral("mcpDock"), Qt::RightDockWidgetArea);
     tabifyDockWidget(agentsDock, mcpDock);
     agentsDock->raise();
+    // What happened and what it is: the Changes panel beside the audit log, Inspect beside the
+    // agents (ui/changespanel.*, ui/inspectpanel.*).
+    auto *changes = new ChangesPanel(controller, this);
+    connect(this, &MainWindow::currentWorkspaceChanged, changes, &ChangesPanel::setWorkspace);
+    QDockWidget *changesDock =
+        addPanel(changes, tr("Changes"), QStringLiteral("changesDock"), Qt::BottomDockWidgetArea);
+    tabifyDockWidget(auditDock, changesDock);
+    auto *inspect = new InspectPanel(controller, this);
+    inspect->setMcpModel(d->mcp->model());
+    connect(this, &MainWindow::currentWorkspaceChanged, inspect, &InspectPanel::setWorkspace);
+    QDockWidget *inspectDock =
+        addPanel(inspect, tr("Inspect"), QStringLiteral("inspectDock"), Qt::RightDockWidgetArea);
+    tabifyDockWidget(agentsDock, inspectDock);
+    agentsDock->raise();
+    consoleDock->raise();
 
     // Status bar: a summary of the current sandbox, progress, transient errors.
     d->summary = new QLabel(this);
@@ -408,16 +425,9 @@ void MainWindow::flushPreview()
 
 void MainWindow::exportAuditLog()
 {
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export audit log"), QDir::home().filePath(QStringLiteral("elsai-audit.jsonl")),
-        tr("JSON lines (*.jsonl);;All files (*)"));
-    if (path.isEmpty())
-        return;
-    QString error;
-    if (!d->audit->exportVisible(path, &error))
-        showError(tr("Export audit log: %1").arg(error));
-    else
-        statusBar()->showMessage(tr("Audit log exported to %1").arg(path), 5000);
+    if (QDockWidget *dock = panelDock(QStringLiteral("auditDock")))
+        dock->raise(); // the panel confirms what was written: the path and the record count
+    d->audit->exportWithDialog();
 }
 
 QString MainWindow::statusSummary() const
