@@ -65,6 +65,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <malloc.h>
 #include <memory>
@@ -85,6 +86,7 @@ public:
     struct Slow
     {
         double ms;
+        double cpuMs; ///< the GUI thread's own CPU time: much less than `ms` is waiting for a core
         QString receiver;
         int type;
         QString scenario;
@@ -100,6 +102,7 @@ public:
         ++m_depth;
         QElapsedTimer clock;
         clock.start();
+        const qint64 cpu0 = threadCpuNs();
         const int type = int(event->type()); // the event may be deleted by its delivery
         QString name = QString::fromLatin1(receiver->metaObject()->className());
         if (!receiver->objectName().isEmpty())
@@ -107,11 +110,18 @@ public:
         const bool result = QApplication::notify(receiver, event);
         --m_depth;
         if (const qint64 ns = clock.nsecsElapsed(); ns >= thresholdNs)
-            slow.push_back({double(ns) / 1e6, name, type, scenario});
+            slow.push_back(
+                {double(ns) / 1e6, double(threadCpuNs() - cpu0) / 1e6, name, type, scenario});
         return result;
     }
 
 private:
+    static qint64 threadCpuNs()
+    {
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+    }
     int m_depth = 0;
 };
 
@@ -663,8 +673,8 @@ int main(int argc, char **argv)
         std::printf("slow events (>= %.1f ms): %zu\n", double(app.thresholdNs) / 1e6,
                     app.slow.size());
         for (const auto &e : app.slow)
-            std::printf("  %7.1f ms  %-10s type %4d  %s\n", e.ms, qPrintable(e.scenario), e.type,
-                        qPrintable(e.receiver));
+            std::printf("  %7.1f ms (CPU %5.1f ms)  %-10s type %4d  %s\n", e.ms, e.cpuMs,
+                        qPrintable(e.scenario.left(24)), e.type, qPrintable(e.receiver));
     }
     return status;
 }

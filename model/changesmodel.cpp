@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "modelroles.h"
 #include "sandboxcontroller.h"
+#include "threadpriority.h"
 
 #include <QFutureWatcher>
 #include <QLocale>
@@ -149,7 +150,8 @@ void ChangesModel::startScan()
         if (m_dirty)
             refresh();
     });
-    watcher->setFuture(QtConcurrent::run(m_controller->pool(), [sandbox, seeded] {
+    watcher->setFuture(QtConcurrent::run(m_controller->bulkPool(), [sandbox, seeded] {
+        lowerThreadPriority();
         const BackendPtr backend = sandbox->backend();
         if (!backend)
             throw OSError(

@@ -52,6 +52,12 @@ public:
     ~SandboxController() override;
 
     QThreadPool *pool() { return &m_pool; }
+    /// Long file work that yields to the GUI thread: seeding, stopping with a flush, flushing,
+    /// adding and downloading files, and the views' own scans and diffs. Its tasks lower their
+    /// thread's priority (lowerThreadPriority(), nice 10), so a 20,000-file seed does not
+    /// take the cores from the GUI thread. Commands stay on pool(): they keep the priority the
+    /// user gave the workbench.
+    QThreadPool *bulkPool() { return &m_bulkPool; }
     SessionsModel *sessionsModel() const { return m_sessions; }
     AgentsModel *agentsModel() const { return m_agents; }
     AuditLogModel *auditModel() const { return m_audit; }
@@ -176,6 +182,7 @@ private:
     void ensureConsoleAgent(Entry &e);
 
     QThreadPool m_pool;
+    QThreadPool m_bulkPool;
     SessionsModel *m_sessions;
     AgentsModel *m_agents;
     AuditLogModel *m_audit;

@@ -10,6 +10,7 @@
 #include "modelroles.h"
 #include "panelwidgets.h"
 #include "sandboxcontroller.h"
+#include "threadpriority.h"
 #include "tonecolors.h"
 
 #include <QFutureWatcher>
@@ -73,10 +74,13 @@ ChangesPanel::ChangesPanel(SandboxController *controller, QWidget *parent)
     m_view->horizontalHeader()->setStretchLastSection(false);
     m_view->horizontalHeader()->setSectionResizeMode(ChangesModel::PathColumn,
                                                      QHeaderView::Stretch);
-    m_view->horizontalHeader()->setSectionResizeMode(ChangesModel::ChangeColumn,
-                                                     QHeaderView::ResizeToContents);
-    m_view->horizontalHeader()->setSectionResizeMode(ChangesModel::SizeColumn,
-                                                     QHeaderView::ResizeToContents);
+    // Widths from the font: ResizeToContents would measure every row at each merge.
+    const QFontMetrics fm = m_view->fontMetrics();
+    const int pad = 3 * fm.averageCharWidth();
+    m_view->setColumnWidth(ChangesModel::ChangeColumn,
+                           fm.horizontalAdvance(tr("modified (special)")) + pad);
+    m_view->setColumnWidth(ChangesModel::SizeColumn,
+                           fm.horizontalAdvance(QStringLiteral("1023.9 KiB → 1023.9 KiB")) + pad);
     m_diff->setAccessibleName(tr("Diff of the selected file"));
     m_diff->setMessage(tr("Select a file to compare it with its seeded version."));
     m_summary->setWordWrap(true);
@@ -188,7 +192,8 @@ void ChangesPanel::showDiff(const QString &path)
         }
         Q_EMIT diffReady(path);
     });
-    watcher->setFuture(QtConcurrent::run(m_controller->pool(), [sandbox, path] {
+    watcher->setFuture(QtConcurrent::run(m_controller->bulkPool(), [sandbox, path] {
+        lowerThreadPriority();
         const BackendPtr backend = sandbox->backend();
         if (!backend)
             throw OSError(

@@ -20,7 +20,7 @@ class SandboxController;
 /// "What did the agent change?": the files added, modified and deleted in the current sandbox
 /// since its seed (ChangesModel, updated live while the panel is visible), a path filter, and
 /// the selected file's unified diff against its seeded version beside it (DiffView; read and
-/// compared on the controller's pool, a stale answer dropped). The diff follows the file:
+/// compared on the controller's bulk pool, a stale answer dropped). The diff follows the file:
 /// when the selected file changes again, it is compared again.
 class ChangesPanel : public QWidget
 {

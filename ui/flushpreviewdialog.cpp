@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "filediff.h"
 #include "sandboxcontroller.h"
+#include "threadpriority.h"
 #include "treecopy.h"
 #include "unifieddiff.h"
 
@@ -303,7 +304,8 @@ void FlushPreviewDialog::showDiff(const QString &path)
         Q_EMIT diffReady(path);
     });
     // Both sides read and compared on the pool; the host side never leaves the destination.
-    differ->setFuture(QtConcurrent::run(d->controller->pool(), [sandbox, root, path] {
+    differ->setFuture(QtConcurrent::run(d->controller->bulkPool(), [sandbox, root, path] {
+        lowerThreadPriority();
         const BackendPtr backend = sandbox ? sandbox->backend() : nullptr;
         if (!backend)
             throw OSError(QStringLiteral("the sandbox is not running"));
