@@ -348,7 +348,11 @@ void WorkspacePanel::setWorkspace(const QString &workspaceId)
         const QFontMetrics fm = m_view->fontMetrics();
         const int pad = 3 * fm.averageCharWidth();
         const std::pair<int, QString> widest[] = {
-            {WorkspaceTreeModel::SizeColumn, QStringLiteral("1023.9 KiB")},
+            {WorkspaceTreeModel::SizeColumn,
+             fm.horizontalAdvance(QStringLiteral("1023 bytes")) >
+                     fm.horizontalAdvance(QStringLiteral("1023.9 KiB"))
+                 ? QStringLiteral("1023 bytes")
+                 : QStringLiteral("1023.9 KiB")},
             {WorkspaceTreeModel::ModifiedColumn, QStringLiteral("0000-00-00 00:00:00")},
             {WorkspaceTreeModel::TypeColumn, QStringLiteral("symlink")},
         };
