@@ -8,6 +8,12 @@
 namespace elsai {
 
 ExecutionBackend::~ExecutionBackend() = default;
+
+QHash<QString, FileStamp> ExecutionBackend::seedBaseline() const
+{
+    const std::optional<SeedManifest> manifest = seedManifest();
+    return manifest ? manifest->workspaceStamps() : QHash<QString, FileStamp>();
+}
 BackendTemplate::~BackendTemplate() = default;
 
 FileRange ExecutionBackend::readFileRange(const QString &path, qint64 offset, qint64 maxBytes)

@@ -95,9 +95,14 @@ public:
                   const std::function<void(int, int)> &progress = {}) = 0;
     /// What syncArtifacts would do, without doing it (the flush preview).
     virtual SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) = 0;
+    /// The record of the last seed (its host folder and each file's host and workspace stamps,
+    /// as later flushes into that folder updated them): the base "changed since the seed" is
+    /// measured against. An empty manifest (no hostRoot) when nothing was seeded; none when
+    /// this backend keeps no such record.
+    virtual std::optional<SeedManifest> seedManifest() const { return std::nullopt; }
     /// Workspace-relative path → stamp of each file as the last seed left it (marks files
     /// changed since seeding); empty when unknown.
-    virtual QHash<QString, FileStamp> seedBaseline() const { return {}; }
+    QHash<QString, FileStamp> seedBaseline() const;
 
     /// Writes each (path, content); one result per file, failures as results.
     virtual QList<FileTransferResult> uploadFiles(const QList<QPair<QString, QByteArray>> &files);
@@ -126,6 +131,9 @@ public:
     /// `timeoutSeconds` none = the backend's default. Timeout → exit code 124.
     virtual ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                                   const QString &cwd = {}, const ExecuteOptions &options = {}) = 0;
+    /// The process groups of the commands running now, where they run on this machine (local,
+    /// bwrap); empty elsewhere. A snapshot: a group may end at any moment.
+    virtual QList<qint64> runningProcessGroups() const { return {}; }
 };
 
 /// True when execute tools should register (the backend implements SandboxBackend).

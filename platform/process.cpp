@@ -526,6 +526,8 @@ void Runner::spawn()
     }
     m_pid = pid;
     m_registration.setGroup(pid);
+    if (m_spec.onStarted)
+        m_spec.onStarted(pid);
     // Without a pidfd (kernel < 5.3) the loop polls waitid() instead.
     m_pidfd.reset(pidfdOpen(pid));
 }

@@ -59,6 +59,10 @@ struct ProcessSpec
     /// nothing escapes the limit. v1 `tasks` moves one thread without the global threadgroup
     /// lock (whose RCU grace period `cgroup.procs` waits for). -1: stay in ours.
     int joinCgroupFd = -1;
+    /// Called on the calling thread once the command runs, with its process group id (the
+    /// child's pid), before any output: a backend keeps its commands' groups for the views
+    /// that sample their resource use. Not called when the command could not start.
+    std::function<void(qint64 processGroup)> onStarted;
 };
 
 struct ProcessOutcome

@@ -41,6 +41,8 @@ const QHash<QString, QString> &foreignOptions()
         {QStringLiteral("--prefix"), QStringLiteral("cmake")},
         {QStringLiteral("--prepare"), QStringLiteral(".ci/trixie")},
         {QStringLiteral("--classify"), QStringLiteral("bench/audit_bench")},
+        {QStringLiteral("--slow-events"), QStringLiteral("bench/window_bench")},
+        {QStringLiteral("--call-graph"), QStringLiteral("perf record")},
         {QStringLiteral("--quick"), QStringLiteral("bench/run.sh")},
         {QStringLiteral("--build-dir"), QStringLiteral("bench/run.sh")},
         {QStringLiteral("--exclude"), QStringLiteral("rsync (the seed benchmark's baseline)")},

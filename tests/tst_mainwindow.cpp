@@ -20,6 +20,7 @@
 #include "consolepanel.h"
 #include "errors.h"
 #include "filetabs.h"
+#include "diffview.h"
 #include "findbar.h"
 #include "flushpreviewdialog.h"
 #include "icons.h"
@@ -791,7 +792,12 @@ void TestMainWindow::exportAuditLogThroughMenu()
         actors.insert(o.value(QStringLiteral("actor")).toString());
     }
     QVERIFY(actors.contains(QStringLiteral("reviewer")));
-    QVERIFY(m_window->statusBar()->currentMessage().contains(path));
+    // The panel confirms the path and how many records were written.
+    QVERIFY2(panel->messageBar()->isVisibleTo(panel) &&
+                 panel->messageBar()->text().contains(path) &&
+                 panel->messageBar()->text().contains(QString::number(rows)),
+             qPrintable(panel->messageBar()->text()));
+    panel->messageBar()->dismiss();
     panel->eventBox()->setEditText(QString());
 
     // A cancelled dialog writes nothing.

@@ -9,6 +9,7 @@
 #include "appsettings.h"
 #include "audithealthmonitor.h"
 #include "auditpanel.h"
+#include "changespanel.h"
 #include "columnfit.h"
 #include "confirm.h"
 #include "consolepanel.h"
@@ -17,6 +18,7 @@
 #include "flushpreviewdialog.h"
 #include "icons.h"
 #include "inputchecks.h"
+#include "inspectpanel.h"
 #include "mcppanel.h"
 #include "mcpservermodel.h"
 #include "newsandboxdialog.h"
@@ -82,6 +84,8 @@ constexpr DockPlacement defaultPlacements[] = {
     {"mcpDock", Qt::RightDockWidgetArea, Place::Tabbed, "agentsDock"},
     {"consoleDock", Qt::BottomDockWidgetArea, Place::First, nullptr},
     {"auditDock", Qt::BottomDockWidgetArea, Place::Beside, "consoleDock"},
+    {"changesDock", Qt::BottomDockWidgetArea, Place::Tabbed, "auditDock"},
+    {"inspectDock", Qt::RightDockWidgetArea, Place::Tabbed, "agentsDock"},
 };
 
 constexpr int recentSandboxLimit = AppSettings::recentLimit;
@@ -209,6 +213,15 @@ void MainWindow::createPanels()
     d->mcp = new McpPanel(controller, this); // the MCP server of the current sandbox
     connect(this, &MainWindow::currentWorkspaceChanged, d->mcp, &McpPanel::setWorkspace);
     addPanel(d->mcp, tr("MCP"), QStringLiteral("mcpDock"), Qt::RightDockWidgetArea);
+    // What happened and what it is: the Changes panel beside the audit log, Inspect beside the
+    // agents (ui/changespanel.*, ui/inspectpanel.*; placed by defaultPlacements).
+    auto *changes = new ChangesPanel(controller, this);
+    connect(this, &MainWindow::currentWorkspaceChanged, changes, &ChangesPanel::setWorkspace);
+    addPanel(changes, tr("Changes"), QStringLiteral("changesDock"), Qt::BottomDockWidgetArea);
+    auto *inspect = new InspectPanel(controller, this);
+    inspect->setMcpModel(d->mcp->model());
+    connect(this, &MainWindow::currentWorkspaceChanged, inspect, &InspectPanel::setWorkspace);
+    addPanel(inspect, tr("Inspect"), QStringLiteral("inspectDock"), Qt::RightDockWidgetArea);
 
     connect(d->sessions, &SessionsPanel::currentWorkspaceChanged, this,
             &MainWindow::setCurrentWorkspace);
@@ -859,16 +872,9 @@ void MainWindow::flushPreview()
 
 void MainWindow::exportAuditLog()
 {
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export audit log"), QDir::home().filePath(QStringLiteral("elsai-audit.jsonl")),
-        tr("JSON lines (*.jsonl);;All files (*)"));
-    if (path.isEmpty())
-        return;
-    QString error;
-    if (!d->audit->exportVisible(path, &error))
-        showError(tr("Export audit log: %1").arg(error));
-    else
-        statusBar()->showMessage(tr("Audit log exported to %1").arg(path), 5000);
+    if (QDockWidget *dock = panelDock(QStringLiteral("auditDock")))
+        dock->raise(); // the panel confirms what was written: the path and the record count
+    d->audit->exportWithDialog();
 }
 
 bool MainWindow::openWorkspaceFolder(const QString &path)

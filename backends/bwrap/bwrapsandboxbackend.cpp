@@ -289,7 +289,7 @@ ExecuteResult BwrapSandboxBackend::execute(const QString &command,
     // bwrap leads the group and the sandbox's pid namespace dies with it: nothing of the
     // command can outlive the call, so the marker sweep would only probe foreign processes.
     spec.sweepStrays = false;
-    return toExecuteResult(runProcess(spec));
+    return toExecuteResult(runCommand(std::move(spec)));
 }
 
 } // namespace elsai

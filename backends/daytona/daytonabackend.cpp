@@ -984,12 +984,11 @@ QString DaytonaSandboxBackend::saveBases()
     return {};
 }
 
-QHash<QString, FileStamp> DaytonaSandboxBackend::seedBaseline() const
+std::optional<SeedManifest> DaytonaSandboxBackend::seedManifest() const
 {
     // remote stamps, as listDir() reports them
     QMutexLocker lock(&m_syncMutex);
-    const auto it = m_manifests.constFind(m_seedRoot);
-    return it == m_manifests.constEnd() ? QHash<QString, FileStamp>() : it->workspaceStamps();
+    return m_manifests.value(m_seedRoot);
 }
 
 // ---- template ----------------------------------------------------------------------------

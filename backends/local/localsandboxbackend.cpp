@@ -17,6 +17,7 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QProcessEnvironment>
+#include <QScopeGuard>
 #include <QSet>
 
 #include <cmath>
@@ -208,11 +209,10 @@ void LocalSandboxBackend::makeDirs(const QString &path)
     fs()->makeDirs(path);
 }
 
-QHash<QString, FileStamp> LocalSandboxBackend::seedBaseline() const
+std::optional<SeedManifest> LocalSandboxBackend::seedManifest() const
 {
     QMutexLocker lock(&m_manifestMutex);
-    const auto it = m_manifests.constFind(m_seedRoot);
-    return it == m_manifests.constEnd() ? QHash<QString, FileStamp>() : it->workspaceStamps();
+    return m_manifests.value(m_seedRoot);
 }
 
 WorkspaceSeedResult
@@ -311,7 +311,29 @@ ExecuteResult LocalSandboxBackend::execute(const QString &command,
     spec.environment = env;
     const UniqueFd cwdFd(ws->openDirectory(cwd.isEmpty() ? QStringLiteral(".") : cwd));
     spec.cwdFd = cwdFd.get();
-    return toExecuteResult(runProcess(spec));
+    return toExecuteResult(runCommand(std::move(spec)));
+}
+
+ProcessOutcome LocalSandboxBackend::runCommand(ProcessSpec spec)
+{
+    qint64 group = 0;
+    spec.onStarted = [this, &group](qint64 pgid) {
+        QMutexLocker lock(&m_mutex);
+        group = pgid;
+        m_groups.append(pgid);
+    };
+    const auto forget = qScopeGuard([this, &group] {
+        QMutexLocker lock(&m_mutex);
+        if (group)
+            m_groups.removeOne(group);
+    });
+    return runProcess(spec);
+}
+
+QList<qint64> LocalSandboxBackend::runningProcessGroups() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_groups;
 }
 
 } // namespace elsai

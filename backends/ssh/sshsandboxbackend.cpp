@@ -501,11 +501,11 @@ ExecuteResult SshSandboxBackend::execute(const QString &command,
 
 // ---- seeding ----------------------------------------------------------------------------------
 
-QHash<QString, FileStamp> SshSandboxBackend::seedBaseline() const
+std::optional<SeedManifest> SshSandboxBackend::seedManifest() const
 {
+    // remote stamps, as listDir() reports them
     QMutexLocker lock(&m_manifestMutex);
-    const auto it = m_manifests.constFind(m_seedRoot);
-    return it == m_manifests.constEnd() ? QHash<QString, FileStamp>() : it->workspaceStamps();
+    return m_manifests.value(m_seedRoot);
 }
 
 WorkspaceSeedResult SshSandboxBackend::seedWorkspace(const QString &source,
