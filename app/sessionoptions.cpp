@@ -85,6 +85,12 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("Most bytes one read_file call of an agent returns; longer files are "
                         "read in parts (default: 262144)."),
          QStringLiteral("N")},
+        {QStringLiteral("execute-soft-return"),
+         QStringLiteral("Seconds after which an agent's execute answers while its command goes "
+                        "on as a background process (output so far and a process_id); 0 = "
+                        "never (default: 45, below the 60 s request timeout of common MCP "
+                        "clients)."),
+         QStringLiteral("SECONDS")},
         {QStringLiteral("env"), QStringLiteral("Extra variable for commands (repeatable)."),
          QStringLiteral("NAME=VALUE")},
         {QStringLiteral("no-inherit-env"),
@@ -424,6 +430,16 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
             nonNegativeInt(QStringLiteral("read-file-max-bytes"), val("read-file-max-bytes"));
         if (spec.readFileMaxBytes < 1)
             throw ValueError(QStringLiteral("--read-file-max-bytes must be at least 1"));
+    }
+    if (has("execute-soft-return")) {
+        bool ok = false;
+        const QString value = val("execute-soft-return");
+        const double v = value.toDouble(&ok);
+        if (!ok || !(v >= 0) || !std::isfinite(v))
+            throw ValueError(QStringLiteral("--execute-soft-return needs a number of seconds >= 0 "
+                                            "(0: never), got '%1'")
+                                 .arg(value));
+        spec.executeSoftReturnSeconds = v;
     }
     for (const QString &kv : p.values(QStringLiteral("env"))) {
         const qsizetype eq = kv.indexOf(QLatin1Char('='));

@@ -3,6 +3,8 @@
 
 #include "agent.h"
 
+#include "agenttools.h"
+
 #include "audit.h"
 #include "errors.h"
 #include "inputchecks.h"
@@ -192,22 +194,21 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
     };
     try {
         const auto tool = d->tools.get(name);
-        if (!tool && (name == QLatin1String("execute") || name == QLatin1String("write_file")) &&
-            (attachedSandbox() || isDetached())) {
+        const std::optional<QString> mutation = tool ? std::nullopt : sandboxMutation(name);
+        if (mutation && (attachedSandbox() || isDetached())) {
             // Mode enforcement, second layer: the tool is unregistered for read-only and
             // detached agents, and calling it anyway is a denied mutation, audited as such.
             try {
-                ensureSandboxMutationAllowed(*this, name == QLatin1String("execute")
-                                                        ? QStringLiteral("execute commands")
-                                                        : QStringLiteral("write files"));
+                ensureSandboxMutationAllowed(*this, *mutation);
             } catch (const SandboxError &e) {
-                const QString command = arguments.value(QStringLiteral("command")).toString();
+                const QJsonValue command = arguments.value(QStringLiteral("command"));
+                QJsonObject fields;
+                if (command.isString())
+                    fields = commandAuditFields(command.toString());
+                else if (arguments.value(QStringLiteral("path")).isString())
+                    fields.insert(QStringLiteral("path"), arguments.value(QStringLiteral("path")));
                 AuditRecorder audit(QStringLiteral("sandbox.") + name,
-                                    SandboxManager::resolveWorkspaceId(*this), d->id,
-                                    name == QLatin1String("execute")
-                                        ? commandAuditFields(command)
-                                        : QJsonObject{{QStringLiteral("path"),
-                                                       arguments.value(QStringLiteral("path"))}});
+                                    SandboxManager::resolveWorkspaceId(*this), d->id, fields);
                 audit.fail(e, false);
                 throw;
             }

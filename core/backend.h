@@ -27,6 +27,23 @@ struct FileRange
     qint64 totalSize = 0; ///< the whole file's size when it was read
 };
 
+/// One entry of ExecutionBackend::walkTree().
+struct WalkEntry
+{
+    QString path; ///< workspace-relative
+    FileInfo::Type type = FileInfo::Type::File;
+    std::optional<qint64> size; ///< files, when the walk was asked for sizes
+    qint64 mtimeMs = 0;         ///< when the walk was asked for sizes
+    int depth = 0;              ///< 0 for the entries of the folder walked
+};
+
+/// What a walkTree() visitor wants next.
+enum class WalkStep {
+    Continue,   ///< go on (into this entry, when it is a folder)
+    SkipFolder, ///< do not enter this folder
+    Stop,       ///< end the walk
+};
+
 /// Minimal backend for file system and workspace operations (spec: ExecutionBackend).
 ///
 /// Contract for every implementation:
@@ -85,6 +102,21 @@ public:
     /// mkdir -p of a workspace folder.
     virtual void makeDirs(const QString &path) = 0;
 
+    /// Extension (the search tools): visits every entry beneath the folder `path`, depth
+    /// first, each folder's entries in name order, symlinks reported and never followed.
+    /// `withStat` fills sizes and modification times. Folders deeper than MaxWalkDepth are
+    /// not entered. The default lists folder by folder with listDirCompact(); a remote backend
+    /// may list the whole tree in one call.
+    virtual void walkTree(const QString &path, bool withStat,
+                          const std::function<WalkStep(const WalkEntry &)> &visit);
+    static constexpr int MaxWalkDepth = 128;
+    /// Extension (the move tool): renames `source` to `dest` (both workspace paths; dest's
+    /// parent folders are created). FileExistsError when dest exists and `overwrite` is false;
+    /// a folder is never replaced. The default copies a file (read, write, remove) or a
+    /// folder's tree of files and folders (a symlink inside refuses the move before anything
+    /// is copied); the local backends rename atomically.
+    virtual void rename(const QString &source, const QString &dest, bool overwrite);
+
     /// Copies `source` (a host folder) into the workspace, skipping `excludes`.
     virtual WorkspaceSeedResult
     seedWorkspace(const QString &source, const QStringList &excludes,
@@ -121,6 +153,12 @@ struct ExecuteOptions
     /// The caller may only read the workspace (a read-only agent): a backend that can bind the
     /// workspace read-only does so for this call; one that cannot refuses (PermissionError).
     bool readOnlyWorkspace = false;
+    /// Extension (background processes): the command's stdin is this pipe's read end instead
+    /// of /dev/null (-1). Only where SandboxBackend::acceptsInput() is true.
+    int stdinFd = -1;
+    /// Extension (background processes): every byte goes to onOutput, none is kept in the
+    /// result (so the output cap does not end the stream). Only where acceptsInput() is true.
+    bool streamOnly = false;
 };
 
 /// ExecutionBackend that can run shell commands (spec: SandboxBackend).
@@ -134,6 +172,16 @@ public:
     /// The process groups of the commands running now, where they run on this machine (local,
     /// bwrap); empty elsewhere. A snapshot: a group may end at any moment.
     virtual QList<qint64> runningProcessGroups() const { return {}; }
+    /// The timeout of a call that names none, in seconds (a per-call timeout may only be
+    /// shorter).
+    virtual double defaultTimeoutSeconds() const = 0;
+    /// True when execute() honours ExecuteOptions::stdinFd and streamOnly (the local backends):
+    /// a background process can then take input and stream past the output cap.
+    virtual bool acceptsInput() const { return false; }
+    /// True when execute() stops a running command once its ExecuteOptions::cancel fires
+    /// (background processes and the soft return need it: a stop must not wait for the
+    /// command's own end).
+    virtual bool cancelsRunningCommands() const { return true; }
 };
 
 /// True when execute tools should register (the backend implements SandboxBackend).

@@ -19,6 +19,7 @@
 #include <QStringDecoder>
 #include <QUuid>
 
+#include <cmath>
 #include <limits>
 
 #include <fcntl.h>
@@ -119,6 +120,11 @@ Sandbox::Sandbox(const QString &workspaceId, const BackendSource &backend,
     if (options.readFileMaxBytes && *options.readFileMaxBytes < 1)
         throw ValueError(QStringLiteral("read_file_max_bytes must be >= 1, got %1")
                              .arg(*options.readFileMaxBytes));
+    if (options.executeSoftReturnSeconds && !(*options.executeSoftReturnSeconds >= 0 &&
+                                              std::isfinite(*options.executeSoftReturnSeconds)))
+        throw ValueError(QStringLiteral("execute_soft_return_seconds must be >= 0 (0: never), "
+                                        "got %1")
+                             .arg(*options.executeSoftReturnSeconds));
     if (options.seedFrom)
         checkNoNul(*options.seedFrom, QStringLiteral("seed_from folder"));
     if (options.syncDest)

@@ -69,6 +69,9 @@ public:
         /// Bound of an agent's read_file answer, in bytes (>= 1; see readWorkspaceFile());
         /// none: DefaultReadFileMaxBytes.
         std::optional<qint64> readFileMaxBytes;
+        /// Seconds after which an agent's execute answers while its command goes on as a
+        /// background process (>= 0; 0: never); none: DefaultExecuteSoftReturnSeconds (45).
+        std::optional<double> executeSoftReturnSeconds;
     };
     using Progress = std::function<void(int done, int total)>;
 

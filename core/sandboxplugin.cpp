@@ -3,6 +3,7 @@
 
 #include "sandboxplugin.h"
 
+#include "agenttools.h"
 #include "audit.h"
 #include "errors.h"
 #include "firstentries.h"
@@ -10,6 +11,7 @@
 #include "sandbox.h"
 #include "sandboxmanager.h"
 #include "workspace.h"
+#include "workspacesearch.h"
 
 #include <QJsonArray>
 
@@ -98,14 +100,14 @@ void ensureSandboxMutationAllowed(Agent &agent, const QString &operation)
             QStringLiteral("agent '%1' is read-only and may not %2").arg(agent.id(), what));
 }
 
-ExecuteResult executeAs(Agent &agent, const QString &command, const std::optional<QString> &cwd,
-                        const ExecuteOptions &options)
+void auditedCommand(Agent &agent, const QString &event, const QString &command,
+                    const std::optional<QString> &cwd, const QMap<QString, QString> &env,
+                    const CommandRunner &run)
 {
-    AuditRecorder audit(QStringLiteral("sandbox.execute"),
-                        SandboxManager::resolveWorkspaceId(agent), agent.id(),
+    AuditRecorder audit(event, SandboxManager::resolveWorkspaceId(agent), agent.id(),
                         commandAuditFields(command));
     try {
-        checkExecuteInput(command, cwd.value_or(QString()), options.env);
+        checkExecuteInput(command, cwd.value_or(QString()), env);
         ensureSandboxMutationAllowed(agent, QStringLiteral("execute commands"));
         const AgentWorkspace ws = agentWorkspace(agent);
         audit.setWorkspaceId(ws.workspaceId);
@@ -117,18 +119,33 @@ ExecuteResult executeAs(Agent &agent, const QString &command, const std::optiona
         if (cwd)
             audit.setField(QStringLiteral("cwd"), *cwd);
         ws.manager->touch(ws.workspaceId);
-        ExecuteResult r = exec->execute(command, std::nullopt, cwd.value_or(QString()), options);
+        run(*exec, ws, audit);
         ws.manager->touch(ws.workspaceId);
-        audit.setField(QStringLiteral("exit_code"), r.exitCode);
-        audit.setField(QStringLiteral("duration_ms"), r.durationMs);
-        audit.setField(QStringLiteral("truncated"), r.truncated);
-        audit.setField(QStringLiteral("timed_out"), r.timedOut);
         audit.ok();
-        return r;
     } catch (const SandboxError &e) {
         audit.fail(e, false);
         throw;
     }
+}
+
+void recordExecuteResult(AuditRecorder &audit, const ExecuteResult &r)
+{
+    audit.setField(QStringLiteral("exit_code"), r.exitCode);
+    audit.setField(QStringLiteral("duration_ms"), r.durationMs);
+    audit.setField(QStringLiteral("truncated"), r.truncated);
+    audit.setField(QStringLiteral("timed_out"), r.timedOut);
+}
+
+ExecuteResult executeAs(Agent &agent, const QString &command, const std::optional<QString> &cwd,
+                        const ExecuteOptions &options, std::optional<double> timeoutSeconds)
+{
+    ExecuteResult r;
+    auditedCommand(agent, QStringLiteral("sandbox.execute"), command, cwd, options.env,
+                   [&](SandboxBackend &exec, const AgentWorkspace &, AuditRecorder &audit) {
+                       r = exec.execute(command, timeoutSeconds, cwd.value_or(QString()), options);
+                       recordExecuteResult(audit, r);
+                   });
+    return r;
 }
 
 QString formatExecuteResult(const ExecuteResult &r)
@@ -285,24 +302,7 @@ static void appendEntry(QString &out, const DirListing &listing, const DirListin
         out += QLatin1StringView(name.data(), name.size());
     else
         out += QString::fromUtf8(name);
-    switch (e.type) {
-    case FileInfo::Type::Directory:
-        out += u'/';
-        return;
-    case FileInfo::Type::Symlink:
-        out += QLatin1StringView(" (symlink)");
-        return;
-    case FileInfo::Type::Other:
-        out += QLatin1StringView(" (special file)");
-        return;
-    case FileInfo::Type::File:
-        break;
-    }
-    if (e.size) {
-        out += QLatin1StringView(" (");
-        out += QString::number(*e.size);
-        out += QLatin1StringView(" bytes)");
-    }
+    appendEntryKind(out, e.type, e.size);
 }
 
 static QString describeEntry(const FileInfo &fi)
@@ -355,25 +355,11 @@ QString listWorkspaceDir(Agent &agent, const QString &path)
 
 // ---- Tools --------------------------------------------------------------------------------
 
-static QJsonObject prop(const char *type, const QString &description)
-{
-    return {{QStringLiteral("type"), QLatin1String(type)},
-            {QStringLiteral("description"), description}};
-}
-
-// The JSON Schema of a tool's structured result (ToolResult::data). The large fields (output,
-// stderr, content, entries) are never required: the offload policy drops them from a result it
-// shortens, and adds "offloaded" (so more properties are allowed).
+using schema::prop;
+using schema::typed;
 static QJsonObject resultSchema(const QJsonObject &properties, const QStringList &required)
 {
-    return {{QStringLiteral("type"), QStringLiteral("object")},
-            {QStringLiteral("properties"), properties},
-            {QStringLiteral("required"), QJsonArray::fromStringList(required)}};
-}
-
-static QJsonObject typed(const char *type)
-{
-    return {{QStringLiteral("type"), QLatin1String(type)}};
+    return schema::result(properties, required);
 }
 
 static Tool executeTool()
@@ -388,7 +374,10 @@ static Tool executeTool()
                                    {QStringLiteral("truncated"), typed("boolean")},
                                    {QStringLiteral("timed_out"), typed("boolean")},
                                    {QStringLiteral("cancelled"), typed("boolean")},
-                                   {QStringLiteral("duration_ms"), typed("integer")}},
+                                   {QStringLiteral("duration_ms"), typed("integer")},
+                                   {QStringLiteral("running"), typed("boolean")},
+                                   {QStringLiteral("process_id"), typed("string")},
+                                   {QStringLiteral("next_offset"), typed("integer")}},
                                   {QStringLiteral("exit_code"), QStringLiteral("success"),
                                    QStringLiteral("truncated"), QStringLiteral("timed_out"),
                                    QStringLiteral("cancelled"), QStringLiteral("duration_ms")});
@@ -397,23 +386,23 @@ static Tool executeTool()
         "Run a shell command (/bin/sh -c) in the sandbox workspace and return its stdout, its "
         "stderr after a [stderr] line, and a final [exit code: N] line. Stdin is empty; long "
         "output is truncated; a command that runs past the timeout is killed with exit code "
-        "124.");
+        "124. A command still running after the soft-return time is not killed: the answer "
+        "says so, with its output so far and a process_id for process_output / process_stop "
+        "(use process_start for servers and watchers from the outset).");
     t.inputSchema = objectSchema(
         {{QStringLiteral("command"), prop("string", QStringLiteral("Shell command to run."))},
          {QStringLiteral("cwd"),
           prop("string", QStringLiteral("Working folder, relative to the workspace root "
-                                        "(default: the root)."))}},
+                                        "(default: the root)."))},
+         {QStringLiteral("timeout"),
+          QJsonObject{{QStringLiteral("type"), QStringLiteral("number")},
+                      {QStringLiteral("exclusiveMinimum"), 0},
+                      {QStringLiteral("description"),
+                       QStringLiteral("Extension: seconds before the command is killed (at "
+                                      "most the sandbox's timeout, which is the default).")}}}},
         {QStringLiteral("command")});
-    t.invoke = [](Agent &agent, const QJsonObject &a) {
-        const QString command =
-            args::requiredString(a, QStringLiteral("command"), QStringLiteral("execute"));
-        const auto cwd = args::optionalString(a, QStringLiteral("cwd"), QStringLiteral("execute"));
-        ExecuteOptions options;
-        options.cancel = ToolCallCancelScope::current(); // an MCP request's, a plan step's
-        options.onOutput = ToolCallCancelScope::currentOutputObserver();
-        const ExecuteResult r = executeAs(agent, command, cwd, options);
-        return ToolResult{formatExecuteResult(r), r.toJson(), false};
-    };
+    t.hints = ToolHints{false, true, false};
+    t.invoke = executeToolCall; // agenttools.cpp: the per-call timeout and the soft return
     return t;
 }
 
@@ -422,6 +411,7 @@ static Tool readFileTool()
     Tool t;
     t.name = QStringLiteral("read_file");
     t.title = QStringLiteral("Read a file");
+    t.hints = ToolHints{true, false, true};
     t.outputSchema = resultSchema({{QStringLiteral("path"), typed("string")},
                                    {QStringLiteral("content"), typed("string")},
                                    {QStringLiteral("total_bytes"), typed("integer")},
@@ -429,7 +419,8 @@ static Tool readFileTool()
                                    {QStringLiteral("bytes"), typed("integer")},
                                    {QStringLiteral("truncated"), typed("boolean")},
                                    {QStringLiteral("next_byte_offset"), typed("integer")},
-                                   {QStringLiteral("next_offset"), typed("integer")}},
+                                   {QStringLiteral("next_offset"), typed("integer")},
+                                   {QStringLiteral("mime_type"), typed("string")}},
                                   {QStringLiteral("path"), QStringLiteral("total_bytes"),
                                    QStringLiteral("byte_offset"), QStringLiteral("bytes"),
                                    QStringLiteral("truncated")});
@@ -438,7 +429,8 @@ static Tool readFileTool()
         "Read a text file of the sandbox workspace. Optional offset (first line, 0-based) and "
         "limit (number of lines) read part of a long file. One call returns at most a bounded "
         "number of bytes; a longer answer ends with a note giving the file's size and the "
-        "offset (or byte_offset) that reads on.");
+        "offset (or byte_offset) that reads on. A PNG, JPEG, GIF or WebP image (up to 5 MiB) "
+        "comes back as an image.");
     const auto integer = [](const QString &description) {
         return QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
                            {QStringLiteral("minimum"), 0},
@@ -456,11 +448,29 @@ static Tool readFileTool()
          {QStringLiteral("byte_offset"),
           integer(QStringLiteral("Extension: start at this byte instead of the first line "
                                  "(offset then counts lines from there)."))},
-         {QStringLiteral("max_bytes"), maxBytes}},
+         {QStringLiteral("max_bytes"), maxBytes},
+         {QStringLiteral("line_numbers"),
+          prop("boolean", QStringLiteral("Extension: prefix each line with its 1-based number "
+                                         "and a tab, as cat -n does (default false)."))}},
         {QStringLiteral("path")});
     t.invoke = [](Agent &agent, const QJsonObject &a) {
         const QString tool = QStringLiteral("read_file");
         const QString path = args::requiredString(a, QStringLiteral("path"), tool);
+        const bool numbered = a.value(QLatin1String("line_numbers")).toBool();
+        if (!imageMimeType(path).isEmpty() && !a.contains(QLatin1String("offset")) &&
+            !a.contains(QLatin1String("limit")) && !a.contains(QLatin1String("byte_offset"))) {
+            ToolImage image = readWorkspaceImage(agent, path);
+            return ToolResult{
+                QStringLiteral("[%1 image, %2 bytes]").arg(image.mimeType).arg(image.bytes.size()),
+                {{QStringLiteral("path"), path},
+                 {QStringLiteral("mime_type"), image.mimeType},
+                 {QStringLiteral("total_bytes"), image.bytes.size()},
+                 {QStringLiteral("byte_offset"), 0},
+                 {QStringLiteral("bytes"), image.bytes.size()},
+                 {QStringLiteral("truncated"), false}},
+                false,
+                std::move(image)};
+        }
         BoundedReadRequest request;
         request.lineOffset = args::optionalInt(a, QStringLiteral("offset"), tool).value_or(0);
         request.lineLimit = args::optionalInt(a, QStringLiteral("limit"), tool);
@@ -480,6 +490,12 @@ static Tool readFileTool()
             if (const auto line = read.nextLine())
                 data.insert(QStringLiteral("next_offset"), *line);
         }
+        if (numbered) {
+            if (!read.firstLine)
+                throw ValueError(QStringLiteral("read_file: line_numbers needs a line offset, "
+                                                "not byte_offset"));
+            content = numberLines(content, *read.firstLine + 1);
+        }
         const QString text = read.cut ? content + boundedReadNote(read, bound) : content;
         data.insert(QStringLiteral("content"), content);
         return ToolResult{text, data, false};
@@ -492,6 +508,7 @@ static Tool writeFileTool()
     Tool t;
     t.name = QStringLiteral("write_file");
     t.title = QStringLiteral("Write a file");
+    t.hints = ToolHints{false, true, true};
     t.outputSchema = resultSchema(
         {{QStringLiteral("path"), typed("string")}, {QStringLiteral("bytes"), typed("integer")}},
         {QStringLiteral("path"), QStringLiteral("bytes")});
@@ -521,6 +538,7 @@ static Tool listDirTool()
     Tool t;
     t.name = QStringLiteral("list_dir");
     t.title = QStringLiteral("List a folder");
+    t.hints = ToolHints{true, false, true};
     t.outputSchema = resultSchema({{QStringLiteral("path"), typed("string")},
                                    {QStringLiteral("entries"), typed("array")},
                                    {QStringLiteral("truncated"), typed("boolean")},
@@ -572,12 +590,19 @@ QStringList SandboxPlugin::toolNames(SandboxAttachMode mode, bool canExecute)
 
 QList<Tool> SandboxPlugin::tools(SandboxAttachMode mode, bool canExecute)
 {
-    if (mode == SandboxAttachMode::ReadOnly)
-        return {readFileTool(), listDirTool()};
     QList<Tool> out;
+    if (mode == SandboxAttachMode::ReadOnly) {
+        out = {readFileTool(), listDirTool()};
+        out += agentReadTools();
+        return out;
+    }
     if (canExecute)
         out.append(executeTool());
     out.append({readFileTool(), writeFileTool(), listDirTool()});
+    out += agentReadTools();
+    out += agentWriteTools();
+    if (canExecute)
+        out += processTools();
     return out;
 }
 

@@ -92,13 +92,15 @@ QJsonObject mcpToolDescription(const Tool &tool)
 {
     static const QStringList readOnly{QStringLiteral("read_file"), QStringLiteral("list_dir"),
                                       QStringLiteral("retrieve_offloaded_content")};
-    const bool ro = readOnly.contains(tool.name);
+    // the tool's own hints where it gives them (every sandbox tool), else by name
+    const ToolHints hints = tool.hints.value_or(
+        ToolHints{readOnly.contains(tool.name), true, tool.name == QLatin1String("write_file")});
+    const bool ro = hints.readOnly;
     QJsonObject annotations{{QStringLiteral("readOnlyHint"), ro},
                             {QStringLiteral("openWorldHint"), false}};
     if (!ro) {
-        annotations.insert(QStringLiteral("destructiveHint"), true);
-        annotations.insert(QStringLiteral("idempotentHint"),
-                           tool.name == QLatin1String("write_file"));
+        annotations.insert(QStringLiteral("destructiveHint"), hints.destructive);
+        annotations.insert(QStringLiteral("idempotentHint"), hints.idempotent);
     }
     const QString title = tool.title.isEmpty() ? tool.name : tool.title;
     annotations.insert(QStringLiteral("title"), title); // where clients before 2025-06-18 look
@@ -232,7 +234,12 @@ void McpSession::close()
 // A tools/call result with its text content item filled in.
 static QJsonObject withTextContent(QJsonObject result, const QString &text)
 {
-    result.insert(QStringLiteral("content"), QJsonArray{textContent(text)});
+    QJsonArray content = result.value(QLatin1String("content")).toArray();
+    if (content.isEmpty())
+        content.append(textContent(text));
+    else
+        content.replace(0, textContent(text)); // an image may follow
+    result.insert(QStringLiteral("content"), content);
     return result;
 }
 
@@ -709,7 +716,13 @@ McpSession::callTool(const jsonrpc::Message &message, const CallContext &context
         // The text already carries these; repeating them would double large results.
         for (const char *big : kTextFields)
             structured.remove(QLatin1String(big));
-        call.result = {{QStringLiteral("content"), QJsonArray{textContent(QString())}},
+        QJsonArray content{textContent(QString())}; // the text goes first (handleSerialized)
+        if (r.image) // read_file of an image: MCP image content beside the text
+            content.append(QJsonObject{
+                {QStringLiteral("type"), QStringLiteral("image")},
+                {QStringLiteral("data"), QString::fromLatin1(r.image->bytes.toBase64())},
+                {QStringLiteral("mimeType"), r.image->mimeType}});
+        call.result = {{QStringLiteral("content"), content},
                        {QStringLiteral("structuredContent"), structured},
                        {QStringLiteral("isError"), false}};
         call.text = r.text;

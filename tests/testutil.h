@@ -7,6 +7,7 @@
 
 #include "audit.h"
 #include "backend.h"
+#include "sandboxplugin.h"
 
 #include <QByteArray>
 #include <QDir>
@@ -42,6 +43,15 @@ inline QByteArray readHostFile(const QString &path)
     if (!f.open(QIODevice::ReadOnly))
         return QByteArray("<missing>");
     return f.readAll();
+}
+
+/// The sandbox tools an agent attached in `mode` gets on a backend that runs commands, sorted
+/// as ToolRegistry::names() lists them (tst_sandboxplugin pins the set itself).
+inline QStringList sortedSandboxTools(SandboxAttachMode mode)
+{
+    QStringList names = SandboxPlugin::toolNames(mode, true);
+    names.sort();
+    return names;
 }
 
 /// Collects audit events while alive.

@@ -263,9 +263,14 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
+        // No soft return: calls here wait for files the test writes, whenever that is on a
+        // loaded machine (the soft return has its own tests, tst_agenttools).
+        Sandbox::Options options;
+        options.executeSoftReturnSeconds = 0;
         m_sandbox = Sandbox::create(
             QStringLiteral("mcpsession"),
-            std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("ws"))), 600);
+            std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("ws"))), 600,
+            options);
         m_sandbox->start();
         m_sandbox->addFiles(
             {{QStringLiteral("a.txt"), FileSource::text(QStringLiteral("a\nb\n"))}});
@@ -363,9 +368,9 @@ private Q_SLOTS:
         init(rw);
         init(ro);
         QCOMPARE(toolNames(call(rw, QStringLiteral("tools/list"))),
-                 QStringList({"execute", "list_dir", "read_file", "write_file"}));
+                 elsai::test::sortedSandboxTools(SandboxAttachMode::ReadWrite));
         const QJsonObject list = call(ro, QStringLiteral("tools/list"));
-        QCOMPARE(toolNames(list), QStringList({"list_dir", "read_file"}));
+        QCOMPARE(toolNames(list), elsai::test::sortedSandboxTools(SandboxAttachMode::ReadOnly));
         // Each tool carries the core's schema and description, and hints for clients.
         for (const QJsonValue &t : list.value(QLatin1String("result"))
                                        .toObject()
@@ -383,6 +388,42 @@ private Q_SLOTS:
                         .value(QLatin1String("readOnlyHint"))
                         .toBool());
         }
+    }
+
+    // The core's own hints become the annotations (mkdir creates but never destroys); an
+    // image read_file answers with image content after the text.
+    void toolHintsAndImageContent()
+    {
+        McpSession rw(QStringLiteral("img"),
+                      spec(QStringLiteral("img"), SandboxAttachMode::ReadWrite), m_sandbox);
+        init(rw);
+        QHash<QString, QJsonObject> annotations;
+        for (const QJsonValue &t : call(rw, QStringLiteral("tools/list"))
+                                       .value(QLatin1String("result"))
+                                       .toObject()
+                                       .value(QLatin1String("tools"))
+                                       .toArray())
+            annotations.insert(t.toObject().value(QLatin1String("name")).toString(),
+                               t.toObject().value(QLatin1String("annotations")).toObject());
+        QCOMPARE(annotations.value("grep").value("readOnlyHint").toBool(), true);
+        QCOMPARE(annotations.value("mkdir").value("readOnlyHint").toBool(), false);
+        QCOMPARE(annotations.value("mkdir").value("destructiveHint").toBool(), false);
+        QCOMPARE(annotations.value("mkdir").value("idempotentHint").toBool(), true);
+        QCOMPARE(annotations.value("edit_file").value("destructiveHint").toBool(), true);
+        QCOMPARE(annotations.value("edit_file").value("idempotentHint").toBool(), false);
+        const QByteArray gif("GIF89a\x01\x00\x01\x00\x00\x00\x00;", 14);
+        m_sandbox->addFiles({{QStringLiteral("dot.gif"), FileSource::bytes(gif)}});
+        const QJsonObject r = tool(rw, QStringLiteral("read_file"),
+                                   {{QStringLiteral("path"), QStringLiteral("dot.gif")}});
+        const QJsonArray content = r.value(QLatin1String("content")).toArray();
+        QCOMPARE(content.size(), 2);
+        QCOMPARE(text(r), QStringLiteral("[image/gif image, 14 bytes]"));
+        QCOMPARE(content.at(1).toObject().value("type").toString(), QStringLiteral("image"));
+        QCOMPARE(content.at(1).toObject().value("mimeType").toString(),
+                 QStringLiteral("image/gif"));
+        QCOMPARE(
+            QByteArray::fromBase64(content.at(1).toObject().value("data").toString().toLatin1()),
+            gif);
     }
 
     // Every tools/call has one audit record, also the ones refused before the agent runs them
@@ -668,7 +709,7 @@ private Q_SLOTS:
         // A tool execution error (the model can correct it), not a protocol error.
         QVERIFY(r.value(QLatin1String("isError")).toBool());
         QCOMPARE(text(r), QStringLiteral("ValueError: execute: unknown arguments 'cmd', "
-                                         "'timeout_s'; it takes command, cwd"));
+                                         "'timeout_s'; it takes command, cwd, timeout"));
         QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("ws/ran.txt"))));
         const QJsonObject ro =
             tool(rw, QStringLiteral("read_file"),
@@ -695,7 +736,8 @@ private Q_SLOTS:
             QCOMPARE(schema.value(QLatin1String("type")).toString(), QStringLiteral("object"));
             schemas.insert(name, schema);
         }
-        QCOMPARE(schemas.size(), 4);
+        QCOMPARE(schemas.size(),
+                 SandboxPlugin::toolNames(SandboxAttachMode::ReadWrite, true).size());
         const QList<std::pair<QString, QJsonObject>> calls{
             {QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("echo hi")}}},
             {QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("exit 3")}}},
@@ -708,6 +750,31 @@ private Q_SLOTS:
               {QStringLiteral("content"), QStringLiteral("x")}}},
             {QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral(".")}}},
             {QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral("../..")}}},
+            {QStringLiteral("execute"),
+             {{QStringLiteral("command"), QStringLiteral("true")}, {QStringLiteral("timeout"), 5}}},
+            {QStringLiteral("grep"), {{QStringLiteral("pattern"), QStringLiteral(".")}}},
+            {QStringLiteral("grep"),
+             {{QStringLiteral("pattern"), QStringLiteral(".")},
+              {QStringLiteral("output"), "count"}}},
+            {QStringLiteral("glob"), {{QStringLiteral("pattern"), QStringLiteral("*")}}},
+            {QStringLiteral("tree"), {}},
+            {QStringLiteral("stat"), {{QStringLiteral("path"), QStringLiteral("a.txt")}}},
+            {QStringLiteral("stat"), {{QStringLiteral("path"), QStringLiteral(".")}}},
+            {QStringLiteral("stat"), {{QStringLiteral("path"), QStringLiteral("missing")}}},
+            {QStringLiteral("read_many"),
+             {{QStringLiteral("paths"),
+               QJsonArray{QStringLiteral("a.txt"), QStringLiteral("no")}}}},
+            {QStringLiteral("edit_file"),
+             {{QStringLiteral("path"), QStringLiteral("schema.txt")},
+              {QStringLiteral("old_string"), QStringLiteral("x")},
+              {QStringLiteral("new_string"), QStringLiteral("y")},
+              {QStringLiteral("dry_run"), true}}},
+            {QStringLiteral("mkdir"), {{QStringLiteral("path"), QStringLiteral("schema-dir")}}},
+            {QStringLiteral("move"),
+             {{QStringLiteral("source"), QStringLiteral("schema-dir")},
+              {QStringLiteral("destination"), QStringLiteral("schema-dir2")}}},
+            {QStringLiteral("delete"), {{QStringLiteral("path"), QStringLiteral("schema-dir2")}}},
+            {QStringLiteral("process_list"), {}},
         };
         for (const auto &[name, args] : calls) {
             const QJsonObject r = tool(rw, name, args);
@@ -716,6 +783,23 @@ private Q_SLOTS:
             QVERIFY2(mismatch.isEmpty(),
                      qPrintable(name + QLatin1String(": ") + mismatch + QLatin1Char(' ') +
                                 QJsonDocument(structured).toJson(QJsonDocument::Compact)));
+        }
+        // the process tools, on a process of this call's own
+        const QJsonObject started = tool(rw, QStringLiteral("process_start"),
+                                         {{QStringLiteral("command"), QStringLiteral("echo bg")}});
+        QVERIFY(schemaMismatch(schemas.value(QStringLiteral("process_start")),
+                               started.value(QLatin1String("structuredContent")).toObject())
+                    .isEmpty());
+        const QString id = started.value(QLatin1String("structuredContent"))
+                               .toObject()
+                               .value(QLatin1String("process_id"))
+                               .toString();
+        for (const QString &name :
+             {QStringLiteral("process_output"), QStringLiteral("process_stop")}) {
+            const QJsonObject r = tool(rw, name, {{QStringLiteral("process_id"), id}});
+            const QJsonObject structured = r.value(QLatin1String("structuredContent")).toObject();
+            QVERIFY2(schemaMismatch(schemas.value(name), structured).isEmpty(),
+                     qPrintable(name + QJsonDocument(structured).toJson(QJsonDocument::Compact)));
         }
         // The check itself refuses what does not match.
         QVERIFY(!schemaMismatch(schemas.value(QStringLiteral("execute")),

@@ -631,11 +631,9 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("tools");
         QTest::newRow("read_write")
             << QStringLiteral("read_write")
-            << QStringList{QStringLiteral("execute"), QStringLiteral("list_dir"),
-                           QStringLiteral("read_file"), QStringLiteral("write_file")};
-        QTest::newRow("read_only")
-            << QStringLiteral("read_only")
-            << QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")};
+            << elsai::test::sortedSandboxTools(SandboxAttachMode::ReadWrite);
+        QTest::newRow("read_only") << QStringLiteral("read_only")
+                                   << elsai::test::sortedSandboxTools(SandboxAttachMode::ReadOnly);
     }
 
     void attach()
@@ -665,7 +663,7 @@ private Q_SLOTS:
         RUN_OK(ro, R"({"op":"attach","agent":"bot","mode":"read_only"})");
         QCOMPARE(
             stringsOf(ro.value(QLatin1String("result")).toObject().value(QLatin1String("tools"))),
-            (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")}));
+            elsai::test::sortedSandboxTools(SandboxAttachMode::ReadOnly));
         QCOMPARE(m_sandbox->attachedAgents().size(), 1);
         RUN_ERR(bad, "ValueError", R"({"op":"attach","agent":"bot","mode":"admin"})");
     }

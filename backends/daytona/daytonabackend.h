@@ -96,6 +96,7 @@ public:
 
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
+    double defaultTimeoutSeconds() const override { return m_options.timeout; }
 
     /// The shell script execute() sends: cd to `dir` (`verifyDir`: `dir` is canonical and the
     /// command is refused, exit 1, unless `cd -P` ends exactly there), export `env`, run `command`

@@ -209,6 +209,17 @@ void LocalSandboxBackend::makeDirs(const QString &path)
     fs()->makeDirs(path);
 }
 
+void LocalSandboxBackend::rename(const QString &source, const QString &dest, bool overwrite)
+{
+    const auto ws = fs();
+    if (ws->exists(dest) && ws->stat(dest).type == FileInfo::Type::Directory)
+        throw IsADirectoryError(
+            QStringLiteral("cannot move onto '%1': it is a folder, which a move never replaces")
+                .arg(dest),
+            EISDIR);
+    ws->rename(source, dest, overwrite);
+}
+
 std::optional<SeedManifest> LocalSandboxBackend::seedManifest() const
 {
     QMutexLocker lock(&m_manifestMutex);
@@ -305,6 +316,8 @@ ExecuteResult LocalSandboxBackend::execute(const QString &command,
     spec.maxOutputBytes = m_options.maxOutputBytes;
     spec.onOutput = options.onOutput;
     spec.cancel = options.cancel;
+    spec.stdinFd = options.stdinFd;
+    spec.streamOnly = options.streamOnly;
     QStringList env = baseEnvironment();
     for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
         env.append(it.key() + QLatin1Char('=') + it.value());

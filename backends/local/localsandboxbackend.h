@@ -61,6 +61,7 @@ public:
     void removeFile(const QString &path, bool recursive = false) override;
     FileInfo stat(const QString &path) override;
     void makeDirs(const QString &path) override;
+    void rename(const QString &source, const QString &dest, bool overwrite) override;
 
     WorkspaceSeedResult seedWorkspace(const QString &source, const QStringList &excludes,
                                       const std::function<void(int, int)> &progress = {}) override;
@@ -72,6 +73,8 @@ public:
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
     QList<qint64> runningProcessGroups() const override;
+    double defaultTimeoutSeconds() const override { return m_options.timeout; }
+    bool acceptsInput() const override { return true; }
 
     /// The environment a command gets (without the per-call extras): with inherit_env, the
     /// engine's environment as it was when the backend was made (built once, not per call).

@@ -26,6 +26,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <functional>
+
 using namespace elsai;
 using elsai::test::readHostFile;
 using elsai::test::writeHostFile;
@@ -656,6 +658,133 @@ private Q_SLOTS:
         QCOMPARE(next.data.value(QStringLiteral("content")).toString(),
                  QStringLiteral("abcdefghij\n"));
         sb->stop(false);
+    }
+
+    // --- the coding-agent tools (docs/tools.md), through an agent as every front end calls them
+
+private:
+    /// A sandbox on `b` with a read-only and a read-write agent; `body` runs, then it stops.
+    void withAgents(const std::shared_ptr<SandboxBackend> &b,
+                    const std::function<void(const AgentPtr &reader, const AgentPtr &writer)> &body)
+    {
+        const SandboxPtr sb = Sandbox::create(QStringLiteral("conformance-tools"), b, std::nullopt);
+        sb->start();
+        const AgentPtr reader = Agent::create(QStringLiteral("reader"));
+        const AgentPtr writer = Agent::create(QStringLiteral("writer"));
+        sb->attach(reader, SandboxAttachMode::ReadOnly);
+        sb->attach(writer);
+        body(reader, writer);
+        sb->stop(false);
+    }
+
+    static QString text(const AgentPtr &agent, const QString &tool, const QJsonObject &args)
+    {
+        try {
+            return agent->callTool(tool, args).text;
+        } catch (const SandboxError &e) {
+            return QStringLiteral("ERROR ") + e.specName();
+        }
+    }
+
+private Q_SLOTS:
+    void agentToolsSearchTheWorkspace()
+    {
+        auto b = make();
+        b->writeFile(QStringLiteral("src/a.py"), "import os\ndef alpha():\n    return 1\n");
+        b->writeFile(QStringLiteral("src/deep/b.py"), "def beta():\n    pass\n");
+        b->writeFile(QStringLiteral("node_modules/m/x.py"), "def hidden():\n");
+        b->writeFile(QStringLiteral("notes.md"), "nothing here\n");
+        withAgents(b, [&](const AgentPtr &reader, const AgentPtr &) {
+            QCOMPARE(text(reader, "grep", {{"pattern", "def \\w+"}}),
+                     QStringLiteral("src/a.py:2:def alpha():\nsrc/deep/b.py:1:def beta():"));
+            QCOMPARE(text(reader, "grep", {{"pattern", "return"}, {"context", 1}}),
+                     QStringLiteral("src/a.py-2-def alpha():\nsrc/a.py:3:    return 1"));
+            QCOMPARE(text(reader, "grep",
+                          {{"pattern", "def"}, {"output", "files"}, {"include_excluded", true}}),
+                     QStringLiteral("node_modules/m/x.py\nsrc/a.py\nsrc/deep/b.py"));
+            QCOMPARE(text(reader, "grep", {{"pattern", "def"}, {"max_results", 1}}),
+                     QStringLiteral("src/a.py:2:def alpha():\n[more: stopped after 1 matching "
+                                    "lines; narrow the pattern, path or include, or raise "
+                                    "max_results]"));
+            QCOMPARE(text(reader, "glob", {{"pattern", "**/*.py"}, {"order", "path"}}),
+                     QStringLiteral("src/a.py\nsrc/deep/b.py"));
+            QCOMPARE(text(reader, "tree", {{"depth", 2}}),
+                     QStringLiteral("node_modules/ (excluded: not expanded)\nnotes.md (13 "
+                                    "bytes)\nsrc/\n  a.py (36 bytes)\n  deep/"));
+            QVERIFY(text(reader, "stat", {{"path", "src/a.py"}})
+                        .startsWith(QLatin1String("src/a.py: file, 36 bytes")));
+            QCOMPARE(text(reader, "stat", {{"path", "none"}}),
+                     QStringLiteral("none: does not exist"));
+            QCOMPARE(
+                text(reader, "read_many", {{"paths", QJsonArray{"notes.md", "src/deep/b.py"}}}),
+                QStringLiteral("==> notes.md <==\nnothing here\n==> src/deep/b.py <==\n"
+                               "def beta():\n    pass"));
+            QCOMPARE(text(reader, "edit_file", {{"path", "notes.md"}}),
+                     QStringLiteral("ERROR SandboxMutationDeniedError"));
+        });
+    }
+
+    void agentToolsChangeTheWorkspace()
+    {
+        auto b = make();
+        b->writeFile(QStringLiteral("a.txt"), "one\ntwo\nthree\n");
+        b->writeFile(QStringLiteral("dir/f.txt"), "f\n");
+        withAgents(b, [&](const AgentPtr &, const AgentPtr &writer) {
+            QCOMPARE(text(writer, "edit_file",
+                          {{"path", "a.txt"}, {"old_string", "two"}, {"new_string", "2"}}),
+                     QStringLiteral("Edited a.txt: 1 replacement\n--- a/a.txt\n+++ b/a.txt\n"
+                                    "@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"));
+            QCOMPARE(b->readFile(QStringLiteral("a.txt")), QByteArray("one\n2\nthree\n"));
+            QCOMPARE(text(writer, "move", {{"source", "a.txt"}, {"destination", "b/a.txt"}}),
+                     QStringLiteral("Moved a.txt to b/a.txt"));
+            QCOMPARE(b->readFile(QStringLiteral("b/a.txt")), QByteArray("one\n2\nthree\n"));
+            QVERIFY_THROWS_EXCEPTION(FileNotFoundError, b->stat(QStringLiteral("a.txt")));
+            QCOMPARE(text(writer, "move", {{"source", "dir"}, {"destination", "moved/dir"}}),
+                     QStringLiteral("Moved dir to moved/dir"));
+            QCOMPARE(b->readFile(QStringLiteral("moved/dir/f.txt")), QByteArray("f\n"));
+            QCOMPARE(
+                text(writer, "move", {{"source", "b/a.txt"}, {"destination", "moved/dir/f.txt"}}),
+                QStringLiteral("ERROR FileExistsError"));
+            QCOMPARE(text(writer, "mkdir", {{"path", "x/y"}}), QStringLiteral("Created x/y"));
+            QVERIFY(b->stat(QStringLiteral("x/y")).isDir);
+            QCOMPARE(text(writer, "delete", {{"path", "moved"}}), QStringLiteral("ERROR OSError"));
+            QCOMPARE(text(writer, "delete", {{"path", "moved"}, {"recursive", true}}),
+                     QStringLiteral("Deleted moved"));
+            QVERIFY_THROWS_EXCEPTION(FileNotFoundError, b->stat(QStringLiteral("moved")));
+        });
+    }
+
+    void backgroundProcessesStartReadAndStop()
+    {
+        auto b = make();
+        withAgents(b, [&](const AgentPtr &, const AgentPtr &writer) {
+            if (!b->cancelsRunningCommands()) {
+                QCOMPARE(text(writer, "process_start", {{"command", "true"}}),
+                         QStringLiteral("ERROR PermissionError"));
+                return;
+            }
+            const QString id =
+                writer->callTool("process_start", {{"command", "echo up; exec sleep 300"}})
+                    .data.value("process_id")
+                    .toString();
+            QVERIFY(!id.isEmpty());
+            // the output arrives while it runs (a bounded wait, no wall-clock assumption)
+            QString output;
+            for (int i = 0; i < 600 && !output.contains(QLatin1String("up")); ++i) {
+                output = writer->callTool("process_output", {{"process_id", id}})
+                             .data.value("output")
+                             .toString();
+                if (!output.contains(QLatin1String("up")))
+                    QTest::qWait(50);
+            }
+            QCOMPARE(output, QStringLiteral("up\n"));
+            const ToolResult stopped = writer->callTool("process_stop", {{"process_id", id}});
+            QVERIFY2(stopped.text.startsWith(QStringLiteral("Stopped %1: ended").arg(id)),
+                     qPrintable(stopped.text));
+            QCOMPARE(text(writer, "process_input", {{"process_id", id}, {"input", "x"}}),
+                     b->acceptsInput() ? QStringLiteral("ERROR OSError")
+                                       : QStringLiteral("ERROR PermissionError"));
+        });
     }
 
     void agentListingsStopAtTheCap()
