@@ -277,7 +277,8 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             QString handle;
             const qint64 totalTokens = countTokens(result.text);
             if (auto preview = offload->offload(result.text, &handle)) {
-                result.text = *preview;
+                // the note on read_file's offloaded rest must outlive the preview's cut
+                result.text = *preview + offload->restNote(result.data);
                 result.offloaded = true;
                 // The structured copy would carry the full output again: keep only small fields.
                 for (const char *big : {"output", "stderr", "content", "entries"})

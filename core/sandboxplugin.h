@@ -89,8 +89,12 @@ QString readWorkspaceFile(Agent &agent, const QString &path, qint64 offset = 0,
                           std::optional<qint64> limit = std::nullopt);
 /// The bounded read behind readWorkspaceFile() and the read_file tool, audited; `request`'s
 /// maxBytes is lowered to readFileMaxBytes(agent). ValueError for a binary file (a NUL in
-/// the first 8 KiB read).
-BoundedRead readWorkspaceRange(Agent &agent, const QString &path, BoundedReadRequest request);
+/// the first 8 KiB read). With `rest`, when the agent's offload policy covers read_file and
+/// the answer was cut at readFileMaxBytes(agent) (not at a lower max_bytes the caller asked
+/// for), the rest of the file is streamed to the policy's storage
+/// (SandboxOutputOffloadPolicy::offloadRest) and `*rest` says what was stored.
+BoundedRead readWorkspaceRange(Agent &agent, const QString &path, BoundedReadRequest request,
+                               SandboxOutputOffloadPolicy::Rest *rest = nullptr);
 /// The read_file byte bound of `agent`: AgentConfig::readFileMaxBytes, else its attached
 /// sandbox's Sandbox::Options::readFileMaxBytes, else DefaultReadFileMaxBytes.
 qint64 readFileMaxBytes(Agent &agent);

@@ -83,9 +83,11 @@
 #include <memory>
 #include <thread>
 
+#include "guitestutil.h"
 #include "testutil.h"
 
 using namespace elsai;
+using elsai::test::answerModal;
 using elsai::test::readHostFile;
 
 namespace {
@@ -147,35 +149,6 @@ QColor foregroundOf(const QPlainTextEdit *edit, const QString &line)
             return b.begin().fragment().charFormat().foreground().color();
     }
     return {};
-}
-
-/// Answers the next application-modal dialog of type T (a QFileDialog or QMessageBox opened
-/// with exec() by the code under test) as soon as it is shown. A dialog that never comes
-/// leaves the timer running harmlessly; one of another type is rejected after 20 s so a
-/// failing test ends instead of hanging.
-/// The returned flag turns true once the dialog was answered.
-template<typename T>
-std::shared_ptr<bool> answerModal(std::function<void(T *)> answer)
-{
-    auto *timer = new QTimer(qApp);
-    auto waited = std::make_shared<int>(0);
-    auto answered = std::make_shared<bool>(false);
-    QObject::connect(timer, &QTimer::timeout, timer, [timer, answer, waited, answered] {
-        QWidget *modal = QApplication::activeModalWidget();
-        if (auto *dialog = qobject_cast<T *>(modal)) {
-            timer->deleteLater();
-            timer->stop();
-            *answered = true;
-            answer(dialog);
-        } else if ((*waited += 20) > 20000) {
-            timer->deleteLater();
-            timer->stop();
-            if (auto *other = qobject_cast<QDialog *>(modal))
-                other->reject();
-        }
-    });
-    timer->start(20);
-    return answered;
 }
 
 /// Picks `path` (absolute) in a file dialog and accepts it.

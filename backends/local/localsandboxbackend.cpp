@@ -284,7 +284,8 @@ LocalSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolic
                         known != m_manifests.end() ? &manifest : nullptr, policy.noBaseConflict);
     removeStaleFlushTemps(root, plan);
     WorkspaceSyncResult r = executeSync(plan, *ws, &manifest, progress);
-    if (r.added.isEmpty() && r.updated.isEmpty())
+    // the base moved for what was written, and for what converged (same bytes on both sides)
+    if (r.added.isEmpty() && r.updated.isEmpty() && convergedPaths(plan).isEmpty())
         return r;
     if (known == m_manifests.end())
         m_manifests.insert(root, std::move(fresh));

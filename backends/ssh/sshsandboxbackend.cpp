@@ -451,7 +451,7 @@ void SshSandboxBackend::makeDirs(const QString &path)
                   QStringLiteral("creating the folder '%1'").arg(path));
 }
 
-QByteArray SshSandboxBackend::packExclusions(const QHash<QString, RemoteEntry> &remote,
+QByteArray SshSandboxBackend::packExclusions(const QHash<QString, FindRecord> &remote,
                                              const QSet<QString> &wanted)
 {
     QSet<QString> onTheWay;
@@ -472,13 +472,13 @@ QByteArray SshSandboxBackend::packExclusions(const QHash<QString, RemoteEntry> &
     return out;
 }
 
-QHash<QString, SshSandboxBackend::RemoteEntry> SshSandboxBackend::listAll(const Session &s) const
+QHash<QString, FindRecord> SshSandboxBackend::listAll(const Session &s) const
 {
     const ProcessOutcome o = op(s, QStringLiteral("listall"), {});
     throwIfFailed(o, QStringLiteral("listing the workspace"));
-    QHash<QString, RemoteEntry> out;
-    for (const FindRecord &r : parseFindRecords(o.stdoutData))
-        out.insert(r.name, {r.type, {r.size, r.mtimeNs}});
+    QHash<QString, FindRecord> out;
+    for (FindRecord &r : parseFindRecords(o.stdoutData))
+        out.insert(r.name, std::move(r));
     return out;
 }
 
@@ -647,7 +647,7 @@ struct SshSandboxBackend::Staged
 {
     std::unique_ptr<QTemporaryDir> dir;
     std::unique_ptr<WorkspaceFs> fs;
-    QHash<QString, RemoteEntry> remote;
+    QHash<QString, FindRecord> remote;
     QSet<QString> staged;
     SyncPlan plan;
 };
@@ -666,25 +666,9 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
 
     const GlobSet includes(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
     const GlobSet excludes(policy.excludePatterns);
-    QList<SyncItem> items;
+    const RemoteSyncSelection selection = selectRemoteSync(st->remote, includes, excludes, record);
     QByteArray list;
-    for (auto it = st->remote.cbegin(); it != st->remote.cend(); ++it) {
-        const QString &rel = it.key();
-        if (it->type == 'd')
-            continue;
-        if (!includes.matchesPathOrParent(rel, false) || excludes.matchesPathOrParent(rel, false))
-            continue;
-        if (it->type != 'f') {
-            items.append(
-                {rel, it->type == 'l' ? SyncItem::Kind::Symlink : SyncItem::Kind::Special, 0, {}});
-            continue;
-        }
-        items.append({rel, SyncItem::Kind::File, it->stamp.size, it->stamp});
-        if (record) {
-            const auto r = record->files.constFind(rel);
-            if (r != record->files.cend() && r->workspace == it->stamp)
-                continue; // unchanged on the remote: nothing to download
-        }
+    for (const QString &rel : selection.fetch) {
         st->staged.insert(rel);
         list += "./" + rel.toUtf8() + '\0';
     }
@@ -713,8 +697,8 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
                          QStringLiteral("--null"), QStringLiteral("-T"), listFile});
     }
     st->fs = std::make_unique<WorkspaceFs>(files);
-    st->plan =
-        planSyncItems(items, *st->fs, root, includes, excludes, record, policy.noBaseConflict);
+    st->plan = planSyncItems(selection.items, *st->fs, root, includes, excludes, record,
+                             policy.noBaseConflict);
     st->plan.errors = errors + st->plan.errors;
     return st;
 }
@@ -741,12 +725,10 @@ WorkspaceSyncResult SshSandboxBackend::syncArtifacts(const QString &dest,
     // The executor records against the staged copies; the record keeps the remote stamps.
     SeedManifest staged = record ? *record : SeedManifest{root, {}};
     WorkspaceSyncResult r = executeSync(st->plan, *st->fs, &staged, progress);
-    if (r.added.isEmpty() && r.updated.isEmpty())
+    SeedManifest manifest = record ? *record : SeedManifest{root, {}};
+    if (!recordRemoteSync(manifest, st->plan, r, staged, st->remote))
         return r;
-    SeedManifest &manifest = m_manifests[root];
-    manifest.hostRoot = root;
-    for (const QString &path : r.added + r.updated)
-        manifest.files.insert(path, {staged.files.value(path).host, st->remote.value(path).stamp});
+    m_manifests.insert(root, std::move(manifest));
     if (const QString error = saveBases(); !error.isEmpty())
         r.errors << error;
     return r;

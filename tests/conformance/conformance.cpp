@@ -1046,6 +1046,28 @@ private Q_SLOTS:
                                                          << "same"
                                                          << "restart" << same << ""
                                                          << "";
+        // A converged flush moves the base: a later change on one side only is that side's,
+        // not a conflict (also after a restart: the moved base is persisted).
+        row("converged, then host edit -> host wins")
+            << "same"
+            << "same"
+            << "converged, then host edit" << hostEdit << "keptHost"
+            << "";
+        row("converged, then sandbox edit -> written")
+            << "same"
+            << "same"
+            << "converged, then sandbox edit" << ws << "updated"
+            << "";
+        row("converged, restart, then host edit -> host wins")
+            << "same"
+            << "same"
+            << "converged, restart, then host edit" << hostEdit << "keptHost"
+            << "";
+        row("converged, restart, then sandbox edit -> written")
+            << "same"
+            << "same"
+            << "converged, restart, then sandbox edit" << ws << "updated"
+            << "";
     }
 
     void flushThreeWayTable()
@@ -1064,14 +1086,17 @@ private Q_SLOTS:
         const WorkspaceSeedResult seeded =
             b->seedWorkspace(seedRoot, DEFAULT_SANDBOX_SEED_EXCLUDES);
         QVERIFY2(seeded.success(), qPrintable(seeded.errors.join(u'\n')));
-        if (extra == QLatin1String("restart")) {
-            if (!m_fixture.reopen)
-                QSKIP("this backend's workspace cannot be reattached after a restart");
+        const bool restart = extra.contains(QLatin1String("restart"));
+        if (restart && !m_fixture.reopen)
+            QSKIP("this backend's workspace cannot be reattached after a restart");
+        auto reopen = [&] {
             std::shared_ptr<SandboxBackend> again = m_fixture.reopen(*b);
             b.reset(); // the old one is gone, as after a restart (nothing is closed)
             again->create();
             b = std::move(again);
-        }
+        };
+        if (extra == QLatin1String("restart"))
+            reopen();
         WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
         QString p = seedRoot;
         if (extra.startsWith(QLatin1String("no base"))) {
@@ -1098,6 +1123,27 @@ private Q_SLOTS:
             b->writeFile(QStringLiteral("src/a.py"), "converged\n");
         else if (sandbox == QLatin1String("delete"))
             b->removeFile(QStringLiteral("src/a.py"));
+        if (extra.startsWith(QLatin1String("converged"))) {
+            // the same bytes on both sides: nothing written, nothing in any list
+            const QDateTime before = QFileInfo(file).lastModified();
+            const WorkspaceSyncResult first = b->syncArtifacts(p, policy);
+            QVERIFY2(first.success(), qPrintable(first.errors.join(u'\n')));
+            QVERIFY(first.updated.isEmpty() && first.conflicts.isEmpty() &&
+                    first.keptHost.isEmpty());
+            QCOMPARE(QFileInfo(file).lastModified(), before);
+            QCOMPARE(readHostFile(file), QByteArray("converged\n"));
+            if (restart)
+                reopen();
+            if (extra.endsWith(QLatin1String("host edit"))) {
+                writeHostFile(file, "host edit\n");
+                QFile f(file);
+                QVERIFY(f.open(QIODevice::ReadWrite));
+                QVERIFY(f.setFileTime(QDateTime::currentDateTime().addSecs(120),
+                                      QFileDevice::FileModificationTime));
+            } else {
+                b->writeFile(QStringLiteral("src/a.py"), "sandbox edit\n");
+            }
+        }
         if (extra == QLatin1String("edited conflict file")) {
             b->writeFile(QStringLiteral("src/a.py"), "first sandbox edit\n");
             const WorkspaceSyncResult first = b->syncArtifacts(p, policy);
