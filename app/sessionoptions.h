@@ -46,6 +46,7 @@ struct SessionOptions
     bool mcpAllowRemote = false;
     QStringList mcpAgents;          ///< NAME=read_write|read_only[:TOKEN]
     double mcpProgressInterval = 5; ///< --mcp-progress-interval SECONDS
+    bool mcpCheckpoints = false;    ///< --mcp-checkpoints: the checkpoint tools for agents
     bool wantsMcp() const { return !mcpHttp.isEmpty() || mcpStdio; }
 
     /// Adds every option (and --help, --version) to the parser.

@@ -98,6 +98,7 @@ SandboxPtr SandboxSpec::createSandbox(std::shared_ptr<SandboxManager> manager)
     so.seedExclude = seedExclude;
     so.syncDest = syncDest;
     so.readFileMaxBytes = readFileMaxBytes;
+    so.timeTravel = timeTravel;
     if (syncInclude) {
         WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
         policy.excludePatterns += seedExclude;
