@@ -225,6 +225,7 @@ CheckpointInfo TimeTravel::checkpoint(const QString &name, const QString &note, 
     TreeManifest m;
     {
         const CheckpointStore::Lock storeLock(*m_store, false);
+        m_store->refreshPresence();
         CaptureOptions options;
         options.store = m_store.get();
         options.cache = &m_cache;

@@ -93,8 +93,10 @@ CheckpointStore::CheckpointStore(const QString &folder) : m_folder(folder)
         throwOsError(errno, QStringLiteral("cannot create the checkpoint blobs folder"),
                      folder + QStringLiteral("/blobs"));
     m_blobsFd = openHostFolder(folder + QStringLiteral("/blobs"), false);
-    // A crash between a temp file and its rename leaves the temp file: never a blob.
+    // A crash between a temp file and its rename leaves the temp file: never a blob (nor the
+    // garbage collection's generation file).
     removeStaleTempFiles(m_blobsFd.get(), true);
+    removeStaleTempFiles(m_fd.get(), false);
     // and a large blob's pending file (no checkpoint refers to it yet)
     for (const QString &name :
          QDir(folder + QStringLiteral("/blobs"))
@@ -125,9 +127,35 @@ QByteArray CheckpointStore::blobRel(const QByteArray &hash) const
 
 bool CheckpointStore::hasBlob(const QByteArray &hash, qint64 size) const
 {
+    {
+        QMutexLocker lock(&m_mutex);
+        if (m_present.contains(hash))
+            return true;
+    }
     struct stat st;
-    return ::fstatat(m_blobsFd.get(), blobRel(hash).constData(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-           S_ISREG(st.st_mode) && st.st_size == size;
+    const bool there =
+        ::fstatat(m_blobsFd.get(), blobRel(hash).constData(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(st.st_mode) && st.st_size == size;
+    if (there) {
+        QMutexLocker lock(&m_mutex);
+        m_present.insert(hash);
+    }
+    return there;
+}
+
+QByteArray CheckpointStore::generation() const
+{
+    return readSmall(m_folder + QStringLiteral("/generation"), 64);
+}
+
+void CheckpointStore::refreshPresence()
+{
+    const QByteArray now = generation();
+    QMutexLocker lock(&m_mutex);
+    if (now != m_generation) {
+        m_present.clear();
+        m_generation = now;
+    }
 }
 
 void CheckpointStore::addBlob(const QByteArray &hash, QByteArrayView data)
@@ -154,6 +182,7 @@ void CheckpointStore::addBlob(const QByteArray &hash, QByteArrayView data)
     }
     QMutexLocker lock(&m_mutex);
     m_bytesAdded += data.size();
+    m_present.insert(hash);
 }
 
 QByteArray CheckpointStore::addBlobFromFd(int fd, qint64 size, qint64 *copied)
@@ -207,6 +236,7 @@ QByteArray CheckpointStore::addBlobFromFd(int fd, qint64 size, qint64 *copied)
     ELSAI_FAULT_POINT("rename");
     QMutexLocker lock(&m_mutex);
     m_bytesAdded += *copied;
+    m_present.insert(result);
     return result;
 }
 
@@ -341,8 +371,13 @@ QStringList CheckpointStore::collectGarbage(qint64 limitBytes, qint64 *usedBytes
     }
     if (usedBytes)
         *usedBytes = used;
+    // Every process forgets the blobs it knew present (refreshPresence()).
+    const QByteArray next = QByteArray::number(generation().toLongLong() + 1);
+    writeHostFileAtomic(m_folder + QStringLiteral("/generation"), next, 0600);
     QMutexLocker guard(&m_mutex);
     m_bytesAdded = 0;
+    m_present.clear();
+    m_generation = next;
     return removed;
 }
 

@@ -10,6 +10,7 @@
 #include <QHash>
 #include <QList>
 #include <QMutex>
+#include <QSet>
 #include <QString>
 
 #include <memory>
@@ -98,7 +99,12 @@ public:
     };
 
     /// True when the blob is there with that size (a blob a power cut emptied is not reused).
+    /// A blob this process saw or wrote since the last garbage collection (of any process:
+    /// refreshPresence()) is known without a stat.
     bool hasBlob(const QByteArray &hash, qint64 size) const;
+    /// Forgets the blobs known present when a garbage collection ran since (another process's
+    /// included). Call with the lock held, before a checkpoint.
+    void refreshPresence();
     /// Stores `data` under `hash` (its contentHash()); nothing when present. Not durable until
     /// syncBlobs(). Throws OSError.
     void addBlob(const QByteArray &hash, QByteArrayView data);
@@ -125,8 +131,11 @@ private:
     QString m_folder;
     UniqueFd m_fd;      ///< the store folder, O_RDONLY|O_DIRECTORY
     UniqueFd m_blobsFd; ///< <folder>/blobs
+    QByteArray generation() const;
     mutable QMutex m_mutex;
     qint64 m_bytesAdded = 0;
+    mutable QSet<QByteArray> m_present; ///< blobs known present (m_mutex)
+    QByteArray m_generation;            ///< of the last collection seen (m_mutex)
 };
 
 } // namespace elsai

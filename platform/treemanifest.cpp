@@ -7,6 +7,7 @@
 #include <QHashFunctions>
 
 #include <algorithm>
+#include <charconv>
 
 namespace elsai {
 
@@ -35,6 +36,16 @@ size_t qHash(const FileStampKey &k, size_t seed) noexcept
     return qHashMulti(seed, k.dev, k.ino, k.size, k.mtimeNs, k.ctimeNs);
 }
 
+bool pathLess(const QByteArray &a, const QByteArray &b)
+{
+    const qsizetype n = qMin(a.size(), b.size());
+    const auto [x, y] = std::mismatch(a.cbegin(), a.cbegin() + n, b.cbegin());
+    if (x == a.cbegin() + n)
+        return a.size() < b.size();
+    const auto rank = [](char c) { return c == '/' ? 0 : int(uchar(c)) + 1; };
+    return rank(*x) < rank(*y);
+}
+
 qint64 TreeManifest::fileCount() const
 {
     return std::count_if(entries.begin(), entries.end(),
@@ -61,14 +72,45 @@ const TreeEntry *TreeManifest::find(const QByteArray &path) const
 
 void TreeManifest::sort()
 {
-    std::sort(entries.begin(), entries.end(),
-              [](const TreeEntry &a, const TreeEntry &b) { return a.path < b.path; });
+    const auto less = [](const TreeEntry &a, const TreeEntry &b) {
+        return pathLess(a.path, b.path);
+    };
+    if (!std::is_sorted(entries.begin(), entries.end(), less))
+        std::sort(entries.begin(), entries.end(), less);
 }
 
 QByteArray contentHash(QByteArrayView data)
 {
     return QCryptographicHash::hash(data, QCryptographicHash::Blake2b_256);
 }
+
+namespace {
+
+/// Appends without a temporary string per number (a manifest has nine per entry).
+void appendNumber(QByteArray &out, qint64 v)
+{
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr - buf);
+}
+
+void appendUnsigned(QByteArray &out, quint64 v, int base = 10)
+{
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v, base);
+    out.append(buf, r.ptr - buf);
+}
+
+void appendHex(QByteArray &out, const QByteArray &bytes)
+{
+    static constexpr char digits[] = "0123456789abcdef";
+    for (const char c : bytes) {
+        out.append(digits[uchar(c) >> 4]);
+        out.append(digits[uchar(c) & 15]);
+    }
+}
+
+} // namespace
 
 QByteArray encodeManifest(const TreeManifest &m)
 {
@@ -93,19 +135,22 @@ QByteArray encodeManifest(const TreeManifest &m)
         out += "E\t";
         out += char(e.type);
         out += '\t';
-        out += QByteArray::number(e.mode, 8);
+        appendUnsigned(out, e.mode, 8);
         out += '\t';
-        out += num(e.size);
+        appendNumber(out, e.size);
         out += '\t';
-        out += e.hash.isEmpty() ? QByteArray("-") : e.hash.toHex();
+        if (e.hash.isEmpty())
+            out += '-';
+        else
+            appendHex(out, e.hash);
         out += '\t';
-        out += QByteArray::number(e.stamp.dev);
+        appendUnsigned(out, e.stamp.dev);
         out += '\t';
-        out += QByteArray::number(e.stamp.ino);
+        appendUnsigned(out, e.stamp.ino);
         out += '\t';
-        out += num(e.stamp.mtimeNs);
+        appendNumber(out, e.stamp.mtimeNs);
         out += '\t';
-        out += num(e.stamp.ctimeNs);
+        appendNumber(out, e.stamp.ctimeNs);
         out += '\t';
         out += e.path;
         out += '\0';
@@ -240,10 +285,10 @@ std::vector<TreeChange> diffManifests(const TreeManifest &from, const TreeManife
     auto a = from.entries.begin();
     auto b = to.entries.begin();
     while (a != from.entries.end() || b != to.entries.end()) {
-        if (b == to.entries.end() || (a != from.entries.end() && a->path < b->path)) {
+        if (b == to.entries.end() || (a != from.entries.end() && pathLess(a->path, b->path))) {
             out.push_back({TreeChange::Kind::Deleted, a->path, &*a, nullptr, true});
             ++a;
-        } else if (a == from.entries.end() || b->path < a->path) {
+        } else if (a == from.entries.end() || pathLess(b->path, a->path)) {
             out.push_back({TreeChange::Kind::Added, b->path, nullptr, &*b, true});
             ++b;
         } else {

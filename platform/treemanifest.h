@@ -50,7 +50,12 @@ struct TreeEntry
     QString displayPath() const { return QString::fromUtf8(path); }
 };
 
-/// A whole tree, sorted by path bytes (a folder before its contents), plus what the header of a
+/// The order of a tree's entries: byte order with '/' before every other byte, so that a
+/// folder's whole contents follow it directly (what a pre-order walk with each folder's names
+/// in byte order yields, without sorting the whole tree).
+bool pathLess(const QByteArray &a, const QByteArray &b);
+
+/// A whole tree in pathLess() order (a folder before its contents), plus what the header of a
 /// checkpoint says about it.
 struct TreeManifest
 {

@@ -28,11 +28,13 @@ namespace elsai {
 QByteArray TreeHashCache::lookup(const FileStampKey &key, qint64 walkStartNs) const
 {
     QMutexLocker lock(&m_mutex);
-    if (const auto it = m_written.constFind(key); it != m_written.constEnd())
-        return *it;
-    if (key.ctimeNs >= walkStartNs - RacyWindowNs || key.mtimeNs >= walkStartNs - RacyWindowNs)
+    const auto it = m_hashes.constFind(key);
+    if (it == m_hashes.constEnd())
         return {};
-    return m_hashes.value(key);
+    if (!it->written &&
+        (key.ctimeNs >= walkStartNs - RacyWindowNs || key.mtimeNs >= walkStartNs - RacyWindowNs))
+        return {};
+    return it->hash;
 }
 
 void TreeHashCache::insert(const FileStampKey &key, const QByteArray &hash)
@@ -40,7 +42,7 @@ void TreeHashCache::insert(const FileStampKey &key, const QByteArray &hash)
     QMutexLocker lock(&m_mutex);
     if (m_hashes.size() >= MaxEntries)
         m_hashes.clear();
-    m_hashes.insert(key, hash);
+    m_hashes.insert(key, {hash, false});
 }
 
 void TreeHashCache::insert(const TreeManifest &manifest)
@@ -50,22 +52,22 @@ void TreeHashCache::insert(const TreeManifest &manifest)
         m_hashes.clear();
     for (const TreeEntry &e : manifest.entries) {
         if (e.type == TreeEntry::Type::File && !e.hash.isEmpty())
-            m_hashes.insert(e.stamp, e.hash);
+            m_hashes.insert(e.stamp, {e.hash, false});
     }
 }
 
 void TreeHashCache::insertWritten(const FileStampKey &key, const QByteArray &hash)
 {
     QMutexLocker lock(&m_mutex);
-    if (m_written.size() >= MaxEntries)
-        m_written.clear();
-    m_written.insert(key, hash);
+    if (m_hashes.size() >= MaxEntries)
+        m_hashes.clear();
+    m_hashes.insert(key, {hash, true});
 }
 
 qsizetype TreeHashCache::size() const
 {
     QMutexLocker lock(&m_mutex);
-    return m_hashes.size() + m_written.size();
+    return m_hashes.size();
 }
 
 // ---- capture --------------------------------------------------------------------------------
@@ -199,27 +201,34 @@ TreeManifest captureTree(int rootFd, const CaptureOptions &options)
 {
     const qint64 walkStart = realtimeNs();
     TreeManifest m;
-    std::vector<QByteArray> pending{QByteArray()};
-    while (!pending.empty()) {
-        const QByteArray dirRel = std::move(pending.back());
-        pending.pop_back();
-        if (dirRel.count('/') >= MaxDepth)
+    // Pre-order, each folder's names in byte order: the entries come out in pathLess() order,
+    // so the tree is never sorted as a whole. One fd per level (at most MaxDepth).
+    struct Frame
+    {
+        UniqueFd fd;
+        QByteArray rel;
+        QByteArrayList names;
+        qsizetype next = 0;
+    };
+    std::vector<Frame> stack;
+    const auto enter = [&](int parentFd, const QByteArray &name, const QByteArray &rel) {
+        if (stack.size() >= size_t(MaxDepth))
             throw OSError(QStringLiteral("cannot checkpoint '%1': folders nested deeper than %2 "
                                          "levels")
-                              .arg(shown(dirRel))
+                              .arg(shown(rel))
                               .arg(MaxDepth),
                           ENAMETOOLONG);
-        UniqueFd dirFd = openConfined(rootFd, dirRel, O_RDONLY | O_DIRECTORY, ConfinedLinks::None);
-        if (!dirFd.isValid()) {
-            if (!dirRel.isEmpty() && (errno == ENOENT || errno == ELOOP || errno == ENOTDIR))
-                continue; // replaced since it was listed: its parent's entry is what it was
+        UniqueFd fd = openConfined(parentFd, name, O_RDONLY | O_DIRECTORY, ConfinedLinks::None);
+        if (!fd.isValid()) {
+            if (!rel.isEmpty() && (errno == ENOENT || errno == ELOOP || errno == ENOTDIR))
+                return; // replaced since it was listed: its entry is what it was then
             throwOsError(errno, QStringLiteral("cannot read the folder for a checkpoint"),
-                         shown(dirRel));
+                         shown(rel));
         }
-        DIR *dir = ::fdopendir(::fcntl(dirFd.get(), F_DUPFD_CLOEXEC, 0));
+        DIR *dir = ::fdopendir(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0));
         if (!dir)
             throwOsError(errno, QStringLiteral("cannot read the folder for a checkpoint"),
-                         shown(dirRel));
+                         shown(rel));
         QByteArrayList names;
         for (;;) {
             errno = 0;
@@ -229,62 +238,71 @@ TreeManifest captureTree(int rootFd, const CaptureOptions &options)
             const char *n = e->d_name;
             if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0')))
                 continue;
-            names.append(QByteArray(n));
+            if (!isStaleTempName(QByteArrayView(n)))
+                names.append(QByteArray(n)); // an atomic write's temp: its target counts
         }
         const int readErrno = errno;
         ::closedir(dir);
         if (readErrno)
             throwOsError(readErrno, QStringLiteral("cannot read the folder for a checkpoint"),
-                         shown(dirRel));
-        for (const QByteArray &name : std::as_const(names)) {
-            if (isStaleTempName(name))
-                continue; // an atomic write in progress: its target is what counts
-            const QByteArray rel = join(dirRel, name);
-            struct stat st;
-            if (::fstatat(dirFd.get(), name.constData(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-                if (errno == ENOENT)
-                    continue;
-                throwOsError(errno, QStringLiteral("cannot read for a checkpoint"), shown(rel));
-            }
-            TreeEntry e;
-            e.path = rel;
-            e.mode = st.st_mode & 01777;
-            e.stamp = stampOf(st);
-            if (S_ISDIR(st.st_mode)) {
-                e.type = TreeEntry::Type::Dir;
-                e.stamp = {};
-                pending.push_back(rel);
-            } else if (S_ISREG(st.st_mode)) {
-                e.type = TreeEntry::Type::File;
-                e.size = st.st_size;
-                e.hash = hashFile(dirFd.get(), name, rel, e, options, walkStart);
-                if (e.hash.isEmpty())
-                    continue;
-            } else if (S_ISLNK(st.st_mode)) {
-                e.type = TreeEntry::Type::Symlink;
-                e.mode = 0777;
-                QByteArray target(qsizetype(st.st_size > 0 ? st.st_size : PATH_MAX) + 1,
-                                  Qt::Uninitialized);
-                const ssize_t n = ::readlinkat(dirFd.get(), name.constData(), target.data(),
-                                               size_t(target.size()));
-                if (n < 0) {
-                    if (errno == ENOENT || errno == EINVAL)
-                        continue;
-                    throwOsError(errno, QStringLiteral("cannot read the link for a checkpoint"),
-                                 shown(rel));
-                }
-                target.resize(n);
-                e.target = target;
-                e.size = n;
-                e.stamp = {};
-            } else {
-                m.skipped.append(QString::fromUtf8(rel));
-                continue;
-            }
-            m.entries.push_back(std::move(e));
+                         shown(rel));
+        std::sort(names.begin(), names.end());
+        stack.push_back({std::move(fd), rel, std::move(names), 0});
+    };
+    enter(rootFd, QByteArray(), QByteArray());
+    while (!stack.empty()) {
+        Frame &top = stack.back();
+        if (top.next >= top.names.size()) {
+            stack.pop_back();
+            continue;
         }
+        const QByteArray name = top.names.at(top.next++);
+        const int dirFd = top.fd.get();
+        const QByteArray rel = join(top.rel, name);
+        struct stat st;
+        if (::fstatat(dirFd, name.constData(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT)
+                continue;
+            throwOsError(errno, QStringLiteral("cannot read for a checkpoint"), shown(rel));
+        }
+        TreeEntry e;
+        e.path = rel;
+        e.mode = st.st_mode & 01777;
+        if (S_ISDIR(st.st_mode)) {
+            e.type = TreeEntry::Type::Dir;
+            m.entries.push_back(std::move(e));
+            enter(dirFd, name, rel); // `top` is not used past this point
+            continue;
+        }
+        if (S_ISREG(st.st_mode)) {
+            e.type = TreeEntry::Type::File;
+            e.size = st.st_size;
+            e.stamp = stampOf(st);
+            e.hash = hashFile(dirFd, name, rel, e, options, walkStart);
+            if (e.hash.isEmpty())
+                continue;
+        } else if (S_ISLNK(st.st_mode)) {
+            e.type = TreeEntry::Type::Symlink;
+            e.mode = 0777;
+            QByteArray target(qsizetype(st.st_size > 0 ? st.st_size : PATH_MAX) + 1,
+                              Qt::Uninitialized);
+            const ssize_t n =
+                ::readlinkat(dirFd, name.constData(), target.data(), size_t(target.size()));
+            if (n < 0) {
+                if (errno == ENOENT || errno == EINVAL)
+                    continue;
+                throwOsError(errno, QStringLiteral("cannot read the link for a checkpoint"),
+                             shown(rel));
+            }
+            target.resize(n);
+            e.target = target;
+            e.size = n;
+        } else {
+            m.skipped.append(QString::fromUtf8(rel));
+            continue;
+        }
+        m.entries.push_back(std::move(e));
     }
-    m.sort();
     return m;
 }
 

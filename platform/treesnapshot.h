@@ -33,9 +33,13 @@ public:
     qsizetype size() const;
 
 private:
+    struct Cached
+    {
+        QByteArray hash;
+        bool written = false; ///< insertWritten(): trusted whatever its ctime
+    };
     mutable QMutex m_mutex;
-    QHash<FileStampKey, QByteArray> m_hashes;
-    QHash<FileStampKey, QByteArray> m_written;
+    QHash<FileStampKey, Cached> m_hashes;
 };
 
 struct CaptureOptions
