@@ -34,6 +34,9 @@ one operation per line, one JSON result line per operation on stdout, in order:
         retrieve_offloaded_content","args":{…}}
   {"op":"tools","agent":"name"}  {"op":"cleanup_expired"}  {"op":"sessions"}
   {"op":"sleep","seconds":N}
+  With --checkpoints: {"op":"checkpoint","name":"…","note":"…"}  {"op":"checkpoints"}
+  {"op":"diff","from":"…","to":"now"}  {"op":"restore","name":"…"}
+  {"op":"fork","name":"…","workspace_root":"/new/dir"}  {"op":"delete_checkpoint","name":"…"}
 Result: {"op":…,"ok":true,"result":…}
      or {"op":…,"ok":false,"error":{"type":…,"message":…}}.
 The exit status is 0 when every operation succeeded, 1 otherwise, 2 on usage errors, 4 when
@@ -198,6 +201,28 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("NAME=read_write|read_only[:TOKEN]")},
         {QStringLiteral("mcp-allow-remote"),
          QStringLiteral("Allow --mcp-http on a non-loopback address.")},
+        {QStringLiteral("checkpoints"),
+         QStringLiteral("Keep checkpoints of the workspace (a baseline 'seed' at start; the "
+                        "checkpoint, diff, restore, fork operations; docs/checkpoints.md).")},
+        {QStringLiteral("checkpoint-dir"),
+         QStringLiteral("Checkpoint store folder (implies --checkpoints; default: "
+                        "ELSAI_CHECKPOINT_DIR, else elsai/checkpoints in the data folder)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("checkpoint-limit"),
+         QStringLiteral("Size bound of the checkpoint store, bytes or K/M/G; past it the "
+                        "oldest automatic checkpoints go (default: 4G)."),
+         QStringLiteral("SIZE")},
+        {QStringLiteral("auto-checkpoint"),
+         QStringLiteral("Take an automatic checkpoint before each call of agent NAME that can "
+                        "change the workspace (implies --checkpoints; repeatable)."),
+         QStringLiteral("NAME")},
+        {QStringLiteral("track-changes"),
+         QStringLiteral("Record what every call changed (added, modified, deleted paths) in "
+                        "its result and audit record.")},
+        {QStringLiteral("mcp-checkpoints"),
+         QStringLiteral("Give read-write agents the checkpoint tools (checkpoint, checkpoints, "
+                        "diff_checkpoints, restore_checkpoint, delete_checkpoint; implies "
+                        "--checkpoints).")},
         {QStringLiteral("mcp-progress-interval"),
          QStringLiteral("Seconds between MCP progress notifications of a running tool call "
                         "that carries a progress token (default: 5); a stateless (2026-07-28) "
@@ -455,6 +480,20 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
                                  .arg(spec.backend,
                                       SandboxSpec::availableBackends().join(QStringLiteral(", "))));
     }
+    TimeTravelOptions &tt = spec.timeTravel;
+    tt.checkpoints = has("checkpoints") || has("checkpoint-dir") || has("auto-checkpoint") ||
+                     has("mcp-checkpoints");
+    if (has("checkpoint-dir")) {
+        tt.folder = val("checkpoint-dir");
+        if (tt.folder.isEmpty())
+            throw ValueError(QStringLiteral("--checkpoint-dir must not be empty"));
+    }
+    if (has("checkpoint-limit"))
+        tt.sizeLimitBytes = byteSize(QStringLiteral("checkpoint-limit"), val("checkpoint-limit"));
+    tt.autoCheckpointAgents = p.values(QStringLiteral("auto-checkpoint"));
+    tt.trackChanges = has("track-changes");
+    o.mcpCheckpoints = has("mcp-checkpoints");
+    tt.agentTools = o.mcpCheckpoints;
     readSshOptions(p, spec);
     readBwrapOptions(p, spec);
     readDaytonaOptions(p, spec);

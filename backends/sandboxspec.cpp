@@ -99,6 +99,7 @@ SandboxPtr SandboxSpec::createSandbox(std::shared_ptr<SandboxManager> manager)
     so.syncDest = syncDest;
     so.readFileMaxBytes = readFileMaxBytes;
     so.executeSoftReturnSeconds = executeSoftReturnSeconds;
+    so.timeTravel = timeTravel;
     if (syncInclude) {
         WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
         policy.excludePatterns += seedExclude;

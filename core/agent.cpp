@@ -11,6 +11,7 @@
 #include "sandbox.h"
 #include "sandboxmanager.h"
 #include "sandboxplugin.h"
+#include "timetravel.h"
 #include "workspace.h"
 
 #include <QJsonArray>
@@ -57,6 +58,18 @@ SandboxAttachMode attachModeFromString(const QString &s)
 }
 
 AgentHook::~AgentHook() = default;
+
+bool isMutatingTool(const QString &name)
+{
+    // What a read-only agent may call cannot change the workspace; everything else may.
+    static const QStringList readOnly = [] {
+        QStringList names = SandboxPlugin::toolNames(SandboxAttachMode::ReadOnly, true);
+        names << QStringLiteral("retrieve_offloaded_content") << QStringLiteral("checkpoints")
+              << QStringLiteral("diff_checkpoints");
+        return names;
+    }();
+    return !readOnly.contains(name);
+}
 
 struct Agent::Private
 {
@@ -247,6 +260,28 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             throw;
         }
         beginInvocation();
+        // Time travel: the gate a restore closes, a cancellable command, the changes of a call
+        // that can change the workspace (in its result and in its audit record).
+        std::optional<ToolCallCancelScope> cancelScope;
+        std::unique_ptr<TimeTravel::CallSpan> span;
+        std::optional<AuditFieldsScope> changeFields;
+        bool tracked = false;
+        if (const SandboxPtr sandbox = attachedSandbox()) {
+            if (const auto tt = sandbox->timeTravel()) {
+                if (!ToolCallCancelScope::current())
+                    cancelScope.emplace(std::make_shared<CancellationToken>(),
+                                        ToolCallCancelScope::currentOutputObserver());
+                const bool mutating = isMutatingTool(name);
+                tracked = mutating && tt->tracker();
+                span = tt->beginCall(d->id, name, mutating);
+                if (tracked) {
+                    changeFields.emplace([&span] {
+                        return QJsonObject{
+                            {QStringLiteral("changes"), span->changes(false).auditJson()}};
+                    });
+                }
+            }
+        }
         // Every call has one record: the tool's own (execute, read_file, …) or, for a tool that
         // audits nothing itself (host tools, offload retrieval, custom tools), this one.
         const quint64 recordsBefore = AuditLog::threadEventCount();
@@ -288,6 +323,8 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
                                                {QStringLiteral("tokens"), totalTokens}});
             }
         }
+        if (tracked)
+            result.data.insert(QStringLiteral("changes"), span->changes(true).toJson());
         record(QStringLiteral("ok"));
         return result;
     } catch (const SandboxError &e) {

@@ -8,6 +8,8 @@
 
 #include <vector>
 
+#include <cerrno>
+
 namespace elsai {
 
 ExecutionBackend::~ExecutionBackend() = default;
@@ -162,6 +164,24 @@ QList<FileTransferResult> ExecutionBackend::downloadFiles(const QStringList &pat
         results.append(r);
     }
     return results;
+}
+
+TreeManifest ExecutionBackend::captureTree(const CaptureOptions &options)
+{
+    Q_UNUSED(options);
+    throw OSError(QStringLiteral("the %1 backend cannot take checkpoints yet").arg(typeName()),
+                  ENOTSUP);
+}
+
+ApplyResult ExecutionBackend::applyTree(const TreeManifest &current, const TreeManifest &target,
+                                        const CheckpointStore &store, TreeHashCache *cache)
+{
+    Q_UNUSED(current);
+    Q_UNUSED(target);
+    Q_UNUSED(store);
+    Q_UNUSED(cache);
+    throw OSError(QStringLiteral("the %1 backend cannot restore checkpoints yet").arg(typeName()),
+                  ENOTSUP);
 }
 
 bool supportsExecution(const ExecutionBackend *backend)

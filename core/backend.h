@@ -5,6 +5,8 @@
 
 #include "process.h"
 #include "treecopy.h"
+#include "treesnapshot.h"
+#include "treewatch.h"
 #include "types.h"
 
 #include <QByteArray>
@@ -140,6 +142,26 @@ public:
     virtual QList<FileTransferResult> uploadFiles(const QList<QPair<QString, QByteArray>> &files);
     /// Reads each path; one result per file, failures as results.
     virtual QList<FileTransferResult> downloadFiles(const QStringList &paths);
+
+    // ---- Time travel (docs/checkpoints.md) ----------------------------------------------
+    /// True when captureTree() and applyTree() work here (the default implementations throw).
+    virtual bool supportsCheckpoints() const { return false; }
+    /// The whole workspace as a tree, never following a symlink; with `options.store`, the
+    /// content of every file the store lacks goes into it. Local and bwrap walk the folder; a
+    /// remote backend lists it in one command and brings the missing files in one archive.
+    virtual TreeManifest captureTree(const CaptureOptions &options);
+    /// Makes the workspace exactly `target` (contents, modes, symlinks, empty folders,
+    /// deletions), given `current`, a captureTree() of it, durably (a remote backend sends the
+    /// files the workspace lacks in one archive and the removals in one command).
+    virtual ApplyResult applyTree(const TreeManifest &current, const TreeManifest &target,
+                                  const CheckpointStore &store, TreeHashCache *cache);
+    /// A watch of the workspace's changes for change tracking (local, bwrap: inotify), or none
+    /// where there is none yet.
+    virtual std::unique_ptr<TreeWatch> watchTree(int maxWatches)
+    {
+        Q_UNUSED(maxWatches);
+        return {};
+    }
 };
 
 /// Options of one execute() call beyond the spec's (command, timeout, cwd).

@@ -86,52 +86,6 @@ int openBeneath(int dirFd, const QByteArray &rel, int flags)
     return openConfined(dirFd, rel, flags, ConfinedLinks::None).release();
 }
 
-/// Copies `size` bytes from the current offsets (the size fstat reported, so the copy matches
-/// the stamp taken). copy_file_range first: in-kernel, and a reflink where the file system can.
-bool copyContent(int in, int out, qint64 size, qint64 *copied)
-{
-    *copied = 0;
-    bool fallback = false;
-    while (*copied < size) {
-        const ssize_t r = ::copy_file_range(in, nullptr, out, nullptr, size_t(size - *copied), 0);
-        if (r > 0) {
-            *copied += r;
-            continue;
-        }
-        if (r == 0) {
-            // some file systems report 0 instead of an error; read() decides whether this is EOF
-            fallback = true;
-            break;
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
-            errno == EBADF || errno == EPERM) {
-            fallback = true;
-            break;
-        }
-        return false;
-    }
-    if (!fallback)
-        return true;
-    std::vector<char> buf(size_t(256) * 1024);
-    while (*copied < size) {
-        const ssize_t r =
-            ::read(in, buf.data(), size_t(std::min<qint64>(qint64(buf.size()), size - *copied)));
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return false;
-        }
-        if (r == 0)
-            break; // the file shrank
-        if (!writeAllFd(out, buf.data(), r))
-            return false;
-        *copied += r;
-    }
-    return true;
-}
-
 // ---- Walking a tree -----------------------------------------------------------------------
 
 enum class EntryType { Dir, File, Symlink, Special };
@@ -332,6 +286,50 @@ mode_t currentUmask()
 }
 
 } // namespace
+
+bool copyContent(int in, int out, qint64 size, qint64 *copied)
+{
+    *copied = 0;
+    bool fallback = false;
+    while (*copied < size) {
+        const ssize_t r = ::copy_file_range(in, nullptr, out, nullptr, size_t(size - *copied), 0);
+        if (r > 0) {
+            *copied += r;
+            continue;
+        }
+        if (r == 0) {
+            // some file systems report 0 instead of an error; read() decides whether this is EOF
+            fallback = true;
+            break;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
+            errno == EBADF || errno == EPERM) {
+            fallback = true;
+            break;
+        }
+        return false;
+    }
+    if (!fallback)
+        return true;
+    std::vector<char> buf(size_t(256) * 1024);
+    while (*copied < size) {
+        const ssize_t r =
+            ::read(in, buf.data(), size_t(std::min<qint64>(qint64(buf.size()), size - *copied)));
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        if (r == 0)
+            break; // the file shrank
+        if (!writeAllFd(out, buf.data(), r))
+            return false;
+        *copied += r;
+    }
+    return true;
+}
 
 // ---- Seeding ------------------------------------------------------------------------------
 

@@ -48,6 +48,12 @@ struct SeedManifest
 /// executeSeed / executeSync (never from a copying thread), so it needs no locking.
 using TreeProgress = std::function<void(int done, int total)>;
 
+/// Copies `size` bytes from the current offsets of `in` to `out` (the size fstat reported, so
+/// the copy matches the stamp taken): copy_file_range first (in-kernel, a reflink where the file
+/// system can), read/write where it cannot. Stops early when the file shrinks. False with errno
+/// set on failure. The one content copy of the seed, the flush and the checkpoint store.
+bool copyContent(int in, int out, qint64 size, qint64 *copied);
+
 // Nothing here throws for a file or folder that cannot be handled: each problem becomes one line
 // in `errors` (so `success()` is false) and the rest goes on. Folders nested deeper than 256
 // levels are reported and not entered.

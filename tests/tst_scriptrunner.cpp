@@ -99,6 +99,11 @@ QString errorType(const QJsonObject &r)
     return r.value(QLatin1String("error")).toObject().value(QLatin1String("type")).toString();
 }
 
+QString errorMessage(const QJsonObject &r)
+{
+    return r.value(QLatin1String("error")).toObject().value(QLatin1String("message")).toString();
+}
+
 // The seeded project: three files that are copied, three that the default excludes skip.
 const QByteArray kMainPy = "print('hello')\n";
 const QByteArray kHelpersPy = "def f():\n    return 1\n";
@@ -1327,6 +1332,91 @@ private Q_SLOTS:
         RUN_ERR(bad, "FileNotFoundError",
                 R"({"op":"call","agent":"a","tool":"retrieve_offloaded_content",)"
                 R"("args":{"handle":"off-00000000000000000000000000000000"}})");
+    }
+
+    // ---- time travel (docs/checkpoints.md) ---------------------------------------------------
+
+    void checkpointOperations()
+    {
+        QTemporaryDir store;
+        Sandbox::Options opts;
+        opts.seedFrom = m_project->path();
+        opts.timeTravel.checkpoints = true;
+        opts.timeTravel.trackChanges = true;
+        opts.timeTravel.folder = store.path();
+        m_sandbox = Sandbox::create(
+            kWorkspaceId, std::make_shared<LocalSandboxBackend>(m_ws->path()), 7200, opts);
+        m_runner = std::make_unique<ScriptRunner>(m_sandbox);
+        startAndAttach();
+        RUN_OK(list0, "{\"op\":\"checkpoints\"}");
+        const QJsonArray baseline = list0.value(QLatin1String("result"))
+                                        .toObject()
+                                        .value(QLatin1String("checkpoints"))
+                                        .toArray();
+        QCOMPARE(baseline.size(), 1);
+        QCOMPARE(baseline.first().toObject().value(QLatin1String("name")).toString(),
+                 QStringLiteral("seed"));
+
+        // a call's changes, shell commands included
+        RUN_OK(call, "{\"op\":\"call\",\"agent\":\"a\",\"tool\":\"execute\",\"args\":"
+                     "{\"command\":\"echo x >> src/main.py && rm README.md && mkdir out\"}}");
+        const QJsonObject changes = call.value(QLatin1String("result"))
+                                        .toObject()
+                                        .value(QLatin1String("changes"))
+                                        .toObject();
+        QCOMPARE(changes.value(QLatin1String("added")).toInt(), 1);
+        QCOMPARE(changes.value(QLatin1String("modified")).toInt(), 1);
+        QCOMPARE(changes.value(QLatin1String("deleted")).toInt(), 1);
+
+        RUN_OK(cp, "{\"op\":\"checkpoint\",\"name\":\"edited\",\"note\":\"after the edit\"}");
+        QCOMPARE(
+            cp.value(QLatin1String("result")).toObject().value(QLatin1String("note")).toString(),
+            QStringLiteral("after the edit"));
+        RUN_ERR(dup, "FileExistsError", "{\"op\":\"checkpoint\",\"name\":\"edited\"}");
+        RUN_ERR(badName, "ValueError", "{\"op\":\"checkpoint\",\"name\":\"../x\"}");
+
+        RUN_OK(diff, "{\"op\":\"diff\",\"from\":\"seed\",\"to\":\"edited\"}");
+        const QJsonObject d = diff.value(QLatin1String("result")).toObject();
+        QCOMPARE(d.value(QLatin1String("deleted")).toInt(), 1);
+        QVERIFY(QJsonDocument(d).toJson().contains("+x"));
+
+        RUN_OK(restore, "{\"op\":\"restore\",\"name\":\"seed\"}");
+        QCOMPARE(readHost(wsPath(QStringLiteral("src/main.py"))), kMainPy);
+        QCOMPARE(readHost(wsPath(QStringLiteral("README.md"))), kReadme);
+        QVERIFY(!QFileInfo::exists(wsPath(QStringLiteral("out"))));
+        RUN_OK(same, "{\"op\":\"diff\",\"from\":\"seed\"}");
+        QCOMPARE(same.value(QLatin1String("result"))
+                     .toObject()
+                     .value(QLatin1String("entries"))
+                     .toArray()
+                     .size(),
+                 0);
+
+        QTemporaryDir forkParent;
+        const QString forkRoot = forkParent.path() + QStringLiteral("/fork");
+        const QJsonObject forkOp{{QStringLiteral("op"), QStringLiteral("fork")},
+                                 {QStringLiteral("name"), QStringLiteral("edited")},
+                                 {QStringLiteral("workspace_root"), forkRoot}};
+        RUN_OK(fork, forkOp);
+        QVERIFY(QFileInfo(forkRoot + QStringLiteral("/out")).isDir());
+        QVERIFY(!QFileInfo::exists(forkRoot + QStringLiteral("/README.md")));
+
+        RUN_OK(del, "{\"op\":\"delete_checkpoint\",\"name\":\"edited\"}");
+        QCOMPARE(
+            del.value(QLatin1String("result")).toObject().value(QLatin1String("deleted")).toBool(),
+            true);
+        RUN_ERR(gone, "FileNotFoundError", "{\"op\":\"restore\",\"name\":\"edited\"}");
+    }
+
+    void checkpointsOffSaySo()
+    {
+        startAndAttach();
+        RUN_ERR(off, "ValueError", "{\"op\":\"checkpoint\",\"name\":\"x\"}");
+        QVERIFY(errorMessage(off).contains(QLatin1String("--checkpoints")));
+        // without tracking a call's result has no changes
+        RUN_OK(call, "{\"op\":\"call\",\"agent\":\"a\",\"tool\":\"execute\",\"args\":"
+                     "{\"command\":\"touch t\"}}");
+        QVERIFY(!call.value(QLatin1String("result")).toObject().contains(QLatin1String("changes")));
     }
 };
 

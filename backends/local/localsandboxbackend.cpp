@@ -22,6 +22,9 @@
 
 #include <cmath>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace elsai {
 
 namespace {
@@ -292,6 +295,33 @@ LocalSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolic
     if (const QString error = saveBases(); !error.isEmpty())
         r.errors << error;
     return r;
+}
+
+TreeManifest LocalSandboxBackend::captureTree(const CaptureOptions &options)
+{
+    const auto ws = fs();
+    TreeManifest m = elsai::captureTree(ws->rootFd(), options);
+    m.source = id();
+    return m;
+}
+
+ApplyResult LocalSandboxBackend::applyTree(const TreeManifest &current, const TreeManifest &target,
+                                           const CheckpointStore &store, TreeHashCache *cache)
+{
+    const auto ws = fs();
+    const ApplyResult r = elsai::applyTree(ws->rootFd(), current, target, store, cache);
+    // durable once, as a seed is (executeSeed): a restore a crash interrupts is finished from
+    // its journal, not trusted half-way
+    const UniqueFd root(::openat(ws->rootFd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root.isValid() || ::syncfs(root.get()) != 0)
+        throwOsError(errno, QStringLiteral("cannot flush the restored workspace to disk"), m_root);
+    return r;
+}
+
+std::unique_ptr<TreeWatch> LocalSandboxBackend::watchTree(int maxWatches)
+{
+    // a bwrap command writes the same folder (bound at /workspace): one watch serves both
+    return std::make_unique<TreeWatch>(fs()->rootFd(), maxWatches);
 }
 
 ExecuteResult LocalSandboxBackend::execute(const QString &command,

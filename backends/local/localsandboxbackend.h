@@ -70,6 +70,12 @@ public:
     SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) override;
     std::optional<SeedManifest> seedManifest() const override;
 
+    bool supportsCheckpoints() const override { return true; }
+    TreeManifest captureTree(const CaptureOptions &options) override;
+    ApplyResult applyTree(const TreeManifest &current, const TreeManifest &target,
+                          const CheckpointStore &store, TreeHashCache *cache) override;
+    std::unique_ptr<TreeWatch> watchTree(int maxWatches) override;
+
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
     QList<qint64> runningProcessGroups() const override;
