@@ -40,6 +40,8 @@ enum : int {
     OutputRole,   ///< captured stdout (bounded)
     StderrRole,   ///< captured stderr (bounded)
     DurationRole, ///< qint64 ms
+    // Changes since the seed
+    ChangeKindRole, ///< WorkspaceChange::Kind as int
     // Processes and ports (a sandbox's running processes, its listening ports)
     ProcessIdRole,   ///< quint64 ProcessRegistry id
     ProcessKindRole, ///< "terminal", "command", "background"

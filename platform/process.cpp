@@ -297,7 +297,8 @@ struct CloneChild
     int cwdFd = -1;
     int outFd = -1;
     int errFd = -1;
-    int ttyFd = -1;             ///< the terminal as stdio; -1: outFd, errFd, /dev/null
+    int inFd = -1;              ///< -1: /dev/null
+    int ttyFd = -1;             ///< the terminal as stdio; -1: outFd, errFd, inFd
     bool ttyControlling = true; ///< make ttyFd the controlling terminal
     int cgroupFd = -1;          ///< -1: stay in our cgroup
     pid_t parent = -1; ///< our pid, to notice that we died before the death signal was armed
@@ -359,9 +360,12 @@ int cloneChildMain(void *arg)
         if (::dup2(c->ttyFd, STDIN_FILENO) < 0 || ::dup2(c->ttyFd, STDOUT_FILENO) < 0 ||
             ::dup2(c->ttyFd, STDERR_FILENO) < 0)
             fail("dup2");
-    } else {
-        if (::dup2(c->outFd, STDOUT_FILENO) < 0 || ::dup2(c->errFd, STDERR_FILENO) < 0)
+    } else if (::dup2(c->outFd, STDOUT_FILENO) < 0 || ::dup2(c->errFd, STDERR_FILENO) < 0) {
+        fail("dup2");
+    } else if (c->inFd >= 0) {
+        if (::dup2(c->inFd, STDIN_FILENO) < 0)
             fail("dup2");
+    } else {
         const int in = ::open("/dev/null", O_RDONLY);
         if (in < 0)
             fail("open /dev/null");
@@ -540,6 +544,7 @@ pid_t Runner::spawn()
     child.cwdFd = m_spec.cwdFd;
     child.outFd = outWrite.get();
     child.errFd = errWrite.get();
+    child.inFd = m_spec.stdinFd;
     child.ttyFd = m_spec.ttyFd;
     child.ttyControlling = m_spec.ttyControlling;
     child.cgroupFd = m_spec.joinCgroupFd;
@@ -554,6 +559,8 @@ pid_t Runner::spawn()
     }
     m_pid = pid;
     m_registration.setGroup(pid);
+    if (m_spec.onStarted)
+        m_spec.onStarted(pid);
     // Without a pidfd (kernel < 5.3) the loop polls waitid() instead.
     m_pidfd.reset(pidfdOpen(pid));
     return pid;
@@ -667,6 +674,12 @@ void Runner::keep(OutputChannel channel, const char *data, qint64 size)
     const qint64 held = m_out.stdoutData.size() + m_out.stderrData.size();
     const qint64 room = std::max<qint64>(0, m_spec.maxOutputBytes - held);
     const qint64 kept = std::min(size, room);
+    if (m_spec.streamOnly) {
+        // nothing is kept: the consumer bounds what it holds itself
+        if (m_spec.onOutput)
+            m_spec.onOutput(channel, QByteArray(data, size));
+        return;
+    }
     if (kept < size) {
         m_out.truncated = true;
         m_out.droppedBytes += size - kept;
@@ -926,10 +939,8 @@ ProcessOutcome runProcess(const ProcessSpec &spec)
         return outcome;
     }
     {
-        Runner runner(spec, started);
-        const qint64 pid = runner.spawn();
-        if (spec.onStarted)
-            spec.onStarted(pid);
+        Runner runner(spec, started); // spawn() calls spec.onStarted
+        runner.spawn();
         outcome = runner.run();
     }
     outcome.durationMs = std::chrono::duration_cast<milliseconds>(Clock::now() - started).count();

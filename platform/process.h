@@ -42,13 +42,18 @@ struct ProcessSpec
     /// Program (absolute path) and arguments, run directly without a shell; overrides
     /// `command`. Saves an exec where the caller already has an argument vector (bwrap).
     QStringList arguments;
-    int cwdFd = -1;                 ///< working folder as an fd (fchdir in the child); -1 = inherit
+    int cwdFd = -1; ///< working folder as an fd (fchdir in the child); -1 = inherit
+    /// The child's stdin (a pipe's read end, >= 3; the child gets a copy); -1 = /dev/null.
+    int stdinFd = -1;
     QStringList environment;        ///< complete environment, "K=V" entries
     int timeoutMs = 120000;         ///< <= 0: no timeout
     int killGraceMs = 1000;         ///< TERM → KILL grace after a timeout or a cancel
     qint64 maxOutputBytes = 100000; ///< cap on stdout + stderr kept together
     /// Called on the calling thread for every chunk kept (after the cap, nothing more).
     std::function<void(OutputChannel, const QByteArray &)> onOutput;
+    /// Every chunk goes to onOutput and none is kept (maxOutputBytes does not apply): for a
+    /// consumer that bounds what it holds itself (background processes).
+    bool streamOnly = false;
     std::shared_ptr<CancellationToken> cancel;
     /// Find and kill descendants that left the process group by the environment marker. A
     /// caller whose command cannot outlive the group leader anyway (bwrap: a pid namespace
@@ -68,7 +73,9 @@ struct ProcessSpec
     /// take it without privileges.
     bool ttyControlling = true;
     /// Called on the calling thread once the command runs, with its pid (= its process group
-    /// and session id), before any output is read.
+    /// and session id), before any output: a backend keeps its commands' groups for the views
+    /// that sample their resource use and list its processes. Not called when the command
+    /// could not start.
     std::function<void(qint64 pid)> onStarted;
 };
 

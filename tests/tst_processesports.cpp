@@ -175,6 +175,44 @@ private Q_SLOTS:
         sandbox->stop(false);
     }
 
+    // The agent tools' background processes are listed too (kind "background") while they
+    // run; stopping one from the panel ends it, and its output stays readable by the agent.
+    void backgroundProcessesAreListed()
+    {
+        const QString ws = m_tmp.filePath(QStringLiteral("bg"));
+        const SandboxPtr sandbox =
+            Sandbox::create(QStringLiteral("bg"), std::make_shared<LocalSandboxBackend>(ws), 600);
+        sandbox->start();
+        const AgentPtr agent = Agent::create(QStringLiteral("server"));
+        sandbox->attach(agent);
+
+        ProcessesModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setInterval(50);
+        model.setWorkspace(QStringLiteral("bg"));
+        const ToolResult started = agent->callTool(
+            QStringLiteral("process_start"),
+            {{QStringLiteral("command"), QStringLiteral("echo serving; sleep 600")}});
+        const QString processId = started.data.value(QLatin1String("process_id")).toString();
+        QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), 1, Wait);
+        QCOMPARE(model.index(0, ProcessesModel::Kind).data().toString(),
+                 QStringLiteral("background"));
+        QCOMPARE(model.index(0, ProcessesModel::Actor).data().toString(), QStringLiteral("server"));
+        QCOMPARE(model.index(0, ProcessesModel::What).data().toString(),
+                 QStringLiteral("echo serving; sleep 600"));
+        const quint64 id = model.processId(0);
+        QTRY_VERIFY_WITH_TIMEOUT(ProcessRegistry::instance().output(id).contains("serving"), Wait);
+
+        QVERIFY(ProcessRegistry::instance().stop(id));
+        QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), 0, Wait);
+        const ToolResult after = agent->callTool(QStringLiteral("process_output"),
+                                                 {{QStringLiteral("process_id"), processId}});
+        QCOMPARE(after.data.value(QLatin1String("running")).toBool(true), false);
+        QVERIFY(after.text.contains(QLatin1String("serving")));
+        sandbox->stop(false);
+    }
+
     void localTerminalPortIsListedAndReachable()
     {
         if (!QFileInfo(QStringLiteral("/usr/bin/python3")).isExecutable())

@@ -41,13 +41,16 @@ ProcessesPanel::ProcessesPanel(QWidget *parent)
     layout->setContentsMargins(0, 0, 0, 0);
     auto *bar = new QHBoxLayout;
     bar->setContentsMargins(4, 2, 4, 2);
-    bar->addWidget(new QLabel(tr("Terminals, agents' commands and background processes of "
-                                 "this sandbox."),
-                              this),
-                   1);
+    // Wrapped, so that the panel's minimum width is not this sentence's.
+    auto *about = new QLabel(tr("Terminals, agents' commands and background processes of this "
+                                "sandbox."),
+                             this);
+    about->setWordWrap(true);
+    bar->addWidget(about, 1);
     bar->addWidget(m_stop);
     layout->addLayout(bar);
-    auto *split = new QSplitter(Qt::Vertical, this);
+    // Side by side, as the audit log: a bottom panel is wide and short.
+    auto *split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(m_view);
     split->addWidget(m_output);
     split->setStretchFactor(0, 2);

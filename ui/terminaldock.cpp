@@ -3,6 +3,7 @@
 
 #include "terminaldock.h"
 
+#include "icons.h"
 #include "ptyfactory.h"
 #include "ptysession.h"
 #include "sandboxcontroller.h"
@@ -118,7 +119,8 @@ TerminalDock::TerminalDock(SandboxController *controller, QWidget *parent)
 {
     m_newAction->setObjectName(QStringLiteral("actionNewTerminal"));
     m_newAction->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_T));
-    m_newAction->setIcon(QIcon::fromTheme(QStringLiteral("utilities-terminal")));
+    m_newAction->setIcon(themeIcon(QStringLiteral("utilities-terminal")));
+    m_newAction->setIconText(tr("Terminal"));
     connect(m_newAction, &QAction::triggered, this, [this] { openTerminal(); });
 
     auto *layout = new QVBoxLayout(this);

@@ -95,10 +95,11 @@ public:
     WorkspaceSyncResult syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
                                       const std::function<void(int, int)> &progress = {}) override;
     SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) override;
-    QHash<QString, FileStamp> seedBaseline() const override;
+    std::optional<SeedManifest> seedManifest() const override;
 
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
+    double defaultTimeoutSeconds() const override { return m_options.timeout; }
 
     /// The shell script execute() sends: cd to `dir` (`verifyDir`: `dir` is canonical and the
     /// command is refused, exit 1, unless `cd -P` ends exactly there), export `env`, run `command`
