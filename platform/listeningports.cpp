@@ -9,6 +9,10 @@
 #include <QHash>
 
 #include <cstring>
+#include <optional>
+#include <utility>
+
+#include <sys/stat.h>
 
 namespace elsai {
 
@@ -175,10 +179,20 @@ QSet<qint64> processesWorkingIn(const QString &folder)
 
 qint64 processInOtherNetworkNamespace(qint64 root)
 {
-    const QString ours = QFileInfo(QStringLiteral("/proc/self/ns/net")).symLinkTarget();
+    // A namespace is told by the device and inode of its /proc file (the link text
+    // "net:[N]" is not a path: QFileInfo would make it one, different for every pid).
+    auto netns = [](const QByteArray &path) -> std::optional<std::pair<dev_t, ino_t>> {
+        struct stat st;
+        if (::stat(path.constData(), &st) != 0)
+            return std::nullopt;
+        return std::pair(st.st_dev, st.st_ino);
+    };
+    const auto ours = netns(QByteArrayLiteral("/proc/self/ns/net"));
+    if (!ours)
+        return 0;
     for (qint64 pid : processTrees({root})) {
-        const QString ns = QFileInfo(QStringLiteral("/proc/%1/ns/net").arg(pid)).symLinkTarget();
-        if (!ns.isEmpty() && ns != ours)
+        const auto ns = netns(QByteArray("/proc/") + QByteArray::number(pid) + "/ns/net");
+        if (ns && *ns != *ours)
             return pid;
     }
     return 0;

@@ -132,6 +132,9 @@ private Q_SLOTS:
             return p.port == server.serverPort() && p.pid == self.values().first();
         }));
         QVERIFY(processTrees(self).contains(self.values().first()));
+        // This process and its children share our network namespace: none is "other" (a
+        // namespace compared by its link text as a path would make every process other).
+        QCOMPARE(processInOtherNetworkNamespace(QCoreApplication::applicationPid()), 0);
     }
 
     void agentCommandsAreListedWithOutputAndStop()
