@@ -288,3 +288,38 @@ describe('Streamable HTTP with the SDK client', () => {
         await Promise.all(clients.map(({ client }) => client.close()));
     });
 });
+
+// The soft return for SDK 1.x with its default settings (no progress reset): scaled down, a
+// 1 s soft return under a 4 s request timeout (the SDK's default is 60 s, ours 45 s).
+describe('the soft return with default client settings (SDK 1.x)', () => {
+    before(async () => {
+        p = makeProject({ 'README.md': '# demo\n' });
+        server = await startHttpServer(p, ['coder=read_write'], ['--execute-soft-return', '1']);
+    });
+    after(async () => {
+        assert.equal(await server.stop(), 143);
+        p.remove();
+    });
+
+    test('a long command returns while it runs, then finishes as a background process', async () => {
+        const { client } = await connect(server.agents.coder.token);
+        const r = await client.callTool({ name: 'execute', arguments: {
+            command: 'echo first; sleep 3; echo second' } }, undefined, { timeout: 4000 });
+        assert.equal(r.isError, false, text(r));
+        assert.match(text(r), /^first\n/);
+        assert.match(text(r), /still running/i);
+        const id = r.structuredContent.process_id;
+        let out = '';
+        let running = true;
+        for (let i = 0; i < 20 && running; ++i) {
+            const o = await client.callTool({ name: 'process_output', arguments: {
+                process_id: id, offset: 0, wait: 2 } }, undefined, { timeout: 4000 });
+            assert.equal(o.isError, false, text(o));
+            out = text(o);
+            running = o.structuredContent.running;
+        }
+        assert.equal(running, false);
+        assert.match(out, /^first\nsecond\n\[ended, exit code 0/);
+        await client.close();
+    });
+});

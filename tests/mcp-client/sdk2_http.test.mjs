@@ -182,23 +182,6 @@ describe('Streamable HTTP with the SDK 2.x client', () => {
         assert.equal(status, 'cancelled');
     });
 
-    test('with default client settings a long command returns before the timeout (soft return)',
-         { skip: 'the soft return belongs to the tools helper (§3) and has not landed here yet' },
-         async () => {
-        // The documented contract: a call still running at the server's soft-return limit
-        // (below the 60 s every client defaults to) returns normally, saying the command still
-        // runs, with its output so far and a handle the background-process tools wait on, read
-        // and stop. Scaled down: the server's limit is set below the client's 1.5 s timeout.
-        const { client } = await connect(server.agents.coder.token);
-        const r = await client.callTool({ name: 'execute', arguments: {
-            command: 'echo first; sleep 4; echo second' } }, { timeout: 1500 });
-        assert.equal(r.isError, false);
-        assert.match(text(r), /first/);
-        assert.match(text(r), /still running/i);
-        assert.ok(r.structuredContent.handle, 'a handle for the background-process tools');
-        await client.close();
-    });
-
     test('300 sessions opened and never closed do not lock out a new agent', async () => {
         // SDK 2.x in its default (session) mode, closing nothing: close() sends no DELETE.
         const leaked = [];
@@ -292,4 +275,52 @@ describe('Streamable HTTP with the SDK 2.x client', () => {
             assert.equal(res.status, 404, path);
         }
     });
+});
+
+// Clients with neither progress resets nor Tasks (SDK defaults, Codex's tool timeout): a
+// command still running at --execute-soft-return answers before the client's request timeout,
+// with its output so far and a process_id the background-process tools wait on and stop.
+// Scaled down: a 1 s soft return under a 4 s client timeout (the SDK's is 60 s, ours 45 s).
+describe('the soft return with default client settings (SDK 2.x)', () => {
+    before(async () => {
+        p = makeProject({ 'README.md': '# demo\n' });
+        server = await startHttpServer(p, ['coder=read_write'], ['--execute-soft-return', '1']);
+    });
+    after(async () => {
+        assert.equal(await server.stop(), 143);
+        p.remove();
+    });
+
+    for (const era of ['legacy', 'modern']) {
+        test(`a long command returns while it runs, then finishes as a background process (${era})`, async () => {
+            const { client } = await connect(server.agents.coder.token, { era });
+            const r = await client.callTool({ name: 'execute', arguments: {
+                command: 'echo first; sleep 3; echo second' } }, { timeout: 4000 });
+            assert.equal(r.isError, false, text(r));
+            assert.match(text(r), /^first\n/);
+            assert.match(text(r), /still running/i);
+            assert.equal(r.structuredContent.running, true);
+            const id = r.structuredContent.process_id;
+            assert.match(id, /^p\d+$/);
+            // The rest of its output, waited for with the background-process tools.
+            let out = '';
+            let running = true;
+            for (let i = 0; i < 20 && running; ++i) {
+                const o = await client.callTool({ name: 'process_output', arguments: {
+                    process_id: id, offset: 0, wait: 2 } }, { timeout: 4000 });
+                assert.equal(o.isError, false, text(o));
+                out = text(o); // the output, then a status line
+                running = o.structuredContent.running;
+            }
+            assert.equal(running, false);
+            assert.match(out, /^first\nsecond\n\[ended, exit code 0/);
+            // A second one is stopped instead.
+            const s = await client.callTool({ name: 'execute', arguments: {
+                command: 'echo begun; sleep 300' } }, { timeout: 4000 });
+            const stopped = await client.callTool({ name: 'process_stop', arguments: {
+                process_id: s.structuredContent.process_id } }, { timeout: 4000 });
+            assert.equal(stopped.isError, false, text(stopped));
+            await client.close();
+        });
+    }
 });
