@@ -85,7 +85,7 @@ QString InMemoryStorage::insert(Pieces content)
 {
     const QString handle = newHandle();
     QMutexLocker lock(&m_mutex);
-    m_items.insert(handle, std::move(content));
+    m_items.emplace(handle, std::move(content));
     return handle;
 }
 

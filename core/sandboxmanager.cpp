@@ -252,14 +252,14 @@ QStringList SandboxManager::cleanupExpired()
 BackendFactory SandboxManager::backendFactoryForSession(const BackendSource &source,
                                                         const QString &sessionId)
 {
-    if (const BackendTemplatePtr t = source.templ()) {
+    if (const BackendTemplatePtr &t = source.templ()) {
         return [t, sessionId]() -> BackendPtr {
             if (BackendPtr b = t->buildForSession(sessionId))
                 return b;
             return t->buildDefault();
         };
     }
-    const BackendPtr instance = source.instance();
+    const BackendPtr &instance = source.instance();
     return [instance]() { return instance; };
 }
 
@@ -267,7 +267,7 @@ int SandboxManager::addCloseListener(CloseListener listener)
 {
     QMutexLocker lock(&m_mutex);
     const int id = m_nextListener++;
-    m_listeners.insert(id, std::move(listener));
+    m_listeners.emplace(id, std::move(listener));
     return id;
 }
 
