@@ -486,6 +486,21 @@ void Sandbox::deleteFiles(const QStringList &paths, const QString &actor)
     }
 }
 
+void Sandbox::writeFile(const QString &path, const QByteArray &content, const QString &actor)
+{
+    AuditRecorder audit(
+        QStringLiteral("sandbox.write_file"), d->workspaceId, actor,
+        {{QStringLiteral("path"), path}, {QStringLiteral("bytes"), content.size()}});
+    try {
+        requireBackend()->writeFile(path, content);
+        d->manager->touch(d->workspaceId);
+        audit.ok();
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
 void Sandbox::makeFolder(const QString &path, const QString &actor)
 {
     AuditRecorder audit(QStringLiteral("sandbox.make_folder"), d->workspaceId, actor,

@@ -120,6 +120,10 @@ public:
                               const QString &actor = hostActor());
     /// Deletes workspace paths (folders recursively). Not limited by attach modes.
     void deleteFiles(const QStringList &paths, const QString &actor = hostActor());
+    /// Writes one file atomically, creating its parent folders (the window's Save of an editor
+    /// tab). Audited as `sandbox.write_file` of `actor`, as an agent's write_file is.
+    void writeFile(const QString &path, const QByteArray &content,
+                   const QString &actor = hostActor());
     /// Creates a workspace folder and its parents (the window's "New folder").
     void makeFolder(const QString &path, const QString &actor = hostActor());
     /// Moves a file: read → write → delete. Returns false, moving nothing, when `src` and

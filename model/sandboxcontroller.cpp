@@ -506,7 +506,7 @@ QFuture<void> SandboxController::writeFile(const QString &workspaceId, const QSt
     const SandboxPtr sb = requireEntry(workspaceId).sandbox;
     return track(workspaceId, QStringLiteral("write_file"),
                  QtConcurrent::run(&m_pool, [sb, path, content] {
-                     sb->addFiles({{path, FileSource::bytes(content)}}, true, humanActor());
+                     sb->writeFile(path, content, humanActor());
                  }));
 }
 

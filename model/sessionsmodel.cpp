@@ -69,6 +69,17 @@ int SessionsModel::columnCount(const QModelIndex &parent) const
     return parent.isValid() ? 0 : ColumnCount;
 }
 
+QString SessionsModel::backendShortName(const QString &typeName)
+{
+    // The name --backend takes: "LocalSandboxBackend" → "local", "AgentCoreSandboxBackend" →
+    // "agentcore" (a narrow column; the tooltip keeps the class name).
+    for (const QLatin1String suffix : {QLatin1String("SandboxBackend"), QLatin1String("Backend")}) {
+        if (typeName.endsWith(suffix) && typeName.size() > suffix.size())
+            return typeName.chopped(suffix.size()).toLower();
+    }
+    return typeName;
+}
+
 QVariant SessionsModel::data(const QModelIndex &index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
@@ -80,7 +91,7 @@ QVariant SessionsModel::data(const QModelIndex &index, int role) const
         case WorkspaceColumn:
             return s.workspaceId;
         case BackendColumn:
-            return s.backend;
+            return backendShortName(s.backend);
         case StateColumn:
             return toString(s.state);
         case OwnerColumn:
@@ -99,6 +110,8 @@ QVariant SessionsModel::data(const QModelIndex &index, int role) const
         switch (index.column()) {
         case WorkspaceColumn:
             return s.workspaceRoot.isEmpty() ? QVariant() : QVariant(s.workspaceRoot);
+        case BackendColumn:
+            return s.backend;
         case StateColumn:
             return s.message.isEmpty() ? QVariant() : QVariant(s.message);
         }

@@ -55,6 +55,8 @@ public:
     void setSessions(const QList<SessionRow> &rows);
     const SessionRow &session(int row) const { return m_rows.at(row); }
     int rowOf(const QString &workspaceId) const;
+    /// The backend as --backend names it ("local", "ssh", …) from its class name.
+    static QString backendShortName(const QString &typeName);
 
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;

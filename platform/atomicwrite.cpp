@@ -156,4 +156,27 @@ std::optional<AtomicWriteError> writeAtomicAt(int dirFd, QByteArrayView name,
         options, written);
 }
 
+std::optional<AtomicWriteError> symlinkAtomicAt(int dirFd, QByteArrayView name,
+                                                QByteArrayView target,
+                                                const AtomicWriteOptions &options)
+{
+    const QByteArray tmp = atomicTempName(name);
+    const QByteArray link = name.toByteArray();
+    if (::symlinkat(target.toByteArray().constData(), dirFd, tmp.constData()) != 0)
+        return AtomicWriteError{errno, AtomicWriteStage::Create};
+    ELSAI_FAULT_POINT("symlink");
+    const int err =
+        options.noReplace
+            ? renameNoReplace(dirFd, tmp.constData(), link.constData())
+            : (::renameat(dirFd, tmp.constData(), dirFd, link.constData()) == 0 ? 0 : errno);
+    if (err) {
+        ::unlinkat(dirFd, tmp.constData(), 0);
+        return AtomicWriteError{err, AtomicWriteStage::Rename};
+    }
+    ELSAI_FAULT_POINT("rename");
+    if (options.durable && ::fsync(dirFd) != 0)
+        return AtomicWriteError{errno, AtomicWriteStage::SyncFolder};
+    return std::nullopt;
+}
+
 } // namespace elsai

@@ -67,6 +67,14 @@ std::optional<AtomicWriteError> writeAtomicAt(int dirFd, QByteArrayView name,
                                               const AtomicWriteOptions &options = {},
                                               struct stat *written = nullptr);
 
+/// The same for a symbolic link: `name` becomes a link to `target` atomically (a temp link of
+/// atomicTempName() beside it, renamed over `name`; the folder fsync'ed with
+/// `options.durable`). Only `noReplace` and `durable` of `options` apply. Returns the error, or
+/// none.
+std::optional<AtomicWriteError> symlinkAtomicAt(int dirFd, QByteArrayView name,
+                                                QByteArrayView target,
+                                                const AtomicWriteOptions &options = {});
+
 /// write(2) of all of `data`, retrying short writes and EINTR. False with errno set on failure.
 bool writeAllFd(int fd, const char *data, qsizetype size);
 

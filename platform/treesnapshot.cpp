@@ -432,17 +432,10 @@ ApplyResult applyTree(int rootFd, const TreeManifest &current, const TreeManifes
             break;
         }
         case TreeEntry::Type::Symlink: {
-            const int fd = parent.open(dir);
-            const QByteArray temp = atomicTempName(name);
-            if (::symlinkat(e.target.constData(), fd, temp.constData()) != 0)
-                throwOsError(errno, QStringLiteral("cannot restore the link"), shown(e.path));
-            ELSAI_FAULT_POINT("symlink");
-            if (::renameat(fd, temp.constData(), fd, name.constData()) != 0) {
-                const int err = errno;
-                ::unlinkat(fd, temp.constData(), 0);
-                throwOsError(err, QStringLiteral("cannot restore the link"), shown(e.path));
-            }
-            ELSAI_FAULT_POINT("rename");
+            AtomicWriteOptions options;
+            options.durable = false; // the caller's syncfs, once
+            if (const auto err = symlinkAtomicAt(parent.open(dir), name, e.target, options))
+                throwOsError(err->error, QStringLiteral("cannot restore the link"), shown(e.path));
             ++result.linked;
             break;
         }

@@ -1090,11 +1090,13 @@ void TestMainWindow::welcomePageWhileNoFileIsOpen()
     QTRY_VERIFY(m_window->workspacePanel()->view()->hasFocus());
     welcome->button(WelcomePage::Step::RunCommand)->click();
     QTRY_VERIFY(m_window->consolePanel()->input()->hasFocus());
-    // Opening a file shows the tabs; closing the last one the welcome page again.
+    // Opening a file from the tree shows the tabs, and the keyboard follows into the file;
+    // closing the last one shows the welcome page again.
     FileTabs *tabs = m_window->fileTabs();
-    tabs->openFile(sandboxId(), QStringLiteral("README.md"));
+    Q_EMIT m_window->workspacePanel()->fileActivated(sandboxId(), QStringLiteral("README.md"));
     QCOMPARE(centre->currentWidget(), tabs);
     QTRY_COMPARE(tabs->tabKind(0), FileTabs::TabKind::Text);
+    QTRY_VERIFY(tabs->codeEditor(0)->hasFocus());
     QVERIFY(tabs->closeTab(0));
     QCOMPARE(centre->currentWidget(), welcome);
 }

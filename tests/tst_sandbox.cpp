@@ -505,6 +505,29 @@ private Q_SLOTS:
         s->stop(false);
     }
 
+    // The window's Save: one audited write of the person, parents made, paths confined.
+    void hostWriteFile()
+    {
+        auto s = make(QStringLiteral("hostwrite"));
+        s->start();
+        elsai::test::AuditCapture capture;
+        s->writeFile(QStringLiteral("notes/today.md"), QByteArrayLiteral("saved\n"),
+                     QStringLiteral("human"));
+        QCOMPARE(s->readFile(QStringLiteral("notes/today.md")), QStringLiteral("saved\n"));
+        QVERIFY_THROWS_EXCEPTION(PermissionError, s->writeFile(QStringLiteral("../escape.md"), "x",
+                                                               QStringLiteral("human")));
+        const QList<AuditEvent> events = capture.events();
+        QCOMPARE(events.size(), 2);
+        QCOMPARE(events[0].event, QStringLiteral("sandbox.write_file"));
+        QCOMPARE(events[0].actor, QStringLiteral("human"));
+        QCOMPARE(events[0].outcome, QStringLiteral("ok"));
+        QCOMPARE(events[0].fields.value(QStringLiteral("path")).toString(),
+                 QStringLiteral("notes/today.md"));
+        QCOMPARE(events[0].fields.value(QStringLiteral("bytes")).toInt(), 6);
+        QCOMPARE(events[1].outcome, QStringLiteral("denied"));
+        s->stop(false);
+    }
+
     void hostOperationsAreNotLimitedByAttachMode()
     {
         auto s = make(QStringLiteral("hostops"));

@@ -254,7 +254,7 @@ void TestSessionsModel::displayAndRoles()
 {
     SessionRow s;
     s.workspaceId = QStringLiteral("graph-42");
-    s.backend = QStringLiteral("local");
+    s.backend = QStringLiteral("LocalSandboxBackend");
     s.workspaceRoot = QStringLiteral("/tmp/elsai-graph-42");
     s.state = SessionState::Failed;
     s.ownerId = QStringLiteral("owner-1");
@@ -269,7 +269,15 @@ void TestSessionsModel::displayAndRoles()
         return model.index(0, column).data(role);
     };
     QCOMPARE(at(SessionsModel::WorkspaceColumn).toString(), QStringLiteral("graph-42"));
+    // The name --backend takes, the class name in the tooltip.
     QCOMPARE(at(SessionsModel::BackendColumn).toString(), QStringLiteral("local"));
+    QCOMPARE(at(SessionsModel::BackendColumn, Qt::ToolTipRole).toString(),
+             QStringLiteral("LocalSandboxBackend"));
+    QCOMPARE(SessionsModel::backendShortName(QStringLiteral("AgentCoreSandboxBackend")),
+             QStringLiteral("agentcore"));
+    QCOMPARE(SessionsModel::backendShortName(QStringLiteral("SshSandboxBackend")),
+             QStringLiteral("ssh"));
+    QCOMPARE(SessionsModel::backendShortName(QStringLiteral("Unknown")), QStringLiteral("Unknown"));
     QCOMPARE(at(SessionsModel::StateColumn).toString(), QStringLiteral("failed"));
     QCOMPARE(at(SessionsModel::OwnerColumn).toString(), QStringLiteral("owner-1"));
     QCOMPARE(at(SessionsModel::StartedColumn).toString(),

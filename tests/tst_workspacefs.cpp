@@ -153,6 +153,7 @@ private Q_SLOTS:
     void raceSwap();
     void atomicTempNameFits_data();
     void atomicTempNameFits();
+    void symlinkAtomicReplaces();
     void readRange_data();
     void readRange();
 
@@ -1389,6 +1390,43 @@ void TestWorkspaceFs::atomicTempNameFits()
                  .entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot)
                  .size(),
              1); // no temp file left
+}
+
+// A link made by the atomic writer replaces what was there (a file, another link) in one
+// rename, never writes through it, leaves no temp entry, and with noReplace refuses.
+void TestWorkspaceFs::symlinkAtomicReplaces()
+{
+    const QString folder = ws(QStringLiteral("links"));
+    QVERIFY(QDir().mkpath(folder));
+    m_fs->writeFile(QStringLiteral("links/file"), "content");
+    m_fs->writeFile(QStringLiteral("links/target"), "target");
+    const int dirFd =
+        ::open(QFile::encodeName(folder).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    QVERIFY(dirFd >= 0);
+    const auto closeDir = qScopeGuard([dirFd] { ::close(dirFd); });
+    QVERIFY(!symlinkAtomicAt(dirFd, "link", "target"));
+    QCOMPARE(QFileInfo(folder + QStringLiteral("/link")).symLinkTarget(),
+             folder + QStringLiteral("/target"));
+    // Over a regular file: the file is replaced, its content untouched elsewhere.
+    QVERIFY(!symlinkAtomicAt(dirFd, "file", "target"));
+    QVERIFY(QFileInfo(folder + QStringLiteral("/file")).isSymLink());
+    QCOMPARE(m_fs->readFile(QStringLiteral("links/target")), QByteArray("target"));
+    // Over a link: the link itself is replaced, not what it points at.
+    QVERIFY(!symlinkAtomicAt(dirFd, "link", "elsewhere"));
+    QCOMPARE(QFile::symLinkTarget(folder + QStringLiteral("/link")),
+             folder + QStringLiteral("/elsewhere"));
+    QCOMPARE(m_fs->readFile(QStringLiteral("links/target")), QByteArray("target"));
+    AtomicWriteOptions keep;
+    keep.noReplace = true;
+    const auto refused = symlinkAtomicAt(dirFd, "link", "third", keep);
+    QVERIFY(refused);
+    QCOMPARE(refused->error, EEXIST);
+    QCOMPARE(QFile::symLinkTarget(folder + QStringLiteral("/link")),
+             folder + QStringLiteral("/elsewhere"));
+    QCOMPARE(QDir(folder)
+                 .entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot)
+                 .size(),
+             3); // file, link, target: no temp entry left
 }
 
 void TestWorkspaceFs::readRange_data()

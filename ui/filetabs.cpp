@@ -248,6 +248,7 @@ public:
     qint64 diskSize = -1;
     bool checking = false;
     bool saving = false;
+    bool focusWhenShown = false; ///< openFileAndFocus(): the keyboard moves in once it loads
 };
 
 FileTabs::FileTabs(SandboxController *controller, QWidget *parent)
@@ -512,6 +513,30 @@ void FileTabs::openFile(const QString &workspaceId, const QString &path)
     load(tab);
 }
 
+void FileTabs::openFileAndFocus(const QString &workspaceId, const QString &path)
+{
+    const bool wasOpen = indexOf(workspaceId, path) >= 0;
+    openFile(workspaceId, path);
+    FileTab *tab = tabAt(indexOf(workspaceId, path));
+    if (!tab)
+        return;
+    if (wasOpen && !tab->checking && tab->content)
+        focusTab(tab);
+    else
+        tab->focusWhenShown = true;
+}
+
+void FileTabs::focusTab(FileTab *tab)
+{
+    tab->focusWhenShown = false;
+    if (tab->editor)
+        tab->editor->setFocus(Qt::OtherFocusReason);
+    else if (tab->content)
+        tab->content->setFocus(Qt::OtherFocusReason);
+    else
+        tab->setFocus(Qt::OtherFocusReason);
+}
+
 void FileTabs::watchWorkspace(const QString &workspaceId)
 {
     WorkspaceTreeModel *tree = m_controller->treeModel(workspaceId);
@@ -562,6 +587,8 @@ void FileTabs::load(FileTab *tab)
             tab->diskMtimeMs = out.mtimeMs;
             tab->diskSize = out.mtimeMs >= 0 ? out.size : -1;
         }
+        if (tab->focusWhenShown && tab == currentWidget())
+            focusTab(tab);
         Q_EMIT fileOpened(tab->workspaceId, tab->path);
     };
     if (knownSize >= 0) {

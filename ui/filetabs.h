@@ -55,6 +55,9 @@ public:
 
     /// Opens (or focuses) the tab of a file; loads it off the GUI thread.
     void openFile(const QString &workspaceId, const QString &path);
+    /// The same, and the keyboard goes to the file once it is shown (the tree's activation,
+    /// the welcome page's Open a file): the person can read and type at once.
+    void openFileAndFocus(const QString &workspaceId, const QString &path);
     /// Saves the current tab; returns false when nothing to save.
     bool saveCurrent();
     int indexOf(const QString &workspaceId, const QString &path) const;
@@ -123,6 +126,7 @@ protected:
 
 private:
     FileTab *tabAt(int index) const;
+    void focusTab(FileTab *tab);
     void load(FileTab *tab);
     void showContent(FileTab *tab, const QByteArray &bytes);
     void onRead(FileTab *tab, const QByteArray &bytes);

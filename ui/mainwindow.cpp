@@ -255,7 +255,7 @@ void MainWindow::createPanels()
 
     connect(d->sessions, &SessionsPanel::currentWorkspaceChanged, this,
             &MainWindow::setCurrentWorkspace);
-    connect(d->workspace, &WorkspacePanel::fileActivated, d->tabs, &FileTabs::openFile);
+    connect(d->workspace, &WorkspacePanel::fileActivated, d->tabs, &FileTabs::openFileAndFocus);
 
     // The Workspace menu: the tree's own actions (their shortcuts act where it has focus).
     using A = WorkspacePanel::Action;
@@ -791,7 +791,7 @@ void MainWindow::runWelcomeStep(int step)
     switch (S(step)) {
     case S::OpenFile:
         if (demo && !m_current.isEmpty()) {
-            d->tabs->openFile(m_current, QStringLiteral("src/calc/ops.py"));
+            d->tabs->openFileAndFocus(m_current, QStringLiteral("src/calc/ops.py"));
         } else {
             showDock("workspaceDock");
             d->workspace->view()->setFocus(Qt::OtherFocusReason);
