@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "localsandboxbackend.h"
 #include "mcphttpserver.h"
+#include "shellquote.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -140,14 +141,11 @@ QString McpServerModel::httpClientConfig(int row) const
     return QString::fromUtf8(QJsonDocument(config).toJson(QJsonDocument::Indented));
 }
 
-static QString shellQuote(const QString &s)
+/// `s` as one shell word: bare when that is safe, for a readable command line.
+static QString shellWord(const QString &s)
 {
     static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9_./:=@%+-]+$"));
-    if (safe.match(s).hasMatch())
-        return s;
-    QString quoted = s;
-    quoted.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-    return QLatin1Char('\'') + quoted + QLatin1Char('\'');
+    return safe.match(s).hasMatch() ? s : remote::shellQuote(s);
 }
 
 QString McpServerModel::stdioCommandLine(int row, const QString &program) const
@@ -163,7 +161,7 @@ QString McpServerModel::stdioCommandLine(int row, const QString &program) const
          << a.name + QLatin1Char('=') + toString(a.mode);
     QStringList quoted;
     for (const QString &arg : std::as_const(args))
-        quoted.append(shellQuote(arg));
+        quoted.append(shellWord(arg));
     return quoted.join(QLatin1Char(' '));
 }
 

@@ -8,6 +8,7 @@
 #include "eventstream.h"
 #include "fakeagentcore.h"
 #include "sandboxspec.h"
+#include "shellquote.h"
 #include "testutil.h"
 
 #include <QDir>
@@ -259,7 +260,7 @@ void TestAgentCoreBackend::symlinksOutOfTheWorkspaceAreRefused()
     auto backend = started(fake);
     QTemporaryDir outside;
     writeHostFile(outside.path() + "/secret.txt", "secret");
-    const QString out = shellQuote(outside.path());
+    const QString out = remote::shellQuote(outside.path());
     QCOMPARE(backend
                  ->execute(QStringLiteral("mkdir sub && echo inside > sub/f && ln -s sub/f rel && "
                                           "ln -s %1 out && ln -s %1/secret.txt file && "

@@ -111,13 +111,6 @@ void AgentCoreOptions::validate() const
     checkEnvironment(env);
 }
 
-QString shellQuote(const QString &text)
-{
-    QString out = text;
-    out.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-    return QLatin1Char('\'') + out + QLatin1Char('\'');
-}
-
 // ---- backend: session ----------------------------------------------------------------------
 
 AgentCoreSandboxBackend::AgentCoreSandboxBackend(QString workspaceId, AgentCoreOptions options)

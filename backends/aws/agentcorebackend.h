@@ -186,7 +186,4 @@ private:
     QHash<QString, std::weak_ptr<AgentCoreSandboxBackend>> m_backends;
 };
 
-/// Quotes a string for POSIX sh: 'it'\''s'.
-QString shellQuote(const QString &text);
-
 } // namespace elsai::aws

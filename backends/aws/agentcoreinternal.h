@@ -5,9 +5,13 @@
 
 // Shared by the AgentCore backend's source files; not part of its interface.
 
+#include "shellquote.h"
+
 #include <QString>
 
 namespace elsai::aws::agentcore {
+
+using remote::shellQuote;
 
 // One writeFiles / readFiles call carries at most this much (JSON + base64 overhead aside).
 constexpr qint64 BATCH_BYTES = 4 * 1024 * 1024;

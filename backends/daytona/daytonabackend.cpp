@@ -10,6 +10,7 @@
 #include "glob.h"
 #include "inputchecks.h"
 #include "multipart.h"
+#include "shellquote.h"
 #include "workspacefs.h"
 
 #include <QDateTime>
@@ -32,15 +33,9 @@ namespace elsai {
 using daytona::CallKind;
 using daytona::DaytonaApi;
 using remote::HttpResponse;
+using remote::shellQuote;
 
 namespace {
-
-QString shellQuote(const QString &s)
-{
-    QString out = s;
-    out.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-    return QLatin1Char('\'') + out + QLatin1Char('\'');
-}
 
 QString joinRemote(const QString &root, const QString &rel)
 {

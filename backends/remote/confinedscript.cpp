@@ -5,6 +5,7 @@
 
 #include "errors.h"
 #include "findrecord.h"
+#include "shellquote.h"
 
 #include <cerrno>
 
@@ -148,22 +149,15 @@ discard)
 esac
 )SH";
 
-QString quote(const QString &s)
-{
-    QString out = s;
-    out.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-    return QLatin1Char('\'') + out + QLatin1Char('\'');
-}
-
 } // namespace
 
 QString confinedScript(const QString &root, const QString &op, const QString &path,
                        const QStringList &args)
 {
     QString script =
-        QStringLiteral("set -- ") + quote(root) + u' ' + quote(op) + u' ' + quote(path);
+        QStringLiteral("set -- ") + shellQuote(root) + u' ' + shellQuote(op) + u' ' + shellQuote(path);
     for (const QString &a : args)
-        script += u' ' + quote(a);
+        script += u' ' + shellQuote(a);
     script += u'\n';
     script += QLatin1String(kScript);
     return script;

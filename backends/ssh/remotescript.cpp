@@ -5,10 +5,13 @@
 
 #include "errors.h"
 #include "findrecord.h"
+#include "shellquote.h"
 
 #include <cerrno>
 
 namespace elsai::ssh {
+
+using remote::shellQuote;
 
 // Runs in the remote login shell (bash, dash, ksh: POSIX features only). The client refuses
 // `..` and absolute paths; here a path is never checked as a string and then used: the helper
@@ -166,31 +169,11 @@ QByteArray helperScript()
     return QByteArray(kHelper);
 }
 
-QByteArray shellQuote(const QByteArray &text)
-{
-    QByteArray out;
-    out.reserve(text.size() + 2);
-    out += '\'';
-    for (const char c : text) {
-        if (c == '\'')
-            out += "'\\''";
-        else
-            out += c;
-    }
-    out += '\'';
-    return out;
-}
-
-QByteArray shellQuote(const QString &text)
-{
-    return shellQuote(text.toUtf8());
-}
-
 QByteArray helperCommand(const QString &root, const QString &op, const QStringList &args)
 {
-    QByteArray cmd = "set -- " + shellQuote(root) + ' ' + shellQuote(op);
+    QByteArray cmd = "set -- " + shellQuote(root.toUtf8()) + ' ' + shellQuote(op.toUtf8());
     for (const QString &a : args)
-        cmd += ' ' + shellQuote(a);
+        cmd += ' ' + shellQuote(a.toUtf8());
     cmd += '\n';
     cmd += kHelper;
     return cmd;

@@ -28,10 +28,6 @@ QByteArray helperScript();
 
 inline constexpr int kHelperExit = 253;
 
-/// `'text'`, each `'` written as `'\''`: one word for any POSIX shell.
-QByteArray shellQuote(const QByteArray &text);
-QByteArray shellQuote(const QString &text);
-
 /// The remote command line: `set -- ROOT OP ARGS…; <helper>`.
 QByteArray helperCommand(const QString &root, const QString &op, const QStringList &args);
 

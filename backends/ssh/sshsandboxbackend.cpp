@@ -9,6 +9,7 @@
 #include "glob.h"
 #include "inputchecks.h"
 #include "remotescript.h"
+#include "shellquote.h"
 #include "workspacefs.h"
 
 #include <QDir>
@@ -65,7 +66,7 @@ QStringList runLocalTar(const QStringList &args)
 {
     QByteArray line = "exec tar";
     for (const QString &a : args)
-        line += ' ' + ssh::shellQuote(a);
+        line += ' ' + remote::shellQuote(a.toUtf8());
     ProcessSpec spec;
     spec.command = QString::fromUtf8(line);
     spec.environment = QProcessEnvironment::systemEnvironment().toStringList();
@@ -149,8 +150,8 @@ void SshSandboxBackend::create()
     conn->start();
     // mkdir -p of the remote root is the user's choice of place; the workspace beneath it is
     // ours. pwd -P gives the canonical path every later check compares against.
-    const QByteArray dir =
-        ssh::shellQuote(m_options.remoteRoot + QLatin1Char('/') + m_options.workspaceName);
+    const QByteArray dir = remote::shellQuote(
+        (m_options.remoteRoot + QLatin1Char('/') + m_options.workspaceName).toUtf8());
     SshConnection::Call call;
     call.remoteCommand = "mkdir -p -- " + dir + " && cd -- " + dir + " && pwd -P";
     call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
