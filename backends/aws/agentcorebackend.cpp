@@ -450,9 +450,11 @@ QByteArray AgentCoreSandboxBackend::confined(const QString &op, const QString &r
 {
     // The check and the use in one executeCommand (backends/remote/confinedscript.h): the
     // file tools open paths by name and follow symlinks, so a separate check could be raced.
-    const ScriptOutcome o = runScript(remote::confinedScript(QStringLiteral("."), op, rel, args),
-                                      m_options.requestTimeoutMs);
-    return remote::confinedPayload(o.exitCode, o.out, QStringLiteral("AgentCore"));
+    const ScriptOutcome o =
+        runScript(remote::confinedScript(remote::Channel::Text, QStringLiteral("."), op, rel, args),
+                  m_options.requestTimeoutMs);
+    return remote::confinedPayload(remote::Channel::Text, o.exitCode, o.out, o.err,
+                                   QStringLiteral("AgentCore"));
 }
 
 void AgentCoreSandboxBackend::writeConfined(const QString &rel, const QByteArray &content)
@@ -461,22 +463,22 @@ void AgentCoreSandboxBackend::writeConfined(const QString &rel, const QByteArray
         throw IsADirectoryError(QStringLiteral("cannot write '.': it is a folder"));
     // Never in place (writeFiles truncates the existing file, writing through a hard link): a
     // temp file beside the entry, renamed over it by the script that checked the path.
-    const QString token = QUuid::createUuid().toString(QUuid::Id128);
+    const qsizetype slash = rel.lastIndexOf(QLatin1Char('/'));
+    const QString tempName = remote::confinedTempName(rel.mid(slash + 1));
     if (content.size() <= INLINE_WRITE_BYTES) {
-        confined(QStringLiteral("write"), rel, {token, QString::fromLatin1(content.toBase64())});
+        confined(QStringLiteral("write"), rel, {tempName, QString::fromLatin1(content.toBase64())});
         return;
     }
     confined(QStringLiteral("prepare"), rel);
-    const qsizetype slash = rel.lastIndexOf(QLatin1Char('/'));
-    const QString temp = rel.left(slash + 1) + remote::confinedTempName(token);
+    const QString temp = rel.left(slash + 1) + tempName;
     try {
         const QList<FileTransferResult> written = writeBatch({{temp, content}});
         if (!written.first().success())
             throw OSError(*written.first().error);
-        confined(QStringLiteral("commit"), rel, {token});
+        confined(QStringLiteral("commit"), rel, {tempName});
     } catch (const SandboxError &) {
         try {
-            confined(QStringLiteral("discard"), rel, {token});
+            confined(QStringLiteral("discard"), rel, {tempName});
         } catch (const SandboxError &e) {
             qCWarning(lcAgentCore) << "cannot remove the temp file of" << rel << e.message();
         }
@@ -500,7 +502,7 @@ FileRange AgentCoreSandboxBackend::readFileRange(const QString &path, qint64 off
         throw IsADirectoryError(QStringLiteral("cannot read '.': it is a folder"));
     // One confined command moves just the range (readFiles has none).
     const QStringList args = remote::confinedRangeArgs(offset, maxBytes);
-    return remote::confinedRange(confined(QStringLiteral("range"), p, args),
+    return remote::confinedRange(confined(QStringLiteral("range"), p, args), maxBytes,
                                  QStringLiteral("AgentCore"));
 }
 
