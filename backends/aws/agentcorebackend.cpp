@@ -79,7 +79,7 @@ QUrl AgentCoreOptions::resolvedEndpoint() const
 {
     if (!endpoint.isEmpty())
         return endpoint;
-    return QUrl(QStringLiteral("https://bedrock-agentcore.%1.amazonaws.com").arg(region));
+    return QUrl(QStringLiteral("https://bedrock-agentcore.%1.%2").arg(region, dnsSuffix(region)));
 }
 
 void AgentCoreOptions::validate() const
@@ -266,12 +266,22 @@ AgentCoreSandboxBackend::ToolResult AgentCoreSandboxBackend::invoke(const QStrin
         backoffMs = int(backoffMs * m_options.retry.multiplier);
     }
     if (!response.ok()) {
-        if (response.networkError.isEmpty() && response.status == 404)
-            throw OSError(QStringLiteral("%1 failed: the interpreter session %2 no longer exists "
-                                         "(stopped or timed out after %3 s idle); restart the "
+        if (response.networkError.isEmpty() && response.status == 404) {
+            // The service's own words first (a wrong interpreter id, a missing session, …).
+            const AwsErrorInfo info = parseAwsError(response);
+            QString said = info.code;
+            if (!info.message.isEmpty())
+                said += (said.isEmpty() ? QString() : QStringLiteral(": ")) + info.message;
+            if (said.isEmpty())
+                said = QStringLiteral("HTTP 404");
+            if (!info.requestId.isEmpty())
+                said += QStringLiteral(" (request id %1)").arg(info.requestId);
+            throw OSError(QStringLiteral("%1 failed: %2. If the interpreter session %3 ended "
+                                         "(stopped, or idle for more than %4 s), restart the "
                                          "sandbox.")
-                              .arg(what, session)
+                              .arg(what, said, session)
                               .arg(m_options.sessionTimeoutSeconds));
+        }
         throwForResponse(response, what);
     }
 
