@@ -44,6 +44,12 @@ const QHash<QString, QString> &foreignOptions()
         {QStringLiteral("--quick"), QStringLiteral("bench/run.sh")},
         {QStringLiteral("--build-dir"), QStringLiteral("bench/run.sh")},
         {QStringLiteral("--exclude"), QStringLiteral("rsync (the seed benchmark's baseline)")},
+        {QStringLiteral("--start"), QStringLiteral(".ci/docker")},
+        {QStringLiteral("--stop"), QStringLiteral(".ci/docker")},
+        {QStringLiteral("--bridge"), QStringLiteral("dockerd")},
+        {QStringLiteral("--iptables"), QStringLiteral("dockerd")},
+        {QStringLiteral("--time"), QStringLiteral("podman system service")},
+        {QStringLiteral("--variant"), QStringLiteral("debootstrap")},
     };
     return options;
 }
