@@ -10,6 +10,7 @@
 #include "glob.h"
 #include "inputchecks.h"
 #include "localtar.h"
+#include "seedarchive.h"
 #include "workspacefs.h"
 
 #include <QBuffer>
@@ -68,14 +69,6 @@ bool writeLocal(const QString &path, const QByteArray &data)
 {
     QFile f(path);
     return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
-}
-
-std::optional<FileStamp> hostStamp(const QString &path)
-{
-    struct stat st;
-    if (::lstat(QFile::encodeName(path).constData(), &st) != 0 || !S_ISREG(st.st_mode))
-        return std::nullopt;
-    return FileStamp{st.st_size, qint64(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec};
 }
 
 } // namespace
@@ -717,48 +710,18 @@ DockerSandboxBackend::seedWorkspace(const QString &source, const QStringList &ex
                                     const std::function<void(int, int)> &progress)
 {
     const QString container = requireContainer();
-    const QString root = QDir(source).absolutePath();
-    const SeedPlan plan = planSeed(root, GlobSet(excludes));
-    WorkspaceSeedResult result;
-    result.errors = plan.errors;
-    // One archive, folders before their files (so a link standing where a folder goes is
-    // replaced, not followed), owned by the container's user.
-    QByteArray list;
-    QHash<QString, FileStamp> hostStamps;
-    int total = 0;
-    for (const SeedPlanEntry &e : plan.entries) {
-        if (e.action != SeedPlanEntry::Action::Copy) {
-            result.skippedPaths << e.path;
-            continue;
-        }
-        list += e.path.toUtf8() + '\0';
-        if (!e.isDir) {
-            ++total;
-            if (const auto st = hostStamp(root + QLatin1Char('/') + e.path))
-                hostStamps.insert(e.path, *st);
-        }
-    }
+    // One archive (remote::SeedArchive), owned by the container's user, into the volume.
+    const remote::SeedArchive archive(source, excludes, QDir::tempPath(),
+                                      {QStringLiteral("--numeric-owner"),
+                                       QStringLiteral("--owner=") + m_owner.section(u':', 0, 0),
+                                       QStringLiteral("--group=") + m_owner.section(u':', 1, 1)});
     if (progress)
-        progress(0, total);
-    SeedManifest manifest;
-    manifest.hostRoot = root;
-    if (!list.isEmpty()) {
-        QTemporaryDir work;
-        const QString listFile = work.path() + QStringLiteral("/list");
-        const QString tarFile = work.path() + QStringLiteral("/seed.tar");
-        if (!work.isValid() || !writeLocal(listFile, list))
-            throw OSError(QStringLiteral("cannot stage the seed of %1 locally").arg(root));
-        result.errors += remote::runLocalTar(
-            {QStringLiteral("-c"), QStringLiteral("-f"), tarFile, QStringLiteral("--format=posix"),
-             QStringLiteral("--null"), QStringLiteral("--no-recursion"),
-             // like local seeding: no setuid/setgid bits
-             QStringLiteral("--mode=ug-s"), QStringLiteral("--numeric-owner"),
-             QStringLiteral("--owner=") + m_owner.section(u':', 0, 0),
-             QStringLiteral("--group=") + m_owner.section(u':', 1, 1), QStringLiteral("-C"), root,
-             QStringLiteral("-T"), listFile});
-        QFile tar(tarFile);
+        progress(0, archive.fileCount());
+    QHash<QString, FileStamp> remote;
+    if (!archive.tarFile().isEmpty()) {
+        QFile tar(archive.tarFile());
         if (!tar.open(QIODevice::ReadOnly))
-            throw OSError(QStringLiteral("cannot read the seed archive of %1").arg(root));
+            throw OSError(QStringLiteral("cannot read the seed archive of %1").arg(archive.root()));
         EngineRequest put;
         put.method = "PUT";
         put.path =
@@ -770,27 +733,20 @@ DockerSandboxBackend::seedWorkspace(const QString &source, const QStringList &ex
         const EngineResponse r = m_engine.send(put);
         if (!r.ok())
             raise(r, QStringLiteral("seeding the workspace"));
-        const QHash<QString, FindRecord> remote = tree();
-        for (const SeedPlanEntry &e : plan.entries) {
-            if (e.action != SeedPlanEntry::Action::Copy || e.isDir)
-                continue;
-            const auto ws = remote.constFind(e.path);
-            if (ws == remote.constEnd() || ws->type != 'f') {
-                result.errors
-                    << QStringLiteral("'%1' was not written in the container").arg(e.path);
-                continue;
-            }
-            ++result.filesSeeded;
-            result.bytesSeeded += ws->size;
-            manifest.files.insert(e.path,
-                                  {hostStamps.value(e.path, {-1, 0}), {ws->size, ws->mtimeNs}});
+        const QHash<QString, FindRecord> listed = tree();
+        for (auto it = listed.cbegin(); it != listed.cend(); ++it) {
+            if (it->type == 'f')
+                remote.insert(it.key(), {it->size, it->mtimeNs});
         }
     }
+    SeedManifest manifest;
+    WorkspaceSeedResult result =
+        archive.finish(remote, &manifest, QStringLiteral("in the container"));
     if (progress)
-        progress(total, total);
+        progress(archive.fileCount(), archive.fileCount());
     QMutexLocker lock(&m_syncMutex);
-    m_manifests.insert(root, std::move(manifest));
-    m_seedRoot = root;
+    m_manifests.insert(archive.root(), std::move(manifest));
+    m_seedRoot = archive.root();
     if (const QString error = saveBases(); !error.isEmpty())
         result.errors << error;
     return result;

@@ -11,6 +11,7 @@
 #include "glob.h"
 #include "inputchecks.h"
 #include "localtar.h"
+#include "seedarchive.h"
 #include "shellquote.h"
 #include "workspacefs.h"
 
@@ -48,14 +49,6 @@ bool writeLocal(const QString &path, const QByteArray &data)
 {
     QFile f(path);
     return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
-}
-
-std::optional<FileStamp> hostStamp(const QString &path)
-{
-    struct stat st;
-    if (::lstat(QFile::encodeName(path).constData(), &st) != 0 || !S_ISREG(st.st_mode))
-        return std::nullopt;
-    return FileStamp{st.st_size, qint64(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec};
 }
 
 /// Output a capped helper call keeps beyond its payload: the helper's one refusal line on
@@ -472,75 +465,36 @@ WorkspaceSeedResult SshSandboxBackend::seedWorkspace(const QString &source,
                                                      const std::function<void(int, int)> &progress)
 {
     const Session s = session();
-    const QString root = QDir(source).absolutePath();
-    const SeedPlan plan = planSeed(root, GlobSet(excludes));
-    WorkspaceSeedResult result;
-    result.errors = plan.errors;
-
-    // One tar stream over one ssh channel: folders first (so a symlink already standing in
-    // the workspace where a folder goes is replaced, not followed), then the files.
-    QByteArray list;
-    QHash<QString, FileStamp> hostStamps;
-    int total = 0;
-    for (const SeedPlanEntry &e : plan.entries) {
-        if (e.action != SeedPlanEntry::Action::Copy) {
-            result.skippedPaths << e.path;
-            continue;
-        }
-        list += e.path.toUtf8() + '\0';
-        if (!e.isDir) {
-            ++total;
-            if (const auto st = hostStamp(root + QLatin1Char('/') + e.path))
-                hostStamps.insert(e.path, *st);
-        }
-    }
+    // One tar stream over one ssh channel (remote::SeedArchive); archive-in answers with the
+    // workspace's stamps of the files that arrived.
+    const remote::SeedArchive archive(source, excludes, s.conn->localDir());
     if (progress)
-        progress(0, total);
-    SeedManifest manifest;
-    manifest.hostRoot = root;
-    if (!list.isEmpty()) {
-        QTemporaryDir work(s.conn->localDir() + QStringLiteral("/seed-XXXXXX"));
-        const QString listFile = work.path() + QStringLiteral("/list");
-        const QString tarFile = work.path() + QStringLiteral("/seed.tar");
-        const QString stampsFile = work.path() + QStringLiteral("/stamps");
-        if (!work.isValid() || !writeLocal(listFile, list))
-            throw OSError(QStringLiteral("cannot stage the seed of %1 locally").arg(root));
-        result.errors += remote::runLocalTar(
-            {QStringLiteral("-c"), QStringLiteral("-f"), tarFile, QStringLiteral("--format=posix"),
-             QStringLiteral("--null"), QStringLiteral("--no-recursion"),
-             // like local seeding: no setuid/setgid bits
-             QStringLiteral("--mode=ug-s"), QStringLiteral("-C"), root, QStringLiteral("-T"),
-             listFile});
-        const ProcessOutcome o = op(s, QStringLiteral("archive-in"), {}, tarFile, stampsFile);
+        progress(0, archive.fileCount());
+    QHash<QString, FileStamp> remote;
+    QStringList tarErrors;
+    if (!archive.tarFile().isEmpty()) {
+        const QString stampsFile = archive.scratchFile(QStringLiteral("stamps"));
+        const ProcessOutcome o =
+            op(s, QStringLiteral("archive-in"), {}, archive.tarFile(), stampsFile);
         if (o.exitCode != 0) {
             for (const QByteArray &l : o.stderrData.split('\n')) {
                 if (!l.trimmed().isEmpty())
-                    result.errors << QStringLiteral("remote tar: ") + QString::fromUtf8(l);
+                    tarErrors << QStringLiteral("remote tar: ") + QString::fromUtf8(l);
             }
         }
         QFile f(stampsFile);
         const QByteArray stamps = f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-        QHash<QString, FileStamp> remote;
         for (const FindRecord &r : parseFindRecords(stamps))
             remote.insert(r.name, {r.size, r.mtimeNs});
-        for (const SeedPlanEntry &e : plan.entries) {
-            if (e.action != SeedPlanEntry::Action::Copy || e.isDir)
-                continue;
-            const auto ws = remote.constFind(e.path);
-            if (ws == remote.constEnd()) {
-                result.errors << QStringLiteral("'%1' was not written on the remote").arg(e.path);
-                continue;
-            }
-            ++result.filesSeeded;
-            result.bytesSeeded += ws->size;
-            manifest.files.insert(e.path, {hostStamps.value(e.path, {-1, 0}), *ws});
-        }
     }
+    SeedManifest manifest;
+    WorkspaceSeedResult result = archive.finish(remote, &manifest, QStringLiteral("on the remote"));
+    result.errors += tarErrors;
     if (progress)
-        progress(total, total);
+        progress(archive.fileCount(), archive.fileCount());
     QMutexLocker lock(&m_manifestMutex);
-    m_manifests.insert(root, std::move(manifest));
-    m_seedRoot = root;
+    m_manifests.insert(archive.root(), std::move(manifest));
+    m_seedRoot = archive.root();
     if (const QString error = saveBases(); !error.isEmpty())
         result.errors << error;
     return result;
