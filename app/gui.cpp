@@ -4,6 +4,7 @@
 #include "gui.h"
 
 #include "agentplanpanel.h"
+#include "appsettings.h"
 #include "audit.h"
 #include "consolehistorymodel.h"
 #include "demo.h"
@@ -107,7 +108,10 @@ int runGui(int argc, char **argv)
 
     // No project and no folder given: a demo sandbox on the bundled sample project.
     QTemporaryDir sampleDir;
-    applyDemoDefaults(options, parser.isSet(QStringLiteral("workspace-id")), sampleDir);
+    const bool demo =
+        applyDemoDefaults(options, parser.isSet(QStringLiteral("workspace-id")), sampleDir);
+    // The theme chosen in Settings (light, dark, or the system's), before any window shows.
+    AppSettings::applyTheme(AppSettings::instance()->theme());
 
     int status = 0;
     {
@@ -115,6 +119,8 @@ int runGui(int argc, char **argv)
         MainWindow window(&controller);
         // File > New Sandbox starts from the command line's sandbox, also when it failed.
         window.setNewSandboxSpec(options.spec);
+        if (demo) // the welcome page suggests the demo's three steps
+            window.setDemoWorkspace(options.spec.workspaceId);
         window.show();
         try {
             controller.addSandbox(options.spec);

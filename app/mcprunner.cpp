@@ -3,6 +3,7 @@
 
 #include "mcprunner.h"
 
+#include "clientconfig.h"
 #include "errors.h"
 #include "mcphttpserver.h"
 #include "mcpstdioserver.h"
@@ -13,6 +14,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <unistd.h>
@@ -68,6 +70,68 @@ std::chrono::milliseconds progressInterval(const SessionOptions &options)
     return std::chrono::milliseconds(qint64(qMin(options.mcpProgressInterval, 3600.0) * 1000));
 }
 
+// The clients --mcp-config names (ValueError for an unknown one, naming the known ones).
+QStringList configClients(const QString &value)
+{
+    QStringList ids;
+    for (const McpClientKind &k : mcpClientKinds())
+        ids.append(k.id);
+    if (value == QLatin1String("all"))
+        return ids;
+    if (!ids.contains(value))
+        mcpClientConfig(value, McpClientTransport::Http, {}); // throws, naming them
+    return {value};
+}
+
+// Every client's configuration for every agent, as --mcp-config prints it.
+QString configText(const QStringList &clients, const QList<McpAgentSpec> &agents,
+                   McpClientTransport transport, const McpClientTarget &base)
+{
+    QString out;
+    for (const McpAgentSpec &a : agents) {
+        McpClientTarget t = base;
+        t.agent = a.name;
+        t.token = a.token;
+        t.arguments.append({QStringLiteral("--mcp-stdio"), QStringLiteral("--mcp-agent"),
+                            a.name + QLatin1Char('=') + toString(a.mode)});
+        for (const QString &client : clients) {
+            const auto kind = std::find_if(mcpClientKinds().cbegin(), mcpClientKinds().cend(),
+                                           [&](const McpClientKind &k) { return k.id == client; });
+            out += QStringLiteral("## %1, agent %2 (%3), %4\n")
+                       .arg(kind->name, a.name, toString(a.mode),
+                            transport == McpClientTransport::Http ? QStringLiteral("HTTP")
+                                                                  : QStringLiteral("stdio"));
+            out += mcpClientConfigText(mcpClientConfig(client, transport, t)) + QLatin1Char('\n');
+        }
+    }
+    return out;
+}
+
+// The options that serve this sandbox again, for a stdio configuration: the command line
+// without the MCP options (the configuration adds its own agent's).
+QStringList sandboxArguments()
+{
+    static const QStringList dropWithValue{QStringLiteral("--mcp-config"),
+                                           QStringLiteral("--mcp-agent"),
+                                           QStringLiteral("--mcp-http")};
+    static const QStringList drop{QStringLiteral("--mcp-stdio"),
+                                  QStringLiteral("--mcp-allow-remote")};
+    const QStringList all = QCoreApplication::arguments().mid(1);
+    QStringList out;
+    for (qsizetype i = 0; i < all.size(); ++i) {
+        const QString &a = all.at(i);
+        const QString name = a.section(QLatin1Char('='), 0, 0);
+        if (dropWithValue.contains(name)) {
+            if (!a.contains(QLatin1Char('=')))
+                ++i;
+            continue;
+        }
+        if (!drop.contains(a))
+            out.append(a);
+    }
+    return out;
+}
+
 } // namespace
 
 int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
@@ -78,13 +142,26 @@ int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
     }
     QList<McpAgentSpec> agents;
     std::pair<QHostAddress, quint16> address;
+    QStringList configFor;
     try {
         agents = parseAgents(options);
         if (!options.mcpHttp.isEmpty())
             address = parseMcpHttpAddress(options.mcpHttp);
+        if (!options.mcpConfig.isEmpty())
+            configFor = configClients(options.mcpConfig);
     } catch (const SandboxError &e) {
         printError(e.display());
         return 2;
+    }
+    if (!configFor.isEmpty() && options.mcpStdio) {
+        // The client starts the server itself: print how, and leave the sandbox alone.
+        McpClientTarget base;
+        base.program = QCoreApplication::applicationFilePath();
+        base.arguments = sandboxArguments();
+        std::fputs(
+            configText(configFor, agents, McpClientTransport::Stdio, base).toUtf8().constData(),
+            stdout);
+        return 0;
     }
     // A client that hangs up must not kill the server with SIGPIPE.
     std::signal(SIGPIPE, SIG_IGN);
@@ -117,7 +194,14 @@ int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
             const QByteArray a = QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact);
             return a.mid(1, a.size() - 2); // the quoted, escaped string
         };
-        for (const McpAgentSpec &a : std::as_const(agents)) {
+        if (!configFor.isEmpty()) {
+            McpClientTarget base;
+            base.url = server.url();
+            std::fputs(
+                configText(configFor, agents, McpClientTransport::Http, base).toUtf8().constData(),
+                stdout);
+        }
+        for (const McpAgentSpec &a : configFor.isEmpty() ? agents : QList<McpAgentSpec>{}) {
             const QByteArray line =
                 "{\"agent\":" + str(a.name) + ",\"mode\":" + str(toString(a.mode)) +
                 ",\"url\":" + str(server.url().toString()) + ",\"token\":" + str(a.token) + "}\n";

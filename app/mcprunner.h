@@ -22,7 +22,9 @@ std::pair<QHostAddress, quint16> parseMcpHttpAddress(const QString &value);
 /// SIGTERM or SIGHUP (exit status 128 + the signal, shutdownsignals.h) or the end of standard
 /// input (stdio). Starts the sandbox first and stops it without sync at the end. For HTTP, prints
 /// one JSON line per agent on stdout:
-/// {"agent","mode","url","token"}. Returns the exit status.
+/// {"agent","mode","url","token"}, or with --mcp-config the named clients' configurations
+/// (clientconfig.h); --mcp-config with --mcp-stdio prints them and returns without serving.
+/// Returns the exit status.
 int runMcp(const SessionOptions &options, const SandboxPtr &sandbox);
 
 } // namespace elsai

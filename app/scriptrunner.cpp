@@ -5,6 +5,7 @@
 
 #include "audit.h"
 #include "errors.h"
+#include "localsandboxbackend.h"
 #include "processguard.h"
 
 #include <QFileDevice>
@@ -197,6 +198,12 @@ QJsonValue ScriptRunner::dispatch(const QString &op, const QJsonObject &o)
 {
     if (op == QLatin1String("start")) {
         const auto seed = m_sandbox->start();
+        if (const auto interrupted = m_sandbox->interruptedRestore()) {
+            // the seed result stays what it was; the restore to finish is said beside it
+            QJsonObject r = seed ? seed->toJson() : QJsonObject();
+            r.insert(QStringLiteral("interrupted_restore"), *interrupted);
+            return r;
+        }
         return seed ? QJsonValue(seed->toJson()) : QJsonValue();
     }
     if (op == QLatin1String("stop")) {
@@ -302,6 +309,53 @@ QJsonValue ScriptRunner::dispatch(const QString &op, const QJsonObject &o)
     }
     if (op == QLatin1String("tools"))
         return QJsonArray::fromStringList(requireAgent(o)->tools().names());
+    if (op == QLatin1String("checkpoint")) {
+        const QString name = o.contains(QStringLiteral("name")) ? str(o, "name") : QString();
+        const QString note = o.contains(QStringLiteral("note")) ? str(o, "note") : QString();
+        return m_sandbox->checkpoint(name, note).toJson();
+    }
+    if (op == QLatin1String("checkpoints")) {
+        QJsonArray list;
+        for (const CheckpointInfo &i : m_sandbox->checkpoints())
+            list.append(i.toJson());
+        const auto interrupted = m_sandbox->interruptedRestore();
+        return QJsonObject{{QStringLiteral("checkpoints"), list},
+                           {QStringLiteral("interrupted_restore"),
+                            interrupted ? QJsonValue(*interrupted) : QJsonValue()}};
+    }
+    if (op == QLatin1String("diff")) {
+        CheckpointDiffOptions options;
+        options.unified = boolean(o, "unified", true);
+        if (o.contains(QStringLiteral("max_entries"))) {
+            const int n = o.value(QStringLiteral("max_entries")).toInt(-1);
+            if (n < 0)
+                throw ValueError(QStringLiteral("\"max_entries\" must be a whole number >= 0"));
+            options.maxEntries = n;
+        }
+        const QString to = o.contains(QStringLiteral("to")) ? str(o, "to") : QStringLiteral("now");
+        return m_sandbox->diffCheckpoints(str(o, "from"), to, options).toJson();
+    }
+    if (op == QLatin1String("restore"))
+        return m_sandbox->restore(str(o, "name")).toJson();
+    if (op == QLatin1String("delete_checkpoint"))
+        return QJsonObject{
+            {QStringLiteral("deleted"), m_sandbox->deleteCheckpoint(str(o, "name"))}};
+    if (op == QLatin1String("fork")) {
+        // A fork is a local workspace folder (empty or new) that becomes the checkpoint; it is
+        // stopped again at once: start a sandbox on it with --workspace-root.
+        const QString root = str(o, "workspace_root");
+        const QString id = o.contains(QStringLiteral("workspace_id"))
+                               ? str(o, "workspace_id")
+                               : m_sandbox->workspaceId() + QStringLiteral("-fork");
+        Sandbox::Options options;
+        options.timeTravel = m_sandbox->options().timeTravel;
+        options.timeTravel.trackChanges = false;
+        const SandboxPtr forked = m_sandbox->fork(
+            str(o, "name"), id, std::make_shared<LocalSandboxBackend>(root), options);
+        forked->stop(false);
+        return QJsonObject{{QStringLiteral("workspace_id"), id},
+                           {QStringLiteral("workspace_root"), root}};
+    }
     if (op == QLatin1String("cleanup_expired"))
         return QJsonArray::fromStringList(m_sandbox->manager()->cleanupExpired());
     if (op == QLatin1String("sessions")) {

@@ -5,6 +5,7 @@
 
 #include "backendregistry.h"
 #include "errors.h"
+#include "inputchecks.h"
 #include "s3storage.h"
 
 #include <QCommandLineParser>
@@ -33,6 +34,9 @@ one operation per line, one JSON result line per operation on stdout, in order:
         retrieve_offloaded_content","args":{…}}
   {"op":"tools","agent":"name"}  {"op":"cleanup_expired"}  {"op":"sessions"}
   {"op":"sleep","seconds":N}
+  With --checkpoints: {"op":"checkpoint","name":"…","note":"…"}  {"op":"checkpoints"}
+  {"op":"diff","from":"…","to":"now"}  {"op":"restore","name":"…"}
+  {"op":"fork","name":"…","workspace_root":"/new/dir"}  {"op":"delete_checkpoint","name":"…"}
 Result: {"op":…,"ok":true,"result":…}
      or {"op":…,"ok":false,"error":{"type":…,"message":…}}.
 The exit status is 0 when every operation succeeded, 1 otherwise, 2 on usage errors, 4 when
@@ -84,6 +88,12 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("Most bytes one read_file call of an agent returns; longer files are "
                         "read in parts (default: 262144)."),
          QStringLiteral("N")},
+        {QStringLiteral("execute-soft-return"),
+         QStringLiteral("Seconds after which an agent's execute answers while its command goes "
+                        "on as a background process (output so far and a process_id); 0 = "
+                        "never (default: 45, below the 60 s request timeout of common MCP "
+                        "clients)."),
+         QStringLiteral("SECONDS")},
         {QStringLiteral("env"), QStringLiteral("Extra variable for commands (repeatable)."),
          QStringLiteral("NAME=VALUE")},
         {QStringLiteral("no-inherit-env"),
@@ -132,10 +142,39 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("NAME=read_write|read_only[:TOKEN]")},
         {QStringLiteral("mcp-allow-remote"),
          QStringLiteral("Allow --mcp-http on a non-loopback address.")},
+        {QStringLiteral("checkpoints"),
+         QStringLiteral("Keep checkpoints of the workspace (a baseline 'seed' at start; the "
+                        "checkpoint, diff, restore, fork operations; docs/checkpoints.md).")},
+        {QStringLiteral("checkpoint-dir"),
+         QStringLiteral("Checkpoint store folder (implies --checkpoints; default: "
+                        "ELSAI_CHECKPOINT_DIR, else elsai/checkpoints in the data folder)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("checkpoint-limit"),
+         QStringLiteral("Size bound of the checkpoint store, bytes or K/M/G; past it the "
+                        "oldest automatic checkpoints go (default: 4G)."),
+         QStringLiteral("SIZE")},
+        {QStringLiteral("auto-checkpoint"),
+         QStringLiteral("Take an automatic checkpoint before each call of agent NAME that can "
+                        "change the workspace (implies --checkpoints; repeatable)."),
+         QStringLiteral("NAME")},
+        {QStringLiteral("track-changes"),
+         QStringLiteral("Record what every call changed (added, modified, deleted paths) in "
+                        "its result and audit record.")},
+        {QStringLiteral("mcp-checkpoints"),
+         QStringLiteral("Give read-write agents the checkpoint tools (checkpoint, checkpoints, "
+                        "diff_checkpoints, restore_checkpoint, delete_checkpoint; implies "
+                        "--checkpoints).")},
         {QStringLiteral("mcp-progress-interval"),
          QStringLiteral("Seconds between MCP progress notifications of a running tool call "
-                        "that carries a progress token (default: 5)."),
+                        "that carries a progress token (default: 5); a stateless (2026-07-28) "
+                        "call of a client with the Tasks extension becomes a task after one."),
          QStringLiteral("SECONDS")},
+        {QStringLiteral("mcp-config"),
+         QStringLiteral("Print a ready client configuration for each agent instead of the "
+                        "start-up lines (with --mcp-http, then serve; with --mcp-stdio, then "
+                        "exit): claude-code, codex, vscode, cursor, gemini, zed, opencode or "
+                        "all."),
+         QStringLiteral("CLIENT")},
     });
     for (const BackendDescriptor &d : BackendRegistry::all())
         p.addOptions(d.options);
@@ -200,6 +239,16 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
         if (spec.readFileMaxBytes < 1)
             throw ValueError(QStringLiteral("--read-file-max-bytes must be at least 1"));
     }
+    if (has("execute-soft-return")) {
+        bool ok = false;
+        const QString value = val("execute-soft-return");
+        const double v = value.toDouble(&ok);
+        if (!ok || !(v >= 0) || !std::isfinite(v))
+            throw ValueError(QStringLiteral("--execute-soft-return needs a number of seconds >= 0 "
+                                            "(0: never), got '%1'")
+                                 .arg(value));
+        spec.executeSoftReturnSeconds = v;
+    }
     for (const QString &kv : p.values(QStringLiteral("env"))) {
         const qsizetype eq = kv.indexOf(QLatin1Char('='));
         if (eq <= 0)
@@ -221,6 +270,20 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
                                      .arg(option.names().constFirst(), d.name));
         }
     }
+    TimeTravelOptions &tt = spec.timeTravel;
+    tt.checkpoints = has("checkpoints") || has("checkpoint-dir") || has("auto-checkpoint") ||
+                     has("mcp-checkpoints");
+    if (has("checkpoint-dir")) {
+        tt.folder = val("checkpoint-dir");
+        if (tt.folder.isEmpty())
+            throw ValueError(QStringLiteral("--checkpoint-dir must not be empty"));
+    }
+    if (has("checkpoint-limit"))
+        tt.sizeLimitBytes = parseByteSize(QStringLiteral("checkpoint-limit"), val("checkpoint-limit"));
+    tt.autoCheckpointAgents = p.values(QStringLiteral("auto-checkpoint"));
+    tt.trackChanges = has("track-changes");
+    o.mcpCheckpoints = has("mcp-checkpoints");
+    tt.agentTools = o.mcpCheckpoints;
     if (chosen.readOptions)
         chosen.readOptions(p, spec);
     if (has("audit-log"))
@@ -281,6 +344,12 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
                                         "--run-agent"));
     if (!o.mcpAgents.isEmpty() && !o.wantsMcp())
         throw ValueError(QStringLiteral("--mcp-agent needs --mcp-http or --mcp-stdio"));
+    if (has("mcp-config")) {
+        o.mcpConfig = val("mcp-config");
+        if (!o.wantsMcp())
+            throw ValueError(QStringLiteral("--mcp-config prints the configuration of a server: "
+                                            "give --mcp-http or --mcp-stdio and --mcp-agent"));
+    }
     return o;
 }
 

@@ -46,6 +46,8 @@ struct SessionOptions
     bool mcpAllowRemote = false;
     QStringList mcpAgents;          ///< NAME=read_write|read_only[:TOKEN]
     double mcpProgressInterval = 5; ///< --mcp-progress-interval SECONDS
+    QString mcpConfig;              ///< --mcp-config CLIENT: print its configuration
+    bool mcpCheckpoints = false;    ///< --mcp-checkpoints: the checkpoint tools for agents
     bool wantsMcp() const { return !mcpHttp.isEmpty() || mcpStdio; }
 
     /// Adds every option (and --help, --version) to the parser.

@@ -33,6 +33,8 @@ SandboxPtr SandboxSpec::createSandbox(std::shared_ptr<SandboxManager> manager)
     so.seedExclude = seedExclude;
     so.syncDest = syncDest;
     so.readFileMaxBytes = readFileMaxBytes;
+    so.executeSoftReturnSeconds = executeSoftReturnSeconds;
+    so.timeTravel = timeTravel;
     if (syncInclude) {
         WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
         policy.excludePatterns += seedExclude;

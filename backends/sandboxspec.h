@@ -37,6 +37,10 @@ struct SandboxSpec
     std::optional<double> ttlSeconds = 7200;
     /// Bound of an agent's read_file answer in bytes (Sandbox::Options::readFileMaxBytes).
     qint64 readFileMaxBytes = DefaultReadFileMaxBytes;
+    /// Sandbox::Options::executeSoftReturnSeconds (none: the default, 45 s).
+    std::optional<double> executeSoftReturnSeconds;
+    /// Checkpoints and change tracking (--checkpoints, --track-changes, …).
+    TimeTravelOptions timeTravel;
     /// Command options shared by every backend (timeout, output cap, env; inheritEnv is local
     /// and bwrap only: remote commands get the remote login environment plus `env`).
     LocalSandboxBackend::Options local;

@@ -54,6 +54,13 @@ if command -v node >/dev/null; then
     bash "$ROOT/bench/mcp_bench.sh" --build-dir "$BUILD_DIR" --calls $((RUNS * 80))
 fi
 echo
+echo "== checkpoints and change tracking on 20,000 files vs cp -a, rsync -a --delete, diff -r =="
+if [[ -x $BUILD_DIR/bench/checkpoint_bench ]]; then
+    "$BUILD_DIR/bench/checkpoint_bench" --rounds "$RUNS" || echo "bench: checkpoint_bench failed"
+else
+    echo "bench: checkpoint_bench not built; cmake --build $BUILD_DIR --target checkpoint_bench" >&2
+fi
+echo
 echo "== execute(\"true\") over ssh vs a bare ssh on the same ControlMaster (throwaway sshd) =="
 if [[ -x $BUILD_DIR/bench/ssh_bench ]]; then
     "$BUILD_DIR/bench/ssh_bench" $([[ $RUNS -lt 5 ]] && echo 60)

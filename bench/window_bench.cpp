@@ -16,15 +16,24 @@
 //    node_modules/.git/__pycache__, as bench/seed_bench.sh makes it) is added and made
 //    current, measured until sandboxStarted and the workspace panel shows its root with
 //    `src` expanded (1,000 folders);
+//  * changes: in the seeded sandbox, one command modifies 1,000 files and adds 1,000, measured
+//    until the Changes panel lists all 2,000 (a scan of the 12,000-file workspace on the pool,
+//    one merge on the GUI thread);
 //  * idle: the same window doing nothing (its own timers run) for the longest scenario's
 //    duration (capped, 8 s by default): the baseline of every ratio.
 //
 // Usage: window_bench [--flood-bytes N (default 52428800)] [--idle-cap-ms MS (default 8000)]
-//                     [--work DIR]
+//                     [--work DIR] [--slow-events MS]
+// --slow-events: every event the GUI thread takes MS ms or more to deliver is listed at the end
+// (receiver class and name, event type, scenario): what to profile when a stall shows.
+// The Changes panel is open beside the console during every scenario (it follows the current
+// sandbox, so it scans the seeded workspace as soon as the seed is done).
 // Runs offscreen unless QT_QPA_PLATFORM says otherwise.
 
 #include "agentspanel.h"
 #include "auditpanel.h"
+#include "changesmodel.h"
+#include "changespanel.h"
 #include "consolehistorymodel.h"
 #include "consolepanel.h"
 #include "mainwindow.h"
@@ -38,6 +47,7 @@
 #include <QAbstractItemModel>
 #include <QApplication>
 #include <QDir>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
@@ -55,6 +65,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <malloc.h>
 #include <memory>
@@ -65,6 +76,59 @@ extern char **environ;
 
 namespace elsai {
 namespace {
+
+/// Times each event the GUI thread delivers (outermost deliveries only) when asked to.
+class TimingApplication : public QApplication
+{
+public:
+    using QApplication::QApplication;
+
+    struct Slow
+    {
+        double ms;
+        double cpuMs; ///< the GUI thread's own CPU time: much less than `ms` is waiting for a core
+        QString receiver;
+        int type;
+        QString scenario;
+    };
+    qint64 thresholdNs = -1;
+    QString scenario = QStringLiteral("setup");
+    std::vector<Slow> slow;
+
+    bool notify(QObject *receiver, QEvent *event) override
+    {
+        if (thresholdNs < 0 || m_depth > 0)
+            return QApplication::notify(receiver, event);
+        ++m_depth;
+        QElapsedTimer clock;
+        clock.start();
+        const qint64 cpu0 = threadCpuNs();
+        const int type = int(event->type()); // the event may be deleted by its delivery
+        QString name = QString::fromLatin1(receiver->metaObject()->className());
+        if (!receiver->objectName().isEmpty())
+            name += QLatin1Char('/') + receiver->objectName();
+        const bool result = QApplication::notify(receiver, event);
+        --m_depth;
+        if (const qint64 ns = clock.nsecsElapsed(); ns >= thresholdNs)
+            slow.push_back(
+                {double(ns) / 1e6, double(threadCpuNs() - cpu0) / 1e6, name, type, scenario});
+        return result;
+    }
+
+private:
+    static qint64 threadCpuNs()
+    {
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+    }
+    int m_depth = 0;
+};
+
+TimingApplication *timingApp()
+{
+    return static_cast<TimingApplication *>(QCoreApplication::instance());
+}
 
 /// A field of /proc/self/status in KiB ("VmRSS", "VmHWM"); -1 when unavailable.
 qint64 procStatusKiB(const char *name)
@@ -253,6 +317,7 @@ private:
     bool startConsoleSandbox();
     FloodResult flood(const QString &command);
     bool seed(Stalls *stalls, double *seconds, double *startedSeconds, int *srcRows);
+    bool changes(Stalls *stalls, double *seconds, int *rows);
     double bareFloodSeconds(const QString &command);
 
     QString m_work;
@@ -295,6 +360,7 @@ FloodResult Bench::flood(const QString &command)
             r.resultChars = result.output.size();
             r.commandMs = result.durationMs;
         });
+    timingApp()->scenario = QStringLiteral("flood: ") + command;
     malloc_trim(0); // start from live memory, as the end does
     const bool peakReset = resetPeakRss();
     const qint64 rss0 = procStatusKiB("VmRSS");
@@ -374,6 +440,7 @@ bool Bench::seed(Stalls *stalls, double *seconds, double *startedSeconds, int *s
         return {};
     };
 
+    timingApp()->scenario = QStringLiteral("seed");
     m_probe.start();
     clock.start();
     m_controller->addSandbox(spec);
@@ -408,6 +475,37 @@ bool Bench::seed(Stalls *stalls, double *seconds, double *startedSeconds, int *s
     return true;
 }
 
+bool Bench::changes(Stalls *stalls, double *seconds, int *rows)
+{
+    ChangesPanel *panel = m_window->findChild<ChangesPanel *>();
+    ChangesModel *model = panel ? panel->model() : nullptr;
+    if (!model || model->workspaceId() != m_seedId || !model->isActive()) {
+        std::fprintf(stderr, "window_bench: the Changes panel does not follow the seed sandbox\n");
+        return false;
+    }
+    runUntil([model] { return model->scanCount() > 0 && !model->isScanning(); }, 30000);
+    // 1,000 seeded files appended to (one per folder) and 1,000 new ones.
+    const QString command =
+        QStringLiteral("for d in src/d*; do echo changed >> \"$d/f1.txt\"; done; mkdir -p gen; "
+                       "i=0; while [ $i -lt 1000 ]; do echo $i > gen/n$i.txt; i=$((i+1)); done");
+    QElapsedTimer clock;
+    timingApp()->scenario = QStringLiteral("changes");
+    m_probe.start();
+    clock.start();
+    if (m_controller->execute(m_seedId, command) == 0) {
+        m_probe.stop();
+        std::fprintf(stderr, "window_bench: the changes command did not start\n");
+        return false;
+    }
+    const bool done = runUntil([model] { return model->rowCount() >= 2000; }, 90000);
+    *seconds = double(clock.nsecsElapsed()) / 1e9;
+    *stalls = m_probe.stop();
+    *rows = model->rowCount();
+    if (!done)
+        std::fprintf(stderr, "window_bench: the Changes panel listed %d of 2000 changes\n", *rows);
+    return done;
+}
+
 double Bench::bareFloodSeconds(const QString &command)
 {
     ProcessSpec spec;
@@ -437,6 +535,17 @@ int Bench::run()
         std::fprintf(stderr, "window_bench: the window was never exposed\n");
         return 1;
     }
+    // The Changes panel open beside the console (not tabbed behind it) during every run.
+    QDockWidget *consoleDock = m_window->panelDock(QStringLiteral("consoleDock"));
+    QDockWidget *changesDock = m_window->panelDock(QStringLiteral("changesDock"));
+    if (!consoleDock || !changesDock) {
+        std::fprintf(stderr, "window_bench: the window has no console or changes dock\n");
+        return 1;
+    }
+    m_window->splitDockWidget(consoleDock, changesDock, Qt::Horizontal);
+    changesDock->show();
+    consoleDock->show();
+    consoleDock->raise();
     if (!startConsoleSandbox()) {
         std::fprintf(stderr, "window_bench: the console sandbox did not start\n");
         return 1;
@@ -457,11 +566,18 @@ int Bench::run()
     if (!lines.ok || !oneLine.ok || !seeded)
         return 1;
     runFor(300);
+    Stalls changeStalls;
+    double changesS = 0;
+    int changeRows = 0;
+    if (!changes(&changeStalls, &changesS, &changeRows))
+        return 1;
+    runFor(300);
 
     // The baseline: the same window, idle, as long as the longest scenario (at most
     // --idle-cap-ms: a scenario that is one long stall needs no equally long baseline).
-    const double longest = std::max({lines.seconds, oneLine.seconds, seedS});
+    const double longest = std::max({lines.seconds, oneLine.seconds, seedS, changesS});
     const int idleMs = int(std::clamp(longest * 1000, 1000.0, double(m_idleCapMs)));
+    timingApp()->scenario = QStringLiteral("idle");
     m_probe.start();
     runFor(idleMs);
     const Stalls idle = m_probe.stop();
@@ -500,6 +616,9 @@ int Bench::run()
                 "the tree shows src/ expanded (%d rows); stalls: max %.1f ms, p99 %.2f ms, "
                 "%d gaps >= 50 ms\n",
                 startedS, seedS, srcRows, seedStalls.maxMs, seedStalls.p99Ms, seedStalls.over50);
+    std::printf("changes: %d files listed by the Changes panel %.2f s after the command "
+                "started; stalls: max %.1f ms, p99 %.2f ms, %d gaps >= 50 ms\n",
+                changeRows, changesS, changeStalls.maxMs, changeStalls.p99Ms, changeStalls.over50);
     std::printf("window stall: idle max %.1f ms, flood max %.1f ms (ratio %.1f), one-line "
                 "flood max %.1f ms (ratio %.1f), seed max %.1f ms (ratio %.1f); p99 idle "
                 "%.2f ms, flood %.2f ms, one-line %.2f ms, seed %.2f ms\n",
@@ -517,7 +636,7 @@ int main(int argc, char **argv)
 {
     if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
+    elsai::TimingApplication app(argc, argv);
     // As the window does: audit records are not logged to stderr.
     QLoggingCategory::setFilterRules(QStringLiteral("elsai.sandbox.audit.info=false"));
     const QStringList args = app.arguments();
@@ -546,6 +665,16 @@ int main(int argc, char **argv)
                        work.filePath(QStringLiteral("config")));
     const int idleCapMs =
         std::max(1000, option(QStringLiteral("--idle-cap-ms"), QStringLiteral("8000")).toInt());
+    if (const QString slow = option(QStringLiteral("--slow-events"), QString()); !slow.isEmpty())
+        app.thresholdNs = qint64(slow.toDouble() * 1e6);
     elsai::Bench bench(work.path(), floodBytes, idleCapMs);
-    return bench.run();
+    const int status = bench.run();
+    if (app.thresholdNs >= 0) {
+        std::printf("slow events (>= %.1f ms): %zu\n", double(app.thresholdNs) / 1e6,
+                    app.slow.size());
+        for (const auto &e : app.slow)
+            std::printf("  %7.1f ms (CPU %5.1f ms)  %-10s type %4d  %s\n", e.ms, e.cpuMs,
+                        qPrintable(e.scenario.left(24)), e.type, qPrintable(e.receiver));
+    }
+    return status;
 }

@@ -3,12 +3,15 @@
 
 #include "agent.h"
 
+#include "agenttools.h"
+
 #include "audit.h"
 #include "errors.h"
 #include "inputchecks.h"
 #include "sandbox.h"
 #include "sandboxmanager.h"
 #include "sandboxplugin.h"
+#include "timetravel.h"
 #include "workspace.h"
 
 #include <QJsonArray>
@@ -55,6 +58,18 @@ SandboxAttachMode attachModeFromString(const QString &s)
 }
 
 AgentHook::~AgentHook() = default;
+
+bool isMutatingTool(const QString &name)
+{
+    // What a read-only agent may call cannot change the workspace; everything else may.
+    static const QStringList readOnly = [] {
+        QStringList names = SandboxPlugin::toolNames(SandboxAttachMode::ReadOnly, true);
+        names << QStringLiteral("retrieve_offloaded_content") << QStringLiteral("checkpoints")
+              << QStringLiteral("diff_checkpoints");
+        return names;
+    }();
+    return !readOnly.contains(name);
+}
 
 struct Agent::Private
 {
@@ -192,22 +207,21 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
     };
     try {
         const auto tool = d->tools.get(name);
-        if (!tool && (name == QLatin1String("execute") || name == QLatin1String("write_file")) &&
-            (attachedSandbox() || isDetached())) {
+        const std::optional<QString> mutation = tool ? std::nullopt : sandboxMutation(name);
+        if (mutation && (attachedSandbox() || isDetached())) {
             // Mode enforcement, second layer: the tool is unregistered for read-only and
             // detached agents, and calling it anyway is a denied mutation, audited as such.
             try {
-                ensureSandboxMutationAllowed(*this, name == QLatin1String("execute")
-                                                        ? QStringLiteral("execute commands")
-                                                        : QStringLiteral("write files"));
+                ensureSandboxMutationAllowed(*this, *mutation);
             } catch (const SandboxError &e) {
-                const QString command = arguments.value(QStringLiteral("command")).toString();
+                const QJsonValue command = arguments.value(QStringLiteral("command"));
+                QJsonObject fields;
+                if (command.isString())
+                    fields = commandAuditFields(command.toString());
+                else if (arguments.value(QStringLiteral("path")).isString())
+                    fields.insert(QStringLiteral("path"), arguments.value(QStringLiteral("path")));
                 AuditRecorder audit(QStringLiteral("sandbox.") + name,
-                                    SandboxManager::resolveWorkspaceId(*this), d->id,
-                                    name == QLatin1String("execute")
-                                        ? commandAuditFields(command)
-                                        : QJsonObject{{QStringLiteral("path"),
-                                                       arguments.value(QStringLiteral("path"))}});
+                                    SandboxManager::resolveWorkspaceId(*this), d->id, fields);
                 audit.fail(e, false);
                 throw;
             }
@@ -246,6 +260,28 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             throw;
         }
         beginInvocation();
+        // Time travel: the gate a restore closes, a cancellable command, the changes of a call
+        // that can change the workspace (in its result and in its audit record).
+        std::optional<ToolCallCancelScope> cancelScope;
+        std::unique_ptr<TimeTravel::CallSpan> span;
+        std::optional<AuditFieldsScope> changeFields;
+        bool tracked = false;
+        if (const SandboxPtr sandbox = attachedSandbox()) {
+            if (const auto tt = sandbox->timeTravel()) {
+                if (!ToolCallCancelScope::current())
+                    cancelScope.emplace(std::make_shared<CancellationToken>(),
+                                        ToolCallCancelScope::currentOutputObserver());
+                const bool mutating = isMutatingTool(name);
+                tracked = mutating && tt->tracker();
+                span = tt->beginCall(d->id, name, mutating);
+                if (tracked) {
+                    changeFields.emplace([&span] {
+                        return QJsonObject{
+                            {QStringLiteral("changes"), span->changes(false).auditJson()}};
+                    });
+                }
+            }
+        }
         // Every call has one record: the tool's own (execute, read_file, …) or, for a tool that
         // audits nothing itself (host tools, offload retrieval, custom tools), this one.
         const quint64 recordsBefore = AuditLog::threadEventCount();
@@ -276,7 +312,8 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             QString handle;
             const qint64 totalTokens = countTokens(result.text);
             if (auto preview = offload->offload(result.text, &handle)) {
-                result.text = *preview;
+                // the note on read_file's offloaded rest must outlive the preview's cut
+                result.text = *preview + offload->restNote(result.data);
                 result.offloaded = true;
                 // The structured copy would carry the full output again: keep only small fields.
                 for (const char *big : {"output", "stderr", "content", "entries"})
@@ -286,6 +323,8 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
                                                {QStringLiteral("tokens"), totalTokens}});
             }
         }
+        if (tracked)
+            result.data.insert(QStringLiteral("changes"), span->changes(true).toJson());
         record(QStringLiteral("ok"));
         return result;
     } catch (const SandboxError &e) {

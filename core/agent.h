@@ -32,6 +32,11 @@ QString toString(SandboxAttachMode mode); ///< "read_write", "read_only"
 SandboxMode sandboxModeFromString(const QString &s);
 SandboxAttachMode attachModeFromString(const QString &s);
 
+/// True for a tool that can change the workspace: every tool but those a read-only agent gets
+/// and the ones that only read (offload retrieval, checkpoint listings and diffs). Change
+/// tracking and automatic checkpoints apply to these.
+bool isMutatingTool(const QString &name);
+
 /// Hook around agent invocations (WorkspaceOrchestrator is one).
 class AgentHook
 {

@@ -639,12 +639,34 @@ void AuditRecorder::fail(const SandboxError &error, bool withMessage)
                      : QStringLiteral("error"));
 }
 
+namespace {
+thread_local AuditFieldsScope::Provider t_auditFields;
+} // namespace
+
+AuditFieldsScope::AuditFieldsScope(Provider provider)
+    : m_previous(std::exchange(t_auditFields, std::move(provider)))
+{
+}
+
+AuditFieldsScope::~AuditFieldsScope()
+{
+    t_auditFields = std::move(m_previous);
+}
+
+QJsonObject AuditFieldsScope::current()
+{
+    return t_auditFields ? t_auditFields() : QJsonObject();
+}
+
 void AuditRecorder::finish(const QString &outcome)
 {
     if (m_done)
         return;
     m_done = true;
     m_event.outcome = outcome;
+    const QJsonObject extra = AuditFieldsScope::current();
+    for (auto it = extra.begin(); it != extra.end(); ++it)
+        m_event.fields.insert(it.key(), it.value());
     AuditLog &log = AuditLog::instance();
     log.emitEvent(std::move(m_event));
     QMutexLocker lock(&log.m_mutex);

@@ -221,6 +221,24 @@ namespace elsai {
 
 class SandboxError;
 
+/// Fields every audit record finished on this thread gets while the scope lives (the newest
+/// scope's): Agent::callTool adds the changes its call made so far, so the tool's own record
+/// carries them (docs/checkpoints.md). The provider runs when a record is finished.
+class AuditFieldsScope
+{
+public:
+    using Provider = std::function<QJsonObject()>;
+    explicit AuditFieldsScope(Provider provider);
+    ~AuditFieldsScope();
+    AuditFieldsScope(const AuditFieldsScope &) = delete;
+    AuditFieldsScope &operator=(const AuditFieldsScope &) = delete;
+    /// The fields of the innermost scope (empty when none).
+    static QJsonObject current();
+
+private:
+    Provider m_previous;
+};
+
 /// Emits exactly one audit event for one operation: ok() or fail() (or "error" from the
 /// destructor when neither was called, e.g. on an unexpected exception).
 class AuditRecorder

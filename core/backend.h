@@ -5,6 +5,8 @@
 
 #include "process.h"
 #include "treecopy.h"
+#include "treesnapshot.h"
+#include "treewatch.h"
 #include "types.h"
 
 #include <QByteArray>
@@ -25,6 +27,23 @@ struct FileRange
 {
     QByteArray data;      ///< the bytes from the offset asked for (at most the count asked for)
     qint64 totalSize = 0; ///< the whole file's size when it was read
+};
+
+/// One entry of ExecutionBackend::walkTree().
+struct WalkEntry
+{
+    QString path; ///< workspace-relative
+    FileInfo::Type type = FileInfo::Type::File;
+    std::optional<qint64> size; ///< files, when the walk was asked for sizes
+    qint64 mtimeMs = 0;         ///< when the walk was asked for sizes
+    int depth = 0;              ///< 0 for the entries of the folder walked
+};
+
+/// What a walkTree() visitor wants next.
+enum class WalkStep {
+    Continue,   ///< go on (into this entry, when it is a folder)
+    SkipFolder, ///< do not enter this folder
+    Stop,       ///< end the walk
 };
 
 /// Minimal backend for file system and workspace operations (spec: ExecutionBackend).
@@ -85,6 +104,21 @@ public:
     /// mkdir -p of a workspace folder.
     virtual void makeDirs(const QString &path) = 0;
 
+    /// Extension (the search tools): visits every entry beneath the folder `path`, depth
+    /// first, each folder's entries in name order, symlinks reported and never followed.
+    /// `withStat` fills sizes and modification times. Folders deeper than MaxWalkDepth are
+    /// not entered. The default lists folder by folder with listDirCompact(); a remote backend
+    /// may list the whole tree in one call.
+    virtual void walkTree(const QString &path, bool withStat,
+                          const std::function<WalkStep(const WalkEntry &)> &visit);
+    static constexpr int MaxWalkDepth = 128;
+    /// Extension (the move tool): renames `source` to `dest` (both workspace paths; dest's
+    /// parent folders are created). FileExistsError when dest exists and `overwrite` is false;
+    /// a folder is never replaced. The default copies a file (read, write, remove) or a
+    /// folder's tree of files and folders (a symlink inside refuses the move before anything
+    /// is copied); the local backends rename atomically.
+    virtual void rename(const QString &source, const QString &dest, bool overwrite);
+
     /// Copies `source` (a host folder) into the workspace, skipping `excludes`.
     virtual WorkspaceSeedResult
     seedWorkspace(const QString &source, const QStringList &excludes,
@@ -95,14 +129,39 @@ public:
                   const std::function<void(int, int)> &progress = {}) = 0;
     /// What syncArtifacts would do, without doing it (the flush preview).
     virtual SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) = 0;
+    /// The record of the last seed (its host folder and each file's host and workspace stamps,
+    /// as later flushes into that folder updated them): the base "changed since the seed" is
+    /// measured against. An empty manifest (no hostRoot) when nothing was seeded; none when
+    /// this backend keeps no such record.
+    virtual std::optional<SeedManifest> seedManifest() const { return std::nullopt; }
     /// Workspace-relative path → stamp of each file as the last seed left it (marks files
     /// changed since seeding); empty when unknown.
-    virtual QHash<QString, FileStamp> seedBaseline() const { return {}; }
+    QHash<QString, FileStamp> seedBaseline() const;
 
     /// Writes each (path, content); one result per file, failures as results.
     virtual QList<FileTransferResult> uploadFiles(const QList<QPair<QString, QByteArray>> &files);
     /// Reads each path; one result per file, failures as results.
     virtual QList<FileTransferResult> downloadFiles(const QStringList &paths);
+
+    // ---- Time travel (docs/checkpoints.md) ----------------------------------------------
+    /// True when captureTree() and applyTree() work here (the default implementations throw).
+    virtual bool supportsCheckpoints() const { return false; }
+    /// The whole workspace as a tree, never following a symlink; with `options.store`, the
+    /// content of every file the store lacks goes into it. Local and bwrap walk the folder; a
+    /// remote backend lists it in one command and brings the missing files in one archive.
+    virtual TreeManifest captureTree(const CaptureOptions &options);
+    /// Makes the workspace exactly `target` (contents, modes, symlinks, empty folders,
+    /// deletions), given `current`, a captureTree() of it, durably (a remote backend sends the
+    /// files the workspace lacks in one archive and the removals in one command).
+    virtual ApplyResult applyTree(const TreeManifest &current, const TreeManifest &target,
+                                  const CheckpointStore &store, TreeHashCache *cache);
+    /// A watch of the workspace's changes for change tracking (local, bwrap: inotify), or none
+    /// where there is none yet.
+    virtual std::unique_ptr<TreeWatch> watchTree(int maxWatches)
+    {
+        Q_UNUSED(maxWatches);
+        return {};
+    }
 };
 
 /// Options of one execute() call beyond the spec's (command, timeout, cwd).
@@ -116,6 +175,12 @@ struct ExecuteOptions
     /// The caller may only read the workspace (a read-only agent): a backend that can bind the
     /// workspace read-only does so for this call; one that cannot refuses (PermissionError).
     bool readOnlyWorkspace = false;
+    /// Extension (background processes): the command's stdin is this pipe's read end instead
+    /// of /dev/null (-1). Only where SandboxBackend::acceptsInput() is true.
+    int stdinFd = -1;
+    /// Extension (background processes): every byte goes to onOutput, none is kept in the
+    /// result (so the output cap does not end the stream). Only where acceptsInput() is true.
+    bool streamOnly = false;
 };
 
 /// ExecutionBackend that can run shell commands (spec: SandboxBackend).
@@ -126,6 +191,19 @@ public:
     /// `timeoutSeconds` none = the backend's default. Timeout → exit code 124.
     virtual ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                                   const QString &cwd = {}, const ExecuteOptions &options = {}) = 0;
+    /// The process groups of the commands running now, where they run on this machine (local,
+    /// bwrap); empty elsewhere. A snapshot: a group may end at any moment.
+    virtual QList<qint64> runningProcessGroups() const { return {}; }
+    /// The timeout of a call that names none, in seconds (a per-call timeout may only be
+    /// shorter).
+    virtual double defaultTimeoutSeconds() const = 0;
+    /// True when execute() honours ExecuteOptions::stdinFd and streamOnly (the local backends):
+    /// a background process can then take input and stream past the output cap.
+    virtual bool acceptsInput() const { return false; }
+    /// True when execute() stops a running command once its ExecuteOptions::cancel fires
+    /// (background processes and the soft return need it: a stop must not wait for the
+    /// command's own end).
+    virtual bool cancelsRunningCommands() const { return true; }
 };
 
 /// True when execute tools should register (the backend implements SandboxBackend).

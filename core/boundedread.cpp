@@ -17,38 +17,51 @@ constexpr qint64 ScanChunk = 256 * 1024;
 
 // The bytes of a file from some offset: ranged reads where the backend has them, else slices
 // of one whole read.
-class Source
+class BackendRanges
 {
 public:
-    Source(ExecutionBackend &backend, const QString &path)
+    BackendRanges(ExecutionBackend &backend, const QString &path)
         : m_backend(backend), m_path(path), m_ranged(backend.hasRangedRead())
     {
-        if (!m_ranged) {
-            m_whole = backend.readFileRange(path, 0, std::numeric_limits<qint64>::max());
-            m_total = m_whole.totalSize;
-        }
     }
 
-    QByteArray fetch(qint64 pos, qint64 count)
+    FileRange fetch(qint64 pos, qint64 count)
     {
-        if (m_ranged) {
-            FileRange r = m_backend.readFileRange(m_path, pos, count);
-            m_total = r.totalSize;
-            return std::move(r.data);
-        }
-        const qint64 size = m_whole.data.size();
+        if (m_ranged)
+            return m_backend.readFileRange(m_path, pos, count);
+        if (!m_whole) // once, on the first fetch (after the request was checked)
+            m_whole = m_backend.readFileRange(m_path, 0, std::numeric_limits<qint64>::max());
+        const qint64 size = m_whole->data.size();
         if (pos >= size)
-            return {};
-        return m_whole.data.sliced(qsizetype(pos), qsizetype(qMin(count, size - pos)));
+            return {{}, m_whole->totalSize};
+        return {m_whole->data.sliced(qsizetype(pos), qsizetype(qMin(count, size - pos))),
+                m_whole->totalSize};
     }
-
-    qint64 total() const { return m_total; }
 
 private:
     ExecutionBackend &m_backend;
     QString m_path;
     bool m_ranged;
-    FileRange m_whole;
+    std::optional<FileRange> m_whole;
+};
+
+// A RangeFetch that remembers the last size it saw.
+class RangeReader
+{
+public:
+    explicit RangeReader(const RangeFetch &fetch) : m_fetch(fetch) {}
+
+    QByteArray fetch(qint64 pos, qint64 count)
+    {
+        FileRange r = m_fetch(pos, count);
+        m_total = r.totalSize;
+        return std::move(r.data);
+    }
+
+    qint64 total() const { return m_total; }
+
+private:
+    const RangeFetch &m_fetch;
     qint64 m_total = 0;
 };
 
@@ -76,6 +89,12 @@ std::optional<qint64> BoundedRead::nextLine() const
 BoundedRead readBounded(ExecutionBackend &backend, const QString &path,
                         const BoundedReadRequest &request)
 {
+    BackendRanges source(backend, path);
+    return readBounded([&](qint64 pos, qint64 count) { return source.fetch(pos, count); }, request);
+}
+
+BoundedRead readBounded(const RangeFetch &fetch, const BoundedReadRequest &request)
+{
     const auto negative = [](const char *name, qint64 value) {
         return ValueError(QStringLiteral("read_file: %1 must be >= 0, got %2")
                               .arg(QLatin1String(name))
@@ -91,7 +110,7 @@ BoundedRead readBounded(ExecutionBackend &backend, const QString &path,
         throw ValueError(
             QStringLiteral("read_file: max_bytes must be >= 1, got %1").arg(request.maxBytes));
     const qint64 cap = qMin<qint64>(request.maxBytes, std::numeric_limits<qsizetype>::max() / 2);
-    Source source(backend, path);
+    RangeReader source(fetch);
     BoundedRead out;
     qint64 pos = request.byteOffset.value_or(0);
 
@@ -157,10 +176,11 @@ BoundedRead readBounded(ExecutionBackend &backend, const QString &path,
     return out;
 }
 
-QString boundedReadNote(const BoundedRead &read, qint64 maxBytes)
+QString boundedReadNote(const BoundedRead &read, qint64 maxBytes, const QString &tool)
 {
-    QString note = QStringLiteral("\n[read_file: bytes %1-%2 of %3 shown (at most %4 bytes per "
+    QString note = QStringLiteral("\n[%1: bytes %2-%3 of %4 shown (at most %5 bytes per "
                                   "call). Read on with ")
+                       .arg(tool)
                        .arg(read.startByte)
                        .arg(read.nextByte())
                        .arg(read.totalBytes)

@@ -6,11 +6,13 @@
 #include <QByteArray>
 #include <QString>
 
+#include <functional>
 #include <optional>
 
 namespace elsai {
 
 class ExecutionBackend;
+struct FileRange;
 
 /// The most bytes the agent tool read_file returns by default (Sandbox::Options,
 /// AgentConfig::readFileMaxBytes and --read-file-max-bytes change it).
@@ -51,8 +53,16 @@ struct BoundedRead
 BoundedRead readBounded(ExecutionBackend &backend, const QString &path,
                         const BoundedReadRequest &request);
 
+/// Up to `count` bytes from byte `pos` of some content, and the content's whole size.
+using RangeFetch = std::function<FileRange(qint64 pos, qint64 count)>;
+
+/// readBounded() over any ranged source (an offloaded item: OffloadStorage::retrieveRange).
+/// Holds no more than maxBytes plus one scan buffer, as above.
+BoundedRead readBounded(const RangeFetch &fetch, const BoundedReadRequest &request);
+
 /// The note read_file appends when `read.cut`: what was shown of how much, and the arguments
-/// that read on (offset in lines, or byte_offset).
-QString boundedReadNote(const BoundedRead &read, qint64 maxBytes);
+/// that read on (offset in lines, or byte_offset). `tool` names the tool in the note.
+QString boundedReadNote(const BoundedRead &read, qint64 maxBytes,
+                        const QString &tool = QStringLiteral("read_file"));
 
 } // namespace elsai

@@ -4,6 +4,7 @@
 #include "sandbox.h"
 
 #include "audit.h"
+#include "checkpointtools.h"
 #include "errors.h"
 #include "folderoverlap.h"
 #include "hostfiles.h"
@@ -19,6 +20,7 @@
 #include <QStringDecoder>
 #include <QUuid>
 
+#include <cmath>
 #include <limits>
 
 #include <fcntl.h>
@@ -88,6 +90,7 @@ struct Sandbox::Private
         QDateTime attachedAt;
     };
     QList<Binding> agents;
+    std::shared_ptr<TimeTravel> timeTravel;
 };
 
 std::shared_ptr<Sandbox> Sandbox::create(const QString &workspaceId, const BackendSource &backend,
@@ -119,6 +122,11 @@ Sandbox::Sandbox(const QString &workspaceId, const BackendSource &backend,
     if (options.readFileMaxBytes && *options.readFileMaxBytes < 1)
         throw ValueError(QStringLiteral("read_file_max_bytes must be >= 1, got %1")
                              .arg(*options.readFileMaxBytes));
+    if (options.executeSoftReturnSeconds && !(*options.executeSoftReturnSeconds >= 0 &&
+                                              std::isfinite(*options.executeSoftReturnSeconds)))
+        throw ValueError(QStringLiteral("execute_soft_return_seconds must be >= 0 (0: never), "
+                                        "got %1")
+                             .arg(*options.executeSoftReturnSeconds));
     if (options.seedFrom)
         checkNoNul(*options.seedFrom, QStringLiteral("seed_from folder"));
     if (options.syncDest)
@@ -289,12 +297,33 @@ std::optional<WorkspaceSeedResult> Sandbox::start(const Progress &progress)
             audit.setField(QStringLiteral("skipped"), seed->skippedPaths.size());
             audit.setField(QStringLiteral("seed_errors"), seed->errors.size());
         }
+        std::shared_ptr<TimeTravel> timeTravel;
+        const TimeTravelOptions &tto = d->options.timeTravel;
+        if (tto.checkpoints || tto.trackChanges) {
+            try {
+                timeTravel = std::make_shared<TimeTravel>(tto, d->workspaceId, session.backend);
+                const auto pending = timeTravel->interruptedRestore();
+                if (pending)
+                    audit.setField(QStringLiteral("interrupted_restore"), *pending);
+                // A workspace a restore left half-way is no baseline: the restore's target is.
+                if (tto.checkpoints && tto.baseline && !pending) {
+                    timeTravel->checkpoint(QStringLiteral("seed"),
+                                           QStringLiteral("the workspace as the sandbox started"),
+                                           true, true);
+                }
+            } catch (...) {
+                d->manager->closeSession(d->workspaceId, false);
+                ProcessClaims::instance().release(d->workspaceId, this);
+                throw;
+            }
+        }
         d->manager->markPrepared(d->workspaceId, seed);
         {
             QMutexLocker lock(&d->mutex);
             d->started = true;
             d->ownerId = owner;
             d->backend = session.backend;
+            d->timeTravel = timeTravel;
         }
         audit.ok();
         return seed;
@@ -341,6 +370,7 @@ bool Sandbox::markStopped()
         d->started = false;
         d->ownerId.reset();
         d->backend.reset();
+        d->timeTravel.reset();
     }
     ProcessClaims::instance().release(d->workspaceId, this);
     return true;
@@ -644,6 +674,11 @@ void Sandbox::attach(const AgentPtr &agent, SandboxAttachMode mode)
         const bool canExecute = supportsExecution(d->backend.get());
         try {
             SandboxPlugin::registerTools(*agent, mode, canExecute);
+            if (mode == SandboxAttachMode::ReadWrite && d->options.timeTravel.checkpoints &&
+                d->options.timeTravel.agentTools) {
+                for (const Tool &t : checkpointTools())
+                    agent->tools().add(t);
+            }
             agent->bindSandbox(shared_from_this(), mode);
         } catch (const std::exception &e) {
             SandboxPlugin::unregisterTools(*agent);
@@ -704,6 +739,155 @@ QList<AttachedAgent> Sandbox::attachedAgents() const
 SandboxRef Sandbox::ref() const
 {
     return {d->workspaceId, backendTypeName(), d->manager->managerId()};
+}
+
+// ---- time travel ----------------------------------------------------------------------------
+
+std::shared_ptr<TimeTravel> Sandbox::timeTravel() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->started ? d->timeTravel : nullptr;
+}
+
+std::shared_ptr<TimeTravel> Sandbox::requireTimeTravel() const
+{
+    requireBackend(); // "not started" first
+    const auto tt = timeTravel();
+    if (!tt || !tt->options().checkpoints)
+        throw ValueError(QStringLiteral("checkpoints are off for sandbox '%1'; create it with "
+                                        "checkpoints on (--checkpoints)")
+                             .arg(d->workspaceId));
+    return tt;
+}
+
+CheckpointInfo Sandbox::checkpoint(const QString &name, const QString &note, const QString &actor)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.checkpoint"), d->workspaceId, actor,
+                        {{QStringLiteral("name"), name}});
+    try {
+        const CheckpointInfo info = requireTimeTravel()->checkpoint(name, note);
+        d->manager->touch(d->workspaceId);
+        audit.setField(QStringLiteral("name"), info.name);
+        audit.setField(QStringLiteral("files"), info.files);
+        audit.setField(QStringLiteral("bytes"), info.bytes);
+        if (!info.removedBySizeLimit.isEmpty())
+            audit.setField(QStringLiteral("removed_by_size_limit"),
+                           qint64(info.removedBySizeLimit.size()));
+        audit.ok();
+        return info;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+QList<CheckpointInfo> Sandbox::checkpoints() const
+{
+    return requireTimeTravel()->checkpoints();
+}
+
+CheckpointDiff Sandbox::diffCheckpoints(const QString &from, const QString &to,
+                                        const CheckpointDiffOptions &options, const QString &actor)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.diff"), d->workspaceId, actor,
+                        {{QStringLiteral("from"), from}, {QStringLiteral("to"), to}});
+    try {
+        const CheckpointDiff diff = requireTimeTravel()->diff(from, to, options);
+        audit.setField(QStringLiteral("added"), diff.added);
+        audit.setField(QStringLiteral("modified"), diff.modified);
+        audit.setField(QStringLiteral("deleted"), diff.deleted);
+        audit.ok();
+        return diff;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+RestoreResult Sandbox::restore(const QString &name, const QString &actor)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.restore"), d->workspaceId, actor,
+                        {{QStringLiteral("name"), name}});
+    try {
+        const RestoreResult r = requireTimeTravel()->restore(name);
+        d->manager->touch(d->workspaceId);
+        audit.setField(QStringLiteral("files_written"), r.applied.written);
+        audit.setField(QStringLiteral("removed"), r.applied.removed);
+        audit.setField(QStringLiteral("stopped_calls"), r.stoppedCalls);
+        audit.setField(QStringLiteral("finished_interrupted_restore"), r.wasInterrupted);
+        audit.ok();
+        return r;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+SandboxPtr Sandbox::fork(const QString &name, const QString &workspaceId,
+                         const BackendSource &backend, Options options, const QString &actor)
+{
+    AuditRecorder audit(
+        QStringLiteral("sandbox.fork"), d->workspaceId, actor,
+        {{QStringLiteral("name"), name}, {QStringLiteral("new_workspace_id"), workspaceId}});
+    try {
+        const auto tt = requireTimeTravel();
+        const TreeManifest target = tt->manifest(name);
+        options.seedFrom.reset(); // the checkpoint is the seed
+        const bool baseline = options.timeTravel.baseline;
+        options.timeTravel.baseline = false;
+        const SandboxPtr forked = Sandbox::create(workspaceId, backend, d->ttl, options);
+        forked->start();
+        try {
+            const BackendPtr b = forked->backend();
+            CaptureOptions capture;
+            const TreeManifest current = b->captureTree(capture);
+            if (!current.entries.empty())
+                throw FileExistsError(QStringLiteral("the workspace of the fork '%1' is not empty "
+                                                     "(%2 entries); fork into a new or empty "
+                                                     "folder: nothing is replaced")
+                                          .arg(workspaceId)
+                                          .arg(current.entries.size()),
+                                      EEXIST);
+            b->applyTree(current, target, tt->store(), nullptr);
+            if (const auto ftt = forked->timeTravel();
+                ftt && ftt->options().checkpoints && baseline) {
+                ftt->checkpoint(
+                    QStringLiteral("seed"),
+                    QStringLiteral("forked from '%1' of '%2'").arg(name, d->workspaceId), true,
+                    true);
+            }
+        } catch (...) {
+            forked->stop(false);
+            throw;
+        }
+        audit.setField(QStringLiteral("files"), target.fileCount());
+        audit.ok();
+        return forked;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+bool Sandbox::deleteCheckpoint(const QString &name, const QString &actor)
+{
+    AuditRecorder audit(QStringLiteral("sandbox.delete_checkpoint"), d->workspaceId, actor,
+                        {{QStringLiteral("name"), name}});
+    try {
+        const bool removed = requireTimeTravel()->deleteCheckpoint(name);
+        audit.setField(QStringLiteral("deleted"), removed);
+        audit.ok();
+        return removed;
+    } catch (const SandboxError &e) {
+        audit.fail(e);
+        throw;
+    }
+}
+
+std::optional<QString> Sandbox::interruptedRestore() const
+{
+    const auto tt = timeTravel();
+    return tt ? tt->interruptedRestore() : std::nullopt;
 }
 
 SandboxScope::SandboxScope(SandboxPtr sandbox) : m_sandbox(std::move(sandbox))

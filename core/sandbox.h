@@ -7,6 +7,7 @@
 #include "backend.h"
 #include "boundedread.h"
 #include "sandboxmanager.h"
+#include "timetravel.h"
 #include "treecopy.h"
 #include "types.h"
 
@@ -69,6 +70,11 @@ public:
         /// Bound of an agent's read_file answer, in bytes (>= 1; see readWorkspaceFile());
         /// none: DefaultReadFileMaxBytes.
         std::optional<qint64> readFileMaxBytes;
+        /// Seconds after which an agent's execute answers while its command goes on as a
+        /// background process (>= 0; 0: never); none: DefaultExecuteSoftReturnSeconds (45).
+        std::optional<double> executeSoftReturnSeconds;
+        /// Checkpoints and change tracking (docs/checkpoints.md); both off by default.
+        TimeTravelOptions timeTravel;
     };
     using Progress = std::function<void(int done, int total)>;
 
@@ -145,12 +151,42 @@ public:
 
     SandboxRef ref() const;
 
+    // ---- Time travel (docs/checkpoints.md) ----------------------------------------------
+    // Each raises ValueError when the sandbox was created without checkpoints, OSError when
+    // it is not started. Audited as sandbox.checkpoint, sandbox.restore, … under `actor`.
+
+    /// The time travel of the started sandbox, or nullptr (not started, or both off).
+    std::shared_ptr<TimeTravel> timeTravel() const;
+    /// Records the workspace as it is now. An empty name makes an automatic one ("auto-…",
+    /// removable under the size limit). FileExistsError when the name is taken.
+    CheckpointInfo checkpoint(const QString &name, const QString &note = {},
+                              const QString &actor = hostActor());
+    QList<CheckpointInfo> checkpoints() const;
+    /// `from` and `to`: checkpoint names or "now".
+    CheckpointDiff diffCheckpoints(const QString &from, const QString &to = QStringLiteral("now"),
+                                   const CheckpointDiffOptions &options = {},
+                                   const QString &actor = hostActor());
+    /// Makes the workspace exactly the checkpoint; the commands agents are running are stopped
+    /// first and new calls wait until it is done. Also finishes an interrupted restore.
+    RestoreResult restore(const QString &name, const QString &actor = hostActor());
+    /// A new sandbox `workspaceId` on `backend`, started, whose workspace is the checkpoint
+    /// (its own baseline when its options keep checkpoints). The new workspace must be empty:
+    /// nothing in it is replaced (FileExistsError).
+    std::shared_ptr<Sandbox> fork(const QString &name, const QString &workspaceId,
+                                  const BackendSource &backend, Options options = {},
+                                  const QString &actor = hostActor());
+    /// False when there was no such checkpoint.
+    bool deleteCheckpoint(const QString &name, const QString &actor = hostActor());
+    /// The checkpoint an interrupted restore was bringing back (restore() it to finish).
+    std::optional<QString> interruptedRestore() const;
+
     static QString hostActor() { return QStringLiteral("host"); }
 
 private:
     Sandbox(const QString &workspaceId, const BackendSource &backend,
             std::optional<double> ttlSeconds, Options options);
     BackendPtr requireBackend() const;
+    std::shared_ptr<TimeTravel> requireTimeTravel() const;
     /// seed_from and sync_dest against the backend's host folder (requireSeparateFolders).
     void requireSeparateHostFolders(const ExecutionBackend &backend) const;
     /// Clears the started state and releases the process-wide claim; false if not started.

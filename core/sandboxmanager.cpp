@@ -5,6 +5,7 @@
 
 #include "agent.h"
 #include "audit.h"
+#include "backgroundprocesses.h"
 #include "errors.h"
 
 #include <QUuid>
@@ -21,7 +22,8 @@ static double steadySeconds()
 
 SandboxManager::SandboxManager(std::optional<double> ttlSeconds)
     : m_ttl(ttlSeconds), m_clock(steadySeconds),
-      m_id(QUuid::createUuid().toString(QUuid::WithoutBraces))
+      m_id(QUuid::createUuid().toString(QUuid::WithoutBraces)),
+      m_background(std::make_unique<BackgroundProcesses>())
 {
     if (m_ttl && *m_ttl < 0)
         throw ValueError(QStringLiteral("ttl_seconds must be >= 0 or none, got %1").arg(*m_ttl));
@@ -201,6 +203,8 @@ void SandboxManager::closeEntry(const QString &sessionId, const QString &reason,
         s = *it;
         m_sessions.erase(it);
     }
+    // Before the flush: its files are then what the commands left, and none is still writing.
+    m_background->stopWorkspace(sessionId);
     if (s.backend && syncArtifacts && agent && agent->config().workspaceRoot) {
         const WorkspaceSyncPolicy &policy = agent->config().workspaceSyncPolicy;
         AuditRecorder audit(QStringLiteral("sandbox.flush"), sessionId, agent->id());

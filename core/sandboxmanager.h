@@ -17,6 +17,7 @@
 namespace elsai {
 
 class Agent;
+class BackgroundProcesses;
 
 /// One workspace's live state in a manager (spec: ManagedSandboxSession). Values returned by
 /// the manager are snapshots; `backend` is the live, shared backend.
@@ -93,6 +94,10 @@ public:
     /// Forward-compatible hint reported in SandboxRef.manager_id.
     QString managerId() const { return m_id; }
 
+    /// The background processes of this manager's workspaces (the process tools); a
+    /// workspace's end when its session closes, all of them with the manager.
+    BackgroundProcesses &backgroundProcesses() const { return *m_background; }
+
 private:
     void closeEntry(const QString &sessionId, const QString &reason, bool syncArtifacts,
                     const Agent *agent, std::optional<WorkspaceSyncResult> *syncResult);
@@ -104,6 +109,8 @@ private:
     QHash<int, CloseListener> m_listeners;
     int m_nextListener = 1;
     QString m_id;
+    /// Last: destroyed first, so the processes end before anything they use.
+    std::unique_ptr<BackgroundProcesses> m_background;
 };
 
 } // namespace elsai

@@ -3,6 +3,7 @@
 
 #include "sandboxplugin.h"
 
+#include "agenttools.h"
 #include "audit.h"
 #include "errors.h"
 #include "firstentries.h"
@@ -10,6 +11,7 @@
 #include "sandbox.h"
 #include "sandboxmanager.h"
 #include "workspace.h"
+#include "workspacesearch.h"
 
 #include <QJsonArray>
 
@@ -98,14 +100,14 @@ void ensureSandboxMutationAllowed(Agent &agent, const QString &operation)
             QStringLiteral("agent '%1' is read-only and may not %2").arg(agent.id(), what));
 }
 
-ExecuteResult executeAs(Agent &agent, const QString &command, const std::optional<QString> &cwd,
-                        const ExecuteOptions &options)
+void auditedCommand(Agent &agent, const QString &event, const QString &command,
+                    const std::optional<QString> &cwd, const QMap<QString, QString> &env,
+                    const CommandRunner &run)
 {
-    AuditRecorder audit(QStringLiteral("sandbox.execute"),
-                        SandboxManager::resolveWorkspaceId(agent), agent.id(),
+    AuditRecorder audit(event, SandboxManager::resolveWorkspaceId(agent), agent.id(),
                         commandAuditFields(command));
     try {
-        checkExecuteInput(command, cwd.value_or(QString()), options.env);
+        checkExecuteInput(command, cwd.value_or(QString()), env);
         ensureSandboxMutationAllowed(agent, QStringLiteral("execute commands"));
         const AgentWorkspace ws = agentWorkspace(agent);
         audit.setWorkspaceId(ws.workspaceId);
@@ -117,18 +119,33 @@ ExecuteResult executeAs(Agent &agent, const QString &command, const std::optiona
         if (cwd)
             audit.setField(QStringLiteral("cwd"), *cwd);
         ws.manager->touch(ws.workspaceId);
-        ExecuteResult r = exec->execute(command, std::nullopt, cwd.value_or(QString()), options);
+        run(*exec, ws, audit);
         ws.manager->touch(ws.workspaceId);
-        audit.setField(QStringLiteral("exit_code"), r.exitCode);
-        audit.setField(QStringLiteral("duration_ms"), r.durationMs);
-        audit.setField(QStringLiteral("truncated"), r.truncated);
-        audit.setField(QStringLiteral("timed_out"), r.timedOut);
         audit.ok();
-        return r;
     } catch (const SandboxError &e) {
         audit.fail(e, false);
         throw;
     }
+}
+
+void recordExecuteResult(AuditRecorder &audit, const ExecuteResult &r)
+{
+    audit.setField(QStringLiteral("exit_code"), r.exitCode);
+    audit.setField(QStringLiteral("duration_ms"), r.durationMs);
+    audit.setField(QStringLiteral("truncated"), r.truncated);
+    audit.setField(QStringLiteral("timed_out"), r.timedOut);
+}
+
+ExecuteResult executeAs(Agent &agent, const QString &command, const std::optional<QString> &cwd,
+                        const ExecuteOptions &options, std::optional<double> timeoutSeconds)
+{
+    ExecuteResult r;
+    auditedCommand(agent, QStringLiteral("sandbox.execute"), command, cwd, options.env,
+                   [&](SandboxBackend &exec, const AgentWorkspace &, AuditRecorder &audit) {
+                       r = exec.execute(command, timeoutSeconds, cwd.value_or(QString()), options);
+                       recordExecuteResult(audit, r);
+                   });
+    return r;
 }
 
 QString formatExecuteResult(const ExecuteResult &r)
@@ -156,6 +173,12 @@ QString runCommand(Agent &agent, const QString &command, const std::optional<QSt
     return formatExecuteResult(executeAs(agent, command, cwd));
 }
 
+/// Binary, as read_file and retrieve_offloaded_content judge text: a NUL in the first 8 KiB.
+static bool isBinary(const QByteArray &bytes)
+{
+    return QByteArrayView(bytes).first(qMin<qsizetype>(bytes.size(), 8192)).contains('\0');
+}
+
 qint64 readFileMaxBytes(Agent &agent)
 {
     if (agent.config().readFileMaxBytes)
@@ -168,7 +191,8 @@ qint64 readFileMaxBytes(Agent &agent)
     return DefaultReadFileMaxBytes;
 }
 
-BoundedRead readWorkspaceRange(Agent &agent, const QString &path, BoundedReadRequest request)
+BoundedRead readWorkspaceRange(Agent &agent, const QString &path, BoundedReadRequest request,
+                               SandboxOutputOffloadPolicy::Rest *rest)
 {
     AuditRecorder audit(QStringLiteral("sandbox.read_file"),
                         SandboxManager::resolveWorkspaceId(agent), agent.id(),
@@ -182,13 +206,21 @@ BoundedRead readWorkspaceRange(Agent &agent, const QString &path, BoundedReadReq
         BoundedRead read = readBounded(*ws.backend, path, request);
         audit.setField(QStringLiteral("bytes"), read.bytes.size());
         audit.setField(QStringLiteral("total_bytes"), read.totalBytes);
-        if (QByteArrayView(read.bytes)
-                .first(qMin<qsizetype>(read.bytes.size(), 8192))
-                .contains('\0'))
+        if (isBinary(read.bytes))
             throw ValueError(QStringLiteral("'%1' is a binary file (%2 bytes); read_file returns "
                                             "text — use execute with base64 or xxd to inspect it")
                                  .arg(path)
                                  .arg(read.totalBytes));
+        const auto &offload = agent.config().sandboxOutputOffload;
+        if (rest && read.cut && request.maxBytes == readFileMaxBytes(agent) && offload &&
+            offload->toolNames.contains(QStringLiteral("read_file"))) {
+            // the rest streams a piece at a time: memory about one piece, whatever the size
+            ExecutionBackend &backend = *ws.backend;
+            *rest = offload->offloadRest(
+                [&](qint64 pos, qint64 count) { return backend.readFileRange(path, pos, count); },
+                read.nextByte(), read.totalBytes);
+            audit.setField(QStringLiteral("rest_offloaded_bytes"), rest->bytes);
+        }
         audit.ok();
         return read;
     } catch (const SandboxError &e) {
@@ -285,24 +317,7 @@ static void appendEntry(QString &out, const DirListing &listing, const DirListin
         out += QLatin1StringView(name.data(), name.size());
     else
         out += QString::fromUtf8(name);
-    switch (e.type) {
-    case FileInfo::Type::Directory:
-        out += u'/';
-        return;
-    case FileInfo::Type::Symlink:
-        out += QLatin1StringView(" (symlink)");
-        return;
-    case FileInfo::Type::Other:
-        out += QLatin1StringView(" (special file)");
-        return;
-    case FileInfo::Type::File:
-        break;
-    }
-    if (e.size) {
-        out += QLatin1StringView(" (");
-        out += QString::number(*e.size);
-        out += QLatin1StringView(" bytes)");
-    }
+    appendEntryKind(out, e.type, e.size);
 }
 
 static QString describeEntry(const FileInfo &fi)
@@ -355,25 +370,45 @@ QString listWorkspaceDir(Agent &agent, const QString &path)
 
 // ---- Tools --------------------------------------------------------------------------------
 
-static QJsonObject prop(const char *type, const QString &description)
+using schema::prop;
+using schema::typed;
+static QJsonObject resultSchema(const QJsonObject &properties, const QStringList &required)
 {
-    return {{QStringLiteral("type"), QLatin1String(type)},
+    return schema::result(properties, required);
+}
+
+/// An integer argument of at least `minimum`.
+static QJsonObject integerArg(const QString &description, int minimum = 0)
+{
+    return {{QStringLiteral("type"), QStringLiteral("integer")},
+            {QStringLiteral("minimum"), minimum},
             {QStringLiteral("description"), description}};
 }
 
-// The JSON Schema of a tool's structured result (ToolResult::data). The large fields (output,
-// stderr, content, entries) are never required: the offload policy drops them from a result it
-// shortens, and adds "offloaded" (so more properties are allowed).
-static QJsonObject resultSchema(const QJsonObject &properties, const QStringList &required)
+/// The result fields of a bounded read (read_file, retrieve_offloaded_content) besides its
+/// content, and their schema.
+static QJsonObject boundedReadFields(const BoundedRead &read)
 {
-    return {{QStringLiteral("type"), QStringLiteral("object")},
-            {QStringLiteral("properties"), properties},
-            {QStringLiteral("required"), QJsonArray::fromStringList(required)}};
+    QJsonObject data{{QStringLiteral("total_bytes"), read.totalBytes},
+                     {QStringLiteral("byte_offset"), read.startByte},
+                     {QStringLiteral("bytes"), read.bytes.size()},
+                     {QStringLiteral("truncated"), read.cut}};
+    if (read.cut) {
+        data.insert(QStringLiteral("next_byte_offset"), read.nextByte());
+        if (const auto line = read.nextLine())
+            data.insert(QStringLiteral("next_offset"), *line);
+    }
+    return data;
 }
 
-static QJsonObject typed(const char *type)
+static QJsonObject boundedReadSchema(QJsonObject properties)
 {
-    return {{QStringLiteral("type"), QLatin1String(type)}};
+    for (const char *name :
+         {"total_bytes", "byte_offset", "bytes", "next_byte_offset", "next_offset"})
+        properties.insert(QLatin1String(name), typed("integer"));
+    properties.insert(QStringLiteral("truncated"), typed("boolean"));
+    properties.insert(QStringLiteral("content"), typed("string"));
+    return properties;
 }
 
 static Tool executeTool()
@@ -388,7 +423,10 @@ static Tool executeTool()
                                    {QStringLiteral("truncated"), typed("boolean")},
                                    {QStringLiteral("timed_out"), typed("boolean")},
                                    {QStringLiteral("cancelled"), typed("boolean")},
-                                   {QStringLiteral("duration_ms"), typed("integer")}},
+                                   {QStringLiteral("duration_ms"), typed("integer")},
+                                   {QStringLiteral("running"), typed("boolean")},
+                                   {QStringLiteral("process_id"), typed("string")},
+                                   {QStringLiteral("next_offset"), typed("integer")}},
                                   {QStringLiteral("exit_code"), QStringLiteral("success"),
                                    QStringLiteral("truncated"), QStringLiteral("timed_out"),
                                    QStringLiteral("cancelled"), QStringLiteral("duration_ms")});
@@ -397,23 +435,23 @@ static Tool executeTool()
         "Run a shell command (/bin/sh -c) in the sandbox workspace and return its stdout, its "
         "stderr after a [stderr] line, and a final [exit code: N] line. Stdin is empty; long "
         "output is truncated; a command that runs past the timeout is killed with exit code "
-        "124.");
+        "124. A command still running after the soft-return time is not killed: the answer "
+        "says so, with its output so far and a process_id for process_output / process_stop "
+        "(use process_start for servers and watchers from the outset).");
     t.inputSchema = objectSchema(
         {{QStringLiteral("command"), prop("string", QStringLiteral("Shell command to run."))},
          {QStringLiteral("cwd"),
           prop("string", QStringLiteral("Working folder, relative to the workspace root "
-                                        "(default: the root)."))}},
+                                        "(default: the root)."))},
+         {QStringLiteral("timeout"),
+          QJsonObject{{QStringLiteral("type"), QStringLiteral("number")},
+                      {QStringLiteral("exclusiveMinimum"), 0},
+                      {QStringLiteral("description"),
+                       QStringLiteral("Extension: seconds before the command is killed (at "
+                                      "most the sandbox's timeout, which is the default).")}}}},
         {QStringLiteral("command")});
-    t.invoke = [](Agent &agent, const QJsonObject &a) {
-        const QString command =
-            args::requiredString(a, QStringLiteral("command"), QStringLiteral("execute"));
-        const auto cwd = args::optionalString(a, QStringLiteral("cwd"), QStringLiteral("execute"));
-        ExecuteOptions options;
-        options.cancel = ToolCallCancelScope::current(); // an MCP request's, a plan step's
-        options.onOutput = ToolCallCancelScope::currentOutputObserver();
-        const ExecuteResult r = executeAs(agent, command, cwd, options);
-        return ToolResult{formatExecuteResult(r), r.toJson(), false};
-    };
+    t.hints = ToolHints{false, true, false};
+    t.invoke = executeToolCall; // agenttools.cpp: the per-call timeout and the soft return
     return t;
 }
 
@@ -422,65 +460,78 @@ static Tool readFileTool()
     Tool t;
     t.name = QStringLiteral("read_file");
     t.title = QStringLiteral("Read a file");
-    t.outputSchema = resultSchema({{QStringLiteral("path"), typed("string")},
-                                   {QStringLiteral("content"), typed("string")},
-                                   {QStringLiteral("total_bytes"), typed("integer")},
-                                   {QStringLiteral("byte_offset"), typed("integer")},
-                                   {QStringLiteral("bytes"), typed("integer")},
-                                   {QStringLiteral("truncated"), typed("boolean")},
-                                   {QStringLiteral("next_byte_offset"), typed("integer")},
-                                   {QStringLiteral("next_offset"), typed("integer")}},
-                                  {QStringLiteral("path"), QStringLiteral("total_bytes"),
-                                   QStringLiteral("byte_offset"), QStringLiteral("bytes"),
-                                   QStringLiteral("truncated")});
+    t.hints = ToolHints{true, false, true};
+    t.outputSchema = resultSchema(
+        boundedReadSchema({{QStringLiteral("path"), typed("string")},
+                           {QStringLiteral("mime_type"), typed("string")},
+                           {QStringLiteral("rest_offloaded"), typed("object")},
+                           {QStringLiteral("rest_not_offloaded"), typed("string")}}),
+        {QStringLiteral("path"), QStringLiteral("total_bytes"), QStringLiteral("byte_offset"),
+         QStringLiteral("bytes"), QStringLiteral("truncated")});
     t.provider = SandboxPlugin::providerName();
     t.description = QStringLiteral(
         "Read a text file of the sandbox workspace. Optional offset (first line, 0-based) and "
         "limit (number of lines) read part of a long file. One call returns at most a bounded "
         "number of bytes; a longer answer ends with a note giving the file's size and the "
-        "offset (or byte_offset) that reads on.");
-    const auto integer = [](const QString &description) {
-        return QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
-                           {QStringLiteral("minimum"), 0},
-                           {QStringLiteral("description"), description}};
-    };
-    QJsonObject offset = integer(QStringLiteral("Line offset (0-based)."));
+        "offset (or byte_offset) that reads on. A PNG, JPEG, GIF or WebP image (up to 5 MiB) "
+        "comes back as an image.");
+    QJsonObject offset = integerArg(QStringLiteral("Line offset (0-based)."));
     offset.insert(QStringLiteral("default"), 0);
-    QJsonObject maxBytes = integer(QStringLiteral("Extension: return at most this many bytes "
-                                                  "(never more than the configured bound)."));
-    maxBytes.insert(QStringLiteral("minimum"), 1);
     t.inputSchema = objectSchema(
         {{QStringLiteral("path"), prop("string", QStringLiteral("Workspace-relative file path."))},
          {QStringLiteral("offset"), offset},
-         {QStringLiteral("limit"), integer(QStringLiteral("Maximum number of lines to read."))},
+         {QStringLiteral("limit"), integerArg(QStringLiteral("Maximum number of lines to read."))},
          {QStringLiteral("byte_offset"),
-          integer(QStringLiteral("Extension: start at this byte instead of the first line "
-                                 "(offset then counts lines from there)."))},
-         {QStringLiteral("max_bytes"), maxBytes}},
+          integerArg(QStringLiteral("Extension: start at this byte instead of the first line "
+                                    "(offset then counts lines from there)."))},
+         {QStringLiteral("max_bytes"),
+          integerArg(QStringLiteral("Extension: return at most this many bytes (never more "
+                                    "than the configured bound)."),
+                     1)},
+         {QStringLiteral("line_numbers"),
+          prop("boolean", QStringLiteral("Extension: prefix each line with its 1-based number "
+                                         "and a tab, as cat -n does (default false)."))}},
         {QStringLiteral("path")});
     t.invoke = [](Agent &agent, const QJsonObject &a) {
         const QString tool = QStringLiteral("read_file");
         const QString path = args::requiredString(a, QStringLiteral("path"), tool);
+        const bool numbered = a.value(QLatin1String("line_numbers")).toBool();
+        if (!imageMimeType(path).isEmpty() && !a.contains(QLatin1String("offset")) &&
+            !a.contains(QLatin1String("limit")) && !a.contains(QLatin1String("byte_offset"))) {
+            ToolImage image = readWorkspaceImage(agent, path);
+            return ToolResult{
+                QStringLiteral("[%1 image, %2 bytes]").arg(image.mimeType).arg(image.bytes.size()),
+                {{QStringLiteral("path"), path},
+                 {QStringLiteral("mime_type"), image.mimeType},
+                 {QStringLiteral("total_bytes"), image.bytes.size()},
+                 {QStringLiteral("byte_offset"), 0},
+                 {QStringLiteral("bytes"), image.bytes.size()},
+                 {QStringLiteral("truncated"), false}},
+                false,
+                std::move(image)};
+        }
         BoundedReadRequest request;
         request.lineOffset = args::optionalInt(a, QStringLiteral("offset"), tool).value_or(0);
         request.lineLimit = args::optionalInt(a, QStringLiteral("limit"), tool);
         request.byteOffset = args::optionalInt(a, QStringLiteral("byte_offset"), tool);
         request.maxBytes = args::optionalInt(a, QStringLiteral("max_bytes"), tool)
                                .value_or(std::numeric_limits<qint64>::max());
-        const BoundedRead read = readWorkspaceRange(agent, path, request);
+        SandboxOutputOffloadPolicy::Rest rest;
+        const BoundedRead read = readWorkspaceRange(agent, path, request, &rest);
         const qint64 bound = qMin(request.maxBytes, readFileMaxBytes(agent));
         QString content = QString::fromUtf8(read.bytes);
-        QJsonObject data{{QStringLiteral("path"), path},
-                         {QStringLiteral("total_bytes"), read.totalBytes},
-                         {QStringLiteral("byte_offset"), read.startByte},
-                         {QStringLiteral("bytes"), read.bytes.size()},
-                         {QStringLiteral("truncated"), read.cut}};
-        if (read.cut) {
-            data.insert(QStringLiteral("next_byte_offset"), read.nextByte());
-            if (const auto line = read.nextLine())
-                data.insert(QStringLiteral("next_offset"), *line);
+        QJsonObject data = boundedReadFields(read);
+        data.insert(QStringLiteral("path"), path);
+        rest.addTo(data);
+        if (numbered) {
+            if (!read.firstLine)
+                throw ValueError(QStringLiteral("read_file: line_numbers needs a line offset, "
+                                                "not byte_offset"));
+            content = numberLines(content, *read.firstLine + 1);
         }
-        const QString text = read.cut ? content + boundedReadNote(read, bound) : content;
+        QString text = read.cut ? content + boundedReadNote(read, bound) : content;
+        if (const auto &offload = agent.config().sandboxOutputOffload)
+            text += offload->restNote(data);
         data.insert(QStringLiteral("content"), content);
         return ToolResult{text, data, false};
     };
@@ -492,6 +543,7 @@ static Tool writeFileTool()
     Tool t;
     t.name = QStringLiteral("write_file");
     t.title = QStringLiteral("Write a file");
+    t.hints = ToolHints{false, true, true};
     t.outputSchema = resultSchema(
         {{QStringLiteral("path"), typed("string")}, {QStringLiteral("bytes"), typed("integer")}},
         {QStringLiteral("path"), QStringLiteral("bytes")});
@@ -521,6 +573,7 @@ static Tool listDirTool()
     Tool t;
     t.name = QStringLiteral("list_dir");
     t.title = QStringLiteral("List a folder");
+    t.hints = ToolHints{true, false, true};
     t.outputSchema = resultSchema({{QStringLiteral("path"), typed("string")},
                                    {QStringLiteral("entries"), typed("array")},
                                    {QStringLiteral("truncated"), typed("boolean")},
@@ -572,12 +625,19 @@ QStringList SandboxPlugin::toolNames(SandboxAttachMode mode, bool canExecute)
 
 QList<Tool> SandboxPlugin::tools(SandboxAttachMode mode, bool canExecute)
 {
-    if (mode == SandboxAttachMode::ReadOnly)
-        return {readFileTool(), listDirTool()};
     QList<Tool> out;
+    if (mode == SandboxAttachMode::ReadOnly) {
+        out = {readFileTool(), listDirTool()};
+        out += agentReadTools();
+        return out;
+    }
     if (canExecute)
         out.append(executeTool());
     out.append({readFileTool(), writeFileTool(), listDirTool()});
+    out += agentReadTools();
+    out += agentWriteTools();
+    if (canExecute)
+        out += processTools();
     return out;
 }
 
@@ -598,35 +658,70 @@ Tool retrieveOffloadedContentTool(const SandboxOutputOffloadPolicy &policy)
     Tool t;
     t.name = QStringLiteral("retrieve_offloaded_content");
     t.title = QStringLiteral("Read offloaded output");
-    t.outputSchema = resultSchema(
-        {{QStringLiteral("handle"), typed("string")}, {QStringLiteral("content"), typed("string")}},
-        {QStringLiteral("handle")});
+    t.outputSchema = resultSchema(boundedReadSchema({{QStringLiteral("handle"), typed("string")}}),
+                                  {QStringLiteral("handle")});
     t.provider = QStringLiteral("offload");
     t.description = QStringLiteral(
-        "Read a tool result that was too large and was offloaded. Pass the handle from the "
-        "[output offloaded …] note; optional offset (first line, 0-based) and limit (lines).");
+        "Read a tool result that was too large and was offloaded, or the offloaded rest of a "
+        "long file. Pass the handle from the note; optional offset (first line, 0-based) and "
+        "limit (lines), or byte_offset and length (bytes). One call returns at most as many "
+        "bytes as read_file; a longer answer ends with a note giving the offset that reads on.");
     t.inputSchema = objectSchema(
         {{QStringLiteral("handle"), prop("string", QStringLiteral("The offload handle."))},
-         {QStringLiteral("offset"), QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
-                                                {QStringLiteral("minimum"), 0}}},
-         {QStringLiteral("limit"), QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")},
-                                               {QStringLiteral("minimum"), 0}}}},
+         {QStringLiteral("offset"), integerArg(QStringLiteral("Line offset (0-based)."))},
+         {QStringLiteral("limit"), integerArg(QStringLiteral("Maximum number of lines."))},
+         {QStringLiteral("byte_offset"),
+          integerArg(QStringLiteral("Start at this byte (offset then counts lines from there)."))},
+         {QStringLiteral("length"),
+          integerArg(QStringLiteral("Return at most this many bytes (never more than the "
+                                    "configured bound)."),
+                     1)}},
         {QStringLiteral("handle")});
     const OffloadStoragePtr storage = policy.storage;
-    t.invoke = [storage](Agent &, const QJsonObject &a) {
+    t.invoke = [storage](Agent &agent, const QJsonObject &a) {
         const QString tool = QStringLiteral("retrieve_offloaded_content");
         const QString handle = args::requiredString(a, QStringLiteral("handle"), tool);
-        const qint64 offset = args::optionalInt(a, QStringLiteral("offset"), tool).value_or(0);
-        const auto limit = args::optionalInt(a, QStringLiteral("limit"), tool);
-        if (offset < 0 || (limit && *limit < 0))
-            throw ValueError(QStringLiteral("%1: offset and limit must be >= 0").arg(tool));
-        const auto content = storage ? storage->retrieve(handle) : std::nullopt;
-        if (!content)
-            throw FileNotFoundError(
+        BoundedReadRequest request;
+        request.lineOffset = args::optionalInt(a, QStringLiteral("offset"), tool).value_or(0);
+        request.lineLimit = args::optionalInt(a, QStringLiteral("limit"), tool);
+        request.byteOffset = args::optionalInt(a, QStringLiteral("byte_offset"), tool);
+        const auto maxLength = args::optionalInt(a, QStringLiteral("length"), tool);
+        if (request.lineOffset < 0 || (request.lineLimit && *request.lineLimit < 0) ||
+            (request.byteOffset && *request.byteOffset < 0) || (maxLength && *maxLength < 1))
+            throw ValueError(QStringLiteral("%1: offset, limit and byte_offset must be >= 0, "
+                                            "length >= 1")
+                                 .arg(tool));
+        const auto unknown = [&] {
+            return FileNotFoundError(
                 QStringLiteral("no offloaded content with handle '%1'").arg(handle), ENOENT);
-        const QString text = sliceLines(*content, offset, limit);
-        return ToolResult{
-            text, {{QStringLiteral("handle"), handle}, {QStringLiteral("content"), text}}, false};
+        };
+        if (!storage)
+            throw unknown();
+        // Ranged, like read_file: never more than the bound plus one scan buffer in memory,
+        // whatever the size of what was offloaded.
+        const qint64 bound = readFileMaxBytes(agent);
+        request.maxBytes = qMin(maxLength.value_or(bound), bound);
+        const BoundedRead read = readBounded(
+            [&](qint64 pos, qint64 count) {
+                auto range = storage->retrieveRange(handle, pos, count);
+                if (!range)
+                    throw unknown();
+                return std::move(*range);
+            },
+            request);
+        if (isBinary(read.bytes))
+            throw ValueError(QStringLiteral("bytes %1-%2 of offloaded content '%3' are binary "
+                                            "(NUL bytes): not returned as text")
+                                 .arg(read.startByte)
+                                 .arg(read.nextByte())
+                                 .arg(handle));
+        const QString content = QString::fromUtf8(read.bytes);
+        QJsonObject data = boundedReadFields(read);
+        data.insert(QStringLiteral("handle"), handle);
+        data.insert(QStringLiteral("content"), content);
+        return ToolResult{read.cut ? content + boundedReadNote(read, request.maxBytes, tool)
+                                   : content,
+                          data, false};
     };
     return t;
 }

@@ -63,10 +63,24 @@ private:
 /// Runs a shell command and returns formatExecuteResult() of it.
 QString runCommand(Agent &agent, const QString &command,
                    const std::optional<QString> &cwd = std::nullopt);
-/// The structured form run_command and the execute tool use.
+/// The structured form run_command and the execute tool use. `timeoutSeconds` none: the
+/// backend's default.
 ExecuteResult executeAs(Agent &agent, const QString &command,
                         const std::optional<QString> &cwd = std::nullopt,
-                        const ExecuteOptions &options = {});
+                        const ExecuteOptions &options = {},
+                        std::optional<double> timeoutSeconds = std::nullopt);
+class AuditRecorder;
+using CommandRunner =
+    std::function<void(SandboxBackend &backend, const AgentWorkspace &ws, AuditRecorder &audit)>;
+/// The audited frame of every command an agent runs (execute, its soft return,
+/// process_start): checks the command and the agent's mode, resolves the workspace and
+/// records one audit event `event` with the command's length and hash (never its text);
+/// `run` runs it and adds its fields.
+void auditedCommand(Agent &agent, const QString &event, const QString &command,
+                    const std::optional<QString> &cwd, const QMap<QString, QString> &env,
+                    const CommandRunner &run);
+/// The exit code, duration, truncated and timed_out fields of an execute record.
+void recordExecuteResult(AuditRecorder &audit, const ExecuteResult &result);
 /// Lines [offset, offset+limit) of a text file (lines end with '\n'; the last may not), but
 /// at most readFileMaxBytes(agent) bytes: a longer answer is cut at a line end (or a character
 /// boundary) and ends with a note giving the file's size and the offset / byte_offset that
@@ -75,8 +89,12 @@ QString readWorkspaceFile(Agent &agent, const QString &path, qint64 offset = 0,
                           std::optional<qint64> limit = std::nullopt);
 /// The bounded read behind readWorkspaceFile() and the read_file tool, audited; `request`'s
 /// maxBytes is lowered to readFileMaxBytes(agent). ValueError for a binary file (a NUL in
-/// the first 8 KiB read).
-BoundedRead readWorkspaceRange(Agent &agent, const QString &path, BoundedReadRequest request);
+/// the first 8 KiB read). With `rest`, when the agent's offload policy covers read_file and
+/// the answer was cut at readFileMaxBytes(agent) (not at a lower max_bytes the caller asked
+/// for), the rest of the file is streamed to the policy's storage
+/// (SandboxOutputOffloadPolicy::offloadRest) and `*rest` says what was stored.
+BoundedRead readWorkspaceRange(Agent &agent, const QString &path, BoundedReadRequest request,
+                               SandboxOutputOffloadPolicy::Rest *rest = nullptr);
 /// The read_file byte bound of `agent`: AgentConfig::readFileMaxBytes, else its attached
 /// sandbox's Sandbox::Options::readFileMaxBytes, else DefaultReadFileMaxBytes.
 qint64 readFileMaxBytes(Agent &agent);

@@ -240,4 +240,33 @@ QJsonObject objectSchema(const QJsonObject &properties, const QStringList &requi
     return schema;
 }
 
+namespace schema {
+
+QJsonObject prop(const char *type, const QString &description)
+{
+    return {{QStringLiteral("type"), QLatin1String(type)},
+            {QStringLiteral("description"), description}};
+}
+
+QJsonObject typed(const char *type)
+{
+    return {{QStringLiteral("type"), QLatin1String(type)}};
+}
+
+QJsonObject integer(const QString &description, qint64 minimum)
+{
+    return {{QStringLiteral("type"), QStringLiteral("integer")},
+            {QStringLiteral("minimum"), minimum},
+            {QStringLiteral("description"), description}};
+}
+
+QJsonObject result(const QJsonObject &properties, const QStringList &required)
+{
+    return {{QStringLiteral("type"), QStringLiteral("object")},
+            {QStringLiteral("properties"), properties},
+            {QStringLiteral("required"), QJsonArray::fromStringList(required)}};
+}
+
+} // namespace schema
+
 } // namespace elsai

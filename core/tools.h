@@ -3,6 +3,7 @@
 
 #pragma once
 
+#include <QByteArray>
 #include <QJsonObject>
 #include <QJsonValue>
 #include <QList>
@@ -19,11 +20,29 @@ class Agent;
 
 /// What a tool returns: the text the agent sees, and the same result as structured data with
 /// the spec's field names (exit_code, output, …) for scripts and the window.
+/// An image a tool returns beside its text (read_file of a PNG, JPEG, GIF or WebP): MCP sends
+/// it as image content, other front ends see the text and `data`.
+struct ToolImage
+{
+    QString mimeType;
+    QByteArray bytes;
+};
+
 struct ToolResult
 {
     QString text;
     QJsonObject data;
     bool offloaded = false;
+    std::optional<ToolImage> image{};
+};
+
+/// What calling a tool does, as MCP's tool annotations say it (readOnlyHint, destructiveHint,
+/// idempotentHint); a tool without hints is described by its name (mcpsession.cpp).
+struct ToolHints
+{
+    bool readOnly = false;
+    bool destructive = true; ///< may replace or delete data (meaningless when readOnly)
+    bool idempotent = false; ///< a second identical call changes nothing more
 };
 
 /// One callable tool. `invoke` throws the typed errors of errors.h on failure.
@@ -36,6 +55,7 @@ struct Tool
     std::function<ToolResult(Agent &agent, const QJsonObject &args)> invoke;
     QString title{};            ///< a short human-readable name ("Run a shell command")
     QJsonObject outputSchema{}; ///< JSON Schema of ToolResult::data (empty: not described)
+    std::optional<ToolHints> hints{};
 };
 
 /// An agent's tools by name. Thread-safe.
@@ -87,5 +107,19 @@ QString sliceLines(const QString &text, qint64 offset, std::optional<qint64> lim
 
 /// Builds a JSON Schema object: {"type":"object","properties":…,"required":[…]}.
 QJsonObject objectSchema(const QJsonObject &properties, const QStringList &required);
+
+/// Schema pieces the tool definitions share.
+namespace schema {
+/// {"type": type, "description": description}
+QJsonObject prop(const char *type, const QString &description);
+/// {"type": type}
+QJsonObject typed(const char *type);
+/// {"type":"integer","minimum":minimum,"description":…}
+QJsonObject integer(const QString &description, qint64 minimum = 0);
+/// The JSON Schema of a tool's structured result (ToolResult::data). The large fields
+/// (output, stderr, content, entries) are never required: the offload policy drops them from
+/// a result it shortens, and adds "offloaded" (so more properties are allowed).
+QJsonObject result(const QJsonObject &properties, const QStringList &required);
+} // namespace schema
 
 } // namespace elsai

@@ -32,7 +32,18 @@ void BodyLimitedTcpServer::incomingConnection(qintptr descriptor)
     }
     // Connected before QHttpServer takes the socket, so it sees each read first.
     new HttpBodyGuard(socket, m_maxBodyBytes);
+    m_connections.removeIf([](const QPointer<QTcpSocket> &s) { return s.isNull(); });
+    m_connections.append(socket);
     addPendingConnection(socket);
+}
+
+QTcpSocket *BodyLimitedTcpServer::connectionFrom(const QHostAddress &address, quint16 port) const
+{
+    for (const QPointer<QTcpSocket> &s : m_connections) {
+        if (s && s->peerPort() == port && s->peerAddress().isEqual(address))
+            return s;
+    }
+    return nullptr;
 }
 
 HttpBodyGuard::HttpBodyGuard(QTcpSocket *socket, qint64 maxBodyBytes)

@@ -6,6 +6,7 @@
 #include "mcplimits.h"
 
 #include <QByteArray>
+#include <QList>
 #include <QPointer>
 #include <QTcpServer>
 
@@ -27,12 +28,16 @@ public:
     explicit BodyLimitedTcpServer(qint64 maxBodyBytes, QObject *parent = nullptr);
     void setMaxBodyBytes(qint64 bytes) { m_maxBodyBytes = bytes; }
     qint64 maxBodyBytes() const { return m_maxBodyBytes; }
+    /// The open connection from that peer, if any: how a request's connection is found where
+    /// the responder does not tell it (Qt 6.8), to notice a client that hangs up.
+    QTcpSocket *connectionFrom(const QHostAddress &address, quint16 port) const;
 
 protected:
     void incomingConnection(qintptr descriptor) override;
 
 private:
     qint64 m_maxBodyBytes;
+    QList<QPointer<QTcpSocket>> m_connections;
 };
 
 /// Follows the requests on one connection (headers, Content-Length or chunked framing) with

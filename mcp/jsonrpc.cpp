@@ -145,7 +145,7 @@ QJsonObject errorResponse(const QJsonValue &id, int code, const QString &message
 
 QJsonObject errorResponse(const Fault &fault)
 {
-    return errorResponse(fault.id, fault.code, fault.message);
+    return errorResponse(fault.id, fault.code, fault.message, fault.data);
 }
 
 QJsonObject notification(const QString &method, const QJsonObject &params)

@@ -15,13 +15,16 @@
 
 namespace elsai::jsonrpc {
 
-/// Error codes of JSON-RPC 2.0 (and the one MCP adds for unknown resources).
+/// Error codes of JSON-RPC 2.0, and those MCP 2026-07-28 defines in the range it reserves.
 enum ErrorCode {
     ParseError = -32700,
     InvalidRequest = -32600,
     MethodNotFound = -32601,
     InvalidParams = -32602,
     InternalError = -32603,
+    HeaderMismatch = -32020,                  ///< HTTP headers disagree with the body
+    MissingRequiredClientCapability = -32021, ///< the request needs a capability not declared
+    UnsupportedProtocolVersion = -32022,      ///< data: {supported, requested}
 };
 
 /// One well-formed JSON-RPC 2.0 message.
@@ -45,6 +48,7 @@ struct Fault
     int code = InvalidRequest;
     QString message;
     QJsonValue id = QJsonValue::Null;
+    QJsonValue data = QJsonValue::Undefined; ///< error.data when set
 };
 
 using ParseResult = std::variant<Message, Fault>;

@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "httpcompat.h"
 #include "jsonrpc.h"
+#include "mcpera.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -43,26 +44,21 @@ const QByteArray kJson("application/json");
 /// A response that is written later, on the server thread, after a worker finished.
 struct McpHttpServer::Pending
 {
-    explicit Pending(QHttpServerResponder &&r)
-        : responder(std::move(r))
-#if QT_VERSION < QT_VERSION_CHECK(6, 8, 0)
-          ,
-          socket(responder.socket())
-#endif
+    Pending(QHttpServerResponder &&r, QTcpSocket *connection)
+        : responder(std::move(r)), socket(connection), tracked(connection != nullptr)
     {
     }
+    ~Pending() { QObject::disconnect(hangUp); }
     bool connected() const
     {
-#if QT_VERSION < QT_VERSION_CHECK(6, 8, 0)
-        // Qt 6.4's responder keeps a raw socket pointer: a client that hung up (an aborted
-        // request) must not be written to.
-        return !socket.isNull();
-#else
-        return true;
-#endif
+        // A client that hung up (an aborted request) must not be written to: Qt 6.4's
+        // responder keeps a raw socket pointer.
+        return !tracked || !socket.isNull();
     }
     void send(Status status, const httpcompat::HeaderPairs &headers, const QByteArray &body)
     {
+        done = true;
+        QObject::disconnect(hangUp);
         if (connected())
             httpcompat::write(responder, status, headers, body);
     }
@@ -70,19 +66,24 @@ struct McpHttpServer::Pending
     /// stream with the first one (a call that ends before needs none and answers JSON).
     void notify(const QByteArray &message)
     {
-        if (!connected())
+        if (done || !connected())
             return;
         if (!streaming) {
-            httpcompat::beginChunked(
-                responder, Status::Ok,
-                {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}});
+            httpcompat::beginChunked(responder, Status::Ok,
+                                     {{"Content-Type", "text/event-stream"},
+                                      {"Cache-Control", "no-cache"},
+                                      {"X-Accel-Buffering", "no"}});
             streaming = true;
         }
         httpcompat::writeChunk(responder, sseEvent(message));
     }
-    /// The JSON-RPC response: the last event of the stream, or the JSON body.
+    /// The JSON-RPC response: the last event of the stream, or the JSON body. Once only.
     void finish(const QByteArray &response)
     {
+        if (done)
+            return;
+        done = true;
+        QObject::disconnect(hangUp);
         if (!connected())
             return;
         if (streaming)
@@ -90,44 +91,103 @@ struct McpHttpServer::Pending
         else
             httpcompat::write(responder, Status::Ok, {{"Content-Type", kJson}}, response);
     }
+    /// Calls `onHangUp` (on the server thread) if the client closes the connection before the
+    /// response is complete: how a stateless request is cancelled.
+    void watchHangUp(QObject *context, std::function<void()> onHangUp)
+    {
+        if (socket)
+            hangUp =
+                QObject::connect(socket, &QTcpSocket::disconnected, context, std::move(onHangUp));
+    }
     static QByteArray sseEvent(const QByteArray &message)
     {
         return "event: message\ndata: " + message + "\n\n"; // compact JSON has no newline
     }
     bool streaming = false;
+    bool done = false;
     QHttpServerResponder responder;
-#if QT_VERSION < QT_VERSION_CHECK(6, 8, 0)
     QPointer<QTcpSocket> socket;
-#endif
+    const bool tracked;
+    QMetaObject::Connection hangUp;
 };
 
-// Why a request's MCP-Protocol-Version header cannot be served (empty when it can). The header
+// Why a request's MCP-Protocol-Version header cannot be served (none when it can). The header
 // is defined from 2025-06-18 on; without it the negotiated revision applies (the spec's
 // fallback to 2025-03-26 is for servers that do not know it). A version this server does not
-// implement is refused with 400 on every revision. One it implements but that differs from the
-// negotiated version is served: the spec only says clients SHOULD send the negotiated one. A
-// plain 400, not the stateless revision's UnsupportedProtocolVersionError: that error would
-// tell a 2026-07-28 client this server speaks it, and stop it from falling back to initialize.
-static QString protocolVersionProblem(const QHttpServerRequest &request)
+// implement gets 400 with UnsupportedProtocolVersionError, listing the ones it does, on every
+// request and in both eras: the server speaks the stateless revision too, so the modern error
+// is the truthful one. One it implements but that differs from the negotiated version is
+// served: the spec only says clients SHOULD send the negotiated one.
+static std::optional<jsonrpc::Fault> protocolVersionProblem(const QHttpServerRequest &request,
+                                                            const QJsonValue &id = {})
 {
     const QString version =
         QString::fromLatin1(httpcompat::header(request, "MCP-Protocol-Version"));
-    if (version.isEmpty())
-        return {};
-    if (!McpSession::isSupportedProtocolVersion(version))
-        return QStringLiteral("unsupported MCP-Protocol-Version '%1'; this server implements %2 "
-                              "(initialize negotiates one of them)")
-            .arg(version, McpSession::supportedProtocolVersions().join(QStringLiteral(", ")));
-    return {};
+    if (version.isEmpty() || mcpera::isSupportedVersion(version))
+        return std::nullopt;
+    return mcpera::unsupportedVersion(id.isUndefined() ? QJsonValue::Null : id, version);
+}
+
+static void replyFault(QHttpServerResponder &r, Status status, const jsonrpc::Fault &fault,
+                       httpcompat::HeaderPairs headers = {})
+{
+    headers.append({"Content-Type", kJson});
+    httpcompat::write(r, status, headers, jsonrpc::serialize(jsonrpc::errorResponse(fault)));
 }
 
 static void replyError(QHttpServerResponder &r, Status status, const QString &message,
                        httpcompat::HeaderPairs headers = {})
 {
-    headers.append({"Content-Type", kJson});
-    httpcompat::write(r, status, headers,
-                      jsonrpc::serialize(jsonrpc::errorResponse(QJsonValue::Null,
-                                                                jsonrpc::InvalidRequest, message)));
+    replyFault(r, status, jsonrpc::Fault{jsonrpc::InvalidRequest, message}, std::move(headers));
+}
+
+// A standard request header's value as the client meant it: `=?base64?…?=` is decoded (names
+// that are not plain ASCII travel that way).
+static QString decodedHeader(const QHttpServerRequest &request, const char *name, bool *present)
+{
+    const QByteArray raw = httpcompat::header(request, name);
+    *present = !raw.isEmpty();
+    if (raw.startsWith("=?base64?") && raw.endsWith("?=") && raw.size() >= 11)
+        return QString::fromUtf8(QByteArray::fromBase64(raw.mid(9, raw.size() - 11)));
+    return QString::fromUtf8(raw);
+}
+
+// The standard headers of a stateless request against its body (SEP-2243): MCP-Protocol-Version
+// (its value was checked against _meta already), Mcp-Method, and Mcp-Name where the method
+// names something (a tool, a task). Intermediaries may route on them, so they must agree.
+static std::optional<jsonrpc::Fault> headerMismatch(const QHttpServerRequest &request,
+                                                    const jsonrpc::Message &m)
+{
+    auto mismatch = [&](const QString &what) {
+        return jsonrpc::Fault{jsonrpc::HeaderMismatch,
+                              QStringLiteral("Header mismatch: %1").arg(what), m.id};
+    };
+    bool present = false;
+    if (httpcompat::header(request, "MCP-Protocol-Version").isEmpty())
+        return mismatch(QStringLiteral("the MCP-Protocol-Version header is missing"));
+    const QString method = decodedHeader(request, "Mcp-Method", &present);
+    if (!present)
+        return mismatch(QStringLiteral("the Mcp-Method header is missing"));
+    if (method != m.method)
+        return mismatch(QStringLiteral("Mcp-Method header value '%1' does not match body "
+                                       "value '%2'")
+                            .arg(method, m.method));
+    QJsonValue named;
+    if (m.method == QLatin1String("tools/call"))
+        named = m.params.value(QLatin1String("name"));
+    else if (m.method.startsWith(QLatin1String("tasks/")))
+        named = m.params.value(QLatin1String("taskId"));
+    if (!named.isString())
+        return std::nullopt; // nothing to mirror (the params check answers a missing one)
+    const QString name = decodedHeader(request, "Mcp-Name", &present);
+    if (!present)
+        return mismatch(
+            QStringLiteral("the Mcp-Name header is missing (%1 needs it)").arg(m.method));
+    if (name != named.toString())
+        return mismatch(QStringLiteral("Mcp-Name header value '%1' does not match body value "
+                                       "'%2'")
+                            .arg(name, named.toString()));
+    return std::nullopt;
 }
 
 McpHttpServer::McpHttpServer(SandboxPtr sandbox, const QList<McpAgentSpec> &agents,
@@ -223,6 +283,8 @@ int McpHttpServer::revokeAgent(const QString &name)
     }
     for (const QString &id : std::as_const(ended))
         endSession(id, QStringLiteral("token revoked"));
+    if (const McpSessionPtr stateless = m_stateless.take(name))
+        stateless->close(); // its calls and tasks are cancelled, its agent detached
     Q_EMIT agentsChanged();
     return int(ended.size());
 }
@@ -243,6 +305,9 @@ void McpHttpServer::close()
     const QStringList ids = m_sessions.keys();
     for (const QString &id : ids)
         endSession(id, QStringLiteral("server stopped"));
+    for (const McpSessionPtr &stateless : std::as_const(m_stateless))
+        stateless->close();
+    m_stateless.clear();
     m_calls.waitForDone();
     // The calls that ended have queued their answers to this object: deliver them now, while
     // the connections their responders write to still exist. Left in the queue, they would be
@@ -394,8 +459,8 @@ void McpHttpServer::serve(const QHttpServerRequest &request, QHttpServerResponde
         if (!session || session->agentSpec().name != agent->name)
             return replyError(responder, Status::NotFound,
                               QStringLiteral("unknown MCP session; it may have ended already"));
-        if (const QString problem = protocolVersionProblem(request); !problem.isEmpty())
-            return replyError(responder, Status::BadRequest, problem);
+        if (const auto problem = protocolVersionProblem(request))
+            return replyFault(responder, Status::BadRequest, *problem);
         endSession(session->id(), QStringLiteral("closed by the client"));
         return httpcompat::write(responder, Status::Ok, {}, {});
     }
@@ -424,8 +489,8 @@ McpSessionPtr McpHttpServer::requestSession(const QHttpServerRequest &request,
                                   "initialize a new one"));
         return nullptr;
     }
-    if (const QString problem = protocolVersionProblem(request); !problem.isEmpty()) {
-        replyError(responder, Status::BadRequest, problem);
+    if (const auto problem = protocolVersionProblem(request)) {
+        replyFault(responder, Status::BadRequest, *problem);
         return nullptr;
     }
     touch(session->id());
@@ -455,7 +520,8 @@ void McpHttpServer::serveBatch(const QHttpServerRequest &request, QHttpServerRes
         return httpcompat::write(responder, Status::Accepted, {}, {});
     }
     // It may hold tool calls: off the server thread, like one.
-    auto pending = std::make_shared<Pending>(std::move(responder));
+    auto pending =
+        std::make_shared<Pending>(std::move(responder), connectionOf(request, responder));
     ++m_inFlight[session->id()];
     m_calls.start(agent.name, [this, pending, session, batch = std::move(batch)] {
         const QByteArray body = session->handleBatch(batch);
@@ -495,10 +561,23 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
         return httpcompat::write(responder, Status::BadRequest, {{"Content-Type", kJson}},
                                  jsonrpc::serialize(jsonrpc::errorResponse(*fault)));
     const jsonrpc::Message &message = std::get<jsonrpc::Message>(parsed);
+    const QString versionHeader =
+        QString::fromLatin1(httpcompat::header(request, "MCP-Protocol-Version"));
+    if (mcpera::classify(message, versionHeader) == mcpera::Era::Modern)
+        return serveModern(request, responder, agent, message);
 
     if (message.isRequest() && message.method == QLatin1String("initialize")) {
-        if (const QString problem = protocolVersionProblem(request); !problem.isEmpty())
-            return replyError(responder, Status::BadRequest, problem);
+        if (const auto problem = protocolVersionProblem(request, message.id))
+            return replyFault(responder, Status::BadRequest, *problem);
+        if (!versionHeader.isEmpty() && !mcpera::isLegacyVersion(versionHeader))
+            return replyFault(
+                responder, Status::BadRequest,
+                {jsonrpc::InvalidRequest,
+                 QStringLiteral("initialize opens a session of a session-based revision, but "
+                                "MCP-Protocol-Version says %1, which needs no initialize: send "
+                                "its requests (with params._meta) directly")
+                     .arg(versionHeader),
+                 message.id});
         if (const QString full = admitSession(agent.name); !full.isEmpty())
             return replyError(responder, Status::ServiceUnavailable, full);
         auto session = std::make_shared<McpSession>(newSessionId(), agent, m_sandbox, m_offload);
@@ -534,7 +613,8 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
     // A tool call may run for minutes: off the server thread, answered when done. Its
     // progress notifications (when it asked for them) go on an SSE stream of this response.
     const bool acceptsStream = accept.contains("text/event-stream");
-    auto pending = std::make_shared<Pending>(std::move(responder));
+    QTcpSocket *connection = connectionOf(request, responder);
+    auto pending = std::make_shared<Pending>(std::move(responder), connection);
     ++m_inFlight[session->id()]; // queued calls count: the session is not idle
     m_calls.start(agent.name, [this, pending, session, message, acceptsStream] {
         McpSession::Notify notify;
@@ -551,6 +631,104 @@ void McpHttpServer::servePost(const QHttpServerRequest &request, QHttpServerResp
             [this, id = session->id(), pending, body] {
                 callDone(id);
                 pending->finish(body);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+QTcpSocket *McpHttpServer::connectionOf(const QHttpServerRequest &request,
+                                        QHttpServerResponder &responder) const
+{
+#if QT_VERSION < QT_VERSION_CHECK(6, 8, 0)
+    Q_UNUSED(request);
+    return responder.socket();
+#else
+    Q_UNUSED(responder);
+    return m_tcp ? m_tcp->connectionFrom(request.remoteAddress(), request.remotePort()) : nullptr;
+#endif
+}
+
+McpSessionPtr McpHttpServer::statelessSession(const McpAgentSpec &agent)
+{
+    McpSessionPtr &session = m_stateless[agent.name];
+    if (!session) {
+        session = std::make_shared<McpSession>(QStringLiteral("stateless:") + agent.name, agent,
+                                               m_sandbox, m_offload);
+        session->setProgressInterval(m_progressInterval);
+        if (m_taskThreshold)
+            session->setTaskThreshold(*m_taskThreshold);
+    }
+    return session;
+}
+
+void McpHttpServer::serveModern(const QHttpServerRequest &request, QHttpServerResponder &responder,
+                                const McpAgentSpec &agent, const jsonrpc::Message &message)
+{
+    // A notification POST: accepted and dropped. This revision defines none over HTTP (a
+    // request is cancelled by closing its response stream), and an id in a
+    // notifications/cancelled would be ambiguous across the stateless clients of an agent.
+    if (message.isNotification())
+        return httpcompat::write(responder, Status::Accepted, {}, {});
+    if (!message.isRequest())
+        return replyError(responder, Status::BadRequest,
+                          QStringLiteral("clients send requests and notifications only; this "
+                                         "server sends no requests to answer"));
+    const QString versionHeader =
+        QString::fromLatin1(httpcompat::header(request, "MCP-Protocol-Version"));
+    const auto envelope = mcpera::parseEnvelope(message, versionHeader);
+    if (const auto *fault = std::get_if<jsonrpc::Fault>(&envelope))
+        return replyFault(responder, Status::BadRequest, *fault);
+    if (const auto mismatch = headerMismatch(request, message))
+        return replyFault(responder, Status::BadRequest, *mismatch);
+    if (!McpSession::servesStatelessMethod(message.method))
+        return replyFault(responder, Status::NotFound,
+                          {jsonrpc::MethodNotFound,
+                           QStringLiteral("Method not found: '%1' is not part of MCP %2 here")
+                               .arg(message.method, mcpera::modernVersion()),
+                           message.id});
+    const McpSessionPtr session = statelessSession(agent);
+    const QByteArray accept = httpcompat::header(request, "Accept").toLower();
+    const bool acceptsStream = accept.contains("text/event-stream");
+    const bool calls = message.method == QLatin1String("tools/call");
+    const bool listens = message.method == QLatin1String("subscriptions/listen");
+    if (!calls && !listens) {
+        const McpSession::SerializedReply reply = session->handleSerialized(message);
+        return httpcompat::write(responder, Status::Ok, {{"Content-Type", kJson}}, reply.bytes);
+    }
+    // A call may run for minutes, and a listen stream stays open: both are answered later. The
+    // client closing the connection cancels them (this revision's cancellation).
+    QTcpSocket *connection = connectionOf(request, responder);
+    auto pending = std::make_shared<Pending>(std::move(responder), connection);
+    const QString runKey = QStringLiteral("h:%1").arg(++m_statelessRuns);
+    pending->watchHangUp(this, [session, runKey] { session->cancelRun(runKey); });
+    McpSession::CallContext context;
+    context.runKey = runKey;
+    if (acceptsStream) {
+        context.notify = [this, pending](const QByteArray &notification) {
+            QMetaObject::invokeMethod(
+                this, [pending, notification] { pending->notify(notification); },
+                Qt::QueuedConnection);
+        };
+    }
+    if (listens) {
+        const McpSession::SerializedReply reply = session->handleSerialized(message, context);
+        if (!reply.keepOpen)
+            pending->finish(reply.bytes); // refused: an error response
+        return;
+    }
+    context.respond = [this, pending](const QByteArray &response) {
+        QMetaObject::invokeMethod(
+            this, [pending, response] { pending->finish(response); }, Qt::QueuedConnection);
+    };
+    ++m_inFlight[session->id()];
+    m_calls.start(agent.name, [this, pending, session, message, context] {
+        const McpSession::SerializedReply reply = session->handleSerialized(message, context);
+        QMetaObject::invokeMethod(
+            this,
+            [this, id = session->id(), pending, reply] {
+                callDone(id);
+                if (!reply.answered)
+                    pending->finish(reply.bytes);
             },
             Qt::QueuedConnection);
     });

@@ -38,16 +38,18 @@ struct McpSessionInfo
     int runningCalls = 0;
 };
 
-/// The MCP Streamable HTTP transport of one sandbox (revisions 2024-11-05 to 2025-11-25), on
-/// QHttpServer.
+/// The MCP Streamable HTTP transport of one sandbox, on QHttpServer: the session-based revisions
+/// 2024-11-05 to 2025-11-25 and the stateless 2026-07-28 on the same endpoint, chosen per request
+/// (mcpera::classify).
 ///
 /// Endpoint `/mcp`: POST carries one JSON-RPC message and gets a JSON response (202 for
 /// notifications; a tools/call with a progress token may get an SSE stream instead), GET answers
 /// 405 (no server-initiated stream), DELETE ends a session. Every request is checked in this order:
-/// bearer token (401), Origin and Host (403), method (405), Mcp-Session-Id (400 missing / 404
-/// unknown or another agent's), MCP-Protocol-Version (400). tools/call runs on a worker pool so a
-/// long command in one session never blocks another. Lives on the thread that created it (its event
-/// loop serves the sockets).
+/// bearer token (401), Origin and Host (403), method (405); then a session request its
+/// Mcp-Session-Id (400 missing / 404 unknown or another agent's) and MCP-Protocol-Version (400),
+/// a stateless one its `_meta` and standard headers (400 with the spec's error; 404 for an
+/// unknown method). tools/call runs on a worker pool so a long command in one session never
+/// blocks another. Lives on the thread that created it (its event loop serves the sockets).
 class McpHttpServer : public QObject
 {
     Q_OBJECT
@@ -92,6 +94,9 @@ public:
     /// How often a long tools/call that asked for progress reports it (default 5 s): the
     /// response becomes a server-sent event stream carrying notifications/progress.
     void setProgressInterval(std::chrono::milliseconds interval) { m_progressInterval = interval; }
+    /// How long a stateless tools/call runs before it becomes a task, for clients that declared
+    /// the Tasks extension (default: the progress interval).
+    void setTaskThreshold(std::chrono::milliseconds threshold) { m_taskThreshold = threshold; }
     /// The largest request body taken (default kDefaultMaxMcpMessageBytes, as for stdio): a
     /// bigger one is refused with 413 before it is buffered.
     void setMaxMessageBytes(qint64 bytes);
@@ -121,6 +126,15 @@ private:
                                  const McpAgentSpec &agent, const QString &missingMessage);
     void serveBatch(const QHttpServerRequest &request, QHttpServerResponder &responder,
                     const McpAgentSpec &agent, QList<jsonrpc::ParseResult> batch);
+    /// A request of the stateless revision: envelope and standard headers checked (400 with
+    /// the spec's error), unknown methods 404, then served by the agent's stateless session.
+    void serveModern(const QHttpServerRequest &request, QHttpServerResponder &responder,
+                     const McpAgentSpec &agent, const jsonrpc::Message &message);
+    /// The agent's session for stateless requests (made on the first one).
+    McpSessionPtr statelessSession(const McpAgentSpec &agent);
+    /// The connection a request came on (to notice a client that hangs up), if known.
+    QTcpSocket *connectionOf(const QHttpServerRequest &request,
+                             QHttpServerResponder &responder) const;
     void endSession(const QString &id, const QString &reason);
     /// Whether a tool call of the session is queued or running (it is then never evicted).
     bool busy(const QString &id) const;
@@ -142,6 +156,11 @@ private:
     QHostAddress m_address;
     bool m_allowRemote = false;
     QHash<QString, McpSessionPtr> m_sessions;
+    /// Per agent name: the session serving its stateless (2026-07-28) requests, whatever
+    /// client sends them. Not counted against the session caps; ends with revocation.
+    QHash<QString, McpSessionPtr> m_stateless;
+    quint64 m_statelessRuns = 0;
+    std::optional<std::chrono::milliseconds> m_taskThreshold;
     QHash<QString, qint64> m_lastSeen; ///< msecs since epoch of each session's last request
     QHash<QString, quint64> m_lastUse; ///< m_useCounter at each session's last request (LRU)
     quint64 m_useCounter = 0;

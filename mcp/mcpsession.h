@@ -5,6 +5,7 @@
 
 #include "jsonrpc.h"
 #include "mcpagentspec.h"
+#include "mcptasks.h"
 #include "offload.h"
 #include "sandbox.h"
 
@@ -24,8 +25,15 @@ namespace elsai {
 
 class CancellationToken;
 
-/// One MCP client: the initialize handshake, then ping, tools/list, tools/call and
-/// notifications/cancelled, served by an Agent attached to the sandbox with the client's mode.
+/// One MCP client of an agent, served by an Agent attached to the sandbox with the agent's mode.
+///
+/// Both generations of the protocol (mcpera.h): a legacy session (the initialize handshake,
+/// then ping, tools/list, tools/call and notifications/cancelled), and the stateless 2026-07-28
+/// requests (server/discover, tools/list, tools/call, the Tasks extension's tasks/get,
+/// tasks/update, tasks/cancel, and subscriptions/listen for task status), which carry their
+/// version and capabilities in `_meta` and need no initialize. A request is served by the era
+/// it belongs to (mcpera::classify); the HTTP transport keeps one session per agent for the
+/// stateless requests, the stdio transport serves both eras with its one session.
 ///
 /// Transport-neutral and thread-safe: handle() may run on several threads at once (a long
 /// tools/call on a worker while notifications/cancelled arrives on another).
@@ -46,13 +54,16 @@ public:
     McpSession(const McpSession &) = delete;
     McpSession &operator=(const McpSession &) = delete;
 
-    /// Revisions this server implements, oldest first; the last is the preferred one.
+    /// The session-based revisions initialize negotiates, oldest first; the last is the
+    /// preferred one (mcpera::legacyVersions()).
     static QStringList supportedProtocolVersions();
     static QString latestProtocolVersion();
-    /// True for a revision this server implements. initialize answers any other offer (an
-    /// unknown date, a later revision such as the stateless 2026-07-28) with the latest
-    /// supported one, never an echo: the client then decides whether it can speak it.
+    /// True for a revision initialize can negotiate. initialize answers any other offer (an
+    /// unknown date, the stateless 2026-07-28, which needs no initialize) with the latest
+    /// session-based one, never an echo: the client then decides whether it can speak it.
     static bool isSupportedProtocolVersion(const QString &version);
+    /// The methods of the stateless revision this server answers.
+    static bool servesStatelessMethod(const QString &method);
     /// Whether the negotiated revision lets a client send JSON-RPC batches (2025-03-26 only:
     /// 2025-06-18 removed them).
     static bool allowsBatches(const QString &version);
@@ -64,18 +75,47 @@ public:
 
     Reply handle(const jsonrpc::Message &message, const Notify &notify = {});
 
+    /// The transport's side of one request.
+    struct CallContext
+    {
+        /// Notifications about the request while it runs (progress; on subscriptions/listen
+        /// the stream's notifications).
+        Notify notify;
+        /// Sends the response before handleSerialized() returns: a stateless tools/call whose
+        /// client declared the Tasks extension and that still runs after taskThreshold() is
+        /// answered with its task (CreateTaskResult) and runs on. Without it, never a task.
+        Notify respond;
+        /// The key the request runs under, for cancelRun(); empty: its JSON-RPC id. HTTP gives
+        /// each stateless POST its own (their ids are unique per client, not per agent).
+        QString runKey;
+    };
+
     /// handle() as the transports need it: the response as compact JSON without a newline
     /// (empty for none). A tool's text is escaped straight into it, not put in a QJsonObject.
     struct SerializedReply
     {
         QByteArray bytes;
         bool cancelled = false;
+        bool answered = false; ///< the response already went through CallContext::respond
+        bool keepOpen = false; ///< subscriptions/listen: the stream stays open for notifications
     };
     SerializedReply handleSerialized(const jsonrpc::Message &message, const Notify &notify = {});
+    SerializedReply handleSerialized(const jsonrpc::Message &message, const CallContext &context);
 
-    /// How often a tools/call with a progress token reports progress (default 5 s). Set before
-    /// the first call.
-    void setProgressInterval(std::chrono::milliseconds interval) { m_progressInterval = interval; }
+    /// Cancels what runs under `runKey` (a call, or a subscriptions/listen stream): the
+    /// transport's cancellation (HTTP: the client closed the response stream).
+    void cancelRun(const QString &runKey);
+
+    /// How long a stateless tools/call runs before it becomes a task (when the client declared
+    /// the Tasks extension); also the task's suggested poll interval. Default: the progress
+    /// interval.
+    void setTaskThreshold(std::chrono::milliseconds threshold);
+    std::chrono::milliseconds taskThreshold() const { return m_taskThreshold; }
+    const McpTaskStore &tasks() const { return m_tasks; }
+
+    /// How often a tools/call with a progress token reports progress (default 5 s); also the
+    /// task threshold unless setTaskThreshold() chose another. Set before the first call.
+    void setProgressInterval(std::chrono::milliseconds interval);
     std::chrono::milliseconds progressInterval() const { return m_progressInterval; }
     static constexpr std::chrono::milliseconds defaultProgressInterval()
     {
@@ -110,9 +150,19 @@ private:
         std::optional<QJsonObject> response;
         std::optional<QString> text;
         bool cancelled = false;
+        bool answered = false;
+        bool keepOpen = false;
     };
-    Answer answer(const jsonrpc::Message &message, const Notify &notify);
+    Answer answer(const jsonrpc::Message &message, const CallContext &context);
+    /// A request of the stateless revision (the era of the message says so).
+    Answer answerModern(const jsonrpc::Message &message, const CallContext &context);
+    Answer answerTasks(const jsonrpc::Message &message);
+    Answer listen(const jsonrpc::Message &message, const CallContext &context);
     QJsonObject initialize(const QJsonObject &params);
+    /// The session's agent, attached on first use (initialize, or the first stateless request).
+    AgentPtr ensureAgent();
+    QJsonObject discover() const;
+    QString instructions() const;
     QJsonObject listTools() const;
     /// A tools/call result object (its text content item empty) and the text, or a JSON-RPC
     /// fault (unknown tool, bad params).
@@ -121,9 +171,15 @@ private:
         QJsonObject result;
         QString text;
     };
-    std::variant<ToolCallResult, jsonrpc::Fault> callTool(const QJsonValue &id,
-                                                          const QJsonObject &params,
-                                                          const Notify &notify, bool *cancelled);
+    /// How a tools/call ended: answered here, or handed to a task (its response already sent).
+    struct CallOutcome
+    {
+        bool cancelled = false;
+        bool becameTask = false;
+    };
+    std::variant<ToolCallResult, jsonrpc::Fault> callTool(const jsonrpc::Message &message,
+                                                          const CallContext &context,
+                                                          bool withTasks, CallOutcome *outcome);
     void cancelRequest(const QJsonValue &requestId);
 
     const QString m_id;
@@ -131,6 +187,9 @@ private:
     const SandboxPtr m_sandbox;
     const std::optional<SandboxOutputOffloadPolicy> m_offload;
     std::chrono::milliseconds m_progressInterval = defaultProgressInterval();
+    std::chrono::milliseconds m_taskThreshold = defaultProgressInterval();
+    bool m_taskThresholdSet = false;
+    McpTaskStore m_tasks{defaultProgressInterval()};
 
     mutable QMutex m_mutex;
     AgentPtr m_agent;

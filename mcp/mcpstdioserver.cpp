@@ -153,17 +153,20 @@ void McpStdioServer::dispatch(const QByteArray &line)
     if (const auto *fault = std::get_if<jsonrpc::Fault>(&parsed))
         return send(jsonrpc::errorResponse(*fault));
     const jsonrpc::Message &message = std::get<jsonrpc::Message>(parsed);
+    // Progress and task status go inline, between the other messages; a tools/call of the
+    // stateless revision that became a task has its answer sent from the call (respond).
+    McpSession::CallContext context;
+    context.notify = [this](const QByteArray &n) { sendBytes(n); };
+    context.respond = context.notify;
     if (message.isRequest() && message.method == QLatin1String("tools/call")) {
-        m_pool.start([this, message] {
-            // Progress notifications go inline, between the other messages.
-            const McpSession::Notify notify = [this](const QByteArray &n) { sendBytes(n); };
-            McpSession::SerializedReply reply = m_session->handleSerialized(message, notify);
-            if (!reply.bytes.isEmpty() && !reply.cancelled)
+        m_pool.start([this, message, context] {
+            McpSession::SerializedReply reply = m_session->handleSerialized(message, context);
+            if (!reply.bytes.isEmpty() && !reply.cancelled && !reply.answered)
                 sendBytes(std::move(reply.bytes));
         });
         return;
     }
-    McpSession::SerializedReply reply = m_session->handleSerialized(message);
+    McpSession::SerializedReply reply = m_session->handleSerialized(message, context);
     if (!reply.bytes.isEmpty())
         sendBytes(std::move(reply.bytes));
 }

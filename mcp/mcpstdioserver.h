@@ -21,9 +21,11 @@ class QThread;
 namespace elsai {
 
 /// The MCP stdio transport: one session for one agent, newline-delimited JSON-RPC on two file
-/// descriptors (stdin/stdout by default). Nothing else may write to the output fd; logs go to
-/// stderr. tools/call runs on a worker pool, so ping and notifications/cancelled are served
-/// while a command runs; a cancelled request gets no response (as the protocol asks).
+/// descriptors (stdin/stdout by default), serving both the session-based revisions (after
+/// initialize) and the stateless 2026-07-28 (requests with `_meta`), per message. Nothing else
+/// may write to the output fd; logs go to stderr. tools/call runs on a worker pool, so ping and
+/// notifications/cancelled are served while a command runs; a cancelled request gets no
+/// response (as the protocol asks).
 class McpStdioServer : public QObject
 {
     Q_OBJECT
@@ -44,6 +46,12 @@ public:
     void setProgressInterval(std::chrono::milliseconds interval)
     {
         m_session->setProgressInterval(interval);
+    }
+    /// How long a stateless tools/call runs before it becomes a task (default: the progress
+    /// interval).
+    void setTaskThreshold(std::chrono::milliseconds threshold)
+    {
+        m_session->setTaskThreshold(threshold);
     }
 
 Q_SIGNALS:

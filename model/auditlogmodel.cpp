@@ -73,27 +73,6 @@ private:
     QList<AuditEvent> m_queue;
 };
 
-QString jsonValueText(const QJsonValue &v)
-{
-    switch (v.type()) {
-    case QJsonValue::String:
-        return v.toString();
-    case QJsonValue::Bool:
-        return v.toBool() ? QStringLiteral("true") : QStringLiteral("false");
-    case QJsonValue::Double:
-        return v.toVariant().toString();
-    case QJsonValue::Array:
-        return QString::fromUtf8(QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact));
-    case QJsonValue::Object:
-        return QString::fromUtf8(QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact));
-    case QJsonValue::Null:
-        return QStringLiteral("null");
-    case QJsonValue::Undefined:
-        break;
-    }
-    return {};
-}
-
 // hh:mm:ss.zzz in local time without a toLocalTime() per cell: the UTC offset is looked up
 // once per 15-minute bucket (zone transitions fall on such boundaries) and cached; a view
 // asks for neighbouring rows, so the cache nearly always hits.
@@ -122,11 +101,38 @@ QString detailsText(const QJsonObject &fields, QChar separator)
 {
     QStringList parts;
     for (auto it = fields.begin(); it != fields.end(); ++it)
-        parts.append(it.key() + QLatin1Char('=') + jsonValueText(it.value()));
+        parts.append(it.key() + QLatin1Char('=') + AuditLogModel::fieldText(it.value()));
     return parts.join(separator);
 }
 
 } // namespace
+
+QString AuditLogModel::fieldText(const QJsonValue &v, bool itemPerLine)
+{
+    switch (v.type()) {
+    case QJsonValue::String:
+        return v.toString();
+    case QJsonValue::Bool:
+        return v.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    case QJsonValue::Double:
+        return v.toVariant().toString();
+    case QJsonValue::Array:
+        if (itemPerLine) {
+            QStringList items;
+            for (const QJsonValue &item : v.toArray())
+                items.append(fieldText(item));
+            return items.join(QLatin1Char('\n'));
+        }
+        return QString::fromUtf8(QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact));
+    case QJsonValue::Object:
+        return QString::fromUtf8(QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact));
+    case QJsonValue::Null:
+        return QStringLiteral("null");
+    case QJsonValue::Undefined:
+        break;
+    }
+    return {};
+}
 
 QString AuditLogModel::columnText(const AuditEvent &e, int column)
 {
@@ -382,10 +388,26 @@ void AuditFilterProxyModel::setTextFilter(const QString &text)
     invalidateFilter();
 }
 
+void AuditFilterProxyModel::setTimeRange(const QDateTime &from, const QDateTime &to)
+{
+    if (m_from == from && m_to == to)
+        return;
+    m_from = from;
+    m_to = to;
+    invalidateFilter();
+}
+
 bool AuditFilterProxyModel::filterAcceptsRow(int sourceRow, const QModelIndex &sourceParent) const
 {
     const QAbstractItemModel *source = sourceModel();
     const QModelIndex first = source->index(sourceRow, 0, sourceParent);
+    if (m_from.isValid() || m_to.isValid()) {
+        const auto *log = qobject_cast<const AuditLogModel *>(source);
+        const QDateTime t =
+            log ? log->event(sourceRow).timestamp : first.data(Roles::TimestampRole).toDateTime();
+        if ((m_from.isValid() && t < m_from) || (m_to.isValid() && t > m_to))
+            return false;
+    }
     auto matches = [&first](const QString &wanted, int role) {
         return wanted.isEmpty() || first.data(role).toString() == wanted;
     };

@@ -6,6 +6,7 @@
 #include "audit.h"
 
 #include <QAbstractTableModel>
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QList>
 #include <QSortFilterProxyModel>
@@ -61,6 +62,9 @@ public:
     const AuditEvent &event(int row) const { return m_rows.at(row); }
     /// The DisplayRole text of `column` for an event (what data() shows).
     static QString columnText(const AuditEvent &event, int column);
+    /// A field's value as text: strings as they are, lists and objects as compact JSON (or,
+    /// with `itemPerLine`, a list's items one per line).
+    static QString fieldText(const QJsonValue &value, bool itemPerLine = false);
 
     /// Writes the given rows (all when empty) as JSON lines; returns false with `error` set.
     bool exportJsonLines(const QString &path, const QList<int> &rows = {},
@@ -85,8 +89,8 @@ private:
     AuditSinkPtr m_sink;
 };
 
-/// Filter/sort proxy over AuditLogModel: event, actor, outcome (exact; empty = any) and a free
-/// text matched case-insensitively against every column and the details.
+/// Filter/sort proxy over AuditLogModel: event, actor, outcome (exact; empty = any), a time
+/// range, and a free text matched case-insensitively against every column and the details.
 class AuditFilterProxyModel : public QSortFilterProxyModel
 {
     Q_OBJECT
@@ -98,6 +102,10 @@ public:
     void setActorFilter(const QString &actor);
     void setOutcomeFilter(const QString &outcome);
     void setTextFilter(const QString &text);
+    /// Records from `from` to `to`, both included; an invalid end is open.
+    void setTimeRange(const QDateTime &from, const QDateTime &to = {});
+    QDateTime timeFrom() const { return m_from; }
+    QDateTime timeTo() const { return m_to; }
     QString eventFilter() const { return m_event; }
     QString actorFilter() const { return m_actor; }
     QString outcomeFilter() const { return m_outcome; }
@@ -109,6 +117,7 @@ protected:
 
 private:
     QString m_event, m_actor, m_outcome, m_text;
+    QDateTime m_from, m_to;
     mutable int m_localOffset = std::numeric_limits<int>::min(); ///< reset by setTextFilter
 };
 

@@ -3,6 +3,8 @@
 
 #include "mcpservermodel.h"
 
+#include "clientconfig.h"
+
 #include "errors.h"
 #include "localsandboxbackend.h"
 #include "mcphttpserver.h"
@@ -141,17 +143,10 @@ QString McpServerModel::httpClientConfig(int row) const
     return QString::fromUtf8(QJsonDocument(config).toJson(QJsonDocument::Indented));
 }
 
-/// `s` as one shell word: bare when that is safe, for a readable command line.
-static QString shellWord(const QString &s)
-{
-    static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9_./:=@%+-]+$"));
-    return safe.match(s).hasMatch() ? s : remote::shellQuote(s);
-}
-
-QString McpServerModel::stdioCommandLine(int row, const QString &program) const
+QStringList McpServerModel::stdioArguments(int row) const
 {
     const McpAgentSpec &a = m_agents.at(row);
-    QStringList args{program, QStringLiteral("--headless")};
+    QStringList args{QStringLiteral("--headless")};
     if (m_sandbox) {
         const BackendPtr backend = m_sandbox->backend();
         if (const auto *local = dynamic_cast<const LocalSandboxBackend *>(backend.get()))
@@ -159,8 +154,13 @@ QString McpServerModel::stdioCommandLine(int row, const QString &program) const
     }
     args << QStringLiteral("--mcp-stdio") << QStringLiteral("--mcp-agent")
          << a.name + QLatin1Char('=') + toString(a.mode);
-    QStringList quoted;
-    for (const QString &arg : std::as_const(args))
+    return args;
+}
+
+QString McpServerModel::stdioCommandLine(int row, const QString &program) const
+{
+    QStringList quoted{shellWord(program)};
+    for (const QString &arg : stdioArguments(row))
         quoted.append(shellWord(arg));
     return quoted.join(QLatin1Char(' '));
 }

@@ -51,6 +51,8 @@ public:
     QString httpClientConfig(int row) const;
     /// The stdio command line serving the same sandbox folder to this agent.
     QString stdioCommandLine(int row, const QString &program) const;
+    /// The options of that command line (after the program).
+    QStringList stdioArguments(int row) const;
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;

@@ -77,8 +77,10 @@ protected:
                 while (end < next.size() && !known.contains(keyOf(next.at(end))))
                     ++end;
                 beginInsertRows({}, i, end - 1);
-                for (int j = i; j < end; ++j)
-                    m_rows.insert(j, next.at(j));
+                // One insertion for the run (element by element would be quadratic).
+                m_rows.insert(i, end - i, next.at(i));
+                for (int j = i + 1; j < end; ++j)
+                    m_rows[j] = next.at(j);
                 endInsertRows();
                 i = end;
             }

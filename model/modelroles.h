@@ -40,6 +40,8 @@ enum : int {
     OutputRole,   ///< captured stdout (bounded)
     StderrRole,   ///< captured stderr (bounded)
     DurationRole, ///< qint64 ms
+    // Changes since the seed
+    ChangeKindRole, ///< WorkspaceChange::Kind as int
 };
 } // namespace Roles
 

@@ -10,6 +10,7 @@
 #include "errors.h"
 #include "inputchecks.h"
 #include "sandboxplugin.h"
+#include "threadpriority.h"
 #include "workspacetreemodel.h"
 
 #include <QCoreApplication>
@@ -137,6 +138,8 @@ SandboxController::SandboxController(QObject *parent)
     qRegisterMetaType<ExecuteResult>();
     m_pool.setObjectName(QStringLiteral("elsai-sandbox-pool"));
     m_pool.setMaxThreadCount(qMax(4, QThread::idealThreadCount() * 2));
+    m_bulkPool.setObjectName(QStringLiteral("elsai-bulk-pool"));
+    m_bulkPool.setMaxThreadCount(4);
     m_audit->subscribe();
 
     auto relay = std::make_shared<QueuedRelay>();
@@ -181,6 +184,7 @@ void SandboxController::shutdown()
         e->consoleRelay->clear();
     }
     m_pool.waitForDone();
+    m_bulkPool.waitForDone();
     // Every future has finished: their watchers' queued results would reach views that are
     // going away, so they go first.
     const auto watchers = findChildren<QFutureWatcherBase *>(Qt::FindDirectChildrenOnly);
@@ -235,6 +239,12 @@ SandboxPtr SandboxController::sandbox(const QString &workspaceId) const
 {
     const Entry *e = entry(workspaceId);
     return e ? e->sandbox : SandboxPtr();
+}
+
+SandboxSpec SandboxController::spec(const QString &workspaceId) const
+{
+    const Entry *e = entry(workspaceId);
+    return e ? e->spec : SandboxSpec();
 }
 
 QStringList SandboxController::workspaceIds() const
@@ -364,8 +374,10 @@ SandboxController::startSandbox(const QString &workspaceId)
         relay->post(
             [this, workspaceId, done, total] { Q_EMIT seedProgress(workspaceId, done, total); });
     });
-    auto future =
-        QtConcurrent::run(&m_pool, [sandbox, progress] { return sandbox->start(progress); });
+    auto future = QtConcurrent::run(&m_bulkPool, [sandbox, progress] {
+        lowerThreadPriority(); // the seed's copy threads inherit it
+        return sandbox->start(progress);
+    });
     auto *watcher = new QFutureWatcher<std::optional<WorkspaceSeedResult>>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, workspaceId] {
         watcher->deleteLater();
@@ -414,7 +426,10 @@ SandboxController::stopSandbox(const QString &workspaceId, bool sync)
         cancelCommand(id);
     setState(workspaceId, SessionState::Stopping);
     const SandboxPtr sandbox = e.sandbox;
-    auto future = QtConcurrent::run(&m_pool, [sandbox, sync] { return sandbox->stop(sync); });
+    auto future = QtConcurrent::run(&m_bulkPool, [sandbox, sync] {
+        lowerThreadPriority();
+        return sandbox->stop(sync);
+    });
     auto *watcher = new QFutureWatcher<std::optional<WorkspaceSyncResult>>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, workspaceId] {
         watcher->deleteLater();
@@ -501,7 +516,8 @@ QFuture<QStringList> SandboxController::addFiles(const QString &workspaceId,
 {
     const SandboxPtr sb = requireEntry(workspaceId).sandbox;
     return track(workspaceId, QStringLiteral("add_files"),
-                 QtConcurrent::run(&m_pool, [sb, files, overwrite] {
+                 QtConcurrent::run(&m_bulkPool, [sb, files, overwrite] {
+                     lowerThreadPriority();
                      return sb->addFiles(files, overwrite, humanActor());
                  }));
 }
@@ -512,7 +528,8 @@ QFuture<QStringList> SandboxController::downloadFiles(const QString &workspaceId
 {
     const SandboxPtr sb = requireEntry(workspaceId).sandbox;
     return track(workspaceId, QStringLiteral("download_files"),
-                 QtConcurrent::run(&m_pool, [sb, files, overwrite] {
+                 QtConcurrent::run(&m_bulkPool, [sb, files, overwrite] {
+                     lowerThreadPriority();
                      return sb->downloadFiles(files, overwrite, humanActor());
                  }));
 }
@@ -558,7 +575,8 @@ SandboxController::flush(const QString &workspaceId, const std::optional<QString
             [this, workspaceId, done, total] { Q_EMIT flushProgress(workspaceId, done, total); });
     });
     auto future = track(workspaceId, QStringLiteral("flush"),
-                        QtConcurrent::run(&m_pool, [sb, dest, progress] {
+                        QtConcurrent::run(&m_bulkPool, [sb, dest, progress] {
+                            lowerThreadPriority();
                             return sb->flush(dest, progress, humanActor());
                         }));
     auto *watcher = new QFutureWatcher<std::optional<WorkspaceSyncResult>>(this);
@@ -759,6 +777,11 @@ void SandboxController::onAuditEvent(const AuditEvent &event)
     const QJsonObject &f = event.fields;
     if (event.event == QLatin1String("sandbox.execute")) {
         e->tree->refreshAll();
+        Q_EMIT workspaceChanged(event.workspaceId, {});
+        return;
+    }
+    if (event.event == QLatin1String("sandbox.flush")) {
+        Q_EMIT workspaceChanged(event.workspaceId, {}); // the base moved
         return;
     }
     if (event.event == QLatin1String("sandbox.add_files") ||
@@ -772,8 +795,10 @@ void SandboxController::onAuditEvent(const AuditEvent &event)
                event.event == QLatin1String("sandbox.make_folder")) {
         paths = {f.value(QStringLiteral("path")).toString()};
     }
-    if (!paths.isEmpty())
+    if (!paths.isEmpty()) {
         e->tree->pathsChanged(paths);
+        Q_EMIT workspaceChanged(event.workspaceId, paths);
+    }
 }
 
 void SandboxController::refreshPanels()
@@ -825,6 +850,7 @@ void SandboxController::waitForIdle()
 {
     for (int i = 0; i < 3; ++i) {
         m_pool.waitForDone();
+        m_bulkPool.waitForDone();
         QCoreApplication::sendPostedEvents();
         QCoreApplication::processEvents();
     }

@@ -52,6 +52,12 @@ public:
     ~SandboxController() override;
 
     QThreadPool *pool() { return &m_pool; }
+    /// Long file work that yields to the GUI thread: seeding, stopping with a flush, flushing,
+    /// adding and downloading files, and the views' own scans and diffs. Its tasks lower their
+    /// thread's priority (lowerThreadPriority(), nice 10), so a 20,000-file seed does not
+    /// take the cores from the GUI thread. Commands stay on pool(): they keep the priority the
+    /// user gave the workbench.
+    QThreadPool *bulkPool() { return &m_bulkPool; }
     SessionsModel *sessionsModel() const { return m_sessions; }
     AgentsModel *agentsModel() const { return m_agents; }
     AuditLogModel *auditModel() const { return m_audit; }
@@ -65,6 +71,9 @@ public:
     /// Stops (without sync) and forgets a sandbox; its workspace folder stays on disk.
     void removeSandbox(const QString &workspaceId);
     SandboxPtr sandbox(const QString &workspaceId) const;
+    /// What the sandbox was made from (for display: backend options, timeout, output cap);
+    /// a default spec for an unknown id.
+    SandboxSpec spec(const QString &workspaceId) const;
     QStringList workspaceIds() const;
     SessionState state(const QString &workspaceId) const;
 
@@ -154,6 +163,10 @@ Q_SIGNALS:
                           const QString &message);
     void commandFinished(const QString &workspaceId, quint64 requestId,
                          const elsai::ExecuteResult &result);
+    /// A mutation of a running sandbox's workspace succeeded, whoever made it (from the audit
+    /// stream): `paths` it touched, or empty when anything may have changed (a command, a
+    /// flush that moved the seed base).
+    void workspaceChanged(const QString &workspaceId, const QStringList &paths);
 
 private:
     struct Entry;
@@ -169,6 +182,7 @@ private:
     void ensureConsoleAgent(Entry &e);
 
     QThreadPool m_pool;
+    QThreadPool m_bulkPool;
     SessionsModel *m_sessions;
     AgentsModel *m_agents;
     AuditLogModel *m_audit;

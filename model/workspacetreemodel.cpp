@@ -5,6 +5,7 @@
 
 #include "errors.h"
 #include "modelroles.h"
+#include "workspacechanges.h"
 
 #include <QDateTime>
 #include <QFutureWatcher>
@@ -45,13 +46,6 @@ QString parentPath(const QString &path)
 QString childPath(const QString &folder, const QString &name)
 {
     return folder.isEmpty() ? name : folder + u'/' + name;
-}
-
-// Floor, not truncation, so pre-1970 stamps round the same way as FileInfo::mtimeMs.
-qint64 floorDiv(qint64 a, qint64 b)
-{
-    const qint64 q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
 // Folders first, then by name (QString order: case-sensitive, by UTF-16 code unit).
@@ -204,8 +198,7 @@ struct WorkspaceTreeModel::Private
         const auto it = baseline.constFind(node->info.path);
         if (it == baseline.cend())
             return ChangeMark::Added;
-        if (it->size != node->info.size.value_or(-1) ||
-            floorDiv(it->mtimeNs, 1000000) != node->info.mtimeMs)
+        if (stampChanged(*it, node->info))
             return ChangeMark::Modified;
         return ChangeMark::None;
     }

@@ -296,6 +296,7 @@ struct CloneChild
     int cwdFd = -1;
     int outFd = -1;
     int errFd = -1;
+    int inFd = -1;     ///< -1: /dev/null
     int cgroupFd = -1; ///< -1: stay in our cgroup
     pid_t parent = -1; ///< our pid, to notice that we died before the death signal was armed
     bool dropPtrace = false;
@@ -351,11 +352,16 @@ int cloneChildMain(void *arg)
         fail("fchdir");
     if (::dup2(c->outFd, STDOUT_FILENO) < 0 || ::dup2(c->errFd, STDERR_FILENO) < 0)
         fail("dup2");
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (in < 0)
-        fail("open /dev/null");
-    if (in != STDIN_FILENO && (::dup2(in, STDIN_FILENO) < 0 || ::close(in) != 0))
-        fail("dup2");
+    if (c->inFd >= 0) {
+        if (::dup2(c->inFd, STDIN_FILENO) < 0)
+            fail("dup2");
+    } else {
+        const int in = ::open("/dev/null", O_RDONLY);
+        if (in < 0)
+            fail("open /dev/null");
+        if (in != STDIN_FILENO && (::dup2(in, STDIN_FILENO) < 0 || ::close(in) != 0))
+            fail("dup2");
+    }
     // Before exec, so the program and everything it starts are inside from the first fork.
     if (c->cgroupFd >= 0 && ::write(c->cgroupFd, "0", 1) != 1)
         fail("join the cgroup");
@@ -514,6 +520,7 @@ void Runner::spawn()
     child.cwdFd = m_spec.cwdFd;
     child.outFd = outWrite.get();
     child.errFd = errWrite.get();
+    child.inFd = m_spec.stdinFd;
     child.cgroupFd = m_spec.joinCgroupFd;
     child.parent = ::getpid();
     child.dropPtrace = mustDropPtrace();
@@ -526,6 +533,8 @@ void Runner::spawn()
     }
     m_pid = pid;
     m_registration.setGroup(pid);
+    if (m_spec.onStarted)
+        m_spec.onStarted(pid);
     // Without a pidfd (kernel < 5.3) the loop polls waitid() instead.
     m_pidfd.reset(pidfdOpen(pid));
 }
@@ -638,6 +647,12 @@ void Runner::keep(OutputChannel channel, const char *data, qint64 size)
     const qint64 held = m_out.stdoutData.size() + m_out.stderrData.size();
     const qint64 room = std::max<qint64>(0, m_spec.maxOutputBytes - held);
     const qint64 kept = std::min(size, room);
+    if (m_spec.streamOnly) {
+        // nothing is kept: the consumer bounds what it holds itself
+        if (m_spec.onOutput)
+            m_spec.onOutput(channel, QByteArray(data, size));
+        return;
+    }
     if (kept < size) {
         m_out.truncated = true;
         m_out.droppedBytes += size - kept;

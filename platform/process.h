@@ -43,12 +43,17 @@ struct ProcessSpec
     /// `command`. Saves an exec where the caller already has an argument vector (bwrap).
     QStringList arguments;
     int cwdFd = -1;                 ///< working folder as an fd (fchdir in the child); -1 = inherit
+    /// The child's stdin (a pipe's read end, >= 3; the child gets a copy); -1 = /dev/null.
+    int stdinFd = -1;
     QStringList environment;        ///< complete environment, "K=V" entries
     int timeoutMs = 120000;         ///< <= 0: no timeout
     int killGraceMs = 1000;         ///< TERM → KILL grace after a timeout or a cancel
     qint64 maxOutputBytes = 100000; ///< cap on stdout + stderr kept together
     /// Called on the calling thread for every chunk kept (after the cap, nothing more).
     std::function<void(OutputChannel, const QByteArray &)> onOutput;
+    /// Every chunk goes to onOutput and none is kept (maxOutputBytes does not apply): for a
+    /// consumer that bounds what it holds itself (background processes).
+    bool streamOnly = false;
     std::shared_ptr<CancellationToken> cancel;
     /// Find and kill descendants that left the process group by the environment marker. A
     /// caller whose command cannot outlive the group leader anyway (bwrap: a pid namespace
@@ -59,6 +64,10 @@ struct ProcessSpec
     /// nothing escapes the limit. v1 `tasks` moves one thread without the global threadgroup
     /// lock (whose RCU grace period `cgroup.procs` waits for). -1: stay in ours.
     int joinCgroupFd = -1;
+    /// Called on the calling thread once the command runs, with its process group id (the
+    /// child's pid), before any output: a backend keeps its commands' groups for the views
+    /// that sample their resource use. Not called when the command could not start.
+    std::function<void(qint64 processGroup)> onStarted;
 };
 
 struct ProcessOutcome

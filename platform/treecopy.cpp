@@ -86,52 +86,6 @@ int openBeneath(int dirFd, const QByteArray &rel, int flags)
     return openConfined(dirFd, rel, flags, ConfinedLinks::None).release();
 }
 
-/// Copies `size` bytes from the current offsets (the size fstat reported, so the copy matches
-/// the stamp taken). copy_file_range first: in-kernel, and a reflink where the file system can.
-bool copyContent(int in, int out, qint64 size, qint64 *copied)
-{
-    *copied = 0;
-    bool fallback = false;
-    while (*copied < size) {
-        const ssize_t r = ::copy_file_range(in, nullptr, out, nullptr, size_t(size - *copied), 0);
-        if (r > 0) {
-            *copied += r;
-            continue;
-        }
-        if (r == 0) {
-            // some file systems report 0 instead of an error; read() decides whether this is EOF
-            fallback = true;
-            break;
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
-            errno == EBADF || errno == EPERM) {
-            fallback = true;
-            break;
-        }
-        return false;
-    }
-    if (!fallback)
-        return true;
-    std::vector<char> buf(size_t(256) * 1024);
-    while (*copied < size) {
-        const ssize_t r =
-            ::read(in, buf.data(), size_t(std::min<qint64>(qint64(buf.size()), size - *copied)));
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return false;
-        }
-        if (r == 0)
-            break; // the file shrank
-        if (!writeAllFd(out, buf.data(), r))
-            return false;
-        *copied += r;
-    }
-    return true;
-}
-
 // ---- Walking a tree -----------------------------------------------------------------------
 
 enum class EntryType { Dir, File, Symlink, Special };
@@ -332,6 +286,50 @@ mode_t currentUmask()
 }
 
 } // namespace
+
+bool copyContent(int in, int out, qint64 size, qint64 *copied)
+{
+    *copied = 0;
+    bool fallback = false;
+    while (*copied < size) {
+        const ssize_t r = ::copy_file_range(in, nullptr, out, nullptr, size_t(size - *copied), 0);
+        if (r > 0) {
+            *copied += r;
+            continue;
+        }
+        if (r == 0) {
+            // some file systems report 0 instead of an error; read() decides whether this is EOF
+            fallback = true;
+            break;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
+            errno == EBADF || errno == EPERM) {
+            fallback = true;
+            break;
+        }
+        return false;
+    }
+    if (!fallback)
+        return true;
+    std::vector<char> buf(size_t(256) * 1024);
+    while (*copied < size) {
+        const ssize_t r =
+            ::read(in, buf.data(), size_t(std::min<qint64>(qint64(buf.size()), size - *copied)));
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        if (r == 0)
+            break; // the file shrank
+        if (!writeAllFd(out, buf.data(), r))
+            return false;
+        *copied += r;
+    }
+    return true;
+}
 
 // ---- Seeding ------------------------------------------------------------------------------
 
@@ -921,16 +919,21 @@ public:
         sides.oursExists = true;
         sides.oursChanged = changed ? *changed : (!rec || stamp != rec->workspace);
         sides.theirsChanged = !rec || !sides.theirsExists || stampOf(hostSt) != rec->host;
+        bool same = false;
         auto identical = [&] {
             const Fd a(openBeneath(m_content.rootFd(), QFile::encodeName(rel), kReadFlags));
             const Fd b(::openat(pfd, name.constData(), kReadFlags | O_CLOEXEC));
-            return a.isValid() && b.isValid() && sameContent(a.get(), b.get());
+            same = a.isValid() && b.isValid() && sameContent(a.get(), b.get());
+            return same;
         };
         SyncPlanEntry e;
         e.path = rel;
         e.size = size;
         e.host = sides.theirsExists ? stampOf(hostSt) : FileStamp{};
+        e.workspace = stamp;
         e.action = decideSync(sides, m_noBase, identical);
+        // decideSync compares only where a change meets a change (or there is no record)
+        e.converged = e.action == SyncPlanEntry::Action::Unchanged && same;
         m_plan.entries.append(e);
     }
 
@@ -1120,12 +1123,70 @@ SyncPlan planSyncItems(const QList<SyncItem> &items, const WorkspaceFs &content,
     return planner.finish(includes, excludes);
 }
 
+RemoteSyncSelection selectRemoteSync(const QHash<QString, FindRecord> &listing,
+                                     const GlobSet &includes, const GlobSet &excludes,
+                                     const SeedManifest *base)
+{
+    RemoteSyncSelection out;
+    for (auto it = listing.cbegin(); it != listing.cend(); ++it) {
+        const QString &rel = it.key();
+        if (it->type == 'd')
+            continue;
+        if (!includes.matchesPathOrParent(rel, false) || excludes.matchesPathOrParent(rel, false))
+            continue;
+        if (it->type != 'f') { // links and special files never reach the host; reported
+            out.items.append(
+                {rel, it->type == 'l' ? SyncItem::Kind::Symlink : SyncItem::Kind::Special, 0, {}});
+            continue;
+        }
+        const FileStamp stamp{it->size, it->mtimeNs};
+        out.items.append({rel, SyncItem::Kind::File, it->size, stamp});
+        if (base) {
+            const auto rec = base->files.constFind(rel);
+            if (rec != base->files.cend() && rec->workspace == stamp)
+                continue; // unchanged in the sandbox: decided without its bytes
+        }
+        out.fetch.append(rel);
+    }
+    out.fetch.sort();
+    return out;
+}
+
+QStringList convergedPaths(const SyncPlan &plan)
+{
+    QStringList out;
+    for (const SyncPlanEntry &e : plan.entries) {
+        if (e.converged)
+            out << e.path;
+    }
+    return out;
+}
+
+bool recordRemoteSync(SeedManifest &base, const SyncPlan &plan, const WorkspaceSyncResult &result,
+                      const SeedManifest &staged, const QHash<QString, FindRecord> &listing)
+{
+    const QStringList moved = result.added + result.updated + convergedPaths(plan);
+    if (moved.isEmpty())
+        return false;
+    base.hostRoot = plan.destRoot;
+    for (const QString &path : moved) {
+        const FindRecord rec = listing.value(path);
+        base.files.insert(path, {staged.files.value(path).host, {rec.size, rec.mtimeNs}});
+    }
+    return true;
+}
+
 WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws, SeedManifest *manifest,
                                 const TreeProgress &progress)
 {
     using A = SyncPlanEntry::Action;
     WorkspaceSyncResult result;
     result.errors = plan.errors;
+    // records are only meaningful for the folder they were taken against
+    const bool track = manifest && (manifest->hostRoot.isEmpty() ||
+                                    cleanAbsolute(manifest->hostRoot) == plan.destRoot);
+    if (track && manifest->hostRoot.isEmpty())
+        manifest->hostRoot = plan.destRoot;
     int total = 0;
     for (const SyncPlanEntry &e : plan.entries) {
         switch (e.action) {
@@ -1143,6 +1204,9 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws, See
             result.sandboxDeleted << e.path;
             break;
         case A::Unchanged:
+            // same bytes on both sides: the base moves forward (nothing is written)
+            if (e.converged && track)
+                manifest->files.insert(e.path, {e.host, e.workspace});
             break;
         case A::Add:
         case A::Update:
@@ -1174,12 +1238,6 @@ WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws, See
                              .arg(plan.destRoot, errnoText(errno));
         return result;
     }
-    // records are only meaningful for the folder they were taken against
-    const bool track = manifest && (manifest->hostRoot.isEmpty() ||
-                                    cleanAbsolute(manifest->hostRoot) == plan.destRoot);
-    if (track && manifest->hostRoot.isEmpty())
-        manifest->hostRoot = plan.destRoot;
-
     int done = 0;
     for (const SyncPlanEntry &e : plan.entries) {
         if (e.action != A::Add && e.action != A::Update && e.action != A::Conflict)

@@ -3,6 +3,7 @@
 
 #pragma once
 
+#include "findrecord.h"
 #include "glob.h"
 #include "types.h"
 
@@ -46,6 +47,12 @@ struct SeedManifest
 /// Progress: files done so far, total files planned. Always called on the thread that called
 /// executeSeed / executeSync (never from a copying thread), so it needs no locking.
 using TreeProgress = std::function<void(int done, int total)>;
+
+/// Copies `size` bytes from the current offsets of `in` to `out` (the size fstat reported, so
+/// the copy matches the stamp taken): copy_file_range first (in-kernel, a reflink where the file
+/// system can), read/write where it cannot. Stops early when the file shrinks. False with errno
+/// set on failure. The one content copy of the seed, the flush and the checkpoint store.
+bool copyContent(int in, int out, qint64 size, qint64 *copied);
 
 // Nothing here throws for a file or folder that cannot be handled: each problem becomes one line
 // in `errors` (so `success()` is false) and the rest goes on. Folders nested deeper than 256
@@ -119,6 +126,14 @@ struct SyncPlanEntry
     qint64 size = 0;
     /// The host file when planned (size -1: none); executeSync writes only over this one.
     FileStamp host = {};
+    /// Unchanged because both sides hold the same bytes although at least one changed since
+    /// the base (or there was none for the path): executeSync moves the base to {host,
+    /// workspace}, so a later change on one side only is decided as that side's, not as a
+    /// conflict.
+    bool converged = false;
+    /// The workspace file's stamp when planned (the one a base records: for a remote listing,
+    /// the remote stamp).
+    FileStamp workspace = {};
 };
 
 struct SyncPlan
@@ -177,6 +192,31 @@ SyncPlan planSyncItems(const QList<SyncItem> &items, const WorkspaceFs &content,
                        const SeedManifest *manifest,
                        NoBaseConflict noBase = NoBaseConflict::KeepBoth);
 
+/// What a flush of a REMOTE workspace (SSH, Daytona) plans from: its listing (`find` records
+/// by workspace-relative path) turned into the selected entries for planSyncItems() (folders
+/// left out, links and special files as such, files with their remote stamp), and the files
+/// whose bytes must be fetched into the staging folder first: every selected file that changed
+/// since `base` recorded it, or that it does not record, sorted. A file unchanged since the
+/// base is decided without its bytes.
+struct RemoteSyncSelection
+{
+    QList<SyncItem> items;
+    QStringList fetch;
+};
+RemoteSyncSelection selectRemoteSync(const QHash<QString, FindRecord> &listing,
+                                     const GlobSet &includes, const GlobSet &excludes,
+                                     const SeedManifest *base);
+
+/// After executeSync() over a staged copy of a remote workspace: moves `base` forward for every
+/// path the flush wrote (added, updated) or found converged, with the host side executeSync
+/// recorded in `staged` and the workspace side the REMOTE stamp of `listing` (what the next
+/// listing is compared with). Returns true when `base` changed (so it is saved).
+bool recordRemoteSync(SeedManifest &base, const SyncPlan &plan, const WorkspaceSyncResult &result,
+                      const SeedManifest &staged, const QHash<QString, FindRecord> &listing);
+
+/// The paths of `plan` whose entry is converged (executeSync moves their base).
+QStringList convergedPaths(const SyncPlan &plan);
+
 /// Carries out Add/Update (atomic replace in the destination: parents resolved with
 /// RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, temp + fsync + rename + folder fsync) and Conflict
 /// (the workspace version is written beside the host file, which is kept: to
@@ -184,8 +224,9 @@ SyncPlan planSyncItems(const QList<SyncItem> &items, const WorkspaceFs &content,
 /// file is never replaced; one with the same bytes is reused). Re-checks the host file just
 /// before writing: one that appeared or changed since planning is handled as a conflict.
 /// Every path lands in its class list of the result; conflicts are also readable lines in
-/// `errors`. Updates `manifest` for what it wrote (when its hostRoot is empty or `destRoot`).
-/// filesSynced/bytesSynced count Add and Update, not conflict files.
+/// `errors`. Updates `manifest` for what it wrote and for each converged entry (when its
+/// hostRoot is empty or `destRoot`). filesSynced/bytesSynced count Add and Update, not
+/// conflict files.
 WorkspaceSyncResult executeSync(const SyncPlan &plan, const WorkspaceFs &ws,
                                 SeedManifest *manifest = nullptr,
                                 const TreeProgress &progress = {});

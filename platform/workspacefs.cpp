@@ -181,9 +181,11 @@ QByteArrayList readNames(int dirFd, const QString &what, const QString &path)
     }
 }
 
+} // namespace
+
 // Iterative, so the depth bound is the fd budget rather than the stack. Children are opened
 // with O_NOFOLLOW relative to their parent's fd: a symlink is unlinked, never descended.
-void removeTree(int parentFd, const QByteArray &name, const QString &path)
+void removeTreeAt(int parentFd, const QByteArray &name, const QString &path)
 {
     const QString what = QStringLiteral("cannot remove");
     struct Level
@@ -236,8 +238,6 @@ void removeTree(int parentFd, const QByteArray &name, const QString &path)
             ELSAI_FAULT_POINT("unlink");
     }
 }
-
-} // namespace
 
 WorkspaceFs::WorkspaceFs(const QString &rootPath)
     : m_listingCache(std::make_unique<DirListingCache>())
@@ -641,7 +641,7 @@ void WorkspaceFs::remove(const QString &path, bool recursive)
                 .arg(shown(path)),
             EISDIR);
     }
-    removeTree(entry.parent.get(), entry.name, path);
+    removeTreeAt(entry.parent.get(), entry.name, path);
 }
 
 void WorkspaceFs::makeDirs(const QString &path)

@@ -16,6 +16,11 @@ namespace elsai {
 
 class DirListingCache;
 
+/// Removes the folder `name` of the folder `parentFd` with everything in it, never following a
+/// symlink (each child is opened O_NOFOLLOW beneath its parent's fd; a link is unlinked). Depth
+/// is bounded (OSError beyond 256 levels); `path` names it in errors.
+void removeTreeAt(int parentFd, const QByteArray &name, const QString &path);
+
 /// Confined file access beneath one workspace folder (SECURITY.md, "The hostile paths").
 ///
 /// Every path is workspace-relative and resolved beneath the root fd by the one confined

@@ -111,6 +111,26 @@ FakeHttpServer::Response FakeS3::handle(const FakeHttpServer::Request &request)
         }
         ok.headers.emplaceBack("Content-Type", "text/plain; charset=utf-8");
         ok.body = m_objects.value(id);
+        // Range: bytes=a-b (b optional), as S3 answers it: 206 with Content-Range, or 416
+        const QByteArray range = request.header("range");
+        if (range.startsWith("bytes=")) {
+            const QList<QByteArray> ends = range.mid(6).split('-');
+            const qint64 size = ok.body.size();
+            const qint64 first = ends.value(0).toLongLong();
+            const qint64 last = ends.value(1).isEmpty() ? size - 1 : ends.value(1).toLongLong();
+            if (first >= size || last < first) {
+                FakeHttpServer::Response r =
+                    xmlError(416, "InvalidRange", QStringLiteral("range not satisfiable"));
+                r.headers.emplaceBack("Content-Range", "bytes */" + QByteArray::number(size));
+                return r;
+            }
+            const qint64 end = qMin(last, size - 1);
+            ok.status = 206;
+            ok.headers.emplaceBack("Content-Range", "bytes " + QByteArray::number(first) + '-' +
+                                                        QByteArray::number(end) + '/' +
+                                                        QByteArray::number(size));
+            ok.body = ok.body.mid(qsizetype(first), qsizetype(end - first + 1));
+        }
         return ok;
     }
     if (request.method == "DELETE") {

@@ -7,6 +7,7 @@
 
 #include "audit.h"
 #include "backend.h"
+#include "sandboxplugin.h"
 
 #include <QByteArray>
 #include <QDir>
@@ -16,8 +17,10 @@
 #include <QString>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -42,6 +45,15 @@ inline QByteArray readHostFile(const QString &path)
     if (!f.open(QIODevice::ReadOnly))
         return QByteArray("<missing>");
     return f.readAll();
+}
+
+/// The sandbox tools an agent attached in `mode` gets on a backend that runs commands, sorted
+/// as ToolRegistry::names() lists them (tst_sandboxplugin pins the set itself).
+inline QStringList sortedSandboxTools(SandboxAttachMode mode)
+{
+    QStringList names = SandboxPlugin::toolNames(mode, true);
+    names.sort();
+    return names;
 }
 
 /// Collects audit events while alive.
@@ -158,6 +170,63 @@ inline int exitStatusUnderAddressLimit(const std::function<qint64(qint64)> &limi
     if (::waitpid(child, &wstatus, 0) != child || !WIFEXITED(wstatus))
         return -1;
     return WEXITSTATUS(wstatus);
+}
+
+/// A process's state letter and parent, from /proc/<pid>/stat; none when it is gone.
+struct ProcStat
+{
+    char state = 0; ///< R, S, D, Z (zombie), X (dead), …
+    pid_t parent = 0;
+};
+inline std::optional<ProcStat> procStat(pid_t pid)
+{
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!stat.open(QIODevice::ReadOnly))
+        return std::nullopt;
+    const QByteArray s = stat.readAll();
+    const qsizetype close = s.lastIndexOf(')'); // the name may hold anything
+    if (close < 0)
+        return std::nullopt;
+    const QList<QByteArray> fields = s.mid(close + 2).split(' ');
+    if (fields.size() < 2 || fields.at(0).isEmpty())
+        return std::nullopt;
+    return ProcStat{fields.at(0).at(0), pid_t(fields.at(1).toInt())};
+}
+
+/// Every process of /proc for which `match(pid)` holds (one scan).
+inline QList<pid_t> processesWhere(const std::function<bool(pid_t)> &match)
+{
+    QList<pid_t> found;
+    const QStringList pids = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
+    for (const QString &pid : pids) {
+        if (!pid.isEmpty() && pid.at(0).isDigit() && match(pid_t(pid.toInt())))
+            found.append(pid_t(pid.toInt()));
+    }
+    return found;
+}
+
+/// The processes whose command line (NUL-separated arguments, e.g. "sleep\0" "300") holds
+/// every one of `parts`. Zombies have none, so only live processes are found.
+inline QList<pid_t> processesWith(const QList<QByteArray> &parts)
+{
+    return processesWhere([&](pid_t pid) {
+        QFile file(QStringLiteral("/proc/%1/cmdline").arg(pid));
+        if (!file.open(QIODevice::ReadOnly))
+            return false;
+        const QByteArray cmdline = file.readAll();
+        return !cmdline.isEmpty() &&
+               std::all_of(parts.begin(), parts.end(),
+                           [&](const QByteArray &p) { return cmdline.contains(p); });
+    });
+}
+
+/// The live (not zombie) children of `parent`.
+inline QList<pid_t> liveChildrenOf(pid_t parent)
+{
+    return processesWhere([&](pid_t pid) {
+        const auto st = procStat(pid);
+        return st && st->parent == parent && st->state != 'Z' && st->state != 'X';
+    });
 }
 
 } // namespace elsai::test

@@ -85,6 +85,8 @@ private Q_SLOTS:
     void proxyFilters_data();
     void proxyFilters();
     void proxyTextMatchesShownTime();
+    void proxyTimeRange_data();
+    void proxyTimeRange();
     void proxySortsTimeBySequence();
     void proxySortsOtherColumnsByText();
 };
@@ -573,6 +575,59 @@ void TestAuditLogModel::proxyFilters()
     proxy.setOutcomeFilter({});
     proxy.setTextFilter({});
     QCOMPARE(sequences(proxy), range(1, 5));
+}
+
+void TestAuditLogModel::proxyTimeRange_data()
+{
+    // Events 1..10 are 1 ms apart from 12:00:00.001 UTC (makeEvent).
+    const auto at = [](int ms) {
+        return QDateTime(QDate(2024, 5, 1), QTime(12, 0, 0).addMSecs(ms), QTimeZone::utc());
+    };
+    QTest::addColumn<QDateTime>("from");
+    QTest::addColumn<QDateTime>("to");
+    QTest::addColumn<QList<qint64>>("expected");
+    // clang-format off
+    QTest::newRow("open")          << QDateTime() << QDateTime() << range(1, 10);
+    QTest::newRow("from, included") << at(4)      << QDateTime() << range(4, 10);
+    QTest::newRow("to, included")   << QDateTime() << at(3)      << range(1, 3);
+    QTest::newRow("between")       << at(5)       << at(7)       << range(5, 7);
+    QTest::newRow("local time")    << at(5).toLocalTime() << at(6).toLocalTime() << range(5, 6);
+    QTest::newRow("empty")         << at(8)       << at(7)       << QList<qint64>();
+    QTest::newRow("after all")     << at(11)      << QDateTime() << QList<qint64>();
+    // clang-format on
+}
+
+void TestAuditLogModel::proxyTimeRange()
+{
+    QFETCH(QDateTime, from);
+    QFETCH(QDateTime, to);
+    QFETCH(QList<qint64>, expected);
+    AuditLogModel model;
+    AuditFilterProxyModel proxy;
+    QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    proxy.setSourceModel(&model);
+    for (int i = 1; i <= 5; ++i)
+        model.append(makeEvent(i, QStringLiteral("e"), QStringLiteral("a"),
+                               i % 2 ? QStringLiteral("ok") : QStringLiteral("error")));
+    model.flush();
+    proxy.setTimeRange(from, to);
+    QCOMPARE(proxy.timeFrom(), from);
+    // Rows arriving while a range is set are filtered too, and combine with other filters.
+    for (int i = 6; i <= 10; ++i)
+        model.append(makeEvent(i, QStringLiteral("e"), QStringLiteral("a"),
+                               i % 2 ? QStringLiteral("ok") : QStringLiteral("error")));
+    model.flush();
+    QCOMPARE(sequences(proxy), expected);
+    proxy.setOutcomeFilter(QStringLiteral("error"));
+    QList<qint64> errors;
+    for (qint64 s : expected) {
+        if (s % 2 == 0)
+            errors.append(s);
+    }
+    QCOMPARE(sequences(proxy), errors);
+    proxy.setOutcomeFilter({});
+    proxy.setTimeRange({}, {});
+    QCOMPARE(sequences(proxy), range(1, 10));
 }
 
 void TestAuditLogModel::proxyTextMatchesShownTime()

@@ -8,6 +8,7 @@
 #include "consoleblock.h"
 #include "consolehistorymodel.h"
 #include "consolepanel.h"
+#include "guitestutil.h"
 #include "sandboxcontroller.h"
 #include "testutil.h"
 
@@ -32,36 +33,11 @@
 #include <QtTest>
 
 using namespace elsai;
+using test::answerModal;
 using test::readHostFile;
 using test::writeHostFile;
 
 namespace {
-
-/// Answers the next application-modal dialog of type T as soon as it shows (one shot; a
-/// dialog of another type is rejected after 20 s so a failing test ends).
-template<typename T>
-std::shared_ptr<bool> answerModal(std::function<void(T *)> answer)
-{
-    auto *timer = new QTimer(qApp);
-    auto waited = std::make_shared<int>(0);
-    auto answered = std::make_shared<bool>(false);
-    QObject::connect(timer, &QTimer::timeout, timer, [timer, answer, waited, answered] {
-        QWidget *modal = QApplication::activeModalWidget();
-        if (auto *dialog = qobject_cast<T *>(modal)) {
-            timer->stop();
-            timer->deleteLater();
-            *answered = true;
-            answer(dialog);
-        } else if ((*waited += 20) > 20000) {
-            timer->stop();
-            timer->deleteLater();
-            if (auto *other = qobject_cast<QDialog *>(modal))
-                other->reject();
-        }
-    });
-    timer->start(20);
-    return answered;
-}
 
 std::shared_ptr<bool> answerMessageBox(QMessageBox::StandardButton button)
 {

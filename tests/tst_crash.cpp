@@ -16,6 +16,7 @@
 #include "sandbox.h"
 #include "tempfiles.h"
 #include "testutil.h"
+#include "treesnapshot.h"
 
 #include <QDirIterator>
 #include <QJsonDocument>
@@ -79,9 +80,36 @@ QString scratchTemplate()
            QStringLiteral("/elsai-crash-XXXXXX");
 }
 
-SandboxPtr openSandbox(const QString &root, bool seed)
+/// What the "restore" scenario changes after its checkpoint (plain file I/O).
+void mutate(const QString &ws)
+{
+    writeHostFile(ws + QStringLiteral("/old.txt"), newContent(0));
+    writeHostFile(ws + QStringLiteral("/added/x.txt"), newContent(1));
+    QFile::remove(ws + QStringLiteral("/del/sub/c.txt"));
+    QFile::remove(ws + QStringLiteral("/del/sub/d.txt"));
+    QDir(ws).rmdir(QStringLiteral("del/sub"));
+    QFile::setPermissions(ws + QStringLiteral("/m.txt"), QFile::ReadOwner);
+}
+
+QByteArray digestOf(const QString &root)
+{
+    const UniqueFd fd(::open(QFile::encodeName(root).constData(), O_RDONLY | O_DIRECTORY));
+    return treeDigest(captureTree(fd.get(), {}));
+}
+
+bool timeTravelScenario(const QString &scenario)
+{
+    return scenario == QLatin1String("checkpoint") || scenario == QLatin1String("restore");
+}
+
+SandboxPtr openSandbox(const QString &root, bool seed, bool checkpoints = false)
 {
     Sandbox::Options options;
+    if (checkpoints) {
+        options.timeTravel.checkpoints = true;
+        options.timeTravel.baseline = false;
+        options.timeTravel.folder = root + QStringLiteral("/store");
+    }
     if (seed)
         options.seedFrom = root + QStringLiteral("/host");
     return Sandbox::create(QStringLiteral("crash"),
@@ -97,8 +125,12 @@ int childMain(const QString &scenario, const QString &root, int k)
         const bool flush = scenario == QLatin1String("flush");
         auto sink = std::make_shared<JsonLinesAuditSink>(root + QStringLiteral("/audit.jsonl"));
         AuditLog::instance().addSink(sink);
-        const SandboxPtr sandbox = openSandbox(root, flush);
+        const SandboxPtr sandbox = openSandbox(root, flush, timeTravelScenario(scenario));
         sandbox->start();
+        if (scenario == QLatin1String("restore")) {
+            sandbox->checkpoint(QStringLiteral("c1"));
+            mutate(root + QStringLiteral("/ws"));
+        }
         if (flush) {
             // changed in the workspace since seeding (plain writes: setup needs no fsync)
             for (int i = 0; i < FlushFiles; ++i)
@@ -113,6 +145,10 @@ int childMain(const QString &scenario, const QString &root, int k)
             sandbox->moveFile(QStringLiteral("m.txt"), QStringLiteral("moved/m.txt"));
         else if (scenario == QLatin1String("delete"))
             sandbox->deleteFiles({QStringLiteral("del")});
+        else if (scenario == QLatin1String("checkpoint"))
+            sandbox->checkpoint(QStringLiteral("c1"));
+        else if (scenario == QLatin1String("restore"))
+            sandbox->restore(QStringLiteral("c1"));
         else if (flush)
             sandbox->flush();
         else
@@ -191,7 +227,8 @@ private:
 void TestCrash::crashAtEveryPoint_data()
 {
     QTest::addColumn<QString>("scenario");
-    for (const char *s : {"write_new", "overwrite", "move", "delete", "flush"})
+    for (const char *s :
+         {"write_new", "overwrite", "move", "delete", "flush", "checkpoint", "restore"})
         QTest::newRow(s) << QString::fromLatin1(s);
 }
 
@@ -201,6 +238,17 @@ void TestCrash::crashAtEveryPoint()
     int crashes = 0;
     bool completed = false;
     QStringList kinds;
+    // the two states a checkpoint / restore scenario may leave the workspace in
+    QByteArray checkpointed, mutated;
+    if (timeTravelScenario(scenario)) {
+        QTemporaryDir a(scratchTemplate());
+        QTemporaryDir b(scratchTemplate());
+        prepare(a.path());
+        prepare(b.path());
+        mutate(b.path() + QStringLiteral("/ws"));
+        checkpointed = digestOf(a.path() + QStringLiteral("/ws"));
+        mutated = digestOf(b.path() + QStringLiteral("/ws"));
+    }
     for (int k = 1; k <= MaxCrashPoints && !completed; ++k) {
         QTemporaryDir tmp(scratchTemplate());
         QVERIFY(tmp.isValid());
@@ -250,6 +298,39 @@ void TestCrash::crashAtEveryPoint()
         } else if (scenario == QLatin1String("delete")) {
             for (int i = 0; i < kDeleted.size(); ++i)
                 expect(ws + QLatin1Char('/') + kDeleted[i], {absent, oldContent(i)});
+        } else if (scenario == QLatin1String("checkpoint")) {
+            // the workspace is only read; the checkpoint is listed whole or not at all
+            if (digestOf(ws) != checkpointed)
+                problems.append(QStringLiteral("a checkpoint changed the workspace"));
+            const SandboxPtr next = openSandbox(root, false, true);
+            next->start();
+            for (const CheckpointInfo &i : next->checkpoints()) {
+                if (treeDigest(next->timeTravel()->manifest(i.name)) != checkpointed)
+                    problems.append(QStringLiteral("a torn checkpoint is listed: ") + i.name);
+            }
+            // and whatever is listed restores to it
+            if (!next->checkpoints().isEmpty()) {
+                next->restore(QStringLiteral("c1"));
+                if (digestOf(ws) != checkpointed)
+                    problems.append(QStringLiteral("the listed checkpoint does not restore"));
+            }
+            next->stop(false);
+        } else if (scenario == QLatin1String("restore")) {
+            const SandboxPtr next = openSandbox(root, false, true);
+            next->start();
+            if (const auto pending = next->interruptedRestore()) {
+                // said at the next start, and finishing it brings the checkpoint back exactly
+                next->restore(*pending);
+                if (digestOf(ws) != checkpointed)
+                    problems.append(QStringLiteral("finishing the interrupted restore did not "
+                                                   "bring the checkpoint back"));
+            } else if (const QByteArray d = digestOf(ws); d != checkpointed && d != mutated) {
+                problems.append(QStringLiteral("the workspace is torn and no restore is "
+                                               "reported as interrupted"));
+            }
+            if (next->interruptedRestore())
+                problems.append(QStringLiteral("the journal outlived a finished restore"));
+            next->stop(false);
         } else {
             for (int i = 0; i < FlushFiles; ++i)
                 expect(root + QStringLiteral("/host/src/f%1.py").arg(i),

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 
 #include "errors.h"
+#include "diffview.h"
 #include "flushpreviewdialog.h"
 #include "newsandboxdialog.h"
 #include "sandboxcontroller.h"
@@ -579,38 +580,6 @@ private Q_SLOTS:
         QVERIFY(child(group(tree, QStringLiteral("Symlinks dropped")), QStringLiteral("link")));
         QVERIFY(
             child(group(tree, QStringLiteral("Special files dropped")), QStringLiteral("pipe")));
-    }
-
-    void unifiedDiffHunks()
-    {
-        QCOMPARE(unifiedDiff(QStringLiteral("a\nb\n"), QStringLiteral("a\nb\n"),
-                             QStringLiteral("x"), QStringLiteral("y")),
-                 QString());
-        QCOMPARE(unifiedDiff(QStringLiteral("a\nb\nc\n"), QStringLiteral("a\nB\nc\nd\n"),
-                             QStringLiteral("old"), QStringLiteral("new")),
-                 QStringLiteral("--- old\n+++ new\n@@ -1,3 +1,4 @@\n a\n-b\n+B\n c\n+d\n"));
-        QCOMPARE(unifiedDiff(QString(), QStringLiteral("x\n"), QStringLiteral("/dev/null"),
-                             QStringLiteral("new")),
-                 QStringLiteral("--- /dev/null\n+++ new\n@@ -0,0 +1,1 @@\n+x\n"));
-        // Two distant changes make two hunks with 3 lines of context each.
-        QStringList lines;
-        for (int i = 1; i <= 20; ++i)
-            lines.append(QString::number(i));
-        QStringList changed = lines;
-        changed[1] = QStringLiteral("two");
-        changed[17] = QStringLiteral("eighteen");
-        const QString diff =
-            unifiedDiff(lines.join(QLatin1Char('\n')), changed.join(QLatin1Char('\n')),
-                        QStringLiteral("a"), QStringLiteral("b"));
-        QCOMPARE(diff.count(QStringLiteral("@@ -")), 2);
-        QVERIFY(diff.contains(QStringLiteral("@@ -1,5 +1,5 @@\n 1\n-2\n+two\n 3\n 4\n 5\n")));
-        QVERIFY(
-            diff.contains(QStringLiteral("@@ -15,6 +15,6 @@\n 15\n 16\n 17\n-18\n+eighteen\n")));
-        // Beyond the bound the middle is replaced wholesale (still a correct diff).
-        const QString bounded =
-            unifiedDiff(QStringLiteral("a\nb\nc\n"), QStringLiteral("a\nx\nc\n"),
-                        QStringLiteral("o"), QStringLiteral("n"), 3, 0);
-        QVERIFY(bounded.contains(QStringLiteral("-b\n+x\n")));
     }
 
     void flushPreviewShowsAddConflictDiffAndFlushes()

@@ -41,6 +41,8 @@ const QHash<QString, QString> &foreignOptions()
         {QStringLiteral("--prefix"), QStringLiteral("cmake")},
         {QStringLiteral("--prepare"), QStringLiteral(".ci/trixie")},
         {QStringLiteral("--classify"), QStringLiteral("bench/audit_bench")},
+        {QStringLiteral("--slow-events"), QStringLiteral("bench/window_bench")},
+        {QStringLiteral("--call-graph"), QStringLiteral("perf record")},
         {QStringLiteral("--quick"), QStringLiteral("bench/run.sh")},
         {QStringLiteral("--build-dir"), QStringLiteral("bench/run.sh")},
         {QStringLiteral("--exclude"), QStringLiteral("rsync (the seed benchmark's baseline)")},
@@ -50,6 +52,12 @@ const QHash<QString, QString> &foreignOptions()
         {QStringLiteral("--iptables"), QStringLiteral("dockerd")},
         {QStringLiteral("--time"), QStringLiteral("podman system service")},
         {QStringLiteral("--variant"), QStringLiteral("debootstrap")},
+        {QStringLiteral("--transport"), QStringLiteral("claude/gemini mcp add")},
+        {QStringLiteral("--header"), QStringLiteral("claude/gemini mcp add")},
+        {QStringLiteral("--scope"), QStringLiteral("gemini mcp add")},
+        {QStringLiteral("--url"), QStringLiteral("codex mcp add")},
+        {QStringLiteral("--bearer-token-env-var"), QStringLiteral("codex mcp add")},
+        {QStringLiteral("--requirements"), QStringLiteral("the MCP conformance CLI")},
     };
     return options;
 }

@@ -2,19 +2,27 @@
 // SPDX-License-Identifier: MIT
 
 #include "agent.h"
+#include "appsettings.h"
+#include "codeeditor.h"
 #include "filetabs.h"
+#include "findbar.h"
 #include "highlighter.h"
 #include "modelroles.h"
 #include "sandboxcontroller.h"
 #include "testutil.h"
 #include "workspacetreemodel.h"
 
+#include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QSyntaxHighlighter>
 #include <QTemporaryDir>
@@ -64,6 +72,279 @@ private Q_SLOTS:
     {
         QStandardPaths::setTestModeEnabled(true);
         QVERIFY(m_tmp.isValid());
+        // The editor settings (font, word wrap) go to the test folder, never the user's.
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope,
+                           m_tmp.filePath(QStringLiteral("config")));
+    }
+
+    // CodeEditor::find(): wraps around, honours case and whole words, both directions.
+    void findWrapsAround_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("needle");
+        QTest::addColumn<int>("flags");
+        QTest::addColumn<QList<int>>("starts"); // selection starts of successive finds
+        const QString t = QStringLiteral("alpha beta alpha gamma Alpha alphabet");
+        const int cs = int(QTextDocument::FindCaseSensitively);
+        const int ww = int(QTextDocument::FindWholeWords);
+        const int back = int(QTextDocument::FindBackward);
+        // clang-format off
+        QTest::newRow("forward, any case") << t << "alpha" << 0 << QList<int>{0, 11, 23, 29, 0};
+        QTest::newRow("forward, case") << t << "alpha" << cs << QList<int>{0, 11, 29, 0};
+        QTest::newRow("whole words") << t << "alpha" << ww << QList<int>{0, 11, 23, 0};
+        QTest::newRow("case, whole words") << t << "Alpha" << (cs | ww) << QList<int>{23, 23};
+        QTest::newRow("backward wraps") << t << "beta" << back << QList<int>{6, 6};
+        QTest::newRow("backward") << t << "alpha" << (back | cs) << QList<int>{29, 11, 0, 29};
+        QTest::newRow("absent") << t << "delta" << 0 << QList<int>{-1};
+        // clang-format on
+    }
+
+    void findWrapsAround()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, needle);
+        QFETCH(int, flags);
+        QFETCH(QList<int>, starts);
+        CodeEditor ed;
+        ed.setPlainText(text);
+        for (int expected : starts) {
+            const bool found = ed.find(needle, QTextDocument::FindFlags(flags));
+            QCOMPARE(found, expected >= 0);
+            if (found) {
+                QCOMPARE(ed.textCursor().selectionStart(), expected);
+                QCOMPARE(ed.textCursor().selectedText().toLower(), needle.toLower());
+            }
+        }
+    }
+
+    void replaceAndReplaceAll()
+    {
+        CodeEditor ed;
+        ed.setPlainText(QStringLiteral("a.b a.b\na.b"));
+        QCOMPARE(ed.countMatches(QStringLiteral("a.b")), 3);
+        // Replace with nothing selected only finds; then replaces the selected match.
+        QVERIFY(!ed.replaceCurrent(QStringLiteral("a.b"), QStringLiteral("x")));
+        QCOMPARE(ed.textCursor().selectionStart(), 0);
+        QVERIFY(ed.replaceCurrent(QStringLiteral("a.b"), QStringLiteral("x")));
+        QCOMPARE(ed.toPlainText(), QStringLiteral("x a.b\na.b"));
+        QCOMPARE(ed.textCursor().selectionStart(), 2); // the next match is selected
+        // A replacement containing the text ends after one pass; one undo restores it all.
+        QCOMPARE(ed.replaceAll(QStringLiteral("a.b"), QStringLiteral("[a.b]")), 2);
+        QCOMPARE(ed.toPlainText(), QStringLiteral("x [a.b]\n[a.b]"));
+        ed.undo();
+        QCOMPARE(ed.toPlainText(), QStringLiteral("x a.b\na.b"));
+        ed.setReadOnly(true);
+        QCOMPARE(ed.replaceAll(QStringLiteral("a.b"), QStringLiteral("y")), 0);
+    }
+
+    void lineNumbersAndCurrentLine()
+    {
+        CodeEditor ed;
+        QStringList lines;
+        for (int i = 1; i <= 120; ++i)
+            lines << QStringLiteral("line %1").arg(i);
+        ed.setPlainText(lines.join(QLatin1Char('\n')));
+        ed.resize(400, 300);
+        ed.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&ed));
+        // The gutter is as wide as three digits at least, and left of the text.
+        const int digit = ed.fontMetrics().horizontalAdvance(QLatin1Char('9'));
+        QVERIFY(ed.lineNumberArea()->isVisible());
+        QCOMPARE(ed.lineNumberArea()->width(), ed.lineNumberAreaWidth());
+        QVERIFY(ed.lineNumberAreaWidth() >= 3 * digit);
+        QCOMPARE(ed.viewport()->geometry().left(), ed.lineNumberAreaWidth() + ed.frameWidth());
+        // It paints numbers: the gutter is not one flat colour.
+        const QImage gutter = ed.lineNumberArea()->grab().toImage();
+        QSet<QRgb> colours;
+        for (int y = 0; y < gutter.height(); ++y)
+            for (int x = 0; x < gutter.width(); ++x)
+                colours.insert(gutter.pixel(x, y));
+        QVERIFY2(colours.size() > 2, qPrintable(QString::number(colours.size())));
+
+        ed.goToLine(57);
+        QCOMPARE(ed.currentLine(), 57);
+        QCOMPARE(ed.textCursor().block().text(), QStringLiteral("line 57"));
+        ed.goToLine(100000); // clamped
+        QCOMPARE(ed.currentLine(), 120);
+        const QList<QTextEdit::ExtraSelection> sel = ed.extraSelections();
+        QCOMPARE(sel.size(), 1);
+        QVERIFY(sel.first().format.property(QTextFormat::FullWidthSelection).toBool());
+        QCOMPARE(sel.first().cursor.blockNumber(), 119);
+        QCOMPARE(sel.first().format.background().color(), ed.currentLineColor());
+        QVERIFY(ed.currentLineColor() != ed.palette().color(QPalette::Base));
+    }
+
+    // The keyboard: Ctrl+F, typing, F3 / Shift+F3, Enter / Shift+Enter, Esc, Ctrl+H, Ctrl+G.
+    void findBarByKeyboard()
+    {
+        SandboxController c;
+        startSandbox(c, QStringLiteral("keys"));
+        FileTabs tabs(&c);
+        tabs.resize(700, 400);
+        tabs.show();
+        QVERIFY(QTest::qWaitForWindowActive(&tabs));
+        tabs.openFile(QStringLiteral("keys"), QStringLiteral("notes.txt"));
+        QVERIFY(waitLoaded(tabs, 0));
+        CodeEditor *ed = tabs.codeEditor(0);
+        FindBar *bar = tabs.findBar(0);
+        QVERIFY(ed && bar);
+        ed->setPlainText(QStringLiteral("one\ntwo\nthree\ntwo again\n"));
+        ed->setFocus();
+        QTRY_VERIFY(ed->hasFocus());
+
+        QTest::keyClick(ed, Qt::Key_F, Qt::ControlModifier);
+        QVERIFY(bar->isVisible());
+        QVERIFY(!bar->isReplaceShown());
+        QTRY_VERIFY(bar->findField()->hasFocus());
+        QTest::keyClicks(bar->findField(), QStringLiteral("two"));
+        QCOMPARE(ed->textCursor().selectedText(), QStringLiteral("two"));
+        QCOMPARE(ed->currentLine(), 2);
+        QCOMPARE(bar->statusText(), QStringLiteral("2 matches"));
+        QTest::keyClick(bar->findField(), Qt::Key_Return);
+        QCOMPARE(ed->currentLine(), 4);
+        QTest::keyClick(bar->findField(), Qt::Key_F3);
+        QCOMPARE(ed->currentLine(), 2); // wrapped around
+        QTest::keyClick(bar->findField(), Qt::Key_F3, Qt::ShiftModifier);
+        QCOMPARE(ed->currentLine(), 4);
+        QTest::keyClick(bar->findField(), Qt::Key_Return, Qt::ShiftModifier);
+        QCOMPARE(ed->currentLine(), 2);
+        QTest::keyClicks(bar->findField(), QStringLiteral("zzz"));
+        QCOMPARE(bar->statusText(), QStringLiteral("not found"));
+        QTest::keyClick(bar->findField(), Qt::Key_Escape);
+        QVERIFY(!bar->isVisible());
+        QTRY_VERIFY(ed->hasFocus());
+
+        // Replace: the selection becomes the text to find.
+        QVERIFY(ed->find(QStringLiteral("three")));
+        QTest::keyClick(ed, Qt::Key_H, Qt::ControlModifier);
+        QVERIFY(bar->isReplaceShown());
+        QCOMPARE(bar->findField()->text(), QStringLiteral("three"));
+        bar->replaceField()->setText(QStringLiteral("3"));
+        QTest::keyClick(bar->replaceField(), Qt::Key_Return);
+        QCOMPARE(ed->toPlainText(), QStringLiteral("one\ntwo\n3\ntwo again\n"));
+        QVERIFY(tabs.isTabModified(0));
+        bar->findField()->setText(QStringLiteral("two"));
+        QCOMPARE(bar->replaceAll(), 2);
+        QCOMPARE(ed->toPlainText(), QStringLiteral("one\n3\n3\n3 again\n"));
+        QCOMPARE(bar->statusText(), QStringLiteral("2 replaced"));
+
+        // Go to line.
+        GoToLineBar *go = tabs.goToLineBar(0);
+        ed->setFocus();
+        QTest::keyClick(ed, Qt::Key_G, Qt::ControlModifier);
+        QVERIFY(go->isVisible());
+        QVERIFY(!bar->isVisible());
+        QCOMPARE(go->lineField()->maximum(), 5);
+        QTest::keyClick(go->lineField(), Qt::Key_A, Qt::ControlModifier);
+        QTest::keyClicks(go->lineField(), QStringLiteral("3"));
+        QTest::keyClick(go->lineField(), Qt::Key_Return);
+        QVERIFY(!go->isVisible());
+        QCOMPARE(ed->currentLine(), 3);
+        QTRY_VERIFY(ed->hasFocus());
+    }
+
+    void editActionsFollowTheTab()
+    {
+        SandboxController c;
+        startSandbox(c, QStringLiteral("acts"));
+        FileTabs tabs(&c);
+        QAction *find = tabs.editAction(FileTabs::EditAction::Find);
+        QAction *replace = tabs.editAction(FileTabs::EditAction::Replace);
+        QCOMPARE(find->shortcut(), QKeySequence(QKeySequence::Find));
+        QCOMPARE(tabs.editAction(FileTabs::EditAction::FindNext)->shortcut(),
+                 QKeySequence(Qt::Key_F3));
+        QCOMPARE(tabs.editAction(FileTabs::EditAction::FindPrevious)->shortcut(),
+                 QKeySequence(Qt::SHIFT | Qt::Key_F3));
+        QCOMPARE(replace->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_H));
+        QCOMPARE(tabs.editAction(FileTabs::EditAction::GoToLine)->shortcut(),
+                 QKeySequence(Qt::CTRL | Qt::Key_G));
+        QVERIFY(!find->isEnabled()); // no tab
+        tabs.openFile(QStringLiteral("acts"), QStringLiteral("notes.txt"));
+        QVERIFY(waitLoaded(tabs, 0));
+        QVERIFY(find->isEnabled());
+        QVERIFY(replace->isEnabled());
+        tabs.openFile(QStringLiteral("acts"), QStringLiteral("blob.bin"));
+        QVERIFY(waitLoaded(tabs, 1));
+        QCOMPARE(tabs.currentIndex(), 1);
+        QVERIFY(!find->isEnabled()); // a hex view
+        tabs.setCurrentIndex(0);
+        QVERIFY(find->isEnabled());
+    }
+
+    void wordWrapAndFontApplyLive()
+    {
+        SandboxController c;
+        startSandbox(c, QStringLiteral("wrap"));
+        FileTabs tabs(&c);
+        tabs.openFile(QStringLiteral("wrap"), QStringLiteral("hello.py"));
+        tabs.openFile(QStringLiteral("wrap"), QStringLiteral("notes.txt"));
+        QVERIFY(waitLoaded(tabs, 0) && waitLoaded(tabs, 1));
+        AppSettings *settings = AppSettings::instance();
+        settings->setWordWrap(false);
+        QAction *wrap = tabs.editAction(FileTabs::EditAction::WordWrap);
+        QVERIFY(wrap->isCheckable());
+        QVERIFY(!tabs.codeEditor(0)->wordWrap());
+        wrap->trigger();
+        QVERIFY(settings->wordWrap());
+        QVERIFY(AppSettings::store().value(QLatin1String(SettingsKey::EditorWordWrap)).toBool());
+        for (int i = 0; i < 2; ++i)
+            QVERIFY(tabs.codeEditor(i)->wordWrap());
+        wrap->trigger();
+        QVERIFY(!tabs.codeEditor(1)->wordWrap());
+
+        const QFont before = settings->editorFont();
+        QFont bigger = before;
+        bigger.setPointSize(before.pointSize() + 7);
+        settings->setEditorFont(bigger);
+        for (int i = 0; i < 2; ++i)
+            QCOMPARE(tabs.codeEditor(i)->font().pointSize(), bigger.pointSize());
+        QCOMPARE(AppSettings::instance()->editorFont().pointSize(), bigger.pointSize());
+        // A tab opened later starts with it too.
+        tabs.openFile(QStringLiteral("wrap"), QStringLiteral("blob.bin"));
+        QVERIFY(waitLoaded(tabs, 2));
+        QCOMPARE(tabs.widget(2)->findChild<QPlainTextEdit *>()->font().pointSize(),
+                 bigger.pointSize());
+        settings->setEditorFont(before);
+    }
+
+    void tabTitleNamesTheSandboxWhenSeveral_data()
+    {
+        QTest::addColumn<bool>("modified");
+        QTest::addColumn<bool>("several");
+        QTest::addColumn<QString>("title");
+        // clang-format off
+        QTest::newRow("one") << false << false << "main.py";
+        QTest::newRow("one, modified") << true << false << "main.py *";
+        QTest::newRow("several") << false << true << "main.py — demo";
+        QTest::newRow("several, modified") << true << true << "main.py — demo *";
+        // clang-format on
+    }
+
+    void tabTitleNamesTheSandboxWhenSeveral()
+    {
+        QFETCH(bool, modified);
+        QFETCH(bool, several);
+        QFETCH(QString, title);
+        QCOMPARE(FileTabs::tabTitle(QStringLiteral("main.py"), QStringLiteral("demo"), modified,
+                                    several),
+                 title);
+    }
+
+    void tabTitlesFollowTheSandboxCount()
+    {
+        SandboxController c;
+        startSandbox(c, QStringLiteral("first"));
+        FileTabs tabs(&c);
+        tabs.openFile(QStringLiteral("first"), QStringLiteral("hello.py"));
+        QVERIFY(waitLoaded(tabs, 0));
+        QCOMPARE(tabs.tabText(0), QStringLiteral("hello.py"));
+        startSandbox(c, QStringLiteral("second"));
+        QCOMPARE(tabs.tabText(0), QStringLiteral("hello.py — first"));
+        tabs.openFile(QStringLiteral("second"), QStringLiteral("hello.py"));
+        QVERIFY(waitLoaded(tabs, 1));
+        QCOMPARE(tabs.tabText(1), QStringLiteral("hello.py — second"));
+        c.removeSandbox(QStringLiteral("second"));
+        QTRY_COMPARE(tabs.tabText(0), QStringLiteral("hello.py"));
     }
 
     void opensTextWithHighlighterAndSaves()

@@ -639,8 +639,7 @@ private Q_SLOTS:
         QCOMPARE(result(0).toObject().value(QLatin1String("success")).toBool(), true);
         // attach
         QCOMPARE(stringsOf(result(1).toObject().value(QLatin1String("tools"))),
-                 (QStringList{QStringLiteral("execute"), QStringLiteral("list_dir"),
-                              QStringLiteral("read_file"), QStringLiteral("write_file")}));
+                 elsai::test::sortedSandboxTools(elsai::SandboxAttachMode::ReadWrite));
         // execute
         const QJsonObject exec = result(2).toObject();
         QCOMPARE(exec.value(QLatin1String("exit_code")).toInt(-1), 0);

@@ -7,16 +7,23 @@
 // a flush preview then a flush, the dock layout saved and restored, and screenshots in light
 // and dark palettes. Modal dialogs (file dialogs, confirmations) are answered by answerModal().
 
+#include "agentplanpanel.h"
 #include "agentsmodel.h"
 #include "agentspanel.h"
+#include "appsettings.h"
 #include "auditlogmodel.h"
 #include "auditpanel.h"
+#include "codeeditor.h"
+#include "confirm.h"
 #include "consoleblock.h"
 #include "consolehistorymodel.h"
 #include "consolepanel.h"
 #include "errors.h"
 #include "filetabs.h"
+#include "diffview.h"
+#include "findbar.h"
 #include "flushpreviewdialog.h"
+#include "icons.h"
 #include "mainwindow.h"
 #include "messagebar.h"
 #include "modelroles.h"
@@ -24,6 +31,9 @@
 #include "sandboxcontroller.h"
 #include "sessionsmodel.h"
 #include "sessionspanel.h"
+#include "settingsdialog.h"
+#include "shortcutsdialog.h"
+#include "welcomepage.h"
 #include "workspacepanel.h"
 #include "workspacetreemodel.h"
 
@@ -32,11 +42,15 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCommandLinkButton>
 #include <QDialogButtonBox>
+#include <QDirIterator>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QFileDialog>
+#include <QFontComboBox>
+#include <QHeaderView>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
@@ -45,6 +59,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollBar>
 #include <QSet>
 #include <QSettings>
@@ -61,15 +76,18 @@
 #include <QTest>
 #include <QTextBlock>
 #include <QTimer>
+#include <QToolBar>
 #include <QTreeView>
 #include <QTreeWidget>
 
 #include <memory>
 #include <thread>
 
+#include "guitestutil.h"
 #include "testutil.h"
 
 using namespace elsai;
+using elsai::test::answerModal;
 using elsai::test::readHostFile;
 
 namespace {
@@ -84,28 +102,7 @@ void writeFile(const QString &path, const QByteArray &content)
 
 QPalette darkPalette()
 {
-    QPalette p;
-    const QColor window(0x2b, 0x2b, 0x2b), base(0x1e, 0x1e, 0x1e), text(0xe6, 0xe6, 0xe6);
-    p.setColor(QPalette::Window, window);
-    p.setColor(QPalette::WindowText, text);
-    p.setColor(QPalette::Base, base);
-    p.setColor(QPalette::AlternateBase, QColor(0x26, 0x26, 0x26));
-    p.setColor(QPalette::Text, text);
-    p.setColor(QPalette::Button, window);
-    p.setColor(QPalette::ButtonText, text);
-    p.setColor(QPalette::ToolTipBase, base);
-    p.setColor(QPalette::ToolTipText, text);
-    p.setColor(QPalette::PlaceholderText, QColor(0x8a, 0x8a, 0x8a));
-    p.setColor(QPalette::Highlight, QColor(0x2f, 0x65, 0xca));
-    p.setColor(QPalette::HighlightedText, Qt::white);
-    p.setColor(QPalette::Light, QColor(0x40, 0x40, 0x40));
-    p.setColor(QPalette::Midlight, QColor(0x38, 0x38, 0x38));
-    p.setColor(QPalette::Mid, QColor(0x30, 0x30, 0x30));
-    p.setColor(QPalette::Dark, QColor(0x18, 0x18, 0x18));
-    p.setColor(QPalette::Shadow, Qt::black);
-    for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
-        p.setColor(QPalette::Disabled, role, QColor(0x7a, 0x7a, 0x7a));
-    return p;
+    return AppSettings::darkPalette();
 }
 
 // Mean lightness and number of distinct colours (a blank grab has one or two).
@@ -152,35 +149,6 @@ QColor foregroundOf(const QPlainTextEdit *edit, const QString &line)
             return b.begin().fragment().charFormat().foreground().color();
     }
     return {};
-}
-
-/// Answers the next application-modal dialog of type T (a QFileDialog or QMessageBox opened
-/// with exec() by the code under test) as soon as it is shown. A dialog that never comes
-/// leaves the timer running harmlessly; one of another type is rejected after 20 s so a
-/// failing test ends instead of hanging.
-/// The returned flag turns true once the dialog was answered.
-template<typename T>
-std::shared_ptr<bool> answerModal(std::function<void(T *)> answer)
-{
-    auto *timer = new QTimer(qApp);
-    auto waited = std::make_shared<int>(0);
-    auto answered = std::make_shared<bool>(false);
-    QObject::connect(timer, &QTimer::timeout, timer, [timer, answer, waited, answered] {
-        QWidget *modal = QApplication::activeModalWidget();
-        if (auto *dialog = qobject_cast<T *>(modal)) {
-            timer->deleteLater();
-            timer->stop();
-            *answered = true;
-            answer(dialog);
-        } else if ((*waited += 20) > 20000) {
-            timer->deleteLater();
-            timer->stop();
-            if (auto *other = qobject_cast<QDialog *>(modal))
-                other->reject();
-        }
-    });
-    timer->start(20);
-    return answered;
 }
 
 /// Picks `path` (absolute) in a file dialog and accepts it.
@@ -244,7 +212,10 @@ class TestMainWindow : public QObject
 private Q_SLOTS:
     void initTestCase();
     void cleanupTestCase();
+    void firstStartUsesTheScreen_data();
+    void firstStartUsesTheScreen();
     void createSandboxThroughDialog();
+    void welcomePageWhileNoFileIsOpen();
     void consoleRunsCommand();
     void consoleStreamsOutput();
     void consoleFloodIsBounded();
@@ -259,14 +230,25 @@ private Q_SLOTS:
     void flushPreviewThenFlush();
     void extensionPanelsAreRegisteredInOnePlace();
     void selectingASandboxMakesItCurrent();
+    void openWorkspaceFolderInPlace();
+    void settingsApplyLive();
+    void shortcutsAndAbout();
+    void toolbarHasIcons();
     void layoutIsSavedAndRestored();
+    void layoutIsVersioned();
+    void defaultLayoutGivesRoom_data();
+    void defaultLayoutGivesRoom();
+    void resetLayoutPutsDocksBack();
     void screenshots();
+    void noCutHeadersOrStates_data();
+    void noCutHeadersOrStates();
     void newSandboxStartsFromTheStartupSpec();
     void createBwrapSandboxThroughDialog();
     void auditHealthShowsInTheStatusBar();
 
 private:
     QString sandboxId() const { return QStringLiteral("tst-main"); }
+    void setCurrentWorkspaceTo(const QString &id);
     QTemporaryDir m_tmp;
     QString m_project;
     std::unique_ptr<SandboxController> m_controller;
@@ -783,7 +765,12 @@ void TestMainWindow::exportAuditLogThroughMenu()
         actors.insert(o.value(QStringLiteral("actor")).toString());
     }
     QVERIFY(actors.contains(QStringLiteral("reviewer")));
-    QVERIFY(m_window->statusBar()->currentMessage().contains(path));
+    // The panel confirms the path and how many records were written.
+    QVERIFY2(panel->messageBar()->isVisibleTo(panel) &&
+                 panel->messageBar()->text().contains(path) &&
+                 panel->messageBar()->text().contains(QString::number(rows)),
+             qPrintable(panel->messageBar()->text()));
+    panel->messageBar()->dismiss();
     panel->eventBox()->setEditText(QString());
 
     // A cancelled dialog writes nothing.
@@ -939,9 +926,13 @@ void TestMainWindow::layoutIsSavedAndRestored()
 
 void TestMainWindow::screenshots()
 {
-    // Every panel populated: a highlighted file in front, the tree expanded, an agent's
-    // details, the console's last command, then the audit log with a record's details.
-    m_window->resize(1400, 900);
+    // The README's screenshots: the default layout at 1280×800 with every panel populated (a
+    // highlighted file in front, the tree expanded, an agent's details, the console's last
+    // command, an audit record selected), light and dark. Written into the build's tests/
+    // folder always, and into resources/ with ELSAI_UPDATE_SCREENSHOTS=1 (so CI leaves the
+    // tree clean).
+    m_window->resize(1280, 800);
+    m_window->resetLayout();
     FileTabs *tabs = m_window->fileTabs();
     tabs->openFile(sandboxId(), QStringLiteral("README.md"));
     tabs->openFile(sandboxId(), QStringLiteral("src/main.py"));
@@ -966,30 +957,27 @@ void TestMainWindow::screenshots()
     audit->view()->setCurrentIndex(audit->proxy()->index(audit->proxy()->rowCount() - 1, 0));
     QTRY_VERIFY(m_window->statusSummary().contains(QStringLiteral("TTL")));
     m_window->statusBar()->clearMessage();
-    QDockWidget *consoleDock = m_window->panelDock(QStringLiteral("consoleDock"));
-    QDockWidget *auditDock = m_window->panelDock(QStringLiteral("auditDock"));
-    QVERIFY(consoleDock && auditDock);
+    CodeEditor *editor = tabs->codeEditor(tabs->currentIndex());
+    QVERIFY(editor);
+    editor->goToLine(2);
+    QTest::qWait(300); // the column fitter's debounce
 
     const QString dir = QCoreApplication::applicationDirPath();
-    // The window with the console in front, and again with the audit log in front.
-    const auto shoot = [&](const QString &name) {
-        consoleDock->raise();
+    const bool update = qEnvironmentVariableIntValue("ELSAI_UPDATE_SCREENSHOTS") == 1;
+    const auto shoot = [&](const QString &name, const QString &resource) {
         QCoreApplication::processEvents();
-        const QImage main = m_window->grab().toImage();
-        auditDock->raise();
-        QCoreApplication::processEvents();
-        const QImage withAudit = m_window->grab().toImage();
-        consoleDock->raise();
-        const bool saved =
-            main.save(dir + QStringLiteral("/mainwindow-%1.png").arg(name)) &&
-            withAudit.save(dir + QStringLiteral("/mainwindow-%1-audit.png").arg(name));
-        return std::tuple(main, withAudit, saved);
+        const QImage image = m_window->grab().toImage();
+        bool saved = image.save(dir + QStringLiteral("/mainwindow-%1.png").arg(name));
+        if (update)
+            saved = saved && image.save(QStringLiteral(ELSAI_SOURCE_DIR "/resources/") + resource);
+        return std::pair(image, saved);
     };
-    const auto [light, lightAudit, lightSaved] = shoot(QStringLiteral("light"));
+    const auto [light, lightSaved] =
+        shoot(QStringLiteral("light"), QStringLiteral("screenshot-mainwindow.png"));
     QVERIFY(lightSaved);
+    QCOMPARE(light.size(), QSize(1280, 800) * m_window->devicePixelRatio());
     const auto [lightMean, lightColours] = imageStats(light);
     QVERIFY2(lightColours > 20, qPrintable(QString::number(lightColours)));
-    QVERIFY(light != lightAudit);
 
     QApplication::setPalette(darkPalette());
     QCoreApplication::processEvents();
@@ -998,14 +986,442 @@ void TestMainWindow::screenshots()
     // The console re-renders in accents chosen for a dark base.
     const QColor errDark = foregroundOf(console->output(), QStringLiteral("to-stderr"));
     QVERIFY(errDark.lightness() > 128);
-    const auto [dark, darkAudit, darkSaved] = shoot(QStringLiteral("dark"));
+    // The dark one with the find bar open on a match.
+    tabs->showFindBar(false);
+    FindBar *find = tabs->findBar(tabs->currentIndex());
+    QVERIFY(find && find->isVisible());
+    find->findField()->setText(QStringLiteral("print"));
+    QVERIFY(find->findNext());
+    const auto [dark, darkSaved] =
+        shoot(QStringLiteral("dark"), QStringLiteral("screenshot-mainwindow-dark.png"));
     QVERIFY(darkSaved);
     const auto [darkMean, darkColours] = imageStats(dark);
     QVERIFY2(darkColours > 20, qPrintable(QString::number(darkColours)));
     QVERIFY2(darkMean < lightMean - 40,
              qPrintable(QStringLiteral("%1 vs %2").arg(darkMean).arg(lightMean)));
-    QVERIFY(imageStats(darkAudit).first < imageStats(lightAudit).first - 40);
+    find->closeBar();
     QApplication::setPalette(QApplication::style()->standardPalette());
+    QCoreApplication::processEvents();
+}
+
+// The first start (no saved layout): most of the screen, the docks where the default layout
+// puts them, the welcome page in the centre.
+void TestMainWindow::firstStartUsesTheScreen_data()
+{
+    QTest::addColumn<QRect>("available");
+    QTest::addColumn<QSize>("expected");
+    // clang-format off
+    QTest::newRow("1920x1080") << QRect(0, 0, 1920, 1050) << QSize(1728, 945);
+    QTest::newRow("1280x800") << QRect(0, 0, 1280, 770) << QSize(1152, 700);
+    QTest::newRow("small") << QRect(0, 0, 1024, 600) << QSize(1024, 600);
+    QTest::newRow("no screen") << QRect() << QSize(1280, 800);
+    // clang-format on
+}
+
+void TestMainWindow::firstStartUsesTheScreen()
+{
+    QFETCH(QRect, available);
+    QFETCH(QSize, expected);
+    QCOMPARE(MainWindow::defaultSize(available), expected);
+    if (QTest::currentDataTag() != QLatin1String("1920x1080"))
+        return;
+    // The shared window started without saved settings.
+    const QRect screen = m_window->screen()->availableGeometry();
+    QCOMPARE(m_window->size(), MainWindow::defaultSize(screen));
+    auto area = [this](const char *dock) {
+        return m_window->dockWidgetArea(m_window->panelDock(QLatin1String(dock)));
+    };
+    QCOMPARE(area("sessionsDock"), Qt::LeftDockWidgetArea);
+    QCOMPARE(area("workspaceDock"), Qt::LeftDockWidgetArea);
+    QCOMPARE(area("agentsDock"), Qt::RightDockWidgetArea);
+    QCOMPARE(area("consoleDock"), Qt::BottomDockWidgetArea);
+    QCOMPARE(area("auditDock"), Qt::BottomDockWidgetArea);
+    // Console and audit side by side; agents, scripted agent and MCP tabbed.
+    QVERIFY(m_window->tabifiedDockWidgets(m_window->panelDock(QStringLiteral("consoleDock")))
+                .isEmpty());
+    const auto tabbed =
+        m_window->tabifiedDockWidgets(m_window->panelDock(QStringLiteral("agentsDock")));
+    QCOMPARE(tabbed.size(), 2);
+    auto *centre = qobject_cast<QStackedWidget *>(m_window->centralWidget());
+    QVERIFY(centre);
+    QCOMPARE(centre->currentWidget(), m_window->welcomePage());
+    QVERIFY(m_window->welcomePage()->isVisible());
+}
+
+void TestMainWindow::welcomePageWhileNoFileIsOpen()
+{
+    WelcomePage *welcome = m_window->welcomePage();
+    auto *centre = qobject_cast<QStackedWidget *>(m_window->centralWidget());
+    QCOMPARE(centre->currentWidget(), welcome);
+    QVERIFY(!welcome->isDemo());
+    QCOMPARE(welcome->button(WelcomePage::Step::OpenFile)->text(),
+             QStringLiteral("1. Open a file"));
+    // The demo wording while the demo sandbox is current.
+    m_window->setDemoWorkspace(sandboxId());
+    QVERIFY(welcome->isDemo());
+    QVERIFY(welcome->button(WelcomePage::Step::OpenFile)->text().contains(QLatin1String("ops.py")));
+    m_window->setDemoWorkspace(QString());
+    QVERIFY(!welcome->isDemo());
+    // Each step is a button the keyboard reaches; "open a file" focuses the tree.
+    for (auto step : {WelcomePage::Step::OpenFile, WelcomePage::Step::RunCommand,
+                      WelcomePage::Step::RunAgent, WelcomePage::Step::NewSandbox,
+                      WelcomePage::Step::OpenFolder, WelcomePage::Step::Shortcuts}) {
+        QCommandLinkButton *b = welcome->button(step);
+        QVERIFY(b && b->isVisible());
+        QVERIFY(b->focusPolicy() & Qt::TabFocus);
+        QVERIFY(!b->accessibleName().isEmpty());
+    }
+    QApplication::setActiveWindow(m_window.get());
+    welcome->button(WelcomePage::Step::OpenFile)->click();
+    QTRY_VERIFY(m_window->workspacePanel()->view()->hasFocus());
+    welcome->button(WelcomePage::Step::RunCommand)->click();
+    QTRY_VERIFY(m_window->consolePanel()->input()->hasFocus());
+    // Opening a file shows the tabs; closing the last one the welcome page again.
+    FileTabs *tabs = m_window->fileTabs();
+    tabs->openFile(sandboxId(), QStringLiteral("README.md"));
+    QCOMPARE(centre->currentWidget(), tabs);
+    QTRY_COMPARE(tabs->tabKind(0), FileTabs::TabKind::Text);
+    QVERIFY(tabs->closeTab(0));
+    QCOMPARE(centre->currentWidget(), welcome);
+}
+
+// File > Open Workspace Folder: the folder itself, asked first, nothing copied or deleted.
+void TestMainWindow::openWorkspaceFolderInPlace()
+{
+    const QString folder = m_tmp.filePath(QStringLiteral("real-project"));
+    writeFile(folder + "/a.txt", "A");
+    writeFile(folder + "/sub/b.txt", "B");
+    auto listing = [&folder] {
+        QStringList files;
+        QDirIterator it(folder, QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot,
+                        QDirIterator::Subdirectories);
+        while (it.hasNext())
+            files.append(it.next().mid(folder.size() + 1));
+        files.sort();
+        return files;
+    };
+    const QStringList before = listing();
+    QCOMPARE(before, (QStringList{"a.txt", "sub", "sub/b.txt"}));
+    const QStringList idsBefore = m_controller->workspaceIds();
+
+    QList<Confirmation> asked;
+    ConfirmAnswer answer = ConfirmAnswer::Cancel;
+    const ConfirmHook previous = setConfirmHook([&](QWidget *, const Confirmation &q) {
+        asked.append(q);
+        return answer;
+    });
+    // Declined: nothing happens.
+    QVERIFY(!m_window->openWorkspaceFolder(folder));
+    QCOMPARE(asked.size(), 1);
+    QCOMPARE(asked.first().kind, QStringLiteral("open-folder"));
+    QVERIFY(asked.first().text.contains(folder));
+    QVERIFY(asked.first().text.contains(QLatin1String("read-write")));
+    QCOMPARE(m_controller->workspaceIds(), idsBefore);
+
+    answer = ConfirmAnswer::Accept;
+    QVERIFY(m_window->openWorkspaceFolder(folder));
+    const QString id = QStringLiteral("real-project");
+    QCOMPARE(m_window->currentWorkspace(), id);
+    QTRY_COMPARE(toString(m_controller->state(id)), toString(SessionState::Running));
+    const SandboxPtr sb = m_controller->sandbox(id);
+    QVERIFY(sb);
+    QVERIFY(!sb->options().seedFrom);
+    QVERIFY(!sb->effectiveSyncDest());
+    const SessionRow &row =
+        m_controller->sessionsModel()->session(m_controller->sessionsModel()->rowOf(id));
+    QCOMPARE(QFileInfo(row.workspaceRoot).canonicalFilePath(),
+             QFileInfo(folder).canonicalFilePath());
+    QCOMPARE(m_controller->readFile(id, QStringLiteral("sub/b.txt")).result(), QByteArray("B"));
+    // The same folder again: the open sandbox becomes current, no second one.
+    setCurrentWorkspaceTo(sandboxId());
+    QVERIFY(!m_window->openWorkspaceFolder(folder + QStringLiteral("/sub/..")));
+    QCOMPARE(m_window->currentWorkspace(), id);
+    QCOMPARE(m_controller->workspaceIds().size(), idsBefore.size() + 1);
+    QCOMPARE(asked.size(), 2);
+    // Remembered (without secrets) in File > Recent Sandboxes.
+    const QString recent = AppSettings::instance()->recentSandboxes().value(0);
+    QVERIFY2(recent.contains(QLatin1String("\"opened_folder\":true")), qPrintable(recent));
+    auto *menu = m_window->findChild<QMenu *>(QStringLiteral("menuRecentSandboxes"));
+    QVERIFY(menu);
+    QVERIFY(menu->actions().value(0) && menu->actions().value(0)->text().contains(id));
+
+    // Removed: the folder stays as it was, byte for byte, and nothing was added to it.
+    m_controller->removeSandbox(id);
+    QTRY_VERIFY(!m_controller->workspaceIds().contains(id));
+    QCOMPARE(listing(), before);
+    QCOMPARE(readHostFile(folder + "/a.txt"), QByteArray("A"));
+    QCOMPARE(readHostFile(folder + "/sub/b.txt"), QByteArray("B"));
+
+    // Refused without asking: a missing folder, the home folder.
+    for (const QString &bad : {m_tmp.filePath(QStringLiteral("missing")), QDir::homePath()}) {
+        auto answered = answerModal<QMessageBox>([](QMessageBox *box) { box->accept(); });
+        QVERIFY(!m_window->openWorkspaceFolder(bad));
+        QVERIFY(*answered);
+    }
+    QCOMPARE(asked.size(), 2);
+    setConfirmHook(previous);
+    setCurrentWorkspaceTo(sandboxId());
+}
+
+void TestMainWindow::settingsApplyLive()
+{
+    FileTabs *tabs = m_window->fileTabs();
+    tabs->openFile(sandboxId(), QStringLiteral("src/main.py"));
+    const int tab = tabs->indexOf(sandboxId(), QStringLiteral("src/main.py"));
+    QTRY_COMPARE(tabs->tabKind(tab), FileTabs::TabKind::Text);
+    const QPalette systemPalette = QApplication::palette();
+
+    m_window->action(QStringLiteral("actionSettings"))->trigger();
+    SettingsDialog *dialog = nullptr;
+    QTRY_VERIFY((dialog = m_window->findChild<SettingsDialog *>()) != nullptr);
+    QTRY_VERIFY(dialog->isVisible());
+    const int size = tabs->codeEditor(tab)->font().pointSize();
+    QCOMPARE(dialog->sizeBox()->value(), size);
+    dialog->sizeBox()->setValue(size + 4);
+    dialog->themeBox()->setCurrentIndex(
+        dialog->themeBox()->findData(int(AppSettings::Theme::Dark)));
+    // Nothing changes before Apply.
+    QCOMPARE(tabs->codeEditor(tab)->font().pointSize(), size);
+    dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Apply)->click();
+    QCOMPARE(tabs->codeEditor(tab)->font().pointSize(), size + 4);
+    QVERIFY(AppSettings::isDark(QApplication::palette()));
+    QCOMPARE(AppSettings::store().value(QLatin1String(SettingsKey::Theme)).toString(),
+             QStringLiteral("dark"));
+    // Back to the system's: its palette returns; Cancel of a later change keeps the settings.
+    dialog->themeBox()->setCurrentIndex(
+        dialog->themeBox()->findData(int(AppSettings::Theme::System)));
+    dialog->sizeBox()->setValue(size);
+    dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
+    QTRY_VERIFY(!m_window->findChild<SettingsDialog *>());
+    QCOMPARE(QApplication::palette().color(QPalette::Base), systemPalette.color(QPalette::Base));
+    QCOMPARE(tabs->codeEditor(tab)->font().pointSize(), size);
+    QVERIFY(tabs->closeTab(tab));
+}
+
+void TestMainWindow::shortcutsAndAbout()
+{
+    m_window->action(QStringLiteral("actionShortcuts"))->trigger();
+    ShortcutsDialog *dialog = nullptr;
+    QTRY_VERIFY((dialog = m_window->findChild<ShortcutsDialog *>()) != nullptr);
+    auto keysOf = [dialog](const QString &action) {
+        for (int i = 0; i < dialog->list()->topLevelItemCount(); ++i) {
+            const QTreeWidgetItem *item = dialog->list()->topLevelItem(i);
+            if (item->text(0) == action && !item->isHidden())
+                return item->text(1);
+        }
+        return QString();
+    };
+    QCOMPARE(keysOf(QStringLiteral("New Sandbox…")),
+             QKeySequence(QKeySequence::New).toString(QKeySequence::NativeText));
+    QCOMPARE(keysOf(QStringLiteral("Find…")),
+             QKeySequence(QKeySequence::Find).toString(QKeySequence::NativeText));
+    QCOMPARE(keysOf(QStringLiteral("Go to Line…")), QStringLiteral("Ctrl+G"));
+    QCOMPARE(keysOf(QStringLiteral("Clear the finished blocks")), QStringLiteral("Ctrl+L"));
+    dialog->filterField()->setText(QStringLiteral("line"));
+    QVERIFY(keysOf(QStringLiteral("New Sandbox…")).isEmpty());
+    QCOMPARE(keysOf(QStringLiteral("Go to Line…")), QStringLiteral("Ctrl+G"));
+    dialog->reject();
+
+    m_window->action(QStringLiteral("actionAbout"))->trigger();
+    QMessageBox *about = nullptr;
+    QTRY_VERIFY((about = m_window->findChild<QMessageBox *>(QStringLiteral("aboutDialog"))));
+    QVERIFY(about->text().contains(QLatin1String(ELSAI_VERSION)));
+    QVERIFY(about->text().contains(QLatin1String("MIT")));
+    QVERIFY(about->text().contains(QLatin1String("https://elsai.dev/")));
+    about->reject();
+    QTRY_VERIFY(!m_window->findChild<QMessageBox *>(QStringLiteral("aboutDialog")));
+}
+
+void TestMainWindow::toolbarHasIcons()
+{
+    auto *toolBar = m_window->findChild<QToolBar *>(QStringLiteral("mainToolBar"));
+    QVERIFY(toolBar && toolBar->isVisible());
+    int actions = 0;
+    for (QAction *a : toolBar->actions()) {
+        if (a->isSeparator())
+            continue;
+        ++actions;
+        QVERIFY2(!a->icon().isNull(), qPrintable(a->objectName()));
+        QVERIFY2(!a->icon().pixmap(16, 16).isNull(), qPrintable(a->objectName()));
+    }
+    QVERIFY(actions >= 8);
+    // Every icon the window asks the theme for has a bundled drawing.
+    for (const char *name :
+         {"document-new", "folder-open", "document-save", "media-playback-start",
+          "media-playback-stop", "document-export", "edit-delete", "edit-find", "go-up", "go-down",
+          "go-jump", "edit-find-replace", "format-text-wrap", "window-close", "help-about",
+          "preferences-system", "system-run", "document-open"})
+        QVERIFY2(!bundledIcon(QLatin1String(name)).pixmap(16, 16).isNull(), name);
+}
+
+// A layout saved by an older window (another version) is not restored: the new default is.
+void TestMainWindow::layoutIsVersioned()
+{
+    QDockWidget *agents = m_window->panelDock(QStringLiteral("agentsDock"));
+    agents->hide();
+    QSettings settings = AppSettings::store();
+    settings.setValue(QLatin1String(SettingsKey::WindowState),
+                      m_window->saveState(AppSettings::layoutVersion - 1));
+    {
+        MainWindow older(m_controller.get());
+        QVERIFY(!older.panelDock(QStringLiteral("agentsDock"))->isHidden());
+    }
+    settings.setValue(QLatin1String(SettingsKey::WindowState),
+                      m_window->saveState(AppSettings::layoutVersion));
+    {
+        MainWindow same(m_controller.get());
+        QVERIFY(same.panelDock(QStringLiteral("agentsDock"))->isHidden());
+    }
+    agents->show();
+}
+
+void TestMainWindow::defaultLayoutGivesRoom_data()
+{
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1280x800") << QSize(1280, 800);
+    QTest::newRow("1920x1080") << QSize(1920, 1080);
+}
+
+void TestMainWindow::defaultLayoutGivesRoom()
+{
+    QFETCH(QSize, size);
+    m_window->resize(size);
+    m_window->action(QStringLiteral("actionResetLayout"))->trigger();
+    QCoreApplication::processEvents();
+    QDockWidget *console = m_window->panelDock(QStringLiteral("consoleDock"));
+    QDockWidget *audit = m_window->panelDock(QStringLiteral("auditDock"));
+    QDockWidget *sessions = m_window->panelDock(QStringLiteral("sessionsDock"));
+    QDockWidget *agents = m_window->panelDock(QStringLiteral("agentsDock"));
+    // The console and the audit log: both visible, a third of the height, half the width each.
+    QVERIFY(console->isVisible() && audit->isVisible());
+    QVERIFY2(console->height() >= size.height() * 30 / 100,
+             qPrintable(QString::number(console->height())));
+    QVERIFY2(audit->width() >= size.width() * 35 / 100,
+             qPrintable(QString::number(audit->width())));
+    QVERIFY2(console->width() >= size.width() * 45 / 100,
+             qPrintable(QString::number(console->width())));
+    // The side columns are readable, the centre keeps most of the width.
+    QVERIFY2(sessions->width() >= 300, qPrintable(QString::number(sessions->width())));
+    QVERIFY2(agents->width() >= 300, qPrintable(QString::number(agents->width())));
+    QVERIFY2(m_window->centralWidget()->width() >= size.width() * 35 / 100,
+             qPrintable(QString::number(m_window->centralWidget()->width())));
+}
+
+void TestMainWindow::resetLayoutPutsDocksBack()
+{
+    QDockWidget *console = m_window->panelDock(QStringLiteral("consoleDock"));
+    QDockWidget *audit = m_window->panelDock(QStringLiteral("auditDock"));
+    QDockWidget *agents = m_window->panelDock(QStringLiteral("agentsDock"));
+    console->setFloating(true);
+    audit->hide();
+    m_window->addDockWidget(Qt::LeftDockWidgetArea, agents);
+    m_window->findChild<QToolBar *>(QStringLiteral("mainToolBar"))->hide();
+    m_window->resetLayout();
+    QCoreApplication::processEvents();
+    QVERIFY(!console->isFloating());
+    QCOMPARE(m_window->dockWidgetArea(console), Qt::BottomDockWidgetArea);
+    QVERIFY(audit->isVisible());
+    QCOMPARE(m_window->dockWidgetArea(agents), Qt::RightDockWidgetArea);
+    QVERIFY(m_window->findChild<QToolBar *>(QStringLiteral("mainToolBar"))->isVisible());
+    // An extension's dock goes back to the area it was added to.
+    auto *extra = new QLabel(QStringLiteral("extension"));
+    QDockWidget *dock = m_window->addPanel(extra, QStringLiteral("Extension"),
+                                           QStringLiteral("extensionDock"), Qt::LeftDockWidgetArea);
+    m_window->addDockWidget(Qt::RightDockWidgetArea, dock);
+    m_window->resetLayout();
+    QCOMPARE(m_window->dockWidgetArea(dock), Qt::LeftDockWidgetArea);
+    m_window->removeDockWidget(dock);
+    delete dock;
+}
+
+// At both sizes, with every panel populated and each dock in front in turn: no header text is
+// wider than its section, no state word wider than its column, and the sessions' State column
+// is inside the view.
+void TestMainWindow::noCutHeadersOrStates_data()
+{
+    defaultLayoutGivesRoom_data();
+}
+
+void TestMainWindow::noCutHeadersOrStates()
+{
+    QFETCH(QSize, size);
+    m_window->resize(size);
+    m_window->resetLayout();
+    QCoreApplication::processEvents();
+    const QSet<QString> stateHeaders{QStringLiteral("State"), QStringLiteral("Status"),
+                                     QStringLiteral("Outcome"), QStringLiteral("Mode"),
+                                     QStringLiteral("Last outcome")};
+    QStringList problems;
+    int headersChecked = 0, statesChecked = 0;
+    const auto docks = m_window->findChildren<QDockWidget *>();
+    for (QDockWidget *dock : docks) {
+        dock->show();
+        dock->raise();
+        QCoreApplication::processEvents();
+        // Let the column fitter run (it is debounced).
+        QTest::qWait(300);
+        for (QAbstractItemView *view : dock->findChildren<QAbstractItemView *>()) {
+            if (!view->isVisible())
+                continue;
+            QHeaderView *header = nullptr;
+            if (auto *t = qobject_cast<QTableView *>(view))
+                header = t->horizontalHeader();
+            else if (auto *t = qobject_cast<QTreeView *>(view))
+                header = t->header();
+            if (!header || header->isHidden())
+                continue;
+            const QAbstractItemModel *model = view->model();
+            const int margin =
+                header->style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, header);
+            const QFontMetrics headerFm(header->font());
+            for (int c = 0; c < header->count(); ++c) {
+                if (header->isSectionHidden(c))
+                    continue;
+                const QString text = model->headerData(c, Qt::Horizontal).toString();
+                const int need = headerFm.horizontalAdvance(text) + 2 * margin;
+                ++headersChecked;
+                if (need > header->sectionSize(c))
+                    problems << QStringLiteral("%1 %2: header '%3' needs %4, has %5")
+                                    .arg(size.width())
+                                    .arg(dock->objectName(), text)
+                                    .arg(need)
+                                    .arg(header->sectionSize(c));
+                if (!stateHeaders.contains(text))
+                    continue;
+                const QFontMetrics fm(view->font());
+                for (int r = 0; r < qMin(model->rowCount(), 50); ++r) {
+                    const QString state = model->index(r, c).data().toString();
+                    const int width = fm.horizontalAdvance(state) + 2 * margin;
+                    ++statesChecked;
+                    if (width > header->sectionSize(c))
+                        problems << QStringLiteral("%1 %2: '%3' in %4 needs %5, has %6")
+                                        .arg(size.width())
+                                        .arg(dock->objectName(), state, text)
+                                        .arg(width)
+                                        .arg(header->sectionSize(c));
+                }
+                if (dock->objectName() == QLatin1String("sessionsDock") &&
+                    header->sectionViewportPosition(c) + header->sectionSize(c) >
+                        view->viewport()->width())
+                    problems << QStringLiteral("%1: the sessions' State column ends at %2, the "
+                                               "view at %3")
+                                    .arg(size.width())
+                                    .arg(header->sectionViewportPosition(c) +
+                                         header->sectionSize(c))
+                                    .arg(view->viewport()->width());
+            }
+        }
+    }
+    m_window->resetLayout();
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
+    QVERIFY2(headersChecked > 20, qPrintable(QString::number(headersChecked)));
+    QVERIFY2(statesChecked >= 3, qPrintable(QString::number(statesChecked)));
+}
+
+void TestMainWindow::setCurrentWorkspaceTo(const QString &id)
+{
+    m_window->setCurrentWorkspace(id);
+    QCOMPARE(m_window->currentWorkspace(), id);
 }
 
 QTEST_MAIN(TestMainWindow)

@@ -16,6 +16,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <signal.h>
+
 using namespace elsai;
 
 namespace {
@@ -132,12 +134,51 @@ class TestMcpHttp : public QObject
         QVERIFY(m_server->sessions().isEmpty());
     }
 
+private:
+    static QJsonObject envelope(const QString &version = QStringLiteral("2026-07-28"),
+                                bool tasks = false)
+    {
+        QJsonObject capabilities;
+        if (tasks)
+            capabilities.insert(
+                QStringLiteral("extensions"),
+                QJsonObject{{QStringLiteral("io.modelcontextprotocol/tasks"), QJsonObject{}}});
+        return {{QStringLiteral("io.modelcontextprotocol/protocolVersion"), version},
+                {QStringLiteral("io.modelcontextprotocol/clientCapabilities"), capabilities}};
+    }
+    /// A stateless POST as a 2026-07-28 client sends it: the standard headers mirror the body.
+    QNetworkRequest modernRequest(const QString &token, const QString &method,
+                                  const QString &name = {})
+    {
+        QNetworkRequest r = makeRequest(token);
+        r.setRawHeader("MCP-Protocol-Version", "2026-07-28");
+        r.setRawHeader("Mcp-Method", method.toUtf8());
+        if (!name.isEmpty())
+            r.setRawHeader("Mcp-Name", name.toUtf8());
+        return r;
+    }
+    QByteArray modernRpc(const QString &method, QJsonObject params = {},
+                         const QJsonObject &meta = envelope(), int id = 0)
+    {
+        params.insert(QStringLiteral("_meta"), meta);
+        return rpc(method, params, id);
+    }
+    static int errorCode(const Reply &r)
+    {
+        return r.json.value(QLatin1String("error")).toObject().value(QLatin1String("code")).toInt();
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
+        // No soft return: the calls here wait for files the test writes, whenever that is
+        // on a loaded machine (the soft return has its own tests, tst_agenttools).
+        Sandbox::Options options;
+        options.executeSoftReturnSeconds = 0;
         m_sandbox = Sandbox::create(
             QStringLiteral("mcphttp"),
-            std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("ws"))), 600);
+            std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("ws"))), 600,
+            options);
         m_sandbox->start();
         m_sandbox->addFiles({{QStringLiteral("a.txt"), FileSource::text(QStringLiteral("hello"))}});
         m_server = std::make_unique<McpHttpServer>(
@@ -442,7 +483,7 @@ private Q_SLOTS:
                                        .toArray())
             names.append(t.toObject().value(QLatin1String("name")).toString());
         names.sort();
-        QCOMPARE(names, QStringList({"list_dir", "read_file"}));
+        QCOMPARE(names, elsai::test::sortedSandboxTools(SandboxAttachMode::ReadOnly));
 
         const Reply denied = send(makeRequest(kReader, ro), "POST",
                                   callTool(QStringLiteral("write_file"),
@@ -743,6 +784,213 @@ private Q_SLOTS:
             60000);
         QCOMPARE(m_server->queuedCalls(QStringLiteral("writer")), 0);
         endAllSessions();
+    }
+
+    // --- The stateless revision (2026-07-28) ---------------------------------------------
+
+    void statelessRequestsNeedNoSession()
+    {
+        const Reply discover = send(modernRequest(kReader, QStringLiteral("server/discover")),
+                                    "POST", modernRpc(QStringLiteral("server/discover")));
+        QCOMPARE(discover.status, 200);
+        QVERIFY(!discover.headers.contains("mcp-session-id"));
+        const QJsonObject result = discover.json.value(QLatin1String("result")).toObject();
+        QCOMPARE(result.value(QLatin1String("supportedVersions")).toArray().first().toString(),
+                 QStringLiteral("2026-07-28"));
+        QVERIFY(result.value(QLatin1String("instructions"))
+                    .toString()
+                    .contains(QStringLiteral("reader")));
+        const Reply read =
+            send(modernRequest(kReader, QStringLiteral("tools/call"), QStringLiteral("read_file")),
+                 "POST",
+                 modernRpc(QStringLiteral("tools/call"),
+                           {{QStringLiteral("name"), QStringLiteral("read_file")},
+                            {QStringLiteral("arguments"),
+                             QJsonObject{{QStringLiteral("path"), QStringLiteral("a.txt")}}}}));
+        QCOMPARE(read.status, 200);
+        QCOMPARE(resultText(read), QStringLiteral("hello"));
+        // The read-only token's mode holds without a session too.
+        const Reply write =
+            send(modernRequest(kReader, QStringLiteral("tools/call"), QStringLiteral("write_file")),
+                 "POST",
+                 modernRpc(QStringLiteral("tools/call"),
+                           {{QStringLiteral("name"), QStringLiteral("write_file")},
+                            {QStringLiteral("arguments"),
+                             QJsonObject{{QStringLiteral("path"), QStringLiteral("a.txt")},
+                                         {QStringLiteral("content"), QStringLiteral("x")}}}}));
+        QVERIFY(write.json.value(QLatin1String("result"))
+                    .toObject()
+                    .value(QLatin1String("isError"))
+                    .toBool());
+        QVERIFY(resultText(write).startsWith(QStringLiteral("SandboxMutationDeniedError")));
+        QVERIFY(m_server->sessions().isEmpty()); // stateless clients hold no session slots
+        // A legacy session on the same endpoint at the same time.
+        const QByteArray session = initialize(kReader);
+        QCOMPARE(send(makeRequest(kReader, session), "POST", rpc(QStringLiteral("ping"))).status,
+                 200);
+        endAllSessions();
+    }
+
+    void statelessRequestsGetTheSpecsAnswers_data()
+    {
+        QTest::addColumn<QByteArray>("headerVersion"); // "-" = none
+        QTest::addColumn<QByteArray>("headerMethod");  // "-" = none
+        QTest::addColumn<QByteArray>("headerName");    // "-" = none
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<QJsonValue>("meta"); // Undefined = no _meta
+        QTest::addColumn<int>("status");
+        QTest::addColumn<int>("code");
+        const QJsonValue ok = envelope();
+        const QJsonValue future = envelope(QStringLiteral("v999.0.0"));
+        QJsonObject noCaps = envelope();
+        noCaps.remove(QStringLiteral("io.modelcontextprotocol/clientCapabilities"));
+        const QByteArray readFileB64 = "=?base64?" + QByteArray("read_file").toBase64() + "?=";
+        const QString discover = QStringLiteral("server/discover");
+        const QString call = QStringLiteral("tools/call");
+        // clang-format off
+        QTest::newRow("complete")                 << QByteArray("2026-07-28") << QByteArray("server/discover") << QByteArray("-") << discover << ok << 200 << 0;
+        QTest::newRow("unknown version")          << QByteArray("v999.0.0") << QByteArray("server/discover") << QByteArray("-") << discover << future << 400 << int(jsonrpc::UnsupportedProtocolVersion);
+        QTest::newRow("unknown version, header only") << QByteArray("2099-01-01") << QByteArray("tools/list") << QByteArray("-") << QStringLiteral("tools/list") << QJsonValue(QJsonValue::Undefined) << 400 << int(jsonrpc::UnsupportedProtocolVersion);
+        QTest::newRow("header and body disagree") << QByteArray("2026-07-28") << QByteArray("server/discover") << QByteArray("-") << discover << future << 400 << int(jsonrpc::HeaderMismatch);
+        QTest::newRow("no version header")        << QByteArray("-") << QByteArray("server/discover") << QByteArray("-") << discover << ok << 400 << int(jsonrpc::HeaderMismatch);
+        QTest::newRow("no Mcp-Method")            << QByteArray("2026-07-28") << QByteArray("-") << QByteArray("-") << discover << ok << 400 << int(jsonrpc::HeaderMismatch);
+        QTest::newRow("Mcp-Method disagrees")     << QByteArray("2026-07-28") << QByteArray("tools/list") << QByteArray("-") << discover << ok << 400 << int(jsonrpc::HeaderMismatch);
+        QTest::newRow("no Mcp-Name on a call")    << QByteArray("2026-07-28") << QByteArray("tools/call") << QByteArray("-") << call << ok << 400 << int(jsonrpc::HeaderMismatch);
+        QTest::newRow("Mcp-Name disagrees")       << QByteArray("2026-07-28") << QByteArray("tools/call") << QByteArray("list_dir") << call << ok << 400 << int(jsonrpc::HeaderMismatch);
+        QTest::newRow("Mcp-Name in base64")       << QByteArray("2026-07-28") << QByteArray("tools/call") << readFileB64 << call << ok << 200 << 0;
+        QTest::newRow("no _meta")                 << QByteArray("2026-07-28") << QByteArray("server/discover") << QByteArray("-") << discover << QJsonValue(QJsonValue::Undefined) << 400 << int(jsonrpc::InvalidParams);
+        QTest::newRow("no capabilities")          << QByteArray("2026-07-28") << QByteArray("server/discover") << QByteArray("-") << discover << QJsonValue(noCaps) << 400 << int(jsonrpc::InvalidParams);
+        QTest::newRow("unknown method")           << QByteArray("2026-07-28") << QByteArray("ping") << QByteArray("-") << QStringLiteral("ping") << ok << 404 << int(jsonrpc::MethodNotFound);
+        QTest::newRow("legacy method")            << QByteArray("2026-07-28") << QByteArray("resources/list") << QByteArray("-") << QStringLiteral("resources/list") << ok << 404 << int(jsonrpc::MethodNotFound);
+        // clang-format on
+    }
+    void statelessRequestsGetTheSpecsAnswers()
+    {
+        QFETCH(QByteArray, headerVersion);
+        QFETCH(QByteArray, headerMethod);
+        QFETCH(QByteArray, headerName);
+        QFETCH(QString, method);
+        QFETCH(QJsonValue, meta);
+        QFETCH(int, status);
+        QFETCH(int, code);
+        QNetworkRequest r = makeRequest(kReader);
+        if (headerVersion != "-")
+            r.setRawHeader("MCP-Protocol-Version", headerVersion);
+        if (headerMethod != "-")
+            r.setRawHeader("Mcp-Method", headerMethod);
+        if (headerName != "-")
+            r.setRawHeader("Mcp-Name", headerName);
+        QJsonObject params;
+        if (method == QLatin1String("tools/call"))
+            params = {{QStringLiteral("name"), QStringLiteral("read_file")},
+                      {QStringLiteral("arguments"),
+                       QJsonObject{{QStringLiteral("path"), QStringLiteral("a.txt")}}}};
+        if (!meta.isUndefined())
+            params.insert(QStringLiteral("_meta"), meta);
+        const Reply reply = send(r, "POST", rpc(method, params, 4711));
+        QCOMPARE(reply.status, status);
+        QCOMPARE(errorCode(reply), code);
+        if (code) // errors answer the request's id
+            QCOMPARE(reply.json.value(QLatin1String("id")).toInt(), 4711);
+        if (code == jsonrpc::UnsupportedProtocolVersion)
+            QVERIFY(reply.json.value(QLatin1String("error"))
+                        .toObject()
+                        .value(QLatin1String("data"))
+                        .toObject()
+                        .value(QLatin1String("supported"))
+                        .toArray()
+                        .contains(QStringLiteral("2025-11-25")));
+        QVERIFY(!reply.headers.contains("mcp-session-id"));
+        QVERIFY(m_server->sessions().isEmpty());
+    }
+
+    // This revision's cancellation: closing the response stream.
+    void aStatelessCallEndsWhenTheClientHangsUp()
+    {
+        const QString pidFile = m_tmp.filePath(QStringLiteral("ws/hangup.pid"));
+        QNetworkReply *running = m_nam.sendCustomRequest(
+            modernRequest(kWriter, QStringLiteral("tools/call"), QStringLiteral("execute")), "POST",
+            modernRpc(QStringLiteral("tools/call"),
+                      {{QStringLiteral("name"), QStringLiteral("execute")},
+                       {QStringLiteral("arguments"),
+                        QJsonObject{{QStringLiteral("command"),
+                                     QStringLiteral("sleep 300 & echo $! > hangup.pid; wait")}}}}));
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(pidFile) &&
+                                     !elsai::test::readHostFile(pidFile).trimmed().isEmpty(),
+                                 20000);
+        const pid_t child = elsai::test::readHostFile(pidFile).trimmed().toInt();
+        QVERIFY(child > 0 && ::kill(child, 0) == 0);
+        running->abort();
+        running->deleteLater();
+        QTRY_VERIFY_WITH_TIMEOUT(::kill(child, 0) != 0, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_server->runningCalls(QStringLiteral("writer")), 0, 20000);
+    }
+
+    // Ordering, not timing: the command waits for a file written only after the POST was
+    // answered with a task; tasks/get then returns the whole output.
+    void aLongStatelessCallBecomesATask()
+    {
+        m_server->setTaskThreshold(std::chrono::milliseconds(50));
+        const Reply created = send(
+            modernRequest(kWriter, QStringLiteral("tools/call"), QStringLiteral("execute")), "POST",
+            modernRpc(QStringLiteral("tools/call"),
+                      {{QStringLiteral("name"), QStringLiteral("execute")},
+                       {QStringLiteral("arguments"),
+                        QJsonObject{{QStringLiteral("command"),
+                                     QStringLiteral("while [ ! -f http-task-go ]; do sleep "
+                                                    "0.02; done; echo finished")}}}},
+                      envelope(QStringLiteral("2026-07-28"), true)));
+        QCOMPARE(created.status, 200);
+        const QJsonObject task = created.json.value(QLatin1String("result")).toObject();
+        QCOMPARE(task.value(QLatin1String("resultType")).toString(), QStringLiteral("task"));
+        const QString taskId = task.value(QLatin1String("taskId")).toString();
+        auto get = [&](const QString &token) {
+            return send(modernRequest(token, QStringLiteral("tasks/get"), taskId), "POST",
+                        modernRpc(QStringLiteral("tasks/get"), {{QStringLiteral("taskId"), taskId}},
+                                  envelope(QStringLiteral("2026-07-28"), true)));
+        };
+        QCOMPARE(get(kWriter)
+                     .json.value(QLatin1String("result"))
+                     .toObject()
+                     .value(QLatin1String("status"))
+                     .toString(),
+                 QStringLiteral("working"));
+        QCOMPARE(errorCode(get(kReader)), int(jsonrpc::InvalidParams)); // another agent's task
+        m_sandbox->addFiles({{QStringLiteral("http-task-go"), FileSource::text(QString())}});
+        QJsonObject done;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (done = get(kWriter).json.value(QLatin1String("result")).toObject())
+                    .value(QLatin1String("status"))
+                    .toString() == QLatin1String("completed"),
+            20000);
+        QCOMPARE(done.value(QLatin1String("result"))
+                     .toObject()
+                     .value(QLatin1String("content"))
+                     .toArray()
+                     .first()
+                     .toObject()
+                     .value(QLatin1String("text"))
+                     .toString(),
+                 QStringLiteral("finished\n[exit code: 0]"));
+        m_server->setTaskThreshold(McpSession::defaultProgressInterval());
+    }
+
+    void revokingATokenEndsItsStatelessService()
+    {
+        McpHttpServer server(m_sandbox, {{QStringLiteral("temp"), SandboxAttachMode::ReadOnly,
+                                          QStringLiteral("temp-token-0123456789")}});
+        server.listen(QHostAddress::LocalHost, 0);
+        const int attached = int(m_sandbox->attachedAgents().size());
+        QNetworkRequest r(server.url());
+        r.setHeader(QNetworkRequest::ContentTypeHeader, QByteArray("application/json"));
+        r.setRawHeader("Authorization", "Bearer temp-token-0123456789");
+        r.setRawHeader("MCP-Protocol-Version", "2026-07-28");
+        r.setRawHeader("Mcp-Method", "tools/list");
+        QCOMPARE(send(r, "POST", modernRpc(QStringLiteral("tools/list"))).status, 200);
+        QCOMPARE(int(m_sandbox->attachedAgents().size()), attached + 1);
+        server.revokeAgent(QStringLiteral("temp"));
+        QCOMPARE(int(m_sandbox->attachedAgents().size()), attached);
+        QCOMPARE(send(r, "POST", modernRpc(QStringLiteral("tools/list"))).status, 401);
     }
 };
 

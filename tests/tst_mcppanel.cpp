@@ -88,6 +88,24 @@ private Q_SLOTS:
         const QJsonObject config =
             QJsonDocument::fromJson(QGuiApplication::clipboard()->text().toUtf8()).object();
         QVERIFY(QJsonDocument(config).toJson().contains(agent.token.toUtf8()));
+        // A chosen client's configuration: the generator's, each part under its heading.
+        panel.setClientId(QStringLiteral("vscode"));
+        copyHttp->click();
+        const QString vscode = QGuiApplication::clipboard()->text();
+        QVERIFY(vscode.startsWith(QStringLiteral("# .vscode/mcp.json")));
+        QVERIFY(vscode.contains(panel.model()->url().toString()));
+        QVERIFY(vscode.contains(QStringLiteral("${input:elsai-reviewer-token}")));
+        QVERIFY(!vscode.contains(agent.token)); // VS Code asks for it
+        panel.setClientId(QStringLiteral("claude-code"));
+        for (QPushButton *b : panel.findChildren<QPushButton *>()) {
+            if (b->text() == QLatin1String("Copy stdio command"))
+                b->click();
+        }
+        const QString claude = QGuiApplication::clipboard()->text();
+        QVERIFY(claude.contains(QStringLiteral("claude mcp add elsai-reviewer -- ")));
+        QVERIFY(claude.contains(QStringLiteral("--mcp-stdio --mcp-agent reviewer=read_only")));
+        QVERIFY(panel.statusLabel()->text().contains(QStringLiteral("Claude Code")));
+        panel.setClientId(QString());
 
         QCOMPARE(initialize(panel.model()->url(), agent.token), 200);
         QTRY_COMPARE(panel.model()->sessionCount(QStringLiteral("reviewer")), 1);

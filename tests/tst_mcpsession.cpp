@@ -174,12 +174,103 @@ class TestMcpSession : public QObject
         return {};
     }
 
+private:
+    static QJsonObject envelope(const QJsonObject &capabilities = {},
+                                const QString &version = QStringLiteral("2026-07-28"))
+    {
+        return {{QStringLiteral("io.modelcontextprotocol/protocolVersion"), version},
+                {QStringLiteral("io.modelcontextprotocol/clientInfo"),
+                 QJsonObject{{QStringLiteral("name"), QStringLiteral("tst-modern")},
+                             {QStringLiteral("version"), QStringLiteral("2")}}},
+                {QStringLiteral("io.modelcontextprotocol/clientCapabilities"), capabilities}};
+    }
+    static QJsonObject withTasks()
+    {
+        return {{QStringLiteral("extensions"),
+                 QJsonObject{{QStringLiteral("io.modelcontextprotocol/tasks"), QJsonObject{}}}}};
+    }
+    static jsonrpc::Message modern(const QString &method, QJsonObject params,
+                                   const QJsonObject &meta, const QJsonValue &id)
+    {
+        params.insert(QStringLiteral("_meta"), meta);
+        jsonrpc::Message m = request(method, params, 0);
+        m.id = id;
+        return m;
+    }
+    static int errorCode(const QJsonObject &response)
+    {
+        return response.value(QLatin1String("error"))
+            .toObject()
+            .value(QLatin1String("code"))
+            .toInt();
+    }
+    static QJsonObject resultOf(const QJsonObject &response)
+    {
+        return response.value(QLatin1String("result")).toObject();
+    }
+
+    /// A tools/call running under handleSerialized() on another thread, with the transport's
+    /// callbacks collecting what it sends.
+    struct RunningCall
+    {
+        QMutex mutex;
+        QList<QByteArray> responded;
+        QList<QByteArray> notified;
+        QFuture<McpSession::SerializedReply> future;
+        QList<QByteArray> respondedSoFar()
+        {
+            QMutexLocker lock(&mutex);
+            return responded;
+        }
+        QList<QByteArray> notifiedSoFar()
+        {
+            QMutexLocker lock(&mutex);
+            return notified;
+        }
+    };
+    static std::shared_ptr<RunningCall> start(McpSession &s, const jsonrpc::Message &m)
+    {
+        auto run = std::make_shared<RunningCall>();
+        McpSession::CallContext context;
+        context.respond = [run](const QByteArray &b) {
+            QMutexLocker lock(&run->mutex);
+            run->responded.append(b);
+        };
+        context.notify = [run](const QByteArray &b) {
+            QMutexLocker lock(&run->mutex);
+            run->notified.append(b);
+        };
+        run->future =
+            QtConcurrent::run([&s, m, context] { return s.handleSerialized(m, context); });
+        return run;
+    }
+    jsonrpc::Message execute(const QString &command, const QJsonObject &capabilities, int id)
+    {
+        return modern(
+            QStringLiteral("tools/call"),
+            {{QStringLiteral("name"), QStringLiteral("execute")},
+             {QStringLiteral("arguments"), QJsonObject{{QStringLiteral("command"), command}}}},
+            envelope(capabilities), id);
+    }
+    QJsonObject taskGet(McpSession &s, const QString &taskId,
+                        const QString &method = QStringLiteral("tasks/get"))
+    {
+        return *s.handle(modern(method, {{QStringLiteral("taskId"), taskId}}, envelope(withTasks()),
+                                m_nextId++))
+                    .response;
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
+        // No soft return: calls here wait for files the test writes, whenever that is on a
+        // loaded machine (the soft return has its own tests, tst_agenttools).
+        Sandbox::Options options;
+        options.executeSoftReturnSeconds = 0;
         m_sandbox = Sandbox::create(
             QStringLiteral("mcpsession"),
-            std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("ws"))), 600);
+            std::make_shared<LocalSandboxBackend>(m_tmp.filePath(QStringLiteral("ws"))), 600,
+            options);
         m_sandbox->start();
         m_sandbox->addFiles(
             {{QStringLiteral("a.txt"), FileSource::text(QStringLiteral("a\nb\n"))}});
@@ -239,7 +330,7 @@ private Q_SLOTS:
                                          << "2025-03-26";
         QTest::newRow("oldest supported") << "2024-11-05"
                                           << "2024-11-05";
-        // Never an echo: the stateless revision is not implemented, a future date is unknown.
+        // Never an echo: the stateless revision needs no initialize, a future date is unknown.
         QTest::newRow("stateless revision") << "2026-07-28"
                                             << "2025-11-25";
         QTest::newRow("unknown future") << "2099-01-01"
@@ -277,9 +368,9 @@ private Q_SLOTS:
         init(rw);
         init(ro);
         QCOMPARE(toolNames(call(rw, QStringLiteral("tools/list"))),
-                 QStringList({"execute", "list_dir", "read_file", "write_file"}));
+                 elsai::test::sortedSandboxTools(SandboxAttachMode::ReadWrite));
         const QJsonObject list = call(ro, QStringLiteral("tools/list"));
-        QCOMPARE(toolNames(list), QStringList({"list_dir", "read_file"}));
+        QCOMPARE(toolNames(list), elsai::test::sortedSandboxTools(SandboxAttachMode::ReadOnly));
         // Each tool carries the core's schema and description, and hints for clients.
         for (const QJsonValue &t : list.value(QLatin1String("result"))
                                        .toObject()
@@ -297,6 +388,42 @@ private Q_SLOTS:
                         .value(QLatin1String("readOnlyHint"))
                         .toBool());
         }
+    }
+
+    // The core's own hints become the annotations (mkdir creates but never destroys); an
+    // image read_file answers with image content after the text.
+    void toolHintsAndImageContent()
+    {
+        McpSession rw(QStringLiteral("img"),
+                      spec(QStringLiteral("img"), SandboxAttachMode::ReadWrite), m_sandbox);
+        init(rw);
+        QHash<QString, QJsonObject> annotations;
+        for (const QJsonValue &t : call(rw, QStringLiteral("tools/list"))
+                                       .value(QLatin1String("result"))
+                                       .toObject()
+                                       .value(QLatin1String("tools"))
+                                       .toArray())
+            annotations.insert(t.toObject().value(QLatin1String("name")).toString(),
+                               t.toObject().value(QLatin1String("annotations")).toObject());
+        QCOMPARE(annotations.value("grep").value("readOnlyHint").toBool(), true);
+        QCOMPARE(annotations.value("mkdir").value("readOnlyHint").toBool(), false);
+        QCOMPARE(annotations.value("mkdir").value("destructiveHint").toBool(), false);
+        QCOMPARE(annotations.value("mkdir").value("idempotentHint").toBool(), true);
+        QCOMPARE(annotations.value("edit_file").value("destructiveHint").toBool(), true);
+        QCOMPARE(annotations.value("edit_file").value("idempotentHint").toBool(), false);
+        const QByteArray gif("GIF89a\x01\x00\x01\x00\x00\x00\x00;", 14);
+        m_sandbox->addFiles({{QStringLiteral("dot.gif"), FileSource::bytes(gif)}});
+        const QJsonObject r = tool(rw, QStringLiteral("read_file"),
+                                   {{QStringLiteral("path"), QStringLiteral("dot.gif")}});
+        const QJsonArray content = r.value(QLatin1String("content")).toArray();
+        QCOMPARE(content.size(), 2);
+        QCOMPARE(text(r), QStringLiteral("[image/gif image, 14 bytes]"));
+        QCOMPARE(content.at(1).toObject().value("type").toString(), QStringLiteral("image"));
+        QCOMPARE(content.at(1).toObject().value("mimeType").toString(),
+                 QStringLiteral("image/gif"));
+        QCOMPARE(
+            QByteArray::fromBase64(content.at(1).toObject().value("data").toString().toLatin1()),
+            gif);
     }
 
     // Every tools/call has one audit record, also the ones refused before the agent runs them
@@ -582,7 +709,7 @@ private Q_SLOTS:
         // A tool execution error (the model can correct it), not a protocol error.
         QVERIFY(r.value(QLatin1String("isError")).toBool());
         QCOMPARE(text(r), QStringLiteral("ValueError: execute: unknown arguments 'cmd', "
-                                         "'timeout_s'; it takes command, cwd"));
+                                         "'timeout_s'; it takes command, cwd, timeout"));
         QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("ws/ran.txt"))));
         const QJsonObject ro =
             tool(rw, QStringLiteral("read_file"),
@@ -609,7 +736,8 @@ private Q_SLOTS:
             QCOMPARE(schema.value(QLatin1String("type")).toString(), QStringLiteral("object"));
             schemas.insert(name, schema);
         }
-        QCOMPARE(schemas.size(), 4);
+        QCOMPARE(schemas.size(),
+                 SandboxPlugin::toolNames(SandboxAttachMode::ReadWrite, true).size());
         const QList<std::pair<QString, QJsonObject>> calls{
             {QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("echo hi")}}},
             {QStringLiteral("execute"), {{QStringLiteral("command"), QStringLiteral("exit 3")}}},
@@ -622,6 +750,31 @@ private Q_SLOTS:
               {QStringLiteral("content"), QStringLiteral("x")}}},
             {QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral(".")}}},
             {QStringLiteral("list_dir"), {{QStringLiteral("path"), QStringLiteral("../..")}}},
+            {QStringLiteral("execute"),
+             {{QStringLiteral("command"), QStringLiteral("true")}, {QStringLiteral("timeout"), 5}}},
+            {QStringLiteral("grep"), {{QStringLiteral("pattern"), QStringLiteral(".")}}},
+            {QStringLiteral("grep"),
+             {{QStringLiteral("pattern"), QStringLiteral(".")},
+              {QStringLiteral("output"), "count"}}},
+            {QStringLiteral("glob"), {{QStringLiteral("pattern"), QStringLiteral("*")}}},
+            {QStringLiteral("tree"), {}},
+            {QStringLiteral("stat"), {{QStringLiteral("path"), QStringLiteral("a.txt")}}},
+            {QStringLiteral("stat"), {{QStringLiteral("path"), QStringLiteral(".")}}},
+            {QStringLiteral("stat"), {{QStringLiteral("path"), QStringLiteral("missing")}}},
+            {QStringLiteral("read_many"),
+             {{QStringLiteral("paths"),
+               QJsonArray{QStringLiteral("a.txt"), QStringLiteral("no")}}}},
+            {QStringLiteral("edit_file"),
+             {{QStringLiteral("path"), QStringLiteral("schema.txt")},
+              {QStringLiteral("old_string"), QStringLiteral("x")},
+              {QStringLiteral("new_string"), QStringLiteral("y")},
+              {QStringLiteral("dry_run"), true}}},
+            {QStringLiteral("mkdir"), {{QStringLiteral("path"), QStringLiteral("schema-dir")}}},
+            {QStringLiteral("move"),
+             {{QStringLiteral("source"), QStringLiteral("schema-dir")},
+              {QStringLiteral("destination"), QStringLiteral("schema-dir2")}}},
+            {QStringLiteral("delete"), {{QStringLiteral("path"), QStringLiteral("schema-dir2")}}},
+            {QStringLiteral("process_list"), {}},
         };
         for (const auto &[name, args] : calls) {
             const QJsonObject r = tool(rw, name, args);
@@ -630,6 +783,23 @@ private Q_SLOTS:
             QVERIFY2(mismatch.isEmpty(),
                      qPrintable(name + QLatin1String(": ") + mismatch + QLatin1Char(' ') +
                                 QJsonDocument(structured).toJson(QJsonDocument::Compact)));
+        }
+        // the process tools, on a process of this call's own
+        const QJsonObject started = tool(rw, QStringLiteral("process_start"),
+                                         {{QStringLiteral("command"), QStringLiteral("echo bg")}});
+        QVERIFY(schemaMismatch(schemas.value(QStringLiteral("process_start")),
+                               started.value(QLatin1String("structuredContent")).toObject())
+                    .isEmpty());
+        const QString id = started.value(QLatin1String("structuredContent"))
+                               .toObject()
+                               .value(QLatin1String("process_id"))
+                               .toString();
+        for (const QString &name :
+             {QStringLiteral("process_output"), QStringLiteral("process_stop")}) {
+            const QJsonObject r = tool(rw, name, {{QStringLiteral("process_id"), id}});
+            const QJsonObject structured = r.value(QLatin1String("structuredContent")).toObject();
+            QVERIFY2(schemaMismatch(schemas.value(name), structured).isEmpty(),
+                     qPrintable(name + QJsonDocument(structured).toJson(QJsonDocument::Compact)));
         }
         // The check itself refuses what does not match.
         QVERIFY(!schemaMismatch(schemas.value(QStringLiteral("execute")),
@@ -847,6 +1017,295 @@ private Q_SLOTS:
         note.kind = jsonrpc::Message::Kind::Notification;
         note.method = QStringLiteral("notifications/initialized");
         QVERIFY(s.handleSerialized(note).bytes.isEmpty());
+    }
+
+    // --- The stateless revision (2026-07-28) ---------------------------------------------
+
+    void statelessRequestsNeedNoInitialize()
+    {
+        const int attachedBefore = int(m_sandbox->attachedAgents().size());
+        McpSession s(QStringLiteral("m"),
+                     spec(QStringLiteral("modern"), SandboxAttachMode::ReadOnly), m_sandbox);
+        const QJsonObject discover = resultOf(
+            *s.handle(modern(QStringLiteral("server/discover"), {}, envelope(), 1)).response);
+        QCOMPARE(discover.value(QLatin1String("resultType")).toString(),
+                 QStringLiteral("complete"));
+        const QJsonArray versions = discover.value(QLatin1String("supportedVersions")).toArray();
+        QCOMPARE(versions.first().toString(), QStringLiteral("2026-07-28"));
+        QVERIFY(versions.contains(QStringLiteral("2025-11-25")));
+        QVERIFY(discover.value(QLatin1String("capabilities"))
+                    .toObject()
+                    .value(QLatin1String("extensions"))
+                    .toObject()
+                    .contains(QLatin1String("io.modelcontextprotocol/tasks")));
+        QCOMPARE(discover.value(QLatin1String("_meta"))
+                     .toObject()
+                     .value(QLatin1String("io.modelcontextprotocol/serverInfo"))
+                     .toObject()
+                     .value(QLatin1String("name"))
+                     .toString(),
+                 QStringLiteral("elsai-workbench"));
+        QCOMPARE(discover.value(QLatin1String("cacheScope")).toString(), QStringLiteral("private"));
+        QVERIFY(s.isInitialized()); // the agent attached on the first request
+        QCOMPARE(int(m_sandbox->attachedAgents().size()), attachedBefore + 1);
+
+        const QJsonObject list =
+            resultOf(*s.handle(modern(QStringLiteral("tools/list"), {}, envelope(), 2)).response);
+        QCOMPARE(toolNames({{QStringLiteral("result"), list}}),
+                 QStringList({QStringLiteral("list_dir"), QStringLiteral("read_file")}));
+        QVERIFY(list.value(QLatin1String("ttlMs")).toInt() > 0);
+        QCOMPARE(list.value(QLatin1String("resultType")).toString(), QStringLiteral("complete"));
+
+        const QJsonObject read = resultOf(
+            *s.handle(modern(QStringLiteral("tools/call"),
+                             {{QStringLiteral("name"), QStringLiteral("read_file")},
+                              {QStringLiteral("arguments"),
+                               QJsonObject{{QStringLiteral("path"), QStringLiteral("a.txt")}}}},
+                             envelope(), 3))
+                 .response);
+        QCOMPARE(text(read), QStringLiteral("a\nb\n"));
+        QCOMPARE(read.value(QLatin1String("resultType")).toString(), QStringLiteral("complete"));
+        // More requests, one agent: still one attachment; ping is not part of the revision.
+        QCOMPARE(errorCode(*s.handle(modern(QStringLiteral("ping"), {}, envelope(), 4)).response),
+                 int(jsonrpc::MethodNotFound));
+        QCOMPARE(int(m_sandbox->attachedAgents().size()), attachedBefore + 1);
+        // The same session takes a legacy handshake too (stdio serves both eras).
+        QCOMPARE(init(s)
+                     .value(QLatin1String("result"))
+                     .toObject()
+                     .value(QLatin1String("protocolVersion"))
+                     .toString(),
+                 QStringLiteral("2025-06-18"));
+        s.close();
+        QCOMPARE(int(m_sandbox->attachedAgents().size()), attachedBefore);
+    }
+
+    void statelessEnvelopeIsChecked_data()
+    {
+        QTest::addColumn<QJsonValue>("meta");
+        QTest::addColumn<int>("code");
+        const QJsonObject ok = envelope();
+        QJsonObject noCaps = ok;
+        noCaps.remove(QStringLiteral("io.modelcontextprotocol/clientCapabilities"));
+        QJsonObject badInfo = ok;
+        badInfo.insert(QStringLiteral("io.modelcontextprotocol/clientInfo"), QStringLiteral("me"));
+        QJsonObject noInfo = ok;
+        noInfo.remove(QStringLiteral("io.modelcontextprotocol/clientInfo"));
+        QJsonObject numericVersion = ok;
+        numericVersion.insert(QStringLiteral("io.modelcontextprotocol/protocolVersion"), 2026);
+        // clang-format off
+        QTest::newRow("complete")              << QJsonValue(ok) << 0;
+        QTest::newRow("clientInfo is optional") << QJsonValue(noInfo) << 0;
+        QTest::newRow("no capabilities")       << QJsonValue(noCaps) << int(jsonrpc::InvalidParams);
+        QTest::newRow("clientInfo not object") << QJsonValue(badInfo) << int(jsonrpc::InvalidParams);
+        QTest::newRow("version not a string")  << QJsonValue(numericVersion) << int(jsonrpc::InvalidParams);
+        QTest::newRow("unknown future")        << QJsonValue(envelope({}, QStringLiteral("2099-01-01"))) << int(jsonrpc::UnsupportedProtocolVersion);
+        QTest::newRow("not a date")            << QJsonValue(envelope({}, QStringLiteral("v999.0.0"))) << int(jsonrpc::UnsupportedProtocolVersion);
+        // A session-based version in a stateless request: served only after initialize.
+        QTest::newRow("legacy version")        << QJsonValue(envelope({}, QStringLiteral("2025-11-25"))) << int(jsonrpc::UnsupportedProtocolVersion);
+        // clang-format on
+    }
+    void statelessEnvelopeIsChecked()
+    {
+        QFETCH(QJsonValue, meta);
+        QFETCH(int, code);
+        McpSession s(QStringLiteral("e"), spec(QStringLiteral("env"), SandboxAttachMode::ReadOnly),
+                     m_sandbox);
+        jsonrpc::Message m =
+            request(QStringLiteral("server/discover"), {{QStringLiteral("_meta"), meta}}, 77);
+        const QJsonObject response = *s.handle(m).response;
+        QCOMPARE(errorCode(response), code);
+        QCOMPARE(response.value(QLatin1String("id")).toInt(), 77);
+        if (code == jsonrpc::UnsupportedProtocolVersion) {
+            const QJsonObject data = response.value(QLatin1String("error"))
+                                         .toObject()
+                                         .value(QLatin1String("data"))
+                                         .toObject();
+            QCOMPARE(
+                data.value(QLatin1String("requested")),
+                meta.toObject().value(QLatin1String("io.modelcontextprotocol/protocolVersion")));
+            QVERIFY(data.value(QLatin1String("supported"))
+                        .toArray()
+                        .contains(QStringLiteral("2026-07-28")));
+        }
+    }
+
+    // Ordering, not timing: the command waits for a file the test writes only after the call
+    // was answered with a task; the task then completes with the command's whole output.
+    void aLongCallBecomesATask()
+    {
+        McpSession s(QStringLiteral("t"),
+                     spec(QStringLiteral("tasker"), SandboxAttachMode::ReadWrite), m_sandbox);
+        s.setTaskThreshold(std::chrono::milliseconds(50));
+        const QString go = m_tmp.filePath(QStringLiteral("ws/task-go"));
+        auto run = start(
+            s, execute(QStringLiteral(
+                           "echo started; while [ ! -f task-go ]; do sleep 0.02; done; echo went"),
+                       withTasks(), 501));
+        QTRY_COMPARE_WITH_TIMEOUT(run->respondedSoFar().size(), 1, 20000);
+        const QJsonObject created = QJsonDocument::fromJson(run->respondedSoFar().first()).object();
+        QCOMPARE(created.value(QLatin1String("id")).toInt(), 501);
+        const QJsonObject task = resultOf(created);
+        QCOMPARE(task.value(QLatin1String("resultType")).toString(), QStringLiteral("task"));
+        QCOMPARE(task.value(QLatin1String("status")).toString(), QStringLiteral("working"));
+        const QString taskId = task.value(QLatin1String("taskId")).toString();
+        QCOMPARE(taskId.size(), 32); // 128 random bits
+        QVERIFY(task.value(QLatin1String("pollIntervalMs")).toInt() == 50);
+        QVERIFY(task.contains(QLatin1String("createdAt")) && task.contains(QLatin1String("ttlMs")));
+        // Readable while it works; another agent cannot see it.
+        QCOMPARE(resultOf(taskGet(s, taskId)).value(QLatin1String("status")).toString(),
+                 QStringLiteral("working"));
+        McpSession other(QStringLiteral("o"),
+                         spec(QStringLiteral("other"), SandboxAttachMode::ReadWrite), m_sandbox);
+        QCOMPARE(errorCode(taskGet(other, taskId)), int(jsonrpc::InvalidParams));
+        // notifications/cancelled names requests, not tasks: the task runs on.
+        jsonrpc::Message cancel;
+        cancel.kind = jsonrpc::Message::Kind::Notification;
+        cancel.method = QStringLiteral("notifications/cancelled");
+        cancel.params = {{QStringLiteral("requestId"), 501}};
+        s.handle(cancel);
+        QVERIFY(QFile(go).open(QIODevice::WriteOnly));
+        run->future.waitForFinished();
+        QVERIFY(run->future.result().answered);
+        QVERIFY(run->future.result().bytes.isEmpty());
+        QJsonObject done;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (done = resultOf(taskGet(s, taskId))).value(QLatin1String("status")).toString() ==
+                QLatin1String("completed"),
+            20000);
+        QCOMPARE(done.value(QLatin1String("resultType")).toString(), QStringLiteral("complete"));
+        const QJsonObject result = done.value(QLatin1String("result")).toObject();
+        QCOMPARE(text(result), QStringLiteral("started\nwent\n[exit code: 0]"));
+        QCOMPARE(result.value(QLatin1String("structuredContent"))
+                     .toObject()
+                     .value(QLatin1String("exit_code"))
+                     .toInt(),
+                 0);
+        // Progress notifications, had they been asked for, stop with the answer: none here.
+        QVERIFY(run->notifiedSoFar().isEmpty());
+        // tasks/update is acknowledged (nothing is ever asked of the client); unknown ids are not.
+        QCOMPARE(resultOf(taskGet(s, taskId, QStringLiteral("tasks/update")))
+                     .value(QLatin1String("resultType"))
+                     .toString(),
+                 QStringLiteral("complete"));
+        QCOMPARE(errorCode(taskGet(s, QStringLiteral("nope"))), int(jsonrpc::InvalidParams));
+        QCOMPARE(errorCode(taskGet(s, QStringLiteral("nope"), QStringLiteral("tasks/cancel"))),
+                 int(jsonrpc::InvalidParams));
+    }
+
+    void quickCallsAndClientsWithoutTasksGetTheResult_data()
+    {
+        QTest::addColumn<bool>("declaresTasks");
+        QTest::addColumn<int>("thresholdMs");
+        QTest::newRow("tasks declared, quick call") << true << 600000;
+        QTest::newRow("tasks not declared, long call") << false << 1;
+    }
+    void quickCallsAndClientsWithoutTasksGetTheResult()
+    {
+        QFETCH(bool, declaresTasks);
+        QFETCH(int, thresholdMs);
+        McpSession s(QStringLiteral("q"),
+                     spec(QStringLiteral("quick"), SandboxAttachMode::ReadWrite), m_sandbox);
+        s.setTaskThreshold(std::chrono::milliseconds(thresholdMs));
+        // 0.2 s outlives the 1 ms threshold by far; 600 s is never reached.
+        auto run = start(s, execute(QStringLiteral("sleep 0.2; echo fine"),
+                                    declaresTasks ? withTasks() : QJsonObject{}, 502));
+        run->future.waitForFinished();
+        const McpSession::SerializedReply reply = run->future.result();
+        QVERIFY(!reply.answered);
+        QVERIFY(run->respondedSoFar().isEmpty());
+        const QJsonObject result = resultOf(QJsonDocument::fromJson(reply.bytes).object());
+        QCOMPARE(result.value(QLatin1String("resultType")).toString(), QStringLiteral("complete"));
+        QCOMPARE(text(result), QStringLiteral("fine\n[exit code: 0]"));
+        QCOMPARE(s.tasks().size(), 0);
+    }
+
+    void tasksCancelKillsTheCommand()
+    {
+        McpSession s(QStringLiteral("tc"),
+                     spec(QStringLiteral("taskcancel"), SandboxAttachMode::ReadWrite), m_sandbox);
+        s.setTaskThreshold(std::chrono::milliseconds(20));
+        const QString pidFile = m_tmp.filePath(QStringLiteral("ws/task.pid"));
+        auto run = start(
+            s, execute(QStringLiteral("sleep 300 & echo $! > task.pid; wait"), withTasks(), 503));
+        QTRY_VERIFY_WITH_TIMEOUT(run->respondedSoFar().size() == 1 && QFile::exists(pidFile) &&
+                                     !readHostFile(pidFile).trimmed().isEmpty(),
+                                 20000);
+        const pid_t child = readHostFile(pidFile).trimmed().toInt();
+        const QString taskId =
+            resultOf(QJsonDocument::fromJson(run->respondedSoFar().first()).object())
+                .value(QLatin1String("taskId"))
+                .toString();
+        QCOMPARE(resultOf(taskGet(s, taskId, QStringLiteral("tasks/cancel")))
+                     .value(QLatin1String("resultType"))
+                     .toString(),
+                 QStringLiteral("complete"));
+        run->future.waitForFinished();
+        QTRY_VERIFY_WITH_TIMEOUT(::kill(child, 0) != 0, 10000);
+        const QJsonObject task = resultOf(taskGet(s, taskId));
+        QCOMPARE(task.value(QLatin1String("status")).toString(), QStringLiteral("cancelled"));
+        QVERIFY(!task.contains(QLatin1String("result")));
+    }
+
+    // subscriptions/listen: the acknowledgement first, then a notifications/tasks with the
+    // whole task when it ends; unknown ids are left out of the acknowledgement.
+    void listenReportsTaskStatus()
+    {
+        McpSession s(QStringLiteral("l"),
+                     spec(QStringLiteral("listener"), SandboxAttachMode::ReadWrite), m_sandbox);
+        s.setTaskThreshold(std::chrono::milliseconds(20));
+        auto run = start(
+            s, execute(QStringLiteral("while [ ! -f listen-go ]; do sleep 0.02; done; echo heard"),
+                       withTasks(), 504));
+        QTRY_COMPARE_WITH_TIMEOUT(run->respondedSoFar().size(), 1, 20000);
+        const QString taskId =
+            resultOf(QJsonDocument::fromJson(run->respondedSoFar().first()).object())
+                .value(QLatin1String("taskId"))
+                .toString();
+        auto listen =
+            start(s, modern(QStringLiteral("subscriptions/listen"),
+                            {{QStringLiteral("notifications"),
+                              QJsonObject{{QStringLiteral("taskIds"),
+                                           QJsonArray{taskId, QStringLiteral("unknown")}}}}},
+                            envelope(withTasks()), QStringLiteral("sub-1")));
+        listen->future.waitForFinished();
+        QVERIFY(listen->future.result().keepOpen);
+        QVERIFY(listen->future.result().bytes.isEmpty());
+        QCOMPARE(listen->notifiedSoFar().size(), 1);
+        const QJsonObject ack = QJsonDocument::fromJson(listen->notifiedSoFar().first()).object();
+        QCOMPARE(ack.value(QLatin1String("method")).toString(),
+                 QStringLiteral("notifications/subscriptions/acknowledged"));
+        const QJsonObject ackParams = ack.value(QLatin1String("params")).toObject();
+        QCOMPARE(ackParams.value(QLatin1String("notifications"))
+                     .toObject()
+                     .value(QLatin1String("taskIds"))
+                     .toArray(),
+                 QJsonArray{taskId});
+        QCOMPARE(ackParams.value(QLatin1String("_meta"))
+                     .toObject()
+                     .value(QLatin1String("io.modelcontextprotocol/subscriptionId"))
+                     .toString(),
+                 QStringLiteral("sub-1"));
+        QVERIFY(QFile(m_tmp.filePath(QStringLiteral("ws/listen-go"))).open(QIODevice::WriteOnly));
+        QTRY_COMPARE_WITH_TIMEOUT(listen->notifiedSoFar().size(), 2, 20000);
+        const QJsonObject status = QJsonDocument::fromJson(listen->notifiedSoFar().at(1)).object();
+        QCOMPARE(status.value(QLatin1String("method")).toString(),
+                 QStringLiteral("notifications/tasks"));
+        const QJsonObject params = status.value(QLatin1String("params")).toObject();
+        QCOMPARE(params.value(QLatin1String("taskId")).toString(), taskId);
+        QCOMPARE(params.value(QLatin1String("status")).toString(), QStringLiteral("completed"));
+        QCOMPARE(text(params.value(QLatin1String("result")).toObject()),
+                 QStringLiteral("heard\n[exit code: 0]"));
+        // Without the extension declared, task status cannot be asked for.
+        QCOMPARE(
+            errorCode(
+                *s.handle(modern(QStringLiteral("subscriptions/listen"),
+                                 {{QStringLiteral("notifications"),
+                                   QJsonObject{{QStringLiteral("taskIds"), QJsonArray{taskId}}}}},
+                                 envelope(), 9))
+                     .response),
+            int(jsonrpc::MissingRequiredClientCapability));
+        run->future.waitForFinished();
     }
 };
 

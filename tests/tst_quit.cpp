@@ -16,6 +16,7 @@
 #include "mcpservermodel.h"
 #include "planrunner.h"
 #include "sandboxcontroller.h"
+#include "testutil.h"
 
 #include <QApplication>
 #include <QDir>
@@ -231,42 +232,9 @@ int runChild(int argc, char **argv, const QString &root, const QString &tag)
 }
 
 /// Live processes whose command line holds `sleep <tag>` (zombies have none).
-QList<int> sleepers(const QString &tag)
+QList<pid_t> sleepers(const QString &tag)
 {
-    const QByteArray needle = QByteArray("sleep\0", 6) + tag.toUtf8();
-    QList<int> found;
-    const QStringList pids = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
-    for (const QString &pid : pids) {
-        if (pid.isEmpty() || !pid.at(0).isDigit())
-            continue;
-        QFile file(QStringLiteral("/proc/%1/cmdline").arg(pid));
-        if (file.open(QIODevice::ReadOnly) && file.readAll().contains(needle))
-            found.append(pid.toInt());
-    }
-    return found;
-}
-
-/// Live (not zombie) processes whose parent is `parent`.
-QList<int> liveChildrenOf(int parent)
-{
-    QList<int> found;
-    const QStringList pids = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
-    for (const QString &pid : pids) {
-        if (pid.isEmpty() || !pid.at(0).isDigit())
-            continue;
-        QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
-        if (!stat.open(QIODevice::ReadOnly))
-            continue;
-        const QByteArray s = stat.readAll();
-        const qsizetype close = s.lastIndexOf(')');
-        if (close < 0)
-            continue;
-        const QList<QByteArray> fields = s.mid(close + 2).split(' ');
-        if (fields.size() > 1 && fields.at(0) != "Z" && fields.at(0) != "X" &&
-            fields.at(1).toInt() == parent)
-            found.append(pid.toInt());
-    }
-    return found;
+    return test::processesWith({QByteArray("sleep\0", 6) + tag.toUtf8()});
 }
 
 } // namespace
@@ -316,11 +284,11 @@ private Q_SLOTS:
         // Nothing it started survives: no sleeper of ours, no orphan re-parented to us.
         QElapsedTimer gone;
         gone.start();
-        while ((!sleepers(tag).isEmpty() || !liveChildrenOf(::getpid()).isEmpty()) &&
+        while ((!sleepers(tag).isEmpty() || !test::liveChildrenOf(::getpid()).isEmpty()) &&
                !gone.hasExpired(15000))
             QThread::msleep(50);
-        QCOMPARE(sleepers(tag), QList<int>());
-        QCOMPARE(liveChildrenOf(::getpid()), QList<int>());
+        QCOMPARE(sleepers(tag), QList<pid_t>());
+        QCOMPARE(test::liveChildrenOf(::getpid()), QList<pid_t>());
     }
 };
 

@@ -385,6 +385,58 @@ private Q_SLOTS:
         s->stop(false);
     }
 
+    // add_files from a host path and download_files to a host path, where the host file IS
+    // the workspace file (the local backend's workspace is a host folder): whatever the
+    // spelling, the file keeps its bytes — each reads the whole source before the atomic write.
+    void copyOntoItselfKeepsTheFile_data()
+    {
+        QTest::addColumn<QString>("operation"); // add, download
+        QTest::addColumn<QString>("spelling");  // how the host path names the workspace file
+        for (const char *op : {"add", "download"}) {
+            for (const char *spelling : {"same path", "./ and //", "folder link", "hard link"})
+                QTest::addRow("%s, %s", op, spelling)
+                    << QString::fromLatin1(op) << QString::fromLatin1(spelling);
+        }
+    }
+
+    void copyOntoItselfKeepsTheFile()
+    {
+        QFETCH(QString, operation);
+        QFETCH(QString, spelling);
+        auto s = make(QStringLiteral("onto-itself"));
+        s->start();
+        auto stop = qScopeGuard([&] { s->stop(false); });
+        const QByteArray bytes("the only copy\n");
+        s->addFiles({{QStringLiteral("sub/f.txt"), FileSource::bytes(bytes)}});
+        const QString root = s->backend()->hostFolder();
+        QString host = root + QStringLiteral("/sub/f.txt");
+        if (spelling == u"./ and //") {
+            host = root + QStringLiteral("/./sub//f.txt");
+        } else if (spelling == u"folder link") {
+            const QString link = m_tmp.filePath(QStringLiteral("link-%1").arg(++m_counter));
+            QVERIFY(QFile::link(root + QStringLiteral("/sub"), link));
+            host = link + QStringLiteral("/f.txt");
+        } else if (spelling == u"hard link") {
+            host = m_tmp.filePath(QStringLiteral("hard-%1").arg(++m_counter));
+            QCOMPARE(::link(QFile::encodeName(root + QStringLiteral("/sub/f.txt")).constData(),
+                            QFile::encodeName(host).constData()),
+                     0);
+        }
+        if (operation == u"add") {
+            QCOMPARE(s->addFiles({{QStringLiteral("sub/f.txt"), FileSource::hostPath(host)}}),
+                     QStringList{QStringLiteral("sub/f.txt")});
+        } else if (spelling == u"folder link") {
+            // the engine never writes beneath a host folder that is a link (SECURITY.md)
+            QVERIFY_THROWS_EXCEPTION(PermissionError,
+                                     s->downloadFiles({{QStringLiteral("sub/f.txt"), host}}));
+        } else {
+            QCOMPARE(s->downloadFiles({{QStringLiteral("sub/f.txt"), host}}),
+                     QStringList{QStringLiteral("sub/f.txt")});
+        }
+        QCOMPARE(s->readFileBytes(QStringLiteral("sub/f.txt")), bytes);
+        QCOMPARE(readHostFile(host), bytes);
+    }
+
     void hostReadFileMemory_data()
     {
         QTest::addColumn<bool>("asText");
@@ -534,13 +586,10 @@ private Q_SLOTS:
         QCOMPARE(a->attachedSandbox(), s);
         QVERIFY(a->attachMode() == SandboxAttachMode::ReadWrite);
         QCOMPARE(a->sandboxWorkspaceId(), std::optional<QString>(QStringLiteral("attach")));
-        QCOMPARE(a->tools().names(),
-                 (QStringList{QStringLiteral("execute"), QStringLiteral("list_dir"),
-                              QStringLiteral("read_file"), QStringLiteral("write_file")}));
+        QCOMPARE(a->tools().names(), elsai::test::sortedSandboxTools(SandboxAttachMode::ReadWrite));
         // Attaching again changes the mode and the tools.
         s->attach(a, SandboxAttachMode::ReadOnly);
-        QCOMPARE(a->tools().names(),
-                 (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")}));
+        QCOMPARE(a->tools().names(), elsai::test::sortedSandboxTools(SandboxAttachMode::ReadOnly));
         QCOMPARE(s->attachedAgents().size(), 1);
         QVERIFY(s->attachedAgents().first().mode == SandboxAttachMode::ReadOnly);
         QCOMPARE(audit.named(QStringLiteral("attach"))
@@ -615,9 +664,13 @@ private Q_SLOTS:
         s->start();
         const AgentPtr a = Agent::create(QStringLiteral("a"));
         s->attach(a);
-        QCOMPARE(a->tools().names(),
-                 (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file"),
-                              QStringLiteral("write_file")}));
+        // every file tool, no execute and no background processes
+        QStringList expected = SandboxPlugin::toolNames(SandboxAttachMode::ReadWrite, false);
+        expected.sort();
+        QCOMPARE(a->tools().names(), expected);
+        QVERIFY(!expected.contains(QStringLiteral("execute")) &&
+                !expected.contains(QStringLiteral("process_start")) &&
+                expected.contains(QStringLiteral("grep")));
         s->stop(false);
     }
 

@@ -194,7 +194,7 @@ private Q_SLOTS:
             c.agentsModel()->rowOf(QStringLiteral("agents"), QStringLiteral("reviewer"));
         QCOMPARE(c.agentsModel()->agent(row).mode, QStringLiteral("read_only"));
         QCOMPARE(c.agentsModel()->agent(row).tools,
-                 (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")}));
+                 elsai::test::sortedSandboxTools(SandboxAttachMode::ReadOnly));
         c.changeAgentMode(QStringLiteral("agents"), QStringLiteral("reviewer"),
                           SandboxAttachMode::ReadWrite)
             .waitForFinished();

@@ -69,14 +69,26 @@ private Q_SLOTS:
 
     void toolSetsPerMode()
     {
+        // the spec's four first, then the coding-agent tools (tst_agenttools covers them)
+        const QStringList reads{QStringLiteral("grep"), QStringLiteral("glob"),
+                                QStringLiteral("read_many"), QStringLiteral("stat"),
+                                QStringLiteral("tree")};
+        const QStringList writes{QStringLiteral("edit_file"), QStringLiteral("move"),
+                                 QStringLiteral("delete"), QStringLiteral("mkdir")};
+        const QStringList processes{QStringLiteral("process_start"), QStringLiteral("process_list"),
+                                    QStringLiteral("process_output"),
+                                    QStringLiteral("process_input"),
+                                    QStringLiteral("process_stop")};
         QCOMPARE(SandboxPlugin::toolNames(SandboxAttachMode::ReadWrite, true),
-                 (QStringList{QStringLiteral("execute"), QStringLiteral("read_file"),
-                              QStringLiteral("write_file"), QStringLiteral("list_dir")}));
+                 QStringList({QStringLiteral("execute"), QStringLiteral("read_file"),
+                              QStringLiteral("write_file"), QStringLiteral("list_dir")}) +
+                     reads + writes + processes);
         QCOMPARE(SandboxPlugin::toolNames(SandboxAttachMode::ReadWrite, false),
-                 (QStringList{QStringLiteral("read_file"), QStringLiteral("write_file"),
-                              QStringLiteral("list_dir")}));
+                 QStringList({QStringLiteral("read_file"), QStringLiteral("write_file"),
+                              QStringLiteral("list_dir")}) +
+                     reads + writes);
         QCOMPARE(SandboxPlugin::toolNames(SandboxAttachMode::ReadOnly, true),
-                 (QStringList{QStringLiteral("read_file"), QStringLiteral("list_dir")}));
+                 QStringList({QStringLiteral("read_file"), QStringLiteral("list_dir")}) + reads);
     }
 
     void schemasDescribeTheSpecParameters()
@@ -99,14 +111,16 @@ private Q_SLOTS:
                 r.append(v.toString());
             return r;
         };
+        // the spec's two, and the per-call timeout extension
         QCOMPARE(keys(QStringLiteral("execute")),
-                 (QStringList{QStringLiteral("command"), QStringLiteral("cwd")}));
+                 (QStringList{QStringLiteral("command"), QStringLiteral("cwd"),
+                              QStringLiteral("timeout")}));
         QCOMPARE(required(QStringLiteral("execute")), QStringList{QStringLiteral("command")});
-        // the spec's three, and the byte range extension (byte_offset, max_bytes)
+        // the spec's three, the byte range extension (byte_offset, max_bytes), line numbers
         QCOMPARE(keys(QStringLiteral("read_file")),
                  (QStringList{QStringLiteral("byte_offset"), QStringLiteral("limit"),
-                              QStringLiteral("max_bytes"), QStringLiteral("offset"),
-                              QStringLiteral("path")}));
+                              QStringLiteral("line_numbers"), QStringLiteral("max_bytes"),
+                              QStringLiteral("offset"), QStringLiteral("path")}));
         QCOMPARE(required(QStringLiteral("read_file")), QStringList{QStringLiteral("path")});
         QCOMPARE(props(QStringLiteral("read_file"))
                      .value(QStringLiteral("properties"))
@@ -477,7 +491,8 @@ private Q_SLOTS:
             QVERIFY(e.message().startsWith(
                 QStringLiteral("read_file: unknown arguments 'extra0000', 'extra0001'")));
             QVERIFY(e.message().contains(QStringLiteral("…; it takes byte_offset, limit, "
-                                                        "max_bytes, offset, path")));
+                                                        "line_numbers, max_bytes, offset, "
+                                                        "path")));
             QVERIFY(e.message().size() < 400);
         }
     }
@@ -774,9 +789,11 @@ private Q_SLOTS:
         SandboxPlugin::registerTools(*a, SandboxAttachMode::ReadWrite, true);
         SandboxPlugin::registerTools(*a, SandboxAttachMode::ReadOnly, true);
         QCOMPARE(a->tools().names(),
-                 (QStringList{QStringLiteral("custom"), QStringLiteral("list_dir"),
-                              QStringLiteral("read_file")}));
-        QCOMPARE(SandboxPlugin::unregisterTools(*a).size(), 2);
+                 (QStringList{QStringLiteral("custom"), QStringLiteral("glob"),
+                              QStringLiteral("grep"), QStringLiteral("list_dir"),
+                              QStringLiteral("read_file"), QStringLiteral("read_many"),
+                              QStringLiteral("stat"), QStringLiteral("tree")}));
+        QCOMPARE(SandboxPlugin::unregisterTools(*a).size(), 7);
         QCOMPARE(a->tools().names(), QStringList{QStringLiteral("custom")});
     }
 };

@@ -99,6 +99,11 @@ QString errorType(const QJsonObject &r)
     return r.value(QLatin1String("error")).toObject().value(QLatin1String("type")).toString();
 }
 
+QString errorMessage(const QJsonObject &r)
+{
+    return r.value(QLatin1String("error")).toObject().value(QLatin1String("message")).toString();
+}
+
 // The seeded project: three files that are copied, three that the default excludes skip.
 const QByteArray kMainPy = "print('hello')\n";
 const QByteArray kHelpersPy = "def f():\n    return 1\n";
@@ -171,6 +176,8 @@ private:
     }
 
     std::unique_ptr<QTemporaryDir> m_project;
+    // The workspace's parent is private too, so the "../x" an escape would write is ours to check.
+    std::unique_ptr<QTemporaryDir> m_wsParent;
     std::unique_ptr<QTemporaryDir> m_ws;
     std::unique_ptr<QTemporaryDir> m_host;
     SandboxPtr m_sandbox;
@@ -186,7 +193,8 @@ private Q_SLOTS:
     void init()
     {
         m_project = std::make_unique<QTemporaryDir>();
-        m_ws = std::make_unique<QTemporaryDir>();
+        m_wsParent = std::make_unique<QTemporaryDir>();
+        m_ws = std::make_unique<QTemporaryDir>(m_wsParent->path() + QStringLiteral("/ws-XXXXXX"));
         m_host = std::make_unique<QTemporaryDir>();
         QVERIFY(m_project->isValid() && m_ws->isValid() && m_host->isValid());
         makeProject(m_project->path());
@@ -207,6 +215,7 @@ private Q_SLOTS:
         m_sandbox.reset();
         m_host.reset();
         m_ws.reset();
+        m_wsParent.reset();
         m_project.reset();
     }
 
@@ -627,11 +636,9 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("tools");
         QTest::newRow("read_write")
             << QStringLiteral("read_write")
-            << QStringList{QStringLiteral("execute"), QStringLiteral("list_dir"),
-                           QStringLiteral("read_file"), QStringLiteral("write_file")};
-        QTest::newRow("read_only")
-            << QStringLiteral("read_only")
-            << QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")};
+            << elsai::test::sortedSandboxTools(SandboxAttachMode::ReadWrite);
+        QTest::newRow("read_only") << QStringLiteral("read_only")
+                                   << elsai::test::sortedSandboxTools(SandboxAttachMode::ReadOnly);
     }
 
     void attach()
@@ -661,7 +668,7 @@ private Q_SLOTS:
         RUN_OK(ro, R"({"op":"attach","agent":"bot","mode":"read_only"})");
         QCOMPARE(
             stringsOf(ro.value(QLatin1String("result")).toObject().value(QLatin1String("tools"))),
-            (QStringList{QStringLiteral("list_dir"), QStringLiteral("read_file")}));
+            elsai::test::sortedSandboxTools(SandboxAttachMode::ReadOnly));
         QCOMPARE(m_sandbox->attachedAgents().size(), 1);
         RUN_ERR(bad, "ValueError", R"({"op":"attach","agent":"bot","mode":"admin"})");
     }
@@ -1325,6 +1332,91 @@ private Q_SLOTS:
         RUN_ERR(bad, "FileNotFoundError",
                 R"({"op":"call","agent":"a","tool":"retrieve_offloaded_content",)"
                 R"("args":{"handle":"off-00000000000000000000000000000000"}})");
+    }
+
+    // ---- time travel (docs/checkpoints.md) ---------------------------------------------------
+
+    void checkpointOperations()
+    {
+        QTemporaryDir store;
+        Sandbox::Options opts;
+        opts.seedFrom = m_project->path();
+        opts.timeTravel.checkpoints = true;
+        opts.timeTravel.trackChanges = true;
+        opts.timeTravel.folder = store.path();
+        m_sandbox = Sandbox::create(
+            kWorkspaceId, std::make_shared<LocalSandboxBackend>(m_ws->path()), 7200, opts);
+        m_runner = std::make_unique<ScriptRunner>(m_sandbox);
+        startAndAttach();
+        RUN_OK(list0, "{\"op\":\"checkpoints\"}");
+        const QJsonArray baseline = list0.value(QLatin1String("result"))
+                                        .toObject()
+                                        .value(QLatin1String("checkpoints"))
+                                        .toArray();
+        QCOMPARE(baseline.size(), 1);
+        QCOMPARE(baseline.first().toObject().value(QLatin1String("name")).toString(),
+                 QStringLiteral("seed"));
+
+        // a call's changes, shell commands included
+        RUN_OK(call, "{\"op\":\"call\",\"agent\":\"a\",\"tool\":\"execute\",\"args\":"
+                     "{\"command\":\"echo x >> src/main.py && rm README.md && mkdir out\"}}");
+        const QJsonObject changes = call.value(QLatin1String("result"))
+                                        .toObject()
+                                        .value(QLatin1String("changes"))
+                                        .toObject();
+        QCOMPARE(changes.value(QLatin1String("added")).toInt(), 1);
+        QCOMPARE(changes.value(QLatin1String("modified")).toInt(), 1);
+        QCOMPARE(changes.value(QLatin1String("deleted")).toInt(), 1);
+
+        RUN_OK(cp, "{\"op\":\"checkpoint\",\"name\":\"edited\",\"note\":\"after the edit\"}");
+        QCOMPARE(
+            cp.value(QLatin1String("result")).toObject().value(QLatin1String("note")).toString(),
+            QStringLiteral("after the edit"));
+        RUN_ERR(dup, "FileExistsError", "{\"op\":\"checkpoint\",\"name\":\"edited\"}");
+        RUN_ERR(badName, "ValueError", "{\"op\":\"checkpoint\",\"name\":\"../x\"}");
+
+        RUN_OK(diff, "{\"op\":\"diff\",\"from\":\"seed\",\"to\":\"edited\"}");
+        const QJsonObject d = diff.value(QLatin1String("result")).toObject();
+        QCOMPARE(d.value(QLatin1String("deleted")).toInt(), 1);
+        QVERIFY(QJsonDocument(d).toJson().contains("+x"));
+
+        RUN_OK(restore, "{\"op\":\"restore\",\"name\":\"seed\"}");
+        QCOMPARE(readHost(wsPath(QStringLiteral("src/main.py"))), kMainPy);
+        QCOMPARE(readHost(wsPath(QStringLiteral("README.md"))), kReadme);
+        QVERIFY(!QFileInfo::exists(wsPath(QStringLiteral("out"))));
+        RUN_OK(same, "{\"op\":\"diff\",\"from\":\"seed\"}");
+        QCOMPARE(same.value(QLatin1String("result"))
+                     .toObject()
+                     .value(QLatin1String("entries"))
+                     .toArray()
+                     .size(),
+                 0);
+
+        QTemporaryDir forkParent;
+        const QString forkRoot = forkParent.path() + QStringLiteral("/fork");
+        const QJsonObject forkOp{{QStringLiteral("op"), QStringLiteral("fork")},
+                                 {QStringLiteral("name"), QStringLiteral("edited")},
+                                 {QStringLiteral("workspace_root"), forkRoot}};
+        RUN_OK(fork, forkOp);
+        QVERIFY(QFileInfo(forkRoot + QStringLiteral("/out")).isDir());
+        QVERIFY(!QFileInfo::exists(forkRoot + QStringLiteral("/README.md")));
+
+        RUN_OK(del, "{\"op\":\"delete_checkpoint\",\"name\":\"edited\"}");
+        QCOMPARE(
+            del.value(QLatin1String("result")).toObject().value(QLatin1String("deleted")).toBool(),
+            true);
+        RUN_ERR(gone, "FileNotFoundError", "{\"op\":\"restore\",\"name\":\"edited\"}");
+    }
+
+    void checkpointsOffSaySo()
+    {
+        startAndAttach();
+        RUN_ERR(off, "ValueError", "{\"op\":\"checkpoint\",\"name\":\"x\"}");
+        QVERIFY(errorMessage(off).contains(QLatin1String("--checkpoints")));
+        // without tracking a call's result has no changes
+        RUN_OK(call, "{\"op\":\"call\",\"agent\":\"a\",\"tool\":\"execute\",\"args\":"
+                     "{\"command\":\"touch t\"}}");
+        QVERIFY(!call.value(QLatin1String("result")).toObject().contains(QLatin1String("changes")));
     }
 };
 

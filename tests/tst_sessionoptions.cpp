@@ -106,6 +106,25 @@ private Q_SLOTS:
         QVERIFY(!failure({QStringLiteral("--read-file-max-bytes"), QStringLiteral("0")}).isEmpty());
     }
 
+    void executeSoftReturnFillsTheSpec()
+    {
+        const CleanEnv clean;
+        QCOMPARE(parse({}).spec.executeSoftReturnSeconds, std::nullopt);
+        const QTemporaryDir root;
+        SandboxSpec spec = parse({QStringLiteral("--execute-soft-return"), QStringLiteral("2.5"),
+                                  QStringLiteral("--workspace-root"), root.path()})
+                               .spec;
+        QCOMPARE(spec.executeSoftReturnSeconds, std::optional<double>(2.5));
+        QCOMPARE(spec.createSandbox()->options().executeSoftReturnSeconds,
+                 std::optional<double>(2.5));
+        QCOMPARE(parse({QStringLiteral("--execute-soft-return"), QStringLiteral("0")})
+                     .spec.executeSoftReturnSeconds,
+                 std::optional<double>(0));
+        QCOMPARE(failure({QStringLiteral("--execute-soft-return"), QStringLiteral("-1")}),
+                 QStringLiteral("--execute-soft-return needs a number of seconds >= 0 (0: never), "
+                                "got '-1'"));
+    }
+
     void daytonaOptionsFillTheSpec()
     {
         const CleanEnv clean;
@@ -296,6 +315,8 @@ private Q_SLOTS:
                                  QStringLiteral("cli"),
                                  QStringLiteral("--read-file-max-bytes"),
                                  QStringLiteral("4096"),
+                                 QStringLiteral("--execute-soft-return"),
+                                 QStringLiteral("30"),
                                  QStringLiteral("--seed-from"),
                                  project,
                                  QStringLiteral("--seed-exclude"),
@@ -388,6 +409,7 @@ private Q_SLOTS:
         QCOMPARE(back.noBaseConflict, cli.noBaseConflict);
         QCOMPARE(back.ttlSeconds, cli.ttlSeconds);
         QCOMPARE(back.readFileMaxBytes, cli.readFileMaxBytes);
+        QCOMPARE(back.executeSoftReturnSeconds, cli.executeSoftReturnSeconds);
         QCOMPARE(back.local.timeout, cli.local.timeout);
         QCOMPARE(back.local.maxOutputBytes, cli.local.maxOutputBytes);
         QCOMPARE(back.local.env, cli.local.env);

@@ -21,6 +21,7 @@
 
 #include "cgroup.h"
 #include "sshfixture.h"
+#include "testutil.h"
 
 #include <cerrno>
 #include <csignal>
@@ -40,17 +41,15 @@ constexpr int StartBoundMs = 30000; // every wait is a "did not hang" bound, not
 constexpr int ExitBoundMs = 30000;
 constexpr int GoneBoundMs = 15000;
 
+using elsai::test::processesWith;
+
 /// Gone: no such process, or a zombie nobody reaps yet (it runs nothing).
 bool gone(pid_t pid)
 {
     if (::kill(pid, 0) != 0)
         return errno == ESRCH;
-    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
-    if (!stat.open(QIODevice::ReadOnly))
-        return true;
-    const QByteArray s = stat.readAll();
-    const qsizetype close = s.lastIndexOf(')');
-    return close >= 0 && close + 2 < s.size() && (s[close + 2] == 'Z' || s[close + 2] == 'X');
+    const auto st = elsai::test::procStat(pid);
+    return !st || st->state == 'Z' || st->state == 'X';
 }
 
 QList<pid_t> readPids(const QString &path)
@@ -86,17 +85,7 @@ constexpr int TreeSize = 4;
 /// Live processes whose command line is `sleep <tag>` (zombies have none).
 int sleepers(const QByteArray &tag)
 {
-    const QByteArray needle = QByteArray("sleep\0", 6) + tag + '\0';
-    int count = 0;
-    const QStringList pids = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
-    for (const QString &pid : pids) {
-        if (pid.isEmpty() || !pid.at(0).isDigit())
-            continue;
-        QFile file(QStringLiteral("/proc/%1/cmdline").arg(pid));
-        if (file.open(QIODevice::ReadOnly) && file.readAll().contains(needle))
-            ++count;
-    }
-    return count;
+    return int(processesWith({QByteArray("sleep\0", 6) + tag + '\0'}).size());
 }
 
 /// The engine's cgroup folder while `pid` runs (processguard.h), or empty when it has none:
@@ -112,25 +101,6 @@ QString engineCgroupOf(pid_t pid)
         }
     }
     return {};
-}
-
-/// Processes whose command line holds every one of `parts` (zombies have none).
-QList<pid_t> processesWith(const QList<QByteArray> &parts)
-{
-    QList<pid_t> found;
-    const QStringList pids = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
-    for (const QString &pid : pids) {
-        if (pid.isEmpty() || !pid.at(0).isDigit())
-            continue;
-        QFile file(QStringLiteral("/proc/%1/cmdline").arg(pid));
-        if (!file.open(QIODevice::ReadOnly))
-            continue;
-        const QByteArray cmdline = file.readAll();
-        if (std::all_of(parts.begin(), parts.end(),
-                        [&](const QByteArray &p) { return cmdline.contains(p); }))
-            found.append(pid_t(pid.toInt()));
-    }
-    return found;
 }
 
 QProcessEnvironment headlessEnvironment()

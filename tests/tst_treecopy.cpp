@@ -176,6 +176,10 @@ private Q_SLOTS:
     void decideSyncTable();
     void flushBaseRoundTrip();
     void repeatedFlushIsUnchanged();
+    void convergedMovesTheBase_data();
+    void convergedMovesTheBase();
+    void remoteSelection_data();
+    void remoteSelection();
     void syncDestParentSymlink_data();
     void syncDestParentSymlink();
     void syncIncludeRules();
@@ -909,6 +913,140 @@ void TestTreeCopy::repeatedFlushIsUnchanged()
     QVERIFY(writeBytes(m_ws + QStringLiteral("/src/new.py"), "newer"));
     plan = planSync(ws, m_src, includes, excludes, &manifest);
     QCOMPARE(findSync(plan, QStringLiteral("src/new.py"))->action, SyncAction::Update);
+}
+
+// A flush that finds the same bytes on both sides ("converged") writes nothing but moves the
+// base, so a later change on one side only is decided as that side's, not as a conflict; a
+// flush where the host alone changed (host wins) leaves the base where it was.
+void TestTreeCopy::convergedMovesTheBase_data()
+{
+    QTest::addColumn<QString>("host");    // before the first flush: "", "same", "edit", "new"
+    QTest::addColumn<QString>("sandbox"); // "", "same", "new"
+    QTest::addColumn<bool>("base");       // the first flush has the seed's base
+    QTest::addColumn<bool>("converged");  // the first plan's flag for src/a.py
+    QTest::addColumn<QString>("then");    // the later change: "host" or "sandbox"
+    QTest::addColumn<int>("after");       // the second plan's action for src/a.py
+
+    // clang-format off
+    QTest::newRow("both changed alike, then host") << "same" << "same" << true  << true  << "host"    << int(SyncAction::KeepHost);
+    QTest::newRow("both changed alike, then ours") << "same" << "same" << true  << true  << "sandbox" << int(SyncAction::Update);
+    QTest::newRow("both added alike, then host")   << "new"  << "new"  << true  << true  << "host"    << int(SyncAction::KeepHost);
+    QTest::newRow("no base, same bytes, then host")<< ""     << ""     << false << true  << "host"    << int(SyncAction::KeepHost);
+    QTest::newRow("no base, same bytes, then ours")<< ""     << ""     << false << true  << "sandbox" << int(SyncAction::Update);
+    QTest::newRow("unchanged, then host")          << ""     << ""     << true  << false << "host"    << int(SyncAction::KeepHost);
+    QTest::newRow("host won, then ours: conflict") << "edit" << ""     << true  << false << "sandbox" << int(SyncAction::Conflict);
+    // clang-format on
+}
+
+void TestTreeCopy::convergedMovesTheBase()
+{
+    QFETCH(QString, host);
+    QFETCH(QString, sandbox);
+    QFETCH(bool, base);
+    QFETCH(bool, converged);
+    QFETCH(QString, then);
+    QFETCH(int, after);
+    const QString rel = host == u"new" ? QStringLiteral("src/n.py") : QStringLiteral("src/a.py");
+    QVERIFY(writeBytes(m_src + QStringLiteral("/src/a.py"), "seeded"));
+    QVERIFY(setMtime(m_src + QStringLiteral("/src/a.py"), kPast));
+    WorkspaceFs ws(m_ws);
+    SeedManifest manifest = seedInto(m_src, ws);
+    if (!base)
+        manifest = SeedManifest{}; // a folder this workspace has no base for
+    const GlobSet includes(DEFAULT_SANDBOX_SYNC_INCLUDE);
+    const GlobSet excludes(DEFAULT_WORKSPACE_POLICY_EXCLUDES);
+    const auto edit = [](const QString &path, const QByteArray &bytes, qint64 mtime) {
+        return writeBytes(path, bytes) && setMtime(path, mtime);
+    };
+    if (host == u"same" || host == u"new")
+        QVERIFY(edit(m_src + u'/' + rel, "alike", kPast + 10));
+    else if (host == u"edit")
+        QVERIFY(edit(m_src + u'/' + rel, "host edit", kPast + 10));
+    if (sandbox == u"same" || sandbox == u"new")
+        QVERIFY(edit(m_ws + u'/' + rel, "alike", kPast + 20));
+
+    SyncPlan plan = planSync(ws, m_src, includes, excludes, base ? &manifest : nullptr);
+    const SyncPlanEntry *first = findSync(plan, rel);
+    QVERIFY(first);
+    QCOMPARE(first->converged, converged);
+    const QByteArray hostBefore = readBytes(m_src + u'/' + rel);
+    const QDateTime mtimeBefore = QFileInfo(m_src + u'/' + rel).lastModified();
+    if (!base)
+        manifest.hostRoot = m_src; // as a backend keeps a fresh base for this folder
+    WorkspaceSyncResult r = executeSync(plan, ws, &manifest);
+    QVERIFY2(r.success(), qPrintable(r.errors.join(u'\n')));
+    QCOMPARE(QFileInfo(m_src + u'/' + rel).lastModified(), mtimeBefore); // nothing written
+    QCOMPARE(readBytes(m_src + u'/' + rel), hostBefore);
+    QCOMPARE(manifest.files.contains(rel), base || converged);
+    QCOMPARE(convergedPaths(plan).contains(rel), converged);
+
+    if (then == u"host")
+        QVERIFY(edit(m_src + u'/' + rel, "host later", kPast + 30));
+    else
+        QVERIFY(edit(m_ws + u'/' + rel, "sandbox later", kPast + 40));
+    plan = planSync(ws, m_src, includes, excludes, &manifest);
+    QCOMPARE(int(findSync(plan, rel)->action), after);
+}
+
+// The one listing → SyncItem selection of the remote backends (SSH, Daytona): folders left
+// out, include/exclude rules applied, links and special files as such, and only the files
+// changed since the base (or not in it) fetched.
+void TestTreeCopy::remoteSelection_data()
+{
+    QTest::addColumn<bool>("base");
+    QTest::addColumn<QStringList>("items");
+    QTest::addColumn<QStringList>("fetch");
+    const QStringList all = {"src/a.py", "src/b.py", "src/link.py", "src/fifo.py", "src/new.py"};
+    QTest::newRow("no base: every file fetched")
+        << false << all << QStringList{"src/a.py", "src/b.py", "src/new.py"};
+    QTest::newRow("base: changed and new files fetched")
+        << true << all << QStringList{"src/b.py", "src/new.py"};
+}
+
+void TestTreeCopy::remoteSelection()
+{
+    QFETCH(bool, base);
+    QFETCH(QStringList, items);
+    QFETCH(QStringList, fetch);
+    QHash<QString, FindRecord> listing;
+    const auto add = [&](const char *name, char type, qint64 size, qint64 mtime) {
+        FindRecord r;
+        r.type = type;
+        r.size = size;
+        r.mtimeNs = mtime;
+        r.name = QString::fromUtf8(name);
+        listing.insert(r.name, r);
+    };
+    add("src", 'd', 0, 0);
+    add("src/a.py", 'f', 1, 100);   // as the base has it
+    add("src/b.py", 'f', 2, 200);   // changed since the base
+    add("src/new.py", 'f', 3, 300); // not in the base
+    add("src/link.py", 'l', 0, 0);
+    add("src/fifo.py", 'p', 0, 0);
+    add("notes.txt", 'f', 1, 1);      // not included
+    add(".git/config.py", 'f', 1, 1); // excluded
+    SeedManifest manifest{QStringLiteral("/host"), {}};
+    manifest.files.insert(QStringLiteral("src/a.py"), {{1, 1}, {1, 100}});
+    manifest.files.insert(QStringLiteral("src/b.py"), {{1, 1}, {2, 100}});
+    const RemoteSyncSelection sel =
+        selectRemoteSync(listing, GlobSet(DEFAULT_SANDBOX_SYNC_INCLUDE),
+                         GlobSet(DEFAULT_WORKSPACE_POLICY_EXCLUDES), base ? &manifest : nullptr);
+    QStringList names;
+    for (const SyncItem &i : sel.items)
+        names << i.path;
+    names.sort();
+    items.sort();
+    QCOMPARE(names, items);
+    QCOMPARE(sel.fetch, fetch);
+    for (const SyncItem &i : sel.items) {
+        const SyncItem::Kind want = i.path == u"src/link.py"   ? SyncItem::Kind::Symlink
+                                    : i.path == u"src/fifo.py" ? SyncItem::Kind::Special
+                                                               : SyncItem::Kind::File;
+        QCOMPARE(int(i.kind), int(want));
+        if (i.kind == SyncItem::Kind::File)
+            QCOMPARE(i.stamp,
+                     (FileStamp{listing.value(i.path).size, listing.value(i.path).mtimeNs}));
+    }
 }
 
 void TestTreeCopy::syncDestParentSymlink_data()

@@ -87,6 +87,9 @@ ConsoleBlock::ConsoleBlock(quint64 id, ConsoleHistoryModel *model, QWidget *pare
     m_output->hide();
     m_status->setTextFormat(Qt::PlainText);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // A long status (bytes dropped, truncated at the cap) wraps rather than widening every block
+    // past a narrow console and cutting its buttons.
+    m_status->setWordWrap(true);
     m_save->setEnabled(false);
 
     auto *top = new QHBoxLayout;

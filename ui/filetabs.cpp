@@ -6,18 +6,23 @@
 #include <QEvent>
 #include <QSyntaxHighlighter>
 
+#include "appsettings.h"
+#include "codeeditor.h"
 #include "confirm.h"
 #include "errors.h"
+#include "findbar.h"
 #include "highlighter.h"
+#include "icons.h"
 #include "modelroles.h"
 #include "sandboxcontroller.h"
 #include "workspacetreemodel.h"
 
+#include <QAction>
 #include <QFileInfo>
-#include <QFontDatabase>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QLocale>
 #include <QPlainTextEdit>
 #include <QPointer>
@@ -164,6 +169,7 @@ public:
         auto *barLayout = new QHBoxLayout(bar);
         barLabel = new QLabel(bar);
         barLabel->setWordWrap(true);
+        barLabel->setAccessibleName(FileTabs::tr("Changed on disk"));
         reloadButton = new QPushButton(FileTabs::tr("Reload"), bar);
         keepButton = new QPushButton(FileTabs::tr("Keep mine"), bar);
         barLayout->addWidget(barLabel, 1);
@@ -173,6 +179,7 @@ public:
         layout->addWidget(bar);
 
         status = new QLabel(this);
+        status->setAccessibleName(FileTabs::tr("File status"));
         status->setWordWrap(true);
         status->setContentsMargins(6, 3, 6, 3);
         status->hide();
@@ -182,6 +189,7 @@ public:
         message->setAlignment(Qt::AlignCenter);
         message->setWordWrap(true);
         message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        message->setAccessibleName(FileTabs::tr("File"));
         layout->addWidget(message, 1);
     }
 
@@ -201,14 +209,18 @@ public:
             content->deleteLater();
         content = widget;
         message->setVisible(widget == nullptr);
-        if (widget)
+        if (widget) {
             static_cast<QVBoxLayout *>(layout())->addWidget(widget, 1);
+            widget->show(); // now, not at the layout's next pass: focus and bars act at once
+        }
     }
 
     void showMessage(FileTabs::TabKind newKind, const QString &text)
     {
         kind = newKind;
         editor = nullptr;
+        findBar = nullptr;
+        goToBar = nullptr;
         setContent(nullptr);
         message->setText(text);
     }
@@ -223,7 +235,9 @@ public:
     QLabel *status;
     QLabel *message;
     QWidget *content = nullptr;
-    QPlainTextEdit *editor = nullptr; ///< text tabs
+    CodeEditor *editor = nullptr;   ///< text tabs
+    FindBar *findBar = nullptr;     ///< text tabs, under the editor
+    GoToLineBar *goToBar = nullptr; ///< text tabs
     QString highlighter;
     QByteArray diskBytes;    ///< the file as last read or saved (what the editor started from)
     QByteArray pendingBytes; ///< a newer version on disk while the prompt bar is shown
@@ -252,16 +266,148 @@ FileTabs::FileTabs(SandboxController *controller, QWidget *parent)
     m_soonTimer->setSingleShot(true);
     m_soonTimer->setInterval(150);
     connect(m_soonTimer, &QTimer::timeout, this, &FileTabs::checkForChanges);
+
+    createEditActions();
+    connect(this, &QTabWidget::currentChanged, this, &FileTabs::updateEditActions);
+    // With several sandboxes open, each tab says which one its file is in.
+    connect(controller, &SandboxController::sandboxAdded, this, &FileTabs::updateTitles);
+    connect(controller, &SandboxController::sandboxRemoved, this, &FileTabs::updateTitles);
+    AppSettings *settings = AppSettings::instance();
+    connect(settings, &AppSettings::editorFontChanged, this, &FileTabs::applyEditorFont);
+    connect(settings, &AppSettings::wordWrapChanged, this, [this](bool wrap) {
+        m_actions[int(EditAction::WordWrap)]->setChecked(wrap);
+        for (int i = 0; i < count(); ++i) {
+            if (FileTab *tab = tabAt(i); tab && tab->editor)
+                tab->editor->setWordWrap(wrap);
+        }
+    });
+    updateEditActions();
 }
 
 FileTabs::~FileTabs() = default;
+
+void FileTabs::createEditActions()
+{
+    struct Entry
+    {
+        EditAction which;
+        QString text;
+        QKeySequence key;
+        const char *name;
+        const char *icon;
+    };
+    const Entry entries[] = {
+        {EditAction::Find, tr("&Find…"), QKeySequence::Find, "actionFind", "edit-find"},
+        {EditAction::FindNext, tr("Find &Next"), QKeySequence(Qt::Key_F3), "actionFindNext",
+         "go-down"},
+        {EditAction::FindPrevious, tr("Find Pre&vious"), QKeySequence(Qt::SHIFT | Qt::Key_F3),
+         "actionFindPrevious", "go-up"},
+        {EditAction::Replace, tr("&Replace…"), QKeySequence(Qt::CTRL | Qt::Key_H), "actionReplace",
+         "edit-find-replace"},
+        {EditAction::GoToLine, tr("&Go to Line…"), QKeySequence(Qt::CTRL | Qt::Key_G),
+         "actionGoToLine", "go-jump"},
+        {EditAction::WordWrap, tr("&Word Wrap"), QKeySequence(Qt::ALT | Qt::Key_Z),
+         "actionWordWrap", "format-text-wrap"},
+    };
+    for (const Entry &e : entries) {
+        auto *a = new QAction(e.text, this);
+        a->setObjectName(QLatin1String(e.name));
+        a->setShortcut(e.key);
+        a->setIcon(themeIcon(QLatin1String(e.icon)));
+        // Active where the tabs have focus (F3 in the console finds nothing in a file); the
+        // menus reach them from anywhere.
+        a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        addAction(a);
+        m_actions[int(e.which)] = a;
+    }
+    QAction *wrap = m_actions[int(EditAction::WordWrap)];
+    wrap->setCheckable(true);
+    wrap->setChecked(AppSettings::instance()->wordWrap());
+    connect(wrap, &QAction::toggled, AppSettings::instance(), &AppSettings::setWordWrap);
+    connect(m_actions[int(EditAction::Find)], &QAction::triggered, this,
+            [this] { showFindBar(false); });
+    connect(m_actions[int(EditAction::Replace)], &QAction::triggered, this,
+            [this] { showFindBar(true); });
+    connect(m_actions[int(EditAction::FindNext)], &QAction::triggered, this, [this] {
+        if (FindBar *bar = findBar(currentIndex()))
+            bar->findField()->text().isEmpty() ? showFindBar(false) : void(bar->findNext());
+    });
+    connect(m_actions[int(EditAction::FindPrevious)], &QAction::triggered, this, [this] {
+        if (FindBar *bar = findBar(currentIndex()))
+            bar->findField()->text().isEmpty() ? showFindBar(false) : void(bar->findPrevious());
+    });
+    connect(m_actions[int(EditAction::GoToLine)], &QAction::triggered, this, [this] {
+        if (FileTab *tab = tabAt(currentIndex()); tab && tab->goToBar) {
+            if (tab->findBar)
+                tab->findBar->hide();
+            tab->goToBar->showBar();
+        }
+    });
+}
+
+QAction *FileTabs::editAction(EditAction which) const
+{
+    return m_actions[int(which)];
+}
+
+void FileTabs::updateEditActions()
+{
+    const bool text = tabKind(currentIndex()) == TabKind::Text && count() > 0;
+    for (QAction *a : m_actions) {
+        if (a != m_actions[int(EditAction::WordWrap)])
+            a->setEnabled(text);
+    }
+    const CodeEditor *ed = codeEditor(currentIndex());
+    m_actions[int(EditAction::Replace)]->setEnabled(ed && !ed->isReadOnly());
+}
+
+void FileTabs::showFindBar(bool replace)
+{
+    FileTab *tab = tabAt(currentIndex());
+    if (!tab || !tab->findBar)
+        return;
+    if (tab->goToBar)
+        tab->goToBar->hide();
+    tab->findBar->showBar(replace && !tab->editor->isReadOnly());
+}
+
+void FileTabs::applyEditorFont(const QFont &font)
+{
+    for (int i = 0; i < count(); ++i) {
+        FileTab *tab = tabAt(i);
+        if (!tab || !tab->content)
+            continue;
+        if (tab->editor)
+            tab->editor->setFont(font);
+        else if (auto *hex = tab->content->findChild<QPlainTextEdit *>())
+            hex->setFont(font);
+    }
+}
+
+CodeEditor *FileTabs::codeEditor(int index) const
+{
+    const FileTab *tab = tabAt(index);
+    return tab && tab->kind == TabKind::Text ? tab->editor : nullptr;
+}
+
+FindBar *FileTabs::findBar(int index) const
+{
+    const FileTab *tab = tabAt(index);
+    return tab && tab->kind == TabKind::Text ? tab->findBar : nullptr;
+}
+
+GoToLineBar *FileTabs::goToLineBar(int index) const
+{
+    const FileTab *tab = tabAt(index);
+    return tab && tab->kind == TabKind::Text ? tab->goToBar : nullptr;
+}
 
 void FileTabs::changeEvent(QEvent *event)
 {
     QTabWidget::changeEvent(event);
     if (event->type() != QEvent::PaletteChange)
         return;
-    const bool dark = palette().color(QPalette::Base).lightness() < 128;
+    const bool dark = AppSettings::isDark(palette());
     for (int i = 0; i < count(); ++i) {
         FileTab *tab = tabAt(i);
         if (!tab || tab->kind != TabKind::Text || !tab->editor)
@@ -270,6 +416,18 @@ void FileTabs::changeEvent(QEvent *event)
         qDeleteAll(doc->findChildren<QSyntaxHighlighter *>(Qt::FindDirectChildrenOnly));
         tab->highlighter = attachHighlighter(doc, tab->fileName(), dark);
     }
+}
+
+void FileTabs::tabInserted(int index)
+{
+    QTabWidget::tabInserted(index);
+    Q_EMIT tabCountChanged(count());
+}
+
+void FileTabs::tabRemoved(int index)
+{
+    QTabWidget::tabRemoved(index);
+    Q_EMIT tabCountChanged(count());
 }
 
 FileTab *FileTabs::tabAt(int index) const
@@ -433,7 +591,7 @@ void FileTabs::showContent(FileTab *tab, const QByteArray &bytes)
     tab->bar->hide();
     tab->status->hide();
     const std::optional<QString> text = decodeText(bytes);
-    const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    const QFont mono = AppSettings::instance()->editorFont();
     if (!text) {
         auto *box = new QWidget(tab);
         auto *layout = new QVBoxLayout(box);
@@ -445,6 +603,8 @@ void FileTabs::showContent(FileTab *tab, const QByteArray &bytes)
                                 .arg(sizeText(bytes.size()), sizeText(hexViewLimit()))
                           : tr("Binary file, %1 (read-only).").arg(sizeText(bytes.size())));
         auto *view = new QPlainTextEdit(box);
+        view->setObjectName(QStringLiteral("hexView"));
+        view->setAccessibleName(tr("Hex view"));
         view->setReadOnly(true);
         view->setFont(mono);
         view->setLineWrapMode(QPlainTextEdit::NoWrap);
@@ -453,14 +613,17 @@ void FileTabs::showContent(FileTab *tab, const QByteArray &bytes)
         layout->addWidget(view, 1);
         tab->kind = TabKind::Hex;
         tab->editor = nullptr;
+        tab->findBar = nullptr;
+        tab->goToBar = nullptr;
         tab->highlighter.clear();
         tab->setContent(box);
         updateTitle(tab);
+        updateEditActions();
         return;
     }
     if (tab->kind == TabKind::Text && tab->editor) {
         // Reload in place: keep the cursor and the scroll position.
-        QPlainTextEdit *ed = tab->editor;
+        CodeEditor *ed = tab->editor;
         const int pos = ed->textCursor().position();
         const int vscroll = ed->verticalScrollBar()->value();
         const int hscroll = ed->horizontalScrollBar()->value();
@@ -474,27 +637,60 @@ void FileTabs::showContent(FileTab *tab, const QByteArray &bytes)
         updateTitle(tab);
         return;
     }
-    auto *ed = new QPlainTextEdit(tab);
+    // The editor with its find and go-to-line bars under it.
+    auto *box = new QWidget(tab);
+    auto *layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    auto *ed = new CodeEditor(box);
     ed->setFont(mono);
-    ed->setLineWrapMode(QPlainTextEdit::NoWrap);
-    const bool dark = palette().color(QPalette::Base).lightness() < 128;
-    tab->highlighter = attachHighlighter(ed->document(), tab->fileName(), dark);
+    ed->setWordWrap(AppSettings::instance()->wordWrap());
+    ed->setAccessibleName(tr("Editor: %1").arg(tab->path));
+    tab->highlighter =
+        attachHighlighter(ed->document(), tab->fileName(), AppSettings::isDark(palette()));
     ed->setPlainText(*text);
     ed->document()->setModified(false);
     connect(ed->document(), &QTextDocument::modificationChanged, this,
             [this, tab] { updateTitle(tab); });
+    layout->addWidget(ed, 1);
+    tab->goToBar = new GoToLineBar(ed, box);
+    tab->findBar = new FindBar(ed, box);
+    layout->addWidget(tab->goToBar);
+    layout->addWidget(tab->findBar);
     tab->kind = TabKind::Text;
     tab->editor = ed;
-    tab->setContent(ed);
+    tab->setContent(box);
+    tab->setFocusProxy(ed); // focusing the tab (Ctrl+Tab, a click on it) focuses the text
     updateTitle(tab);
+    updateEditActions();
+}
+
+void FileTabs::updateTitles()
+{
+    for (int i = 0; i < count(); ++i) {
+        if (FileTab *tab = tabAt(i))
+            updateTitle(tab);
+    }
+}
+
+QString FileTabs::tabTitle(const QString &fileName, const QString &workspaceId, bool modified,
+                           bool severalSandboxes)
+{
+    QString title = severalSandboxes ? tr("%1 — %2").arg(fileName, workspaceId) : fileName;
+    if (modified)
+        title += QStringLiteral(" *");
+    return title;
 }
 
 void FileTabs::updateTitle(FileTab *tab)
 {
     const int index = indexOf(tab);
-    if (index >= 0)
-        setTabText(index,
-                   tab->isModified() ? tab->fileName() + QStringLiteral(" *") : tab->fileName());
+    if (index < 0)
+        return;
+    // Mnemonic-safe: a file named "&x" shows its ampersand.
+    QString title = tabTitle(tab->fileName(), tab->workspaceId, tab->isModified(),
+                             m_controller->workspaceIds().size() > 1);
+    setTabText(index, title.replace(QLatin1Char('&'), QStringLiteral("&&")));
 }
 
 bool FileTabs::saveCurrent()

@@ -5,16 +5,26 @@
 
 #include <QTabWidget>
 
+#include <array>
+
+class QAction;
 class QPlainTextEdit;
 class QTimer;
 
 namespace elsai {
 
-class SandboxController;
+class CodeEditor;
 class FileTab;
+class FindBar;
+class GoToLineBar;
+class SandboxController;
 
-/// Open workspace files as tabs. Text files get syntax highlighting (KSyntaxHighlighting when
-/// built with it — theme follows the palette — else a small built-in highlighter), binary
+/// Open workspace files as tabs. Text files open in a CodeEditor (line numbers, current line)
+/// with syntax highlighting (KSyntaxHighlighting when built with it — theme follows the
+/// palette — else a small built-in highlighter), a find / replace bar and a go-to-line bar
+/// under it (editAction(): Ctrl+F, F3, Shift+F3, Ctrl+H, Ctrl+G, word wrap), in the editor
+/// font of AppSettings, applied live. With several sandboxes open, a tab's title names its
+/// file's sandbox ("main.py — demo"). Binary
 /// files a read-only hex view, files above largeFileLimit() a clear refusal with the size.
 /// Edits are saved through the controller (write as the human actor); a file changed
 /// underneath (by an agent, a command) is noticed: an unmodified tab reloads, a modified one
@@ -32,6 +42,9 @@ class FileTabs : public QTabWidget
 public:
     /// What a tab shows.
     enum class TabKind { Loading, Text, Hex, Refused, Error };
+    /// The editing actions (the window's Edit and View menus): shortcuts act where the tabs
+    /// have focus, the menus reach them from anywhere.
+    enum class EditAction { Find, FindNext, FindPrevious, Replace, GoToLine, WordWrap, Count };
 
     explicit FileTabs(SandboxController *controller, QWidget *parent = nullptr);
     ~FileTabs() override;
@@ -52,6 +65,14 @@ public:
     bool isTabModified(int index) const;
     /// The text editor of a text tab (nullptr otherwise).
     QPlainTextEdit *editor(int index) const;
+    CodeEditor *codeEditor(int index) const;
+    FindBar *findBar(int index) const;
+    GoToLineBar *goToLineBar(int index) const;
+    QAction *editAction(EditAction which) const;
+    /// A tab's title: the file name, " — <sandbox>" when several sandboxes are open, " *"
+    /// when modified.
+    static QString tabTitle(const QString &fileName, const QString &workspaceId, bool modified,
+                            bool severalSandboxes);
     /// The hex view of a binary tab, or the refusal / error text of the others.
     QString tabMessage(int index) const;
     /// attachHighlighter()'s answer for a text tab.
@@ -79,6 +100,8 @@ public Q_SLOTS:
     /// Answers the change prompt of a tab: take the file's new content, or keep the edits.
     void reloadFromDisk(int index);
     void keepMine(int index);
+    /// Shows the current text tab's find bar (with the replace row when `replace`).
+    void showFindBar(bool replace = false);
 
 Q_SIGNALS:
     void fileOpened(const QString &workspaceId, const QString &path);
@@ -89,10 +112,14 @@ Q_SIGNALS:
     void externalChangeDetected(const QString &workspaceId, const QString &path);
     /// A load, save or re-read failed (the tab shows it too).
     void fileError(const QString &workspaceId, const QString &path, const QString &message);
+    /// A tab was opened or closed (the window shows its welcome page while none is open).
+    void tabCountChanged(int count);
 
 protected:
     /// Re-highlights open text tabs when the palette turns light or dark.
     void changeEvent(QEvent *event) override;
+    void tabInserted(int index) override;
+    void tabRemoved(int index) override;
 
 private:
     FileTab *tabAt(int index) const;
@@ -101,6 +128,10 @@ private:
     void onRead(FileTab *tab, const QByteArray &bytes);
     void reread(FileTab *tab);
     void updateTitle(FileTab *tab);
+    void updateTitles();
+    void createEditActions();
+    void updateEditActions();
+    void applyEditorFont(const QFont &font);
     void watchWorkspace(const QString &workspaceId);
     void save(FileTab *tab, bool closeAfter);
 
@@ -109,6 +140,7 @@ private:
     QTimer *m_soonTimer;
     QStringList m_watched;
     int m_changeReads = 0;
+    std::array<QAction *, int(EditAction::Count)> m_actions{};
 };
 
 } // namespace elsai

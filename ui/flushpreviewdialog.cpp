@@ -3,43 +3,33 @@
 
 #include "flushpreviewdialog.h"
 
+#include "diffview.h"
+#include "errors.h"
+#include "filediff.h"
 #include "sandboxcontroller.h"
+#include "threadpriority.h"
 #include "treecopy.h"
+#include "unifieddiff.h"
 
 #include <QDialogButtonBox>
 #include <QDir>
-#include <QFile>
-#include <QFontDatabase>
 #include <QFutureWatcher>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
-#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
-#include <QStringDecoder>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent>
-
-#include <vector>
 
 namespace elsai {
 
 namespace {
 
-constexpr qint64 kDiffByteLimit = 2 * 1024 * 1024;
 constexpr int kPathRole = Qt::UserRole + 1;
 constexpr int kActionRole = Qt::UserRole + 2;
-
-QStringList splitLines(const QString &text)
-{
-    QStringList lines = text.split(QLatin1Char('\n'));
-    if (!lines.isEmpty() && lines.last().isEmpty())
-        lines.removeLast(); // the final newline ends a line, it does not start one
-    return lines;
-}
 
 QString actionName(SyncPlanEntry::Action action)
 {
@@ -96,200 +86,7 @@ QString actionHint(SyncPlanEntry::Action action)
     return {};
 }
 
-/// Text of a file for the diff, or an explanation when it cannot be diffed as text.
-struct DiffSide
-{
-    QString text;
-    bool present = true;
-    QString problem;
-};
-
-DiffSide decodeSide(const QByteArray &bytes)
-{
-    DiffSide side;
-    if (bytes.size() > kDiffByteLimit) {
-        side.problem = FlushPreviewDialog::tr("too large to diff (%1)")
-                           .arg(QLocale().formattedDataSize(bytes.size()));
-        return side;
-    }
-    QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
-    side.text = decoder.decode(bytes);
-    if (bytes.contains('\0') || decoder.hasError())
-        side.problem = FlushPreviewDialog::tr("binary");
-    return side;
-}
-
-DiffSide readHostSide(const QString &root, const QString &path)
-{
-    DiffSide side;
-    const QFileInfo info(path);
-    // Display only, but still never show a file reached through a link out of the root.
-    const QString canonicalRoot = QDir(root).canonicalPath();
-    const QString canonicalDir = info.dir().canonicalPath();
-    if (!canonicalDir.isEmpty() && canonicalDir != canonicalRoot &&
-        !canonicalDir.startsWith(canonicalRoot + QLatin1Char('/'))) {
-        side.problem = FlushPreviewDialog::tr("outside the destination folder");
-        return side;
-    }
-    if (!info.exists() && !info.isSymLink()) {
-        side.present = false;
-        return side;
-    }
-    if (info.isSymLink() || !info.isFile()) {
-        side.problem = FlushPreviewDialog::tr("not a regular file on the host");
-        return side;
-    }
-    if (info.size() > kDiffByteLimit)
-        return decodeSide(QByteArray(kDiffByteLimit + 1, ' '));
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        side.problem = f.errorString();
-        return side;
-    }
-    return decodeSide(f.read(kDiffByteLimit + 1));
-}
-
-QString diffText(const QString &path, const DiffSide &host, const DiffSide &workspace)
-{
-    const QString oldName =
-        host.present ? QStringLiteral("host/") + path : QStringLiteral("/dev/null");
-    const QString newName = QStringLiteral("workspace/") + path;
-    if (!host.problem.isEmpty() || !workspace.problem.isEmpty()) {
-        return FlushPreviewDialog::tr("No text diff: host %1, workspace %2.")
-            .arg(host.problem.isEmpty() ? FlushPreviewDialog::tr("text") : host.problem,
-                 workspace.problem.isEmpty() ? FlushPreviewDialog::tr("text") : workspace.problem);
-    }
-    const QString diff = unifiedDiff(host.text, workspace.text, oldName, newName);
-    return diff.isEmpty() ? FlushPreviewDialog::tr("The host and workspace versions are "
-                                                   "identical.")
-                          : diff;
-}
-
 } // namespace
-
-QString unifiedDiff(const QString &oldText, const QString &newText, const QString &oldName,
-                    const QString &newName, int context, qint64 maxCells)
-{
-    const QStringList a = splitLines(oldText);
-    const QStringList b = splitLines(newText);
-    const qsizetype na = a.size();
-    const qsizetype nb = b.size();
-    qsizetype prefix = 0;
-    while (prefix < na && prefix < nb && a[prefix] == b[prefix])
-        ++prefix;
-    qsizetype suffix = 0;
-    while (suffix < na - prefix && suffix < nb - prefix) {
-        if (a[na - 1 - suffix] != b[nb - 1 - suffix])
-            break;
-        ++suffix;
-    }
-
-    struct Op
-    {
-        char kind; // ' ', '-', '+'
-        QString line;
-    };
-    std::vector<Op> ops;
-    ops.reserve(size_t(na + nb));
-    for (qsizetype i = 0; i < prefix; ++i)
-        ops.push_back({' ', a[i]});
-    const qsizetype n = na - prefix - suffix;
-    const qsizetype m = nb - prefix - suffix;
-    if (n > 0 && m > 0 && n * m <= maxCells) {
-        // lcs[i][j]: LCS length of a[prefix+i..] and b[prefix+j..].
-        const qsizetype width = m + 1;
-        std::vector<int> lcs(size_t((n + 1) * width), 0);
-        for (qsizetype i = n - 1; i >= 0; --i) {
-            for (qsizetype j = m - 1; j >= 0; --j) {
-                lcs[size_t(i * width + j)] =
-                    a[prefix + i] == b[prefix + j]
-                        ? lcs[size_t((i + 1) * width + j + 1)] + 1
-                        : qMax(lcs[size_t((i + 1) * width + j)], lcs[size_t(i * width + j + 1)]);
-            }
-        }
-        qsizetype i = 0;
-        qsizetype j = 0;
-        while (i < n && j < m) {
-            if (a[prefix + i] == b[prefix + j]) {
-                ops.push_back({' ', a[prefix + i]});
-                ++i;
-                ++j;
-            } else if (lcs[size_t((i + 1) * width + j)] >= lcs[size_t(i * width + j + 1)]) {
-                ops.push_back({'-', a[prefix + i++]});
-            } else {
-                ops.push_back({'+', b[prefix + j++]});
-            }
-        }
-        for (; i < n; ++i)
-            ops.push_back({'-', a[prefix + i]});
-        for (; j < m; ++j)
-            ops.push_back({'+', b[prefix + j]});
-    } else {
-        for (qsizetype i = 0; i < n; ++i)
-            ops.push_back({'-', a[prefix + i]});
-        for (qsizetype j = 0; j < m; ++j)
-            ops.push_back({'+', b[prefix + j]});
-    }
-    for (qsizetype i = na - suffix; i < na; ++i)
-        ops.push_back({' ', a[i]});
-
-    QString out;
-    const auto total = qsizetype(ops.size());
-    qsizetype k = 0;
-    qsizetype oldLine = 0; // lines of each side before ops[k]
-    qsizetype newLine = 0;
-    while (k < total) {
-        if (ops[size_t(k)].kind == ' ') {
-            ++oldLine;
-            ++newLine;
-            ++k;
-            continue;
-        }
-        // A change at k: the hunk starts `context` lines earlier and runs until a gap of
-        // more than 2 * context unchanged lines.
-        const qsizetype start = qMax<qsizetype>(0, k - context);
-        qsizetype end = k;
-        qsizetype lastChange = k;
-        while (end < total) {
-            if (ops[size_t(end)].kind != ' ')
-                lastChange = end;
-            else if (end - lastChange > 2 * context)
-                break;
-            ++end;
-        }
-        end = qMin(total, lastChange + context + 1);
-        const qsizetype back = k - start;
-        qsizetype oldStart = oldLine - back;
-        qsizetype newStart = newLine - back;
-        qsizetype oldCount = 0;
-        qsizetype newCount = 0;
-        QString body;
-        for (qsizetype x = start; x < end; ++x) {
-            const Op &op = ops[size_t(x)];
-            if (op.kind != '+')
-                ++oldCount;
-            if (op.kind != '-')
-                ++newCount;
-            body += QLatin1Char(op.kind) + op.line + QLatin1Char('\n');
-        }
-        if (out.isEmpty())
-            out = QStringLiteral("--- %1\n+++ %2\n").arg(oldName, newName);
-        out += QStringLiteral("@@ -%1,%2 +%3,%4 @@\n")
-                   .arg(oldCount ? oldStart + 1 : oldStart)
-                   .arg(oldCount)
-                   .arg(newCount ? newStart + 1 : newStart)
-                   .arg(newCount);
-        out += body;
-        for (qsizetype x = k; x < end; ++x) {
-            if (ops[size_t(x)].kind != '+')
-                ++oldLine;
-            if (ops[size_t(x)].kind != '-')
-                ++newLine;
-        }
-        k = end;
-    }
-    return out;
-}
 
 struct FlushPreviewDialog::Private
 {
@@ -297,7 +94,7 @@ struct FlushPreviewDialog::Private
     QString workspaceId;
     QLabel *summary;
     QTreeWidget *entries;
-    QPlainTextEdit *diff;
+    DiffView *diff;
     QProgressBar *progress;
     QLabel *result;
     QPushButton *flushButton;
@@ -322,10 +119,9 @@ FlushPreviewDialog::FlushPreviewDialog(SandboxController *controller, const QStr
     d->entries->setHeaderLabels({tr("Path"), tr("Size")});
     d->entries->header()->setSectionResizeMode(0, QHeaderView::Stretch);
     d->entries->header()->setStretchLastSection(false);
-    d->diff = new QPlainTextEdit(splitter);
-    d->diff->setReadOnly(true);
-    d->diff->setLineWrapMode(QPlainTextEdit::NoWrap);
-    d->diff->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    d->entries->setAccessibleName(tr("Planned files"));
+    d->diff = new DiffView(splitter);
+    d->diff->setAccessibleName(tr("Host and workspace versions compared"));
     d->diff->setPlaceholderText(tr("Select a file to see the host and workspace versions "
                                    "compared."));
     splitter->setStretchFactor(0, 1);
@@ -375,7 +171,7 @@ QTreeWidget *FlushPreviewDialog::entriesView() const
     return d->entries;
 }
 
-QPlainTextEdit *FlushPreviewDialog::diffView() const
+DiffView *FlushPreviewDialog::diffView() const
 {
     return d->diff;
 }
@@ -486,41 +282,37 @@ void FlushPreviewDialog::showDiff(const QString &path)
         action == SyncPlanEntry::Action::SkippedSpecial ||
         action == SyncPlanEntry::Action::HostDeleted ||
         action == SyncPlanEntry::Action::SandboxDeleted) {
-        d->diff->setPlainText(tr("%1: %2.").arg(path, actionHint(action)));
+        d->diff->setMessage(tr("%1: %2.").arg(path, actionHint(action)));
         Q_EMIT diffReady(path);
         return;
     }
-    d->diff->setPlainText(tr("Reading %1…").arg(path));
-    const QString hostPath = QDir(d->plan->destRoot).filePath(path);
-    auto *reader = new QFutureWatcher<QByteArray>(this);
-    connect(reader, &QFutureWatcherBase::finished, this, [this, reader, serial, path, hostPath] {
-        reader->deleteLater();
+    d->diff->setMessage(tr("Reading %1…").arg(path));
+    const SandboxPtr sandbox = d->controller->sandbox(d->workspaceId);
+    const QString root = d->plan->destRoot;
+    auto *differ = new QFutureWatcher<FileDiff>(this);
+    connect(differ, &QFutureWatcherBase::finished, this, [this, differ, serial, path] {
+        differ->deleteLater();
         if (serial != d->diffSerial)
             return;
-        QByteArray bytes;
         try {
-            bytes = reader->result();
+            d->diff->setDiff(differ->result());
         } catch (...) {
             const auto err = futureError(std::current_exception());
-            d->diff->setPlainText(
+            d->diff->setMessage(
                 tr("Cannot read the workspace version: %1").arg(err ? err->second : QString()));
-            Q_EMIT diffReady(path);
-            return;
         }
-        auto *differ = new QFutureWatcher<QString>(this);
-        connect(differ, &QFutureWatcherBase::finished, this, [this, differ, serial, path] {
-            differ->deleteLater();
-            if (serial != d->diffSerial)
-                return;
-            d->diff->setPlainText(differ->result());
-            Q_EMIT diffReady(path);
-        });
-        const QString root = d->plan ? d->plan->destRoot : QString();
-        differ->setFuture(QtConcurrent::run(d->controller->pool(), [path, root, hostPath, bytes] {
-            return diffText(path, readHostSide(root, hostPath), decodeSide(bytes));
-        }));
+        Q_EMIT diffReady(path);
     });
-    reader->setFuture(d->controller->readFile(d->workspaceId, path));
+    // Both sides read and compared on the pool; the host side never leaves the destination.
+    differ->setFuture(QtConcurrent::run(d->controller->bulkPool(), [sandbox, root, path] {
+        lowerThreadPriority();
+        const BackendPtr backend = sandbox ? sandbox->backend() : nullptr;
+        if (!backend)
+            throw OSError(QStringLiteral("the sandbox is not running"));
+        return diffFileVersions(readHostVersion(root, path), QStringLiteral("host/") + path,
+                                readWorkspaceVersion(*backend, path),
+                                QStringLiteral("workspace/") + path);
+    }));
 }
 
 void FlushPreviewDialog::flushNow()

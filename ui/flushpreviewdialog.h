@@ -7,16 +7,17 @@
 
 #include <memory>
 
-class QPlainTextEdit;
 class QTreeWidget;
 
 namespace elsai {
 
+class DiffView;
 class SandboxController;
 
 /// Before syncing back: what flush would add / change / keep / report as conflicting on the
 /// host under the sync policy (planFlush off the GUI thread), with a per-file text diff of the
-/// host and workspace versions; then "Flush" runs it with a progress bar.
+/// host and workspace versions (the one DiffView; filediff.h reads and compares them); then
+/// "Flush" runs it with a progress bar.
 ///
 /// The plan is taken when the dialog opens (and on Refresh / after a flush); the entries are
 /// grouped by action. Reads and diffs run off the GUI thread; a stale answer (the user picked
@@ -38,7 +39,7 @@ public:
     void flushNow();
 
     QTreeWidget *entriesView() const;
-    QPlainTextEdit *diffView() const;
+    DiffView *diffView() const;
     /// The summary of the last flush (empty before one).
     QString resultText() const;
 
@@ -51,11 +52,5 @@ private:
     struct Private;
     std::unique_ptr<Private> d;
 };
-
-/// Unified diff (3 lines of context by default) of two texts compared by lines; empty when
-/// they are equal. An LCS over the part between the common prefix and suffix, bounded: when
-/// that part is larger than `maxCells` line pairs it is shown as removed + added instead.
-QString unifiedDiff(const QString &oldText, const QString &newText, const QString &oldName,
-                    const QString &newName, int context = 3, qint64 maxCells = 4'000'000);
 
 } // namespace elsai

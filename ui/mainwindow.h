@@ -5,6 +5,8 @@
 
 #include <QMainWindow>
 
+#include <optional>
+
 class QAction;
 class QDockWidget;
 
@@ -16,13 +18,19 @@ class ConsolePanel;
 class FileTabs;
 class SandboxController;
 class SessionsPanel;
+class WelcomePage;
 class WorkspacePanel;
 struct SandboxSpec;
 
 /// The workbench window: dockable panels (sessions, workspace tree, console, agents, audit
-/// log) around the file tabs, a status bar (workspace id, backend, TTL countdown), keyboard
-/// shortcuts for the common actions, and its layout saved and restored with QSettings.
+/// log) around the file tabs — or a welcome page while no file is open —, a toolbar, a status
+/// bar (workspace id, backend, TTL countdown), keyboard shortcuts for the common actions, and
+/// its layout saved and restored with QSettings (versioned: AppSettings::layoutVersion).
 /// The "current sandbox" is the one selected in the sessions panel; every panel follows it.
+///
+/// The first start (or View → Reset Layout) uses most of the screen and places the docks by
+/// one table (applyDefaultLayout()): sessions above the workspace tree on the left, agents on
+/// the right, console beside the audit log along the bottom with a third of the height.
 ///
 /// Closing the window (Quit) asks first when edits are unsaved (Save / Discard / Cancel) and
 /// when work is running (commands, plans, MCP sessions); once the application's loop ended,
@@ -54,6 +62,13 @@ public:
                           Qt::DockWidgetArea area);
     /// A registered dock by object name (nullptr when none).
     QDockWidget *panelDock(const QString &objectName) const;
+    /// The centre's page while no file is open.
+    WelcomePage *welcomePage() const;
+    /// Marks `workspaceId` as the bundled demo (app/gui.cpp): the welcome page then suggests
+    /// the demo's three steps while it is the current sandbox.
+    void setDemoWorkspace(const QString &workspaceId);
+    /// The size of a first start: most of the available screen geometry.
+    static QSize defaultSize(const QRect &available);
     /// A menu-bar action by object name (actionNewSandbox, actionAddFiles, …), for tests and
     /// extensions that add entries next to it.
     QAction *action(const QString &objectName) const;
@@ -82,12 +97,40 @@ public Q_SLOTS:
     void setNewSandboxSpec(const SandboxSpec &spec);
     void flushPreview();   ///< the flush preview of the current sandbox
     void exportAuditLog(); ///< the audit panel's visible rows, through a save dialog
+    /// Puts every registered dock back where the default layout has it, shown, with the
+    /// default sizes (View → Reset Layout). Docks the table does not know go back to the area
+    /// they were added to.
+    void resetLayout();
+    /// File → Open Workspace Folder: inspects an existing host folder as a local sandbox, in
+    /// place — nothing is seeded or copied, nothing deleted when it stops or is removed, no
+    /// flush destination. Asks first (commands, saves and read-write agents change the real
+    /// files); refuses the file system root, the home folder itself, a missing folder, and a
+    /// folder another sandbox already uses (that one becomes current). Returns true when the
+    /// sandbox was added.
+    bool openWorkspaceFolder(const QString &path);
+    void showSettings();  ///< File → Settings (SettingsDialog)
+    void showShortcuts(); ///< Help → Keyboard Shortcuts
+    void showAbout();     ///< Help → About
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void showEvent(QShowEvent *event) override;
 
 private:
+    void createPanels();
+    void createStatusBar();
     void createMenus();
+    void createToolBar();
+    void updateRecentMenus();
+    void rememberSandbox(const SandboxSpec &spec, bool openedFolder);
+    void openRecentSandbox(const QString &json);
+    void newSandboxFrom(const std::optional<SandboxSpec> &from);
+    void applyDefaultLayout();
+    void applyDefaultSizes();
+    void restoreLayout();
+    void saveLayout();
+    void updateCentre();
+    void runWelcomeStep(int step);
     void updateStatus();
     void updateActions();
     void showError(const QString &text);

@@ -3,6 +3,7 @@
 
 #include "mcppanel.h"
 
+#include "clientconfig.h"
 #include "errors.h"
 #include "mcpservermodel.h"
 #include "sandboxcontroller.h"
@@ -30,7 +31,8 @@ McpPanel::McpPanel(SandboxController *controller, QWidget *parent)
       m_mode(new QComboBox(this)), m_create(new QPushButton(tr("Create agent"), this)),
       m_copyHttp(new QPushButton(tr("Copy HTTP config"), this)),
       m_copyStdio(new QPushButton(tr("Copy stdio command"), this)),
-      m_revoke(new QPushButton(tr("Revoke"), this)), m_status(new QLabel(this))
+      m_revoke(new QPushButton(tr("Revoke"), this)), m_client(new QComboBox(this)),
+      m_status(new QLabel(this))
 {
     m_port->setRange(0, 65535);
     m_port->setSpecialValueText(tr("any port"));
@@ -51,6 +53,14 @@ McpPanel::McpPanel(SandboxController *controller, QWidget *parent)
     m_name->setAccessibleName(tr("MCP agent name"));
     m_mode->setAccessibleName(tr("MCP agent mode"));
     m_port->setAccessibleName(tr("MCP port"));
+    // The configuration the copy buttons produce: a generic mcpServers JSON (HTTP) and command
+    // line (stdio), or a given client's, every part headed by where it goes.
+    m_client->addItem(tr("Generic"), QString());
+    for (const McpClientKind &k : mcpClientKinds())
+        m_client->addItem(k.name, k.id);
+    m_client->setAccessibleName(tr("MCP client to configure"));
+    m_client->setToolTip(tr("The client whose configuration Copy HTTP config and Copy stdio "
+                            "command produce"));
 
     auto *server = new QHBoxLayout;
     server->addWidget(new QLabel(tr("Port"), this));
@@ -62,6 +72,8 @@ McpPanel::McpPanel(SandboxController *controller, QWidget *parent)
     create->addWidget(m_mode);
     create->addWidget(m_create);
     auto *actions = new QHBoxLayout;
+    actions->addWidget(new QLabel(tr("Client"), this));
+    actions->addWidget(m_client);
     actions->addWidget(m_copyHttp);
     actions->addWidget(m_copyStdio);
     actions->addWidget(m_revoke);
@@ -147,22 +159,56 @@ void McpPanel::createAgent()
     }
 }
 
+QString McpPanel::clientId() const
+{
+    return m_client->currentData().toString();
+}
+
+void McpPanel::setClientId(const QString &id)
+{
+    m_client->setCurrentIndex(qMax(0, m_client->findData(id)));
+}
+
+void McpPanel::copyConfig(McpClientTransport transport, int row)
+{
+    const McpAgentSpec &agent = m_model->agent(row);
+    McpClientTarget target;
+    target.agent = agent.name;
+    target.url = m_model->url();
+    target.token = agent.token;
+    target.program = QCoreApplication::applicationFilePath();
+    target.arguments = m_model->stdioArguments(row);
+    QGuiApplication::clipboard()->setText(
+        mcpClientConfigText(mcpClientConfig(clientId(), transport, target)));
+    m_status->setText(
+        tr("%1 configuration of %2 for %3 copied: each part says where it goes%4")
+            .arg(transport == McpClientTransport::Http ? tr("HTTP") : tr("stdio"), agent.name,
+                 m_client->currentText(),
+                 transport == McpClientTransport::Http ? tr(" (it holds the token)") : QString()));
+}
+
 void McpPanel::copyHttpConfig()
 {
-    if (const int row = selectedRow(); row >= 0) {
-        QGuiApplication::clipboard()->setText(m_model->httpClientConfig(row));
-        m_status->setText(tr("Client configuration of %1 copied (it holds the token)")
-                              .arg(m_model->agent(row).name));
-    }
+    const int row = selectedRow();
+    if (row < 0)
+        return;
+    if (!clientId().isEmpty())
+        return copyConfig(McpClientTransport::Http, row);
+    QGuiApplication::clipboard()->setText(m_model->httpClientConfig(row));
+    m_status->setText(
+        tr("Client configuration of %1 copied (it holds the token)").arg(m_model->agent(row).name));
 }
 
 void McpPanel::copyStdioCommand()
 {
-    if (const int row = selectedRow(); row >= 0) {
-        QGuiApplication::clipboard()->setText(
-            m_model->stdioCommandLine(row, QCoreApplication::applicationFilePath()));
-        m_status->setText(tr("stdio command line of %1 copied").arg(m_model->agent(row).name));
-    }
+    const int row = selectedRow();
+    if (row < 0)
+        return;
+    if (!clientId().isEmpty())
+        return copyConfig(McpClientTransport::Stdio, row);
+    QGuiApplication::clipboard()->setText(
+        m_model->stdioCommandLine(row, QCoreApplication::applicationFilePath()));
+    m_status->setText(tr("stdio command line of %1 copied").arg(m_model->agent(row).name));
 }
 
 void McpPanel::revokeSelected()

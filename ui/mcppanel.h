@@ -3,6 +3,8 @@
 
 #pragma once
 
+#include "clientconfig.h"
+
 #include <QWidget>
 
 class QComboBox;
@@ -19,7 +21,8 @@ class SandboxController;
 
 /// The MCP server of the current sandbox: start/stop it on a loopback port, create agents with
 /// a mode and get their tokens, copy a ready-to-paste client configuration (HTTP with the
-/// bearer header, or the stdio command line), see live sessions per agent, revoke an agent
+/// bearer header, or the stdio command line; generic, or for a chosen client such as Claude
+/// Code, Codex or VS Code), see live sessions per agent, revoke an agent
 /// (its sessions are detached at once). Connected sessions also appear in the Agents panel.
 class McpPanel : public QWidget
 {
@@ -33,6 +36,9 @@ public:
     QLineEdit *nameEdit() const { return m_name; }
     QComboBox *modeBox() const { return m_mode; }
     QLabel *statusLabel() const { return m_status; }
+    /// The client the copy buttons configure (clientconfig.h ids; empty: generic).
+    QString clientId() const;
+    void setClientId(const QString &id);
 public Q_SLOTS:
     void setWorkspace(const QString &workspaceId);
     void toggleServer();
@@ -43,6 +49,7 @@ public Q_SLOTS:
 
 private:
     int selectedRow() const;
+    void copyConfig(McpClientTransport transport, int row);
     void updateState();
     SandboxController *m_controller;
     McpServerModel *m_model;
@@ -54,6 +61,7 @@ private:
     QLineEdit *m_name;
     QComboBox *m_mode;
     QPushButton *m_create, *m_copyHttp, *m_copyStdio, *m_revoke;
+    QComboBox *m_client;
     QLabel *m_status;
 };
 

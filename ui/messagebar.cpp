@@ -3,6 +3,8 @@
 
 #include "messagebar.h"
 
+#include "tonecolors.h"
+
 #include <QApplication>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -25,15 +27,15 @@ Look lookOf(MessageBar::Type type)
 {
     switch (type) {
     case MessageBar::Type::Positive:
-        return {QColor(0x27, 0xae, 0x60), QStyle::SP_DialogApplyButton, QT_TR_NOOP("Success")};
+        return {toneAccent(Tone::Positive), QStyle::SP_DialogApplyButton, QT_TR_NOOP("Success")};
     case MessageBar::Type::Warning:
-        return {QColor(0xf6, 0x74, 0x00), QStyle::SP_MessageBoxWarning, QT_TR_NOOP("Warning")};
+        return {toneAccent(Tone::Neutral), QStyle::SP_MessageBoxWarning, QT_TR_NOOP("Warning")};
     case MessageBar::Type::Error:
-        return {QColor(0xda, 0x44, 0x53), QStyle::SP_MessageBoxCritical, QT_TR_NOOP("Error")};
+        return {toneAccent(Tone::Negative), QStyle::SP_MessageBoxCritical, QT_TR_NOOP("Error")};
     case MessageBar::Type::Information:
         break;
     }
-    return {QColor(0x3d, 0xae, 0xe9), QStyle::SP_MessageBoxInformation, QT_TR_NOOP("Information")};
+    return {toneAccent(Tone::Active), QStyle::SP_MessageBoxInformation, QT_TR_NOOP("Information")};
 }
 
 } // namespace

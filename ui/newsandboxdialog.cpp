@@ -416,6 +416,7 @@ void NewSandboxDialog::setSpec(const SandboxSpec &spec)
 {
     Ui &ui = *m_ui;
     m_readFileMaxBytes = spec.readFileMaxBytes;
+    m_executeSoftReturnSeconds = spec.executeSoftReturnSeconds;
     ui.workspaceId->setText(spec.workspaceId);
     ui.backendPages->setSpec(spec);
     const int backend = ui.backend->findText(spec.backend);
@@ -455,6 +456,7 @@ SandboxSpec NewSandboxDialog::spec() const
     const Ui &ui = *m_ui;
     SandboxSpec s;
     s.readFileMaxBytes = m_readFileMaxBytes;
+    s.executeSoftReturnSeconds = m_executeSoftReturnSeconds;
     s.workspaceId = ui.workspaceId->text().trimmed();
     if (s.workspaceId.isEmpty())
         throw ValueError(tr("the workspace id is empty"));

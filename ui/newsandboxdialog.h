@@ -66,6 +66,8 @@ private:
     std::unique_ptr<Ui> m_ui;
     /// Not shown in the dialog; kept from setSpec() (the command line's --read-file-max-bytes).
     qint64 m_readFileMaxBytes = DefaultReadFileMaxBytes;
+    /// Not shown either; kept from setSpec() (--execute-soft-return).
+    std::optional<double> m_executeSoftReturnSeconds;
     void updateOk();
     void backendChanged(const QString &backend);
 };

@@ -10,6 +10,7 @@
 #include "modelroles.h"
 #include "sandboxcontroller.h"
 #include "sessionsmodel.h"
+#include "tonecolors.h"
 #include "workspacetreemodel.h"
 
 #include <QAction>
@@ -57,14 +58,21 @@ public:
             case Qt::DecorationRole: {
                 const auto type =
                     FileInfo::Type(QIdentityProxyModel::data(index, Roles::FileTypeRole).toInt());
-                QStyle *style = QApplication::style();
+                // Made once: standardIcon() reads the icon's images again on every call, and
+                // a view asks for each visible row at each paint.
+                if (m_fileIcon.isNull()) {
+                    QStyle *style = QApplication::style();
+                    m_dirIcon = style->standardIcon(QStyle::SP_DirIcon);
+                    m_linkIcon = style->standardIcon(QStyle::SP_FileLinkIcon);
+                    m_fileIcon = style->standardIcon(QStyle::SP_FileIcon);
+                }
                 switch (type) {
                 case FileInfo::Type::Directory:
-                    return style->standardIcon(QStyle::SP_DirIcon);
+                    return m_dirIcon;
                 case FileInfo::Type::Symlink:
-                    return style->standardIcon(QStyle::SP_FileLinkIcon);
+                    return m_linkIcon;
                 default:
-                    return style->standardIcon(QStyle::SP_FileIcon);
+                    return m_fileIcon;
                 }
             }
             case Qt::FontRole:
@@ -77,9 +85,9 @@ public:
                 break;
             case Qt::ForegroundRole:
                 if (mark == ChangeMark::Added)
-                    return QColor(0x2e, 0x9d, 0x4a);
+                    return toneForeground(QApplication::palette(), Tone::Positive);
                 if (mark == ChangeMark::Modified)
-                    return QColor(0xc0, 0x7a, 0x12);
+                    return toneForeground(QApplication::palette(), Tone::Neutral);
                 break;
             case Qt::ToolTipRole: {
                 const QString path = QIdentityProxyModel::data(index, Roles::PathRole).toString();
@@ -97,6 +105,9 @@ public:
         }
         return QIdentityProxyModel::data(index, role);
     }
+
+private:
+    mutable QIcon m_dirIcon, m_linkIcon, m_fileIcon;
 };
 
 /// Accepts local files dragged from the desktop.
@@ -331,8 +342,26 @@ void WorkspacePanel::setWorkspace(const QString &workspaceId)
         header->setSectionResizeMode(WorkspaceTreeModel::NameColumn, QHeaderView::Interactive);
         header->resizeSection(WorkspaceTreeModel::NameColumn,
                               qMax(180, m_view->viewport()->width() / 2));
-        for (int c = WorkspaceTreeModel::SizeColumn; c < WorkspaceTreeModel::ColumnCount; ++c)
-            header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+        // Widths from the font, not ResizeToContents: that measures every row's text (a date
+        // formatted per row) at each insertion, and a 1,000-entry folder then stalls the
+        // window for a tenth of a second per chunk (bench/window_bench, the seed).
+        const QFontMetrics fm = m_view->fontMetrics();
+        const int pad = 3 * fm.averageCharWidth();
+        const std::pair<int, QString> widest[] = {
+            {WorkspaceTreeModel::SizeColumn,
+             fm.horizontalAdvance(QStringLiteral("1023 bytes")) >
+                     fm.horizontalAdvance(QStringLiteral("1023.9 KiB"))
+                 ? QStringLiteral("1023 bytes")
+                 : QStringLiteral("1023.9 KiB")},
+            {WorkspaceTreeModel::ModifiedColumn, QStringLiteral("0000-00-00 00:00:00")},
+            {WorkspaceTreeModel::TypeColumn, QStringLiteral("symlink")},
+        };
+        for (const auto &[column, text] : widest) {
+            header->setSectionResizeMode(column, QHeaderView::Interactive);
+            const QString title = m_view->model()->headerData(column, Qt::Horizontal).toString();
+            header->resizeSection(
+                column, qMax(fm.horizontalAdvance(text), fm.horizontalAdvance(title) + pad) + pad);
+        }
     }
     // setModel() is not called again, but the selection model was cleared by the reset.
     updateActions();

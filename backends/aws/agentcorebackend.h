@@ -105,6 +105,9 @@ public:
 
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
+    double defaultTimeoutSeconds() const override { return m_options.timeout; }
+    /// The service runs a command to its end: a cancel is only seen before it starts.
+    bool cancelsRunningCommands() const override { return false; }
 
     /// One decoded tool result (CodeInterpreterResult, §2.4).
     struct ToolResult

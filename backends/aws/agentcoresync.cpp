@@ -272,9 +272,11 @@ AgentCoreSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncP
     }
     WorkspaceSyncResult result = executeSync(snap.plan, *snap.fs, &written, progress);
     const bool recordWrites = m_manifestRoot.isEmpty() || m_manifestRoot == root;
-    if (recordWrites && (!result.added.isEmpty() || !result.updated.isEmpty())) {
+    // the base moves for what was written and for what converged (same bytes on both sides)
+    const QStringList moved = result.added + result.updated + convergedPaths(snap.plan);
+    if (recordWrites && !moved.isEmpty()) {
         m_manifestRoot = root;
-        for (const QString &path : result.added + result.updated)
+        for (const QString &path : moved)
             m_manifest.insert(path, {written.files.value(path).host, snap.hashes.value(path)});
     }
     return result;

@@ -4,9 +4,15 @@
 #include "s3storage.h"
 
 #include "awserror.h"
+#include "backend.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QRandomGenerator>
 #include <QRegularExpression>
+
+#include <exception>
 
 namespace elsai::aws {
 
@@ -76,6 +82,16 @@ QString S3Storage::keyFor(const QString &handle) const
     return m_options.prefix + handle + QStringLiteral(".txt");
 }
 
+QString S3Storage::manifestKeyFor(const QString &handle) const
+{
+    return m_options.prefix + handle + QStringLiteral(".parts");
+}
+
+QString S3Storage::partKeyFor(const QString &handle, qsizetype index) const
+{
+    return m_options.prefix + handle + QStringLiteral(".part-%1").arg(index, 6, 10, QChar(u'0'));
+}
+
 QUrl S3Storage::objectUrl(const QString &key) const
 {
     const QByteArray encodedKey = uriEncode(key.toUtf8(), true);
@@ -130,6 +146,15 @@ QString S3Storage::store(const QString &content)
                       .arg(m_options.bucket, m_options.prefix));
 }
 
+bool S3Storage::isMissing(const remote::HttpResponse &response)
+{
+    if (!response.networkError.isEmpty() || (response.status != 404 && response.status != 403))
+        return false;
+    const QString code = parseAwsError(response).code;
+    return code == QLatin1String("NoSuchKey") || code == QLatin1String("AccessDenied") ||
+           (response.status == 404 && code.isEmpty());
+}
+
 std::optional<QString> S3Storage::retrieve(const QString &handle)
 {
     if (!isValidHandle(handle))
@@ -138,13 +163,173 @@ std::optional<QString> S3Storage::retrieve(const QString &handle)
     const remote::HttpResponse response = send("GET", key);
     if (response.ok())
         return QString::fromUtf8(response.body);
-    if (response.networkError.isEmpty() && (response.status == 404 || response.status == 403)) {
-        const QString code = parseAwsError(response).code;
-        if (code == QLatin1String("NoSuchKey") || code == QLatin1String("AccessDenied") ||
-            (response.status == 404 && code.isEmpty()))
-            return std::nullopt;
+    if (!isMissing(response))
+        throwForResponse(response, QStringLiteral("S3 GET s3://%1/%2").arg(m_options.bucket, key));
+    const auto sizes = parts(handle);
+    if (!sizes)
+        return std::nullopt;
+    QByteArray all;
+    for (qsizetype i = 0; i < sizes->size(); ++i) {
+        if (sizes->at(i) == 0)
+            continue;
+        const auto piece = getRange(partKeyFor(handle, i), 0, sizes->at(i));
+        if (!piece)
+            return std::nullopt; // a piece was deleted since
+        all += piece->data;
     }
-    throwForResponse(response, QStringLiteral("S3 GET s3://%1/%2").arg(m_options.bucket, key));
+    return QString::fromUtf8(all);
+}
+
+std::optional<FileRange> S3Storage::getRange(const QString &key, qint64 offset, qint64 length)
+{
+    const QByteArray range =
+        "bytes=" + QByteArray::number(offset) + '-' + QByteArray::number(offset + length - 1);
+    const remote::HttpResponse response = send("GET", key, {}, {{"Range", range}});
+    const QString what = QStringLiteral("S3 GET s3://%1/%2").arg(m_options.bucket, key);
+    if (isMissing(response))
+        return std::nullopt;
+    const QByteArray contentRange = response.header("Content-Range"); // "bytes a-b/total"
+    const auto totalOf = [&]() -> qint64 {
+        bool ok = false;
+        const qint64 total = contentRange.mid(contentRange.lastIndexOf('/') + 1).toLongLong(&ok);
+        if (!ok)
+            throw OSError(QStringLiteral("%1: the answer has no usable Content-Range").arg(what));
+        return total;
+    };
+    if (response.networkError.isEmpty() && response.status == 416) {
+        // past the end: the probe of the first byte says the size (416 again: empty object)
+        if (offset == 0)
+            return FileRange{{}, 0};
+        const auto first = getRange(key, 0, 1);
+        return first ? std::optional<FileRange>(FileRange{{}, first->totalSize}) : std::nullopt;
+    }
+    if (!response.ok())
+        throwForResponse(response, what);
+    if (response.status == 206)
+        return FileRange{response.body.left(qsizetype(length)), totalOf()};
+    // a server that ignores Range sends the whole object
+    FileRange whole{{}, response.body.size()};
+    if (offset < whole.totalSize)
+        whole.data = response.body.mid(qsizetype(offset), qsizetype(length));
+    return whole;
+}
+
+std::optional<QList<qint64>> S3Storage::parts(const QString &handle)
+{
+    {
+        QMutexLocker lock(&m_partsMutex);
+        const auto it = m_parts.constFind(handle);
+        if (it != m_parts.cend())
+            return *it;
+    }
+    const QString key = manifestKeyFor(handle);
+    const remote::HttpResponse response = send("GET", key);
+    if (isMissing(response))
+        return std::nullopt;
+    if (!response.ok())
+        throwForResponse(response, QStringLiteral("S3 GET s3://%1/%2").arg(m_options.bucket, key));
+    QList<qint64> sizes;
+    const QJsonArray array = QJsonDocument::fromJson(response.body)
+                                 .object()
+                                 .value(QStringLiteral("part_sizes"))
+                                 .toArray();
+    for (const QJsonValue &v : array) {
+        if (v.toInteger(-1) < 0)
+            throw OSError(QStringLiteral("S3 object s3://%1/%2 is not a manifest of pieces")
+                              .arg(m_options.bucket, key));
+        sizes.append(v.toInteger());
+    }
+    QMutexLocker lock(&m_partsMutex);
+    m_parts.insert(handle, sizes);
+    return sizes;
+}
+
+std::optional<QString> S3Storage::storeStream(const OffloadSource &next)
+{
+    QString handle;
+    QList<qint64> sizes;
+    try {
+        for (QByteArray piece = next(); !piece.isEmpty(); piece = next()) {
+            for (int attempt = 0;; ++attempt) {
+                if (sizes.isEmpty())
+                    handle = newHandle();
+                const QString key = partKeyFor(handle, sizes.size());
+                const remote::HttpResponse response =
+                    send("PUT", key, piece,
+                         {{"Content-Type", "application/octet-stream"}, {"If-None-Match", "*"}});
+                if (response.ok())
+                    break;
+                // a taken name: only the first piece may pick another handle
+                if (sizes.isEmpty() && attempt < 2 && response.networkError.isEmpty() &&
+                    response.status == 412)
+                    continue;
+                throwForResponse(response,
+                                 QStringLiteral("S3 PUT s3://%1/%2").arg(m_options.bucket, key));
+            }
+            sizes.append(piece.size());
+        }
+        if (handle.isEmpty())
+            handle = newHandle();
+        QJsonArray array;
+        for (const qint64 size : std::as_const(sizes))
+            array.append(size);
+        const QString key = manifestKeyFor(handle);
+        const remote::HttpResponse response =
+            send("PUT", key,
+                 QJsonDocument(QJsonObject{{QStringLiteral("part_sizes"), array}})
+                     .toJson(QJsonDocument::Compact),
+                 {{"Content-Type", "application/json"}, {"If-None-Match", "*"}});
+        if (!response.ok())
+            throwForResponse(response,
+                             QStringLiteral("S3 PUT s3://%1/%2").arg(m_options.bucket, key));
+    } catch (...) {
+        // nothing half-stored stays behind (best effort: the failure is what is reported)
+        for (qsizetype i = 0; i < sizes.size(); ++i)
+            send("DELETE", partKeyFor(handle, i));
+        throw;
+    }
+    QMutexLocker lock(&m_partsMutex);
+    m_parts.insert(handle, sizes);
+    return handle;
+}
+
+std::optional<FileRange> S3Storage::retrieveRange(const QString &handle, qint64 offset,
+                                                  qint64 length)
+{
+    if (offset < 0 || length < 0)
+        throw ValueError(QStringLiteral("an offloaded range needs offset >= 0 and length >= 0"));
+    if (!isValidHandle(handle))
+        return std::nullopt;
+    bool streamed;
+    {
+        QMutexLocker lock(&m_partsMutex);
+        streamed = m_parts.contains(handle);
+    }
+    if (!streamed) {
+        // one ranged GET (a zero length still asks for one byte: the size comes with it)
+        if (auto range = getRange(keyFor(handle), offset, qMax<qint64>(length, 1))) {
+            range->data.truncate(qsizetype(length));
+            return range;
+        }
+    }
+    const auto sizes = parts(handle);
+    if (!sizes)
+        return std::nullopt;
+    FileRange out;
+    for (const qint64 size : *sizes)
+        out.totalSize += size;
+    qint64 start = 0; // of the piece
+    const qint64 end = qMin(out.totalSize, offset + length);
+    for (qsizetype i = 0; i < sizes->size() && start < end; start += sizes->at(i), ++i) {
+        const qint64 from = qMax(offset, start), to = qMin(end, start + sizes->at(i));
+        if (from >= to)
+            continue;
+        const auto piece = getRange(partKeyFor(handle, i), from - start, to - from);
+        if (!piece)
+            return std::nullopt; // deleted since
+        out.data += piece->data;
+    }
+    return out;
 }
 
 void S3Storage::remove(const QString &handle)
@@ -156,6 +341,19 @@ void S3Storage::remove(const QString &handle)
     if (!response.ok())
         throwForResponse(response,
                          QStringLiteral("S3 DELETE s3://%1/%2").arg(m_options.bucket, key));
+    const auto sizes = parts(handle);
+    if (!sizes)
+        return;
+    QStringList keys{manifestKeyFor(handle)}; // first: the handle is gone at once
+    for (qsizetype i = 0; i < sizes->size(); ++i)
+        keys << partKeyFor(handle, i);
+    for (const QString &k : std::as_const(keys)) {
+        const remote::HttpResponse r = send("DELETE", k);
+        if (!r.ok())
+            throwForResponse(r, QStringLiteral("S3 DELETE s3://%1/%2").arg(m_options.bucket, k));
+    }
+    QMutexLocker lock(&m_partsMutex);
+    m_parts.remove(handle);
 }
 
 } // namespace elsai::aws

@@ -7,6 +7,9 @@
 #include "offload.h"
 #include "sigv4.h"
 
+#include <QHash>
+#include <QList>
+#include <QMutex>
 #include <QString>
 #include <QUrl>
 
@@ -21,6 +24,12 @@ namespace elsai::aws {
 /// path style (`{endpoint}/{bucket}/{key}`) with a custom endpoint, for bucket names with dots
 /// (TLS wildcard) and when forcePathStyle is set. Handles are random 32-hex names, so a handle
 /// can never name another key; objects are created with `If-None-Match: *` and never overwritten.
+///
+/// Streamed content (storeStream) is one object per piece, `{handle}.part-NNNNNN`, then a
+/// small manifest `{handle}.parts` (JSON: the piece sizes) written last, so a handle exists only
+/// once every piece is there: memory about one piece, no multipart upload needed. Ranged
+/// retrieval is a ranged GET (`Range: bytes=a-b`) of the one object, or of the pieces that
+/// cover the range.
 class S3Storage : public OffloadStorage
 {
 public:
@@ -49,8 +58,14 @@ public:
     QString store(const QString &content) override;
     /// GetObject; none for a malformed handle, a missing key (404 NoSuchKey) or one the
     /// credentials may not list (403 AccessDenied, as S3 answers without s3:ListBucket).
+    /// Streamed content comes back whole (every piece).
     std::optional<QString> retrieve(const QString &handle) override;
-    /// DeleteObject (idempotent).
+    /// One PutObject per piece, then the manifest; on a failure the pieces put are deleted.
+    std::optional<QString> storeStream(const OffloadSource &next) override;
+    /// Ranged GetObject of the object, or of the pieces covering the range.
+    std::optional<FileRange> retrieveRange(const QString &handle, qint64 offset,
+                                           qint64 length) override;
+    /// DeleteObject (idempotent); of streamed content, the manifest and every piece.
     void remove(const QString &handle);
 
     const Options &options() const { return m_options; }
@@ -59,12 +74,25 @@ public:
     /// The URL of a key, strictly encoded (what is sent is what is signed).
     QUrl objectUrl(const QString &key) const;
 
+    /// The keys of streamed content: its manifest, and piece `index`.
+    QString manifestKeyFor(const QString &handle) const;
+    QString partKeyFor(const QString &handle, qsizetype index) const;
+
 private:
     remote::HttpResponse send(const QByteArray &method, const QString &key,
                               const QByteArray &body = {}, const remote::HttpHeaders &headers = {});
+    /// Bytes [offset, offset + length) of one object (length > 0), and its size; none when
+    /// it is missing. Throws for other failures.
+    std::optional<FileRange> getRange(const QString &key, qint64 offset, qint64 length);
+    /// The piece sizes of streamed content; none when the handle has no manifest.
+    std::optional<QList<qint64>> parts(const QString &handle);
+    /// True for the answers of a missing key (404 NoSuchKey, 403 AccessDenied).
+    static bool isMissing(const remote::HttpResponse &response);
 
     Options m_options;
     SigV4Signer m_signer;
+    QMutex m_partsMutex;
+    QHash<QString, QList<qint64>> m_parts; ///< manifests read or written, by handle
 };
 
 } // namespace elsai::aws

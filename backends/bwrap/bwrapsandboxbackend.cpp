@@ -286,10 +286,12 @@ ExecuteResult BwrapSandboxBackend::execute(const QString &command,
     spec.maxOutputBytes = LocalSandboxBackend::options().maxOutputBytes;
     spec.onOutput = options.onOutput;
     spec.cancel = options.cancel;
+    spec.stdinFd = options.stdinFd; // bwrap hands its stdin to the command
+    spec.streamOnly = options.streamOnly;
     // bwrap leads the group and the sandbox's pid namespace dies with it: nothing of the
     // command can outlive the call, so the marker sweep would only probe foreign processes.
     spec.sweepStrays = false;
-    return toExecuteResult(runProcess(spec));
+    return toExecuteResult(runCommand(std::move(spec)));
 }
 
 } // namespace elsai

@@ -783,30 +783,8 @@ DaytonaSandboxBackend::stage(const Remote &r, const QString &root,
     st->remote = remoteTree(r);
     const GlobSet includes = includesOf(policy);
     const GlobSet excludes(policy.excludePatterns);
-    QList<SyncItem> items;
-    QStringList wanted;
-    for (auto it = st->remote.cbegin(); it != st->remote.cend(); ++it) {
-        const QString &rel = it.key();
-        if (it->type == 'd')
-            continue;
-        if (!includes.matchesPathOrParent(rel, false) || excludes.matchesPathOrParent(rel, false))
-            continue;
-        if (it->type != 'f') {
-            // links and special files never reach the host; they are reported
-            items.append(
-                {rel, it->type == 'l' ? SyncItem::Kind::Symlink : SyncItem::Kind::Special, 0, {}});
-            continue;
-        }
-        const FileStamp stamp{it->size, it->mtimeNs};
-        items.append({rel, SyncItem::Kind::File, it->size, stamp});
-        if (record) {
-            const auto rec = record->files.constFind(rel);
-            if (rec != record->files.cend() && rec->workspace == stamp)
-                continue; // unchanged in the sandbox: nothing to download
-        }
-        wanted.append(rel);
-    }
-    wanted.sort();
+    const RemoteSyncSelection selection = selectRemoteSync(st->remote, includes, excludes, record);
+    const QStringList &wanted = selection.fetch;
     QStringList errors;
     for (qsizetype from = 0; from < wanted.size(); from += kDownloadBatch) {
         const QStringList batch = wanted.mid(from, kDownloadBatch);
@@ -820,8 +798,8 @@ DaytonaSandboxBackend::stage(const Remote &r, const QString &root,
             }
         }
     }
-    st->plan =
-        planSyncItems(items, *st->fs, root, includes, excludes, record, policy.noBaseConflict);
+    st->plan = planSyncItems(selection.items, *st->fs, root, includes, excludes, record,
+                             policy.noBaseConflict);
     st->plan.errors = errors + st->plan.errors;
     return st;
 }
@@ -848,14 +826,10 @@ DaytonaSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPol
     // The executor records against the staged copies; the base keeps the remote stamps.
     SeedManifest staged = record ? *record : SeedManifest{root, {}};
     WorkspaceSyncResult result = executeSync(st->plan, *st->fs, &staged, progress);
-    if (result.added.isEmpty() && result.updated.isEmpty())
+    SeedManifest manifest = record ? *record : SeedManifest{root, {}};
+    if (!recordRemoteSync(manifest, st->plan, result, staged, st->remote))
         return result;
-    SeedManifest &manifest = m_manifests[root];
-    manifest.hostRoot = root;
-    for (const QString &path : result.added + result.updated) {
-        const FindRecord rec = st->remote.value(path);
-        manifest.files.insert(path, {staged.files.value(path).host, {rec.size, rec.mtimeNs}});
-    }
+    m_manifests.insert(root, std::move(manifest));
     if (const QString error = saveBases(); !error.isEmpty())
         result.errors << error;
     return result;
@@ -903,12 +877,11 @@ QString DaytonaSandboxBackend::saveBases()
     return {};
 }
 
-QHash<QString, FileStamp> DaytonaSandboxBackend::seedBaseline() const
+std::optional<SeedManifest> DaytonaSandboxBackend::seedManifest() const
 {
     // remote stamps, as listDir() reports them
     QMutexLocker lock(&m_syncMutex);
-    const auto it = m_manifests.constFind(m_seedRoot);
-    return it == m_manifests.constEnd() ? QHash<QString, FileStamp>() : it->workspaceStamps();
+    return m_manifests.value(m_seedRoot);
 }
 
 // ---- template ----------------------------------------------------------------------------

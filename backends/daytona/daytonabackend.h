@@ -92,10 +92,11 @@ public:
     WorkspaceSyncResult syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
                                       const std::function<void(int, int)> &progress = {}) override;
     SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) override;
-    QHash<QString, FileStamp> seedBaseline() const override;
+    std::optional<SeedManifest> seedManifest() const override;
 
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
+    double defaultTimeoutSeconds() const override { return m_options.timeout; }
 
 private:
     struct Remote

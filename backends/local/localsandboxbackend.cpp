@@ -17,9 +17,13 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QProcessEnvironment>
+#include <QScopeGuard>
 #include <QSet>
 
 #include <cmath>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace elsai {
 
@@ -208,11 +212,21 @@ void LocalSandboxBackend::makeDirs(const QString &path)
     fs()->makeDirs(path);
 }
 
-QHash<QString, FileStamp> LocalSandboxBackend::seedBaseline() const
+void LocalSandboxBackend::rename(const QString &source, const QString &dest, bool overwrite)
+{
+    const auto ws = fs();
+    if (ws->exists(dest) && ws->stat(dest).type == FileInfo::Type::Directory)
+        throw IsADirectoryError(
+            QStringLiteral("cannot move onto '%1': it is a folder, which a move never replaces")
+                .arg(dest),
+            EISDIR);
+    ws->rename(source, dest, overwrite);
+}
+
+std::optional<SeedManifest> LocalSandboxBackend::seedManifest() const
 {
     QMutexLocker lock(&m_manifestMutex);
-    const auto it = m_manifests.constFind(m_seedRoot);
-    return it == m_manifests.constEnd() ? QHash<QString, FileStamp>() : it->workspaceStamps();
+    return m_manifests.value(m_seedRoot);
 }
 
 WorkspaceSeedResult
@@ -273,13 +287,41 @@ LocalSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolic
                         known != m_manifests.end() ? &manifest : nullptr, policy.noBaseConflict);
     removeStaleFlushTemps(root, plan);
     WorkspaceSyncResult r = executeSync(plan, *ws, &manifest, progress);
-    if (r.added.isEmpty() && r.updated.isEmpty())
+    // the base moved for what was written, and for what converged (same bytes on both sides)
+    if (r.added.isEmpty() && r.updated.isEmpty() && convergedPaths(plan).isEmpty())
         return r;
     if (known == m_manifests.end())
         m_manifests.insert(root, std::move(fresh));
     if (const QString error = saveBases(); !error.isEmpty())
         r.errors << error;
     return r;
+}
+
+TreeManifest LocalSandboxBackend::captureTree(const CaptureOptions &options)
+{
+    const auto ws = fs();
+    TreeManifest m = elsai::captureTree(ws->rootFd(), options);
+    m.source = id();
+    return m;
+}
+
+ApplyResult LocalSandboxBackend::applyTree(const TreeManifest &current, const TreeManifest &target,
+                                           const CheckpointStore &store, TreeHashCache *cache)
+{
+    const auto ws = fs();
+    const ApplyResult r = elsai::applyTree(ws->rootFd(), current, target, store, cache);
+    // durable once, as a seed is (executeSeed): a restore a crash interrupts is finished from
+    // its journal, not trusted half-way
+    const UniqueFd root(::openat(ws->rootFd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root.isValid() || ::syncfs(root.get()) != 0)
+        throwOsError(errno, QStringLiteral("cannot flush the restored workspace to disk"), m_root);
+    return r;
+}
+
+std::unique_ptr<TreeWatch> LocalSandboxBackend::watchTree(int maxWatches)
+{
+    // a bwrap command writes the same folder (bound at /workspace): one watch serves both
+    return std::make_unique<TreeWatch>(fs()->rootFd(), maxWatches);
 }
 
 ExecuteResult LocalSandboxBackend::execute(const QString &command,
@@ -305,13 +347,37 @@ ExecuteResult LocalSandboxBackend::execute(const QString &command,
     spec.maxOutputBytes = m_options.maxOutputBytes;
     spec.onOutput = options.onOutput;
     spec.cancel = options.cancel;
+    spec.stdinFd = options.stdinFd;
+    spec.streamOnly = options.streamOnly;
     QStringList env = baseEnvironment();
     for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
         env.append(it.key() + QLatin1Char('=') + it.value());
     spec.environment = env;
     const UniqueFd cwdFd(ws->openDirectory(cwd.isEmpty() ? QStringLiteral(".") : cwd));
     spec.cwdFd = cwdFd.get();
-    return toExecuteResult(runProcess(spec));
+    return toExecuteResult(runCommand(std::move(spec)));
+}
+
+ProcessOutcome LocalSandboxBackend::runCommand(ProcessSpec spec)
+{
+    qint64 group = 0;
+    spec.onStarted = [this, &group](qint64 pgid) {
+        QMutexLocker lock(&m_mutex);
+        group = pgid;
+        m_groups.append(pgid);
+    };
+    const auto forget = qScopeGuard([this, &group] {
+        QMutexLocker lock(&m_mutex);
+        if (group)
+            m_groups.removeOne(group);
+    });
+    return runProcess(spec);
+}
+
+QList<qint64> LocalSandboxBackend::runningProcessGroups() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_groups;
 }
 
 } // namespace elsai

@@ -61,16 +61,26 @@ public:
     void removeFile(const QString &path, bool recursive = false) override;
     FileInfo stat(const QString &path) override;
     void makeDirs(const QString &path) override;
+    void rename(const QString &source, const QString &dest, bool overwrite) override;
 
     WorkspaceSeedResult seedWorkspace(const QString &source, const QStringList &excludes,
                                       const std::function<void(int, int)> &progress = {}) override;
     WorkspaceSyncResult syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
                                       const std::function<void(int, int)> &progress = {}) override;
     SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) override;
-    QHash<QString, FileStamp> seedBaseline() const override;
+    std::optional<SeedManifest> seedManifest() const override;
+
+    bool supportsCheckpoints() const override { return true; }
+    TreeManifest captureTree(const CaptureOptions &options) override;
+    ApplyResult applyTree(const TreeManifest &current, const TreeManifest &target,
+                          const CheckpointStore &store, TreeHashCache *cache) override;
+    std::unique_ptr<TreeWatch> watchTree(int maxWatches) override;
 
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
+    QList<qint64> runningProcessGroups() const override;
+    double defaultTimeoutSeconds() const override { return m_options.timeout; }
+    bool acceptsInput() const override { return true; }
 
     /// The environment a command gets (without the per-call extras): with inherit_env, the
     /// engine's environment as it was when the backend was made (built once, not per call).
@@ -79,6 +89,8 @@ public:
 protected:
     /// The confined workspace; OSError when closed.
     std::shared_ptr<WorkspaceFs> fs() const;
+    /// runProcess(), with the command's process group in runningProcessGroups() while it runs.
+    ProcessOutcome runCommand(ProcessSpec spec);
 
 private:
     /// Writes m_manifests and m_seedRoot beside the workspace (flushbase.h); the error line for
@@ -96,6 +108,7 @@ private:
     QHash<QString, SeedManifest> m_manifests;
     mutable QMutex m_manifestMutex;
     QString m_seedRoot; ///< host folder of the last seed (guarded by m_manifestMutex)
+    QList<qint64> m_groups; ///< of the running commands (guarded by m_mutex)
 };
 
 } // namespace elsai

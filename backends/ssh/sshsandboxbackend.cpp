@@ -304,6 +304,54 @@ QList<FileInfo> SshSandboxBackend::listDir(const QString &path)
     return out;
 }
 
+void SshSandboxBackend::walkTree(const QString &path, bool withStat,
+                                 const std::function<WalkStep(const WalkEntry &)> &visit)
+{
+    Q_UNUSED(withStat); // find reports sizes and times of every entry anyway
+    const QString root = normalized(path);
+    if (!root.isEmpty() && !stat(root).isDir)
+        throw NotADirectoryError(QStringLiteral("'%1' is not a folder").arg(path), ENOTDIR);
+    const Session s = session();
+    const ProcessOutcome o = op(s, QStringLiteral("listall"), {});
+    throwIfFailed(o, QStringLiteral("listing the workspace"));
+    QList<FindRecord> records;
+    const QString prefix = root.isEmpty() ? QString() : root + u'/';
+    for (FindRecord &r : parseFindRecords(o.stdoutData)) {
+        if (r.name.startsWith(prefix) && r.name.size() > prefix.size())
+            records.append(std::move(r));
+    }
+    // depth first, each folder's entries by name: compare segment by segment
+    std::sort(records.begin(), records.end(), [](const FindRecord &a, const FindRecord &b) {
+        const qsizetype n = qMin(a.name.size(), b.name.size());
+        for (qsizetype i = 0; i < n; ++i) {
+            const QChar x = a.name.at(i), y = b.name.at(i);
+            if (x != y)
+                return x == u'/' || (y != u'/' && x < y);
+        }
+        return a.name.size() < b.name.size();
+    });
+    QString skipped; // a folder the visitor skipped, with its '/'
+    for (const FindRecord &r : std::as_const(records)) {
+        if (!skipped.isEmpty() && r.name.startsWith(skipped))
+            continue;
+        WalkEntry e;
+        e.path = r.name;
+        const FileInfo info = r.toInfo(r.name);
+        e.type = info.type;
+        e.size = info.size;
+        e.mtimeMs = info.mtimeMs;
+        e.depth = int(QStringView(r.name).mid(prefix.size()).count(u'/'));
+        if (e.depth >= MaxWalkDepth)
+            continue;
+        const WalkStep step = visit(e);
+        if (step == WalkStep::Stop)
+            return;
+        skipped = step == WalkStep::SkipFolder && e.type == FileInfo::Type::Directory
+                      ? r.name + u'/'
+                      : QString();
+    }
+}
+
 CappedListing SshSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
                                               qsizetype statLimit)
 {
@@ -360,7 +408,7 @@ void SshSandboxBackend::makeDirs(const QString &path)
                   QStringLiteral("creating the folder '%1'").arg(path));
 }
 
-QByteArray SshSandboxBackend::packExclusions(const QHash<QString, RemoteEntry> &remote,
+QByteArray SshSandboxBackend::packExclusions(const QHash<QString, FindRecord> &remote,
                                              const QSet<QString> &wanted)
 {
     QSet<QString> onTheWay;
@@ -381,13 +429,13 @@ QByteArray SshSandboxBackend::packExclusions(const QHash<QString, RemoteEntry> &
     return out;
 }
 
-QHash<QString, SshSandboxBackend::RemoteEntry> SshSandboxBackend::listAll(const Session &s) const
+QHash<QString, FindRecord> SshSandboxBackend::listAll(const Session &s) const
 {
     const ProcessOutcome o = op(s, QStringLiteral("tree"), {});
     throwIfFailed(o, QStringLiteral("listing the workspace"));
-    QHash<QString, RemoteEntry> out;
-    for (const FindRecord &r : parseFindRecords(o.stdoutData))
-        out.insert(r.name, {r.type, {r.size, r.mtimeNs}});
+    QHash<QString, FindRecord> out;
+    for (FindRecord &r : parseFindRecords(o.stdoutData))
+        out.insert(r.name, std::move(r));
     return out;
 }
 
@@ -453,11 +501,11 @@ ExecuteResult SshSandboxBackend::execute(const QString &command,
 
 // ---- seeding ----------------------------------------------------------------------------------
 
-QHash<QString, FileStamp> SshSandboxBackend::seedBaseline() const
+std::optional<SeedManifest> SshSandboxBackend::seedManifest() const
 {
+    // remote stamps, as listDir() reports them
     QMutexLocker lock(&m_manifestMutex);
-    const auto it = m_manifests.constFind(m_seedRoot);
-    return it == m_manifests.constEnd() ? QHash<QString, FileStamp>() : it->workspaceStamps();
+    return m_manifests.value(m_seedRoot);
 }
 
 WorkspaceSeedResult SshSandboxBackend::seedWorkspace(const QString &source,
@@ -512,7 +560,7 @@ struct SshSandboxBackend::Staged
 {
     std::unique_ptr<QTemporaryDir> dir;
     std::unique_ptr<WorkspaceFs> fs;
-    QHash<QString, RemoteEntry> remote;
+    QHash<QString, FindRecord> remote;
     QSet<QString> staged;
     SyncPlan plan;
 };
@@ -531,25 +579,9 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
 
     const GlobSet includes(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
     const GlobSet excludes(policy.excludePatterns);
-    QList<SyncItem> items;
+    const RemoteSyncSelection selection = selectRemoteSync(st->remote, includes, excludes, record);
     QByteArray list;
-    for (auto it = st->remote.cbegin(); it != st->remote.cend(); ++it) {
-        const QString &rel = it.key();
-        if (it->type == 'd')
-            continue;
-        if (!includes.matchesPathOrParent(rel, false) || excludes.matchesPathOrParent(rel, false))
-            continue;
-        if (it->type != 'f') {
-            items.append(
-                {rel, it->type == 'l' ? SyncItem::Kind::Symlink : SyncItem::Kind::Special, 0, {}});
-            continue;
-        }
-        items.append({rel, SyncItem::Kind::File, it->stamp.size, it->stamp});
-        if (record) {
-            const auto r = record->files.constFind(rel);
-            if (r != record->files.cend() && r->workspace == it->stamp)
-                continue; // unchanged on the remote: nothing to download
-        }
+    for (const QString &rel : selection.fetch) {
         st->staged.insert(rel);
         list += "./" + rel.toUtf8() + '\0';
     }
@@ -578,8 +610,8 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
              listFile});
     }
     st->fs = std::make_unique<WorkspaceFs>(files);
-    st->plan =
-        planSyncItems(items, *st->fs, root, includes, excludes, record, policy.noBaseConflict);
+    st->plan = planSyncItems(selection.items, *st->fs, root, includes, excludes, record,
+                             policy.noBaseConflict);
     st->plan.errors = errors + st->plan.errors;
     return st;
 }
@@ -606,12 +638,10 @@ WorkspaceSyncResult SshSandboxBackend::syncArtifacts(const QString &dest,
     // The executor records against the staged copies; the record keeps the remote stamps.
     SeedManifest staged = record ? *record : SeedManifest{root, {}};
     WorkspaceSyncResult r = executeSync(st->plan, *st->fs, &staged, progress);
-    if (r.added.isEmpty() && r.updated.isEmpty())
+    SeedManifest manifest = record ? *record : SeedManifest{root, {}};
+    if (!recordRemoteSync(manifest, st->plan, r, staged, st->remote))
         return r;
-    SeedManifest &manifest = m_manifests[root];
-    manifest.hostRoot = root;
-    for (const QString &path : r.added + r.updated)
-        manifest.files.insert(path, {staged.files.value(path).host, st->remote.value(path).stamp});
+    m_manifests.insert(root, std::move(manifest));
     if (const QString error = saveBases(); !error.isEmpty())
         r.errors << error;
     return r;

@@ -72,10 +72,15 @@ public:
     WorkspaceSyncResult syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
                                       const std::function<void(int, int)> &progress = {}) override;
     SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) override;
-    QHash<QString, FileStamp> seedBaseline() const override;
+    std::optional<SeedManifest> seedManifest() const override;
 
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
+    double defaultTimeoutSeconds() const override { return m_options.timeout; }
+    /// One remote `find` of the whole workspace (the listall operation) instead of one
+    /// listing per folder: the search tools' walk costs one round trip.
+    void walkTree(const QString &path, bool withStat,
+                  const std::function<WalkStep(const WalkEntry &)> &visit) override;
 
 private:
     struct Session
@@ -89,16 +94,11 @@ private:
                       const QString &stdinFile = {}, const QString &stdoutFile = {}) const;
     /// Throws what `o` of the operation `name` failed with (timeout, connection, refusal).
     ProcessOutcome checked(const Session &s, const QString &name, ProcessOutcome o) const;
-    struct RemoteEntry
-    {
-        char type = 'f';
-        FileStamp stamp;
-    };
-    QHash<QString, RemoteEntry> listAll(const Session &s) const;
+    QHash<QString, FindRecord> listAll(const Session &s) const;
     /// What the flush's pack leaves out: every entry that is neither a wanted file nor a folder
     /// on the way to one, top-most only, as newline-separated `./` names (a name holding a
     /// newline cannot be listed: it is packed, then not extracted).
-    static QByteArray packExclusions(const QHash<QString, RemoteEntry> &remote,
+    static QByteArray packExclusions(const QHash<QString, FindRecord> &remote,
                                      const QSet<QString> &wanted);
     /// Downloads the changed selected files into a local staging folder and plans the flush
     /// there with the core planner (see the .cpp).

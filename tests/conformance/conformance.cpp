@@ -26,6 +26,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <functional>
+
 using namespace elsai;
 using elsai::test::readHostFile;
 using elsai::test::writeHostFile;
@@ -721,6 +723,133 @@ private Q_SLOTS:
         sb->stop(false);
     }
 
+    // --- the coding-agent tools (docs/tools.md), through an agent as every front end calls them
+
+private:
+    /// A sandbox on `b` with a read-only and a read-write agent; `body` runs, then it stops.
+    void withAgents(const std::shared_ptr<SandboxBackend> &b,
+                    const std::function<void(const AgentPtr &reader, const AgentPtr &writer)> &body)
+    {
+        const SandboxPtr sb = Sandbox::create(QStringLiteral("conformance-tools"), b, std::nullopt);
+        sb->start();
+        const AgentPtr reader = Agent::create(QStringLiteral("reader"));
+        const AgentPtr writer = Agent::create(QStringLiteral("writer"));
+        sb->attach(reader, SandboxAttachMode::ReadOnly);
+        sb->attach(writer);
+        body(reader, writer);
+        sb->stop(false);
+    }
+
+    static QString text(const AgentPtr &agent, const QString &tool, const QJsonObject &args)
+    {
+        try {
+            return agent->callTool(tool, args).text;
+        } catch (const SandboxError &e) {
+            return QStringLiteral("ERROR ") + e.specName();
+        }
+    }
+
+private Q_SLOTS:
+    void agentToolsSearchTheWorkspace()
+    {
+        auto b = make();
+        b->writeFile(QStringLiteral("src/a.py"), "import os\ndef alpha():\n    return 1\n");
+        b->writeFile(QStringLiteral("src/deep/b.py"), "def beta():\n    pass\n");
+        b->writeFile(QStringLiteral("node_modules/m/x.py"), "def hidden():\n");
+        b->writeFile(QStringLiteral("notes.md"), "nothing here\n");
+        withAgents(b, [&](const AgentPtr &reader, const AgentPtr &) {
+            QCOMPARE(text(reader, "grep", {{"pattern", "def \\w+"}}),
+                     QStringLiteral("src/a.py:2:def alpha():\nsrc/deep/b.py:1:def beta():"));
+            QCOMPARE(text(reader, "grep", {{"pattern", "return"}, {"context", 1}}),
+                     QStringLiteral("src/a.py-2-def alpha():\nsrc/a.py:3:    return 1"));
+            QCOMPARE(text(reader, "grep",
+                          {{"pattern", "def"}, {"output", "files"}, {"include_excluded", true}}),
+                     QStringLiteral("node_modules/m/x.py\nsrc/a.py\nsrc/deep/b.py"));
+            QCOMPARE(text(reader, "grep", {{"pattern", "def"}, {"max_results", 1}}),
+                     QStringLiteral("src/a.py:2:def alpha():\n[more: stopped after 1 matching "
+                                    "lines; narrow the pattern, path or include, or raise "
+                                    "max_results]"));
+            QCOMPARE(text(reader, "glob", {{"pattern", "**/*.py"}, {"order", "path"}}),
+                     QStringLiteral("src/a.py\nsrc/deep/b.py"));
+            QCOMPARE(text(reader, "tree", {{"depth", 2}}),
+                     QStringLiteral("node_modules/ (excluded: not expanded)\nnotes.md (13 "
+                                    "bytes)\nsrc/\n  a.py (36 bytes)\n  deep/"));
+            QVERIFY(text(reader, "stat", {{"path", "src/a.py"}})
+                        .startsWith(QLatin1String("src/a.py: file, 36 bytes")));
+            QCOMPARE(text(reader, "stat", {{"path", "none"}}),
+                     QStringLiteral("none: does not exist"));
+            QCOMPARE(
+                text(reader, "read_many", {{"paths", QJsonArray{"notes.md", "src/deep/b.py"}}}),
+                QStringLiteral("==> notes.md <==\nnothing here\n==> src/deep/b.py <==\n"
+                               "def beta():\n    pass"));
+            QCOMPARE(text(reader, "edit_file", {{"path", "notes.md"}}),
+                     QStringLiteral("ERROR SandboxMutationDeniedError"));
+        });
+    }
+
+    void agentToolsChangeTheWorkspace()
+    {
+        auto b = make();
+        b->writeFile(QStringLiteral("a.txt"), "one\ntwo\nthree\n");
+        b->writeFile(QStringLiteral("dir/f.txt"), "f\n");
+        withAgents(b, [&](const AgentPtr &, const AgentPtr &writer) {
+            QCOMPARE(text(writer, "edit_file",
+                          {{"path", "a.txt"}, {"old_string", "two"}, {"new_string", "2"}}),
+                     QStringLiteral("Edited a.txt: 1 replacement\n--- a/a.txt\n+++ b/a.txt\n"
+                                    "@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"));
+            QCOMPARE(b->readFile(QStringLiteral("a.txt")), QByteArray("one\n2\nthree\n"));
+            QCOMPARE(text(writer, "move", {{"source", "a.txt"}, {"destination", "b/a.txt"}}),
+                     QStringLiteral("Moved a.txt to b/a.txt"));
+            QCOMPARE(b->readFile(QStringLiteral("b/a.txt")), QByteArray("one\n2\nthree\n"));
+            QVERIFY_THROWS_EXCEPTION(FileNotFoundError, b->stat(QStringLiteral("a.txt")));
+            QCOMPARE(text(writer, "move", {{"source", "dir"}, {"destination", "moved/dir"}}),
+                     QStringLiteral("Moved dir to moved/dir"));
+            QCOMPARE(b->readFile(QStringLiteral("moved/dir/f.txt")), QByteArray("f\n"));
+            QCOMPARE(
+                text(writer, "move", {{"source", "b/a.txt"}, {"destination", "moved/dir/f.txt"}}),
+                QStringLiteral("ERROR FileExistsError"));
+            QCOMPARE(text(writer, "mkdir", {{"path", "x/y"}}), QStringLiteral("Created x/y"));
+            QVERIFY(b->stat(QStringLiteral("x/y")).isDir);
+            QCOMPARE(text(writer, "delete", {{"path", "moved"}}), QStringLiteral("ERROR OSError"));
+            QCOMPARE(text(writer, "delete", {{"path", "moved"}, {"recursive", true}}),
+                     QStringLiteral("Deleted moved"));
+            QVERIFY_THROWS_EXCEPTION(FileNotFoundError, b->stat(QStringLiteral("moved")));
+        });
+    }
+
+    void backgroundProcessesStartReadAndStop()
+    {
+        auto b = make();
+        withAgents(b, [&](const AgentPtr &, const AgentPtr &writer) {
+            if (!b->cancelsRunningCommands()) {
+                QCOMPARE(text(writer, "process_start", {{"command", "true"}}),
+                         QStringLiteral("ERROR PermissionError"));
+                return;
+            }
+            const QString id =
+                writer->callTool("process_start", {{"command", "echo up; exec sleep 300"}})
+                    .data.value("process_id")
+                    .toString();
+            QVERIFY(!id.isEmpty());
+            // the output arrives while it runs (a bounded wait, no wall-clock assumption)
+            QString output;
+            for (int i = 0; i < 600 && !output.contains(QLatin1String("up")); ++i) {
+                output = writer->callTool("process_output", {{"process_id", id}})
+                             .data.value("output")
+                             .toString();
+                if (!output.contains(QLatin1String("up")))
+                    QTest::qWait(50);
+            }
+            QCOMPARE(output, QStringLiteral("up\n"));
+            const ToolResult stopped = writer->callTool("process_stop", {{"process_id", id}});
+            QVERIFY2(stopped.text.startsWith(QStringLiteral("Stopped %1: ended").arg(id)),
+                     qPrintable(stopped.text));
+            QCOMPARE(text(writer, "process_input", {{"process_id", id}, {"input", "x"}}),
+                     b->acceptsInput() ? QStringLiteral("ERROR OSError")
+                                       : QStringLiteral("ERROR PermissionError"));
+        });
+    }
+
     void agentListingsStopAtTheCap()
     {
         auto b = make();
@@ -980,6 +1109,28 @@ private Q_SLOTS:
                                                          << "same"
                                                          << "restart" << same << ""
                                                          << "";
+        // A converged flush moves the base: a later change on one side only is that side's,
+        // not a conflict (also after a restart: the moved base is persisted).
+        row("converged, then host edit -> host wins")
+            << "same"
+            << "same"
+            << "converged, then host edit" << hostEdit << "keptHost"
+            << "";
+        row("converged, then sandbox edit -> written")
+            << "same"
+            << "same"
+            << "converged, then sandbox edit" << ws << "updated"
+            << "";
+        row("converged, restart, then host edit -> host wins")
+            << "same"
+            << "same"
+            << "converged, restart, then host edit" << hostEdit << "keptHost"
+            << "";
+        row("converged, restart, then sandbox edit -> written")
+            << "same"
+            << "same"
+            << "converged, restart, then sandbox edit" << ws << "updated"
+            << "";
     }
 
     void flushThreeWayTable()
@@ -998,14 +1149,17 @@ private Q_SLOTS:
         const WorkspaceSeedResult seeded =
             b->seedWorkspace(seedRoot, DEFAULT_SANDBOX_SEED_EXCLUDES);
         QVERIFY2(seeded.success(), qPrintable(seeded.errors.join(u'\n')));
-        if (extra == QLatin1String("restart")) {
-            if (!m_fixture.reopen)
-                QSKIP("this backend's workspace cannot be reattached after a restart");
+        const bool restart = extra.contains(QLatin1String("restart"));
+        if (restart && !m_fixture.reopen)
+            QSKIP("this backend's workspace cannot be reattached after a restart");
+        auto reopen = [&] {
             std::shared_ptr<SandboxBackend> again = m_fixture.reopen(*b);
             b.reset(); // the old one is gone, as after a restart (nothing is closed)
             again->create();
             b = std::move(again);
-        }
+        };
+        if (extra == QLatin1String("restart"))
+            reopen();
         WorkspaceSyncPolicy policy = defaultSandboxSyncPolicy();
         QString p = seedRoot;
         if (extra.startsWith(QLatin1String("no base"))) {
@@ -1032,6 +1186,27 @@ private Q_SLOTS:
             b->writeFile(QStringLiteral("src/a.py"), "converged\n");
         else if (sandbox == QLatin1String("delete"))
             b->removeFile(QStringLiteral("src/a.py"));
+        if (extra.startsWith(QLatin1String("converged"))) {
+            // the same bytes on both sides: nothing written, nothing in any list
+            const QDateTime before = QFileInfo(file).lastModified();
+            const WorkspaceSyncResult first = b->syncArtifacts(p, policy);
+            QVERIFY2(first.success(), qPrintable(first.errors.join(u'\n')));
+            QVERIFY(first.updated.isEmpty() && first.conflicts.isEmpty() &&
+                    first.keptHost.isEmpty());
+            QCOMPARE(QFileInfo(file).lastModified(), before);
+            QCOMPARE(readHostFile(file), QByteArray("converged\n"));
+            if (restart)
+                reopen();
+            if (extra.endsWith(QLatin1String("host edit"))) {
+                writeHostFile(file, "host edit\n");
+                QFile f(file);
+                QVERIFY(f.open(QIODevice::ReadWrite));
+                QVERIFY(f.setFileTime(QDateTime::currentDateTime().addSecs(120),
+                                      QFileDevice::FileModificationTime));
+            } else {
+                b->writeFile(QStringLiteral("src/a.py"), "sandbox edit\n");
+            }
+        }
         if (extra == QLatin1String("edited conflict file")) {
             b->writeFile(QStringLiteral("src/a.py"), "first sandbox edit\n");
             const WorkspaceSyncResult first = b->syncArtifacts(p, policy);

@@ -1,0 +1,231 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+// Checkpoints and change tracking against their floors (docs/checkpoints.md), on a generated
+// tree of 20,000 files of 200 B - 4 KB in 2,000 folders, every figure the median of interleaved
+// rounds run in one process:
+//   1. first checkpoint of the tree          vs `cp -a` of it            (target <= 1.0)
+//   2. second checkpoint after 10 changes    vs `cp -a`                  (target <= 0.1)
+//   3. restore after 10 changes              vs `rsync -a --delete` from a copy (<= 0.5)
+//   4. diff of two checkpoints, 10 changes   vs `diff -r` of two copies  (<= 0.5)
+//   5. execute("true") with change tracking  vs without                  (<= 1.3)
+//   6. a command touching 10,000 files: the count its result reports (must be 10,000)
+//
+//   checkpoint_bench [--rounds N] [--work DIR]
+// Where: /dev/shm when it has room (the tools' own cost, no disk writeback), else $TMPDIR.
+
+#include "agent.h"
+#include "errors.h"
+#include "localsandboxbackend.h"
+#include "pairbench.h"
+#include "sandbox.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QLoggingCategory>
+#include <QTemporaryDir>
+
+#include <cstdio>
+
+using namespace elsai;
+using namespace elsai::bench;
+
+namespace {
+
+constexpr int Folders = 2000;
+constexpr int FilesPerFolder = 10;
+
+void writeFile(const QString &path, const QByteArray &data)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size())
+        qFatal("cannot write %s", qPrintable(path));
+}
+
+void generate(const QString &root)
+{
+    QByteArray blob;
+    while (blob.size() < 4096)
+        blob += "The quick brown fox jumps over the lazy dog 0123456789.\n";
+    for (int i = 0; i < Folders; ++i) {
+        const QString dir = root + QStringLiteral("/src/d%1/s%2").arg(i / 20).arg(i % 20);
+        QDir().mkpath(dir);
+        for (int k = 0; k < FilesPerFolder; ++k)
+            writeFile(dir + QStringLiteral("/f%1.txt").arg(k),
+                      blob.left(200 + (i * 7919 + k * 104729) % 3800));
+    }
+}
+
+/// Changes 10 files (8 edits, 1 removal, 1 new file) in the tree, differently each `round`.
+void change10(const QString &root, int round)
+{
+    for (int i = 0; i < 8; ++i)
+        writeFile(root + QStringLiteral("/src/d%1/s0/f%2.txt").arg(i * 11).arg(i),
+                  QByteArray("edited in round ") + QByteArray::number(round) + '\n');
+    QFile::remove(root + QStringLiteral("/src/d50/s1/f3.txt"));
+    writeFile(root + QStringLiteral("/src/new-%1.txt").arg(round), "new\n");
+}
+
+double timed(const std::function<void()> &f)
+{
+    QElapsedTimer t;
+    t.start();
+    f();
+    return double(t.nsecsElapsed()) / 1e6;
+}
+
+bool run(const QStringList &args)
+{
+    std::vector<QByteArray> a;
+    for (const QString &s : args)
+        a.push_back(s.toLocal8Bit());
+    return spawnAndWait(a, environ, true);
+}
+
+void report(const char *what, const std::vector<double> &elsai, const std::vector<double> &base,
+            const char *baseline, double target)
+{
+    std::vector<double> ratios;
+    for (size_t i = 0; i < elsai.size() && i < base.size(); ++i)
+        ratios.push_back(elsai[i] / base[i]);
+    const double r = median(ratios);
+    std::printf("%-44s elsai %8.1f ms   %-26s %8.1f ms   ratio %.3f (target <= %.1f) %s\n", what,
+                median(elsai), baseline, median(base), r, target, r <= target ? "ok" : "OVER");
+}
+
+SandboxPtr makeSandbox(const QString &ws, const QString &store, bool checkpoints, bool track)
+{
+    Sandbox::Options o;
+    o.timeTravel.checkpoints = checkpoints;
+    o.timeTravel.baseline = false;
+    o.timeTravel.trackChanges = track;
+    o.timeTravel.folder = store;
+    return Sandbox::create(QStringLiteral("bench-%1-%2").arg(checkpoints).arg(track),
+                           std::make_shared<LocalSandboxBackend>(ws), std::nullopt, o);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QLoggingCategory::setFilterRules(QStringLiteral("elsai.*=false"));
+    int rounds = 5;
+    QString work;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (qstrcmp(argv[i], "--rounds") == 0)
+            rounds = qMax(1, atoi(argv[i + 1]));
+        else if (qstrcmp(argv[i], "--work") == 0)
+            work = QString::fromLocal8Bit(argv[i + 1]);
+    }
+    if (work.isEmpty())
+        work = QFileInfo(QStringLiteral("/dev/shm")).isWritable() ? QStringLiteral("/dev/shm")
+                                                                  : QDir::tempPath();
+    QTemporaryDir tmp(work + QStringLiteral("/checkpoint-bench-XXXXXX"));
+    const QString root = tmp.path();
+    const QString ws = root + QStringLiteral("/ws");
+    generate(ws);
+    std::printf("tree: %d files in %d folders (in %s)\n", Folders * FilesPerFolder, Folders,
+                qPrintable(root));
+    try {
+        std::vector<double> first, cpFirst, second, cpSecond, restore, rsync, diff, diffR;
+        for (int r = 0; r < rounds; ++r) {
+            const QString store = root + QStringLiteral("/store%1").arg(r);
+            const QString copy = root + QStringLiteral("/copy%1").arg(r);
+            const SandboxPtr s = makeSandbox(ws, store, true, false);
+            s->start();
+            // 1. first checkpoint vs cp -a (alternating which goes first)
+            const auto cp = [&] { return timed([&] { run({"/bin/cp", "-a", ws, copy}); }); };
+            const auto ck = [&] { return timed([&] { s->checkpoint(QStringLiteral("c0")); }); };
+            if (r % 2) {
+                cpFirst.push_back(cp());
+                first.push_back(ck());
+            } else {
+                first.push_back(ck());
+                cpFirst.push_back(cp());
+            }
+            // 2. after 10 changes
+            change10(ws, r);
+            second.push_back(timed([&] { s->checkpoint(QStringLiteral("c1")); }));
+            cpSecond.push_back(timed([&] {
+                run({"/bin/cp", "-a", ws, copy + QStringLiteral("-2")});
+            }));
+            // 4. diff of the two checkpoints vs diff -r of two copies (c0 = copy, c1 = copy-2)
+            diff.push_back(
+                timed([&] { s->diffCheckpoints(QStringLiteral("c0"), QStringLiteral("c1")); }));
+            diffR.push_back(timed([&] {
+                std::vector<QByteArray> a{"/usr/bin/diff", "-r", QFile::encodeName(copy),
+                                          QFile::encodeName(copy + QStringLiteral("-2"))};
+                spawnAndWait(a, environ, true); // exit status 1: differences
+            }));
+            // 3. restore c0 after the 10 changes vs rsync -a --delete from a copy of c0
+            restore.push_back(timed([&] { s->restore(QStringLiteral("c0")); }));
+            change10(ws, r + 100);
+            rsync.push_back(timed([&] {
+                run({"/usr/bin/rsync", "-a", "--delete", copy + u'/', ws + u'/'});
+            }));
+            s->stop(false);
+            QDir(copy).removeRecursively();
+            QDir(copy + QStringLiteral("-2")).removeRecursively();
+            run({"/bin/chmod", "-R", "u+w", store});
+            QDir(store).removeRecursively();
+        }
+        report("first checkpoint (20,000 files)", first, cpFirst, "cp -a", 1.0);
+        report("second checkpoint (10 changed)", second, cpSecond, "cp -a", 0.1);
+        report("restore after 10 changes", restore, rsync, "rsync -a --delete", 0.5);
+        report("diff of two checkpoints (10 changes)", diff, diffR, "diff -r", 0.5);
+
+        // 5. tracking overhead on execute("true"), interleaved
+        const SandboxPtr plain = makeSandbox(ws, QString(), false, false);
+        const SandboxPtr tracked = makeSandbox(ws + QStringLiteral("-t"), QString(), false, true);
+        run({"/bin/cp", "-a", ws, ws + QStringLiteral("-t")});
+        plain->start();
+        QElapsedTimer setup;
+        setup.start();
+        tracked->start();
+        const double setupMs = double(setup.nsecsElapsed()) / 1e6;
+        AgentConfig c1;
+        c1.sandbox = plain;
+        const AgentPtr a1 = Agent::create(QStringLiteral("plain"), c1);
+        AgentConfig c2;
+        c2.sandbox = tracked;
+        const AgentPtr a2 = Agent::create(QStringLiteral("tracked"), c2);
+        const QJsonObject args{{QStringLiteral("command"), QStringLiteral("true")}};
+        std::vector<double> with, without;
+        for (int i = 0; i < 20; ++i) {
+            a1->callTool(QStringLiteral("execute"), args);
+            a2->callTool(QStringLiteral("execute"), args);
+        }
+        for (int i = 0; i < 30 * rounds; ++i) {
+            if (i % 2) {
+                without.push_back(timed([&] { a1->callTool(QStringLiteral("execute"), args); }));
+                with.push_back(timed([&] { a2->callTool(QStringLiteral("execute"), args); }));
+            } else {
+                with.push_back(timed([&] { a2->callTool(QStringLiteral("execute"), args); }));
+                without.push_back(timed([&] { a1->callTool(QStringLiteral("execute"), args); }));
+            }
+        }
+        report("execute(\"true\") with change tracking", with, without, "without tracking", 1.3);
+        std::printf("  (tracking set-up at start: %.1f ms, %d folders watched)\n", setupMs,
+                    tracked->timeTravel()->tracker()->watchCount());
+        // 6. a command touching 10,000 files reports all of them
+        const ToolResult touch = a2->callTool(
+            QStringLiteral("execute"),
+            {{QStringLiteral("command"),
+              QStringLiteral("for d in src/d*/s*; do touch $d/f0.txt $d/f1.txt $d/f2.txt "
+                             "$d/f3.txt $d/f4.txt; done")}});
+        const qint64 modified = touch.data.value(QStringLiteral("changes"))
+                                    .toObject()
+                                    .value(QStringLiteral("modified"))
+                                    .toInteger();
+        std::printf("%-44s %lld of 10000 reported %s\n", "a command touching 10,000 files",
+                    static_cast<long long>(modified), modified == 10000 ? "ok" : "WRONG");
+        plain->stop(false);
+        tracked->stop(false);
+        return modified == 10000 ? 0 : 1;
+    } catch (const SandboxError &e) {
+        std::fprintf(stderr, "%s\n", qPrintable(e.display()));
+        return 1;
+    }
+}

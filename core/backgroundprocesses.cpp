@@ -1,0 +1,407 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+
+#include "backgroundprocesses.h"
+
+#include "errors.h"
+#include "fdutil.h"
+
+#include <QDateTime>
+#include <QJsonObject>
+
+#include <condition_variable>
+#include <thread>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace elsai {
+
+QJsonObject BackgroundProcessInfo::toJson() const
+{
+    QJsonObject o{{QStringLiteral("process_id"), id},
+                  {QStringLiteral("command"), command},
+                  {QStringLiteral("running"), running},
+                  {QStringLiteral("accepts_input"), acceptsInput},
+                  {QStringLiteral("started_at_ms"), startedAtMs},
+                  {QStringLiteral("output_bytes"), outputBytes},
+                  {QStringLiteral("dropped_bytes"), droppedBytes}};
+    if (!cwd.isEmpty())
+        o.insert(QStringLiteral("cwd"), cwd);
+    if (result) {
+        o.insert(QStringLiteral("exit_code"), result->exitCode);
+        o.insert(QStringLiteral("timed_out"), result->timedOut);
+        o.insert(QStringLiteral("cancelled"), result->cancelled);
+        o.insert(QStringLiteral("duration_ms"), result->durationMs);
+    }
+    return o;
+}
+
+struct BackgroundProcesses::Job
+{
+    BackgroundProcessInfo info;
+    std::shared_ptr<SandboxBackend> backend;
+    std::shared_ptr<CancellationToken> cancel = std::make_shared<CancellationToken>();
+    UniqueFd stdinWrite; ///< guarded by m
+    std::thread thread;
+    qint64 bufferBytes = 0;
+    /// Counts against maxRunning: started as a background process, or handed over by a soft
+    /// return (an execute still waiting for its command counts as the execute it is).
+    bool counted = true; ///< guarded by m
+
+    mutable std::mutex m;
+    std::condition_variable ended;
+    QByteArray buffer;
+    qint64 bufferStart = 0; ///< offset of buffer[0] in the whole output
+    bool finished = false;
+    ExecuteResult result;
+    std::exception_ptr error; ///< what execute() threw, if it did
+    std::function<void(OutputChannel, const QByteArray &)> observer;
+
+    ~Job()
+    {
+        // whoever drops the last reference ends the thread (it only ever holds a raw pointer)
+        cancel->cancel();
+        if (thread.joinable())
+            thread.join();
+    }
+
+    void append(OutputChannel channel, const QByteArray &chunk)
+    {
+        std::lock_guard lock(m);
+        buffer += chunk;
+        info.outputBytes += chunk.size();
+        // trimmed in steps of a quarter, so appending stays amortized O(chunk)
+        if (buffer.size() > bufferBytes + bufferBytes / 4) {
+            const qsizetype drop = buffer.size() - bufferBytes;
+            buffer.remove(0, drop);
+            bufferStart += drop;
+        }
+        if (observer)
+            observer(channel, chunk);
+    }
+
+    BackgroundProcessInfo snapshot() const
+    {
+        std::lock_guard lock(m);
+        BackgroundProcessInfo i = info;
+        i.running = !finished;
+        i.droppedBytes = bufferStart;
+        if (finished) {
+            ExecuteResult r = result;
+            r.output.clear();
+            r.stderr_.clear();
+            i.result = r;
+        }
+        return i;
+    }
+};
+
+BackgroundProcesses::BackgroundProcesses(Limits limits) : m_limits(limits) {}
+
+BackgroundProcesses::BackgroundProcesses() : BackgroundProcesses(Limits()) {}
+
+BackgroundProcesses::~BackgroundProcesses()
+{
+    QList<std::shared_ptr<Job>> jobs;
+    {
+        std::lock_guard lock(m_mutex);
+        jobs = m_jobs.values();
+        m_jobs.clear();
+    }
+    for (const auto &job : std::as_const(jobs))
+        stopJob(job);
+}
+
+QString BackgroundProcesses::start(StartRequest request)
+{
+    if (!request.backend)
+        throw ValueError(QStringLiteral("a background process needs a backend that runs "
+                                        "commands"));
+    if (!request.backend->cancelsRunningCommands())
+        throw PermissionError(QStringLiteral("the %1 cannot stop a running command, so it runs "
+                                             "no background processes; use execute")
+                                  .arg(request.backend->typeName()));
+    auto job = std::make_shared<Job>();
+    job->backend = request.backend;
+    job->bufferBytes = m_limits.bufferBytes;
+    job->observer = std::move(request.observer);
+    job->info.owner = request.owner;
+    job->info.workspaceId = request.workspaceId;
+    job->info.command = request.command;
+    job->info.cwd = request.cwd;
+    job->info.startedAtMs = QDateTime::currentMSecsSinceEpoch();
+    job->counted = request.background;
+    const bool streaming = request.background && request.backend->acceptsInput();
+    job->info.acceptsInput = streaming;
+    UniqueFd stdinRead;
+    if (streaming) {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0)
+            throwOsError(errno, QStringLiteral("Cannot make a stdin pipe"), QString());
+        stdinRead.reset(fds[0]);
+        job->stdinWrite.reset(fds[1]);
+        ::fcntl(fds[1], F_SETFL, ::fcntl(fds[1], F_GETFL) | O_NONBLOCK);
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        qsizetype running = 0;
+        for (const auto &j : std::as_const(m_jobs)) {
+            std::lock_guard jobLock(j->m);
+            running += j->info.workspaceId == request.workspaceId && !j->finished && j->counted;
+        }
+        if (request.background && running >= m_limits.maxRunning)
+            throw ValueError(QStringLiteral("workspace '%1' already runs %2 background processes "
+                                            "(the limit); stop one with process_stop first")
+                                 .arg(request.workspaceId)
+                                 .arg(running));
+        job->info.id = QStringLiteral("p%1").arg(++m_next);
+        m_jobs.insert(job->info.id, job);
+        prune(request.workspaceId);
+    }
+    ExecuteOptions options;
+    options.cancel = job->cancel;
+    options.streamOnly = streaming;
+    options.stdinFd = stdinRead.get();
+    Job *raw = job.get();
+    options.onOutput = [raw](OutputChannel channel, const QByteArray &chunk) {
+        raw->append(channel, chunk);
+    };
+    job->thread = std::thread([raw, options, stdinRead = std::move(stdinRead),
+                               timeout = request.timeoutSeconds]() mutable {
+        ExecuteResult r;
+        try {
+            r = raw->backend->execute(raw->info.command, timeout, raw->info.cwd, options);
+        } catch (const std::exception &e) {
+            // the command did not start (or the backend failed): an ended process saying why,
+            // and take() throws it again (the soft return's execute fails as execute does)
+            r.exitCode = 127;
+            r.stderr_ = describeError(e).display();
+            raw->append(OutputChannel::Stderr, r.stderr_.toUtf8() + '\n');
+            std::lock_guard lock(raw->m);
+            raw->error = std::current_exception();
+        }
+        stdinRead.reset();
+        std::lock_guard lock(raw->m);
+        raw->stdinWrite.reset();
+        raw->result = std::move(r);
+        raw->finished = true;
+        raw->ended.notify_all();
+    });
+    return job->info.id;
+}
+
+std::shared_ptr<BackgroundProcesses::Job> BackgroundProcesses::find(const QString &id,
+                                                                    const QString &owner) const
+{
+    std::lock_guard lock(m_mutex);
+    const auto job = m_jobs.value(id);
+    if (!job || job->info.owner != owner)
+        throw FileNotFoundError(QStringLiteral("no background process '%1'; process_list shows "
+                                               "yours")
+                                    .arg(id.left(64)),
+                                ENOENT);
+    return job;
+}
+
+bool BackgroundProcesses::wait(const QString &id, int timeoutMs,
+                               const std::shared_ptr<CancellationToken> &cancel)
+{
+    std::shared_ptr<Job> job;
+    {
+        std::lock_guard lock(m_mutex);
+        job = m_jobs.value(id);
+    }
+    if (!job)
+        return true;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+    std::unique_lock lock(job->m);
+    while (!job->finished) {
+        if (cancel && cancel->isCancelled())
+            return false;
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline)
+            return false;
+        // short slices: a cancellation token has no condition variable of its own
+        job->ended.wait_for(lock, std::min<std::chrono::steady_clock::duration>(
+                                      deadline - now, std::chrono::milliseconds(50)));
+    }
+    return true;
+}
+
+std::optional<ExecuteResult> BackgroundProcesses::take(const QString &id)
+{
+    std::shared_ptr<Job> job;
+    {
+        std::lock_guard lock(m_mutex);
+        job = m_jobs.value(id);
+        if (!job)
+            return std::nullopt;
+        std::lock_guard jobLock(job->m);
+        if (!job->finished)
+            return std::nullopt;
+        m_jobs.remove(id);
+    }
+    if (job->thread.joinable())
+        job->thread.join();
+    if (job->error)
+        std::rethrow_exception(job->error);
+    return job->result;
+}
+
+void BackgroundProcesses::detachObserver(const QString &id)
+{
+    std::shared_ptr<Job> job;
+    {
+        std::lock_guard lock(m_mutex);
+        job = m_jobs.value(id);
+    }
+    if (job) {
+        std::lock_guard lock(job->m);
+        job->observer = {};
+        job->counted = true; // handed over: a background process from now on
+    }
+}
+
+QList<BackgroundProcessInfo> BackgroundProcesses::list(const QString &workspaceId,
+                                                       const QString &owner) const
+{
+    QList<std::shared_ptr<Job>> jobs;
+    {
+        std::lock_guard lock(m_mutex);
+        for (const auto &j : m_jobs) {
+            if (j->info.workspaceId == workspaceId && j->info.owner == owner)
+                jobs.append(j);
+        }
+    }
+    QList<BackgroundProcessInfo> out;
+    for (const auto &j : std::as_const(jobs))
+        out.append(j->snapshot());
+    std::sort(out.begin(), out.end(), [](const auto &a, const auto &b) {
+        return a.id.mid(1).toULongLong() < b.id.mid(1).toULongLong();
+    });
+    return out;
+}
+
+BackgroundProcessInfo BackgroundProcesses::info(const QString &id, const QString &owner) const
+{
+    return find(id, owner)->snapshot();
+}
+
+BackgroundOutput BackgroundProcesses::read(const QString &id, const QString &owner, qint64 offset,
+                                           qint64 maxBytes) const
+{
+    if (offset < 0 || maxBytes < 1)
+        throw ValueError(QStringLiteral("process_output needs offset >= 0 and max_bytes >= 1"));
+    const auto job = find(id, owner);
+    std::lock_guard lock(job->m);
+    BackgroundOutput out;
+    const qint64 end = job->bufferStart + job->buffer.size();
+    out.offset = qBound(job->bufferStart, offset, end);
+    out.skipped = qMax<qint64>(0, job->bufferStart - offset);
+    qint64 count = qMin(maxBytes, end - out.offset);
+    const QByteArrayView held(job->buffer);
+    const qsizetype from = qsizetype(out.offset - job->bufferStart);
+    // whole UTF-8 characters: a cut never splits one (the next read starts at it)
+    if (out.offset + count < end) {
+        while (count > 0 && (uchar(held[from + count]) & 0xC0) == 0x80)
+            --count;
+    }
+    out.data = held.sliced(from, qsizetype(count)).toByteArray();
+    out.nextOffset = out.offset + count;
+    out.running = !job->finished;
+    return out;
+}
+
+qint64 BackgroundProcesses::write(const QString &id, const QString &owner, const QByteArray &bytes,
+                                  bool close)
+{
+    const auto job = find(id, owner);
+    std::lock_guard lock(job->m);
+    if (!job->info.acceptsInput)
+        throw PermissionError(QStringLiteral("background process '%1' takes no input: this "
+                                             "backend runs commands with an empty stdin (input "
+                                             "works on the local and bwrap backends)")
+                                  .arg(id));
+    if (job->finished || !job->stdinWrite.isValid())
+        throw OSError(QStringLiteral("background process '%1' %2; it takes no more input")
+                          .arg(id, job->finished ? QStringLiteral("has ended")
+                                                 : QStringLiteral("had its input closed")),
+                      EPIPE);
+    qint64 written = 0;
+    while (written < bytes.size()) {
+        const ssize_t n = ::write(job->stdinWrite.get(), bytes.constData() + written,
+                                  size_t(bytes.size() - written));
+        if (n > 0) {
+            written += n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break; // the pipe is full: the caller learns how much went in
+        throwOsError(errno, QStringLiteral("Cannot write to background process"), id);
+    }
+    if (close)
+        job->stdinWrite.reset();
+    return written;
+}
+
+void BackgroundProcesses::stopJob(const std::shared_ptr<Job> &job)
+{
+    job->cancel->cancel();
+    if (job->thread.joinable())
+        job->thread.join(); // the backend's TERM, grace, KILL: bounded by its kill grace
+}
+
+BackgroundProcessInfo BackgroundProcesses::stop(const QString &id, const QString &owner)
+{
+    const auto job = find(id, owner);
+    job->cancel->cancel();
+    {
+        std::unique_lock lock(job->m);
+        job->ended.wait(lock, [&] { return job->finished; });
+    }
+    return job->snapshot();
+}
+
+void BackgroundProcesses::stopWorkspace(const QString &workspaceId)
+{
+    QList<std::shared_ptr<Job>> jobs;
+    {
+        std::lock_guard lock(m_mutex);
+        for (auto it = m_jobs.begin(); it != m_jobs.end();) {
+            if ((*it)->info.workspaceId == workspaceId) {
+                jobs.append(*it);
+                it = m_jobs.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (const auto &job : std::as_const(jobs))
+        stopJob(job);
+}
+
+void BackgroundProcesses::prune(const QString &workspaceId)
+{
+    // the oldest ended processes of the workspace beyond maxFinished are forgotten
+    QList<std::pair<quint64, QString>> ended;
+    for (const auto &j : std::as_const(m_jobs)) {
+        if (j->info.workspaceId != workspaceId)
+            continue;
+        std::lock_guard lock(j->m);
+        if (j->finished)
+            ended.append({j->info.id.mid(1).toULongLong(), j->info.id});
+    }
+    if (ended.size() <= m_limits.maxFinished)
+        return;
+    std::sort(ended.begin(), ended.end());
+    for (qsizetype i = 0; i < ended.size() - m_limits.maxFinished; ++i) {
+        const auto job = m_jobs.take(ended[i].second);
+        if (job && job->thread.joinable())
+            job->thread.join(); // ended: returns at once
+    }
+}
+
+} // namespace elsai

@@ -1,0 +1,132 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+
+#pragma once
+
+#include "backend.h"
+
+#include <QByteArray>
+#include <QHash>
+#include <QString>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+namespace elsai {
+
+/// What a background process is doing, as the process tools report it.
+struct BackgroundProcessInfo
+{
+    QString id;
+    QString owner; ///< the agent that started it
+    QString workspaceId;
+    QString command;
+    QString cwd;
+    qint64 startedAtMs = 0; ///< since the epoch
+    bool running = true;
+    bool acceptsInput = false;
+    qint64 outputBytes = 0;              ///< all output seen so far (stdout and stderr together)
+    qint64 droppedBytes = 0;             ///< output no longer held (the buffer keeps the last part)
+    std::optional<ExecuteResult> result; ///< once ended (output fields empty: read them)
+    QJsonObject toJson() const;
+};
+
+/// Output of a background process from an offset.
+struct BackgroundOutput
+{
+    QByteArray data;
+    qint64 offset = 0;     ///< where `data` starts in the whole output
+    qint64 nextOffset = 0; ///< pass it to read on
+    qint64 skipped = 0;    ///< bytes before `offset` asked for but no longer held
+    bool running = true;
+};
+
+/// The background processes of one SandboxManager's workspaces (the process_* tools and
+/// execute's soft return).
+///
+/// Each process runs `SandboxBackend::execute()` on a thread of its own. Its output (stdout and
+/// stderr interleaved as they arrive) goes into a buffer holding the last bufferBytes; where
+/// the backend acceptsInput() (local, bwrap) the command gets a stdin pipe and streams past the
+/// backend's output cap, elsewhere (ssh, daytona) stdin is empty and the cap ends what is kept.
+/// stop() cancels the call: the backend's TERM, grace, KILL of the process group. A process
+/// belongs to the agent that started it: the others see no such process. Every process of a
+/// workspace ends when the workspace is closed (stopWorkspace()), all of them with the manager.
+/// Thread-safe.
+class BackgroundProcesses
+{
+public:
+    struct Limits
+    {
+        qint64 bufferBytes = 1024 * 1024; ///< output held per process
+        int maxRunning = 16;              ///< per workspace
+        int maxFinished = 32;             ///< ended processes kept for reading, per workspace
+    };
+
+    explicit BackgroundProcesses(Limits limits);
+    BackgroundProcesses();
+    ~BackgroundProcesses(); ///< stops every process
+    BackgroundProcesses(const BackgroundProcesses &) = delete;
+    BackgroundProcesses &operator=(const BackgroundProcesses &) = delete;
+
+    const Limits &limits() const { return m_limits; }
+
+    /// How start() runs the command.
+    struct StartRequest
+    {
+        std::shared_ptr<SandboxBackend> backend;
+        QString workspaceId;
+        QString owner;
+        QString command;
+        QString cwd;
+        std::optional<double> timeoutSeconds; ///< none: the backend's default
+        /// Stream past the output cap and take input where the backend can (process_start);
+        /// off: an ordinary execute() whose result keeps its usual form (the soft return).
+        bool background = true;
+        /// Sees each output chunk until detachObserver() (execute's MCP progress).
+        std::function<void(OutputChannel, const QByteArray &)> observer;
+    };
+    /// Starts the command; returns its id. ValueError when the workspace already runs
+    /// maxRunning background processes (a soft-return execute still waiting is not one).
+    QString start(StartRequest request);
+
+    /// Waits until the process ends, `timeoutMs` passes or `cancel` is cancelled; true when
+    /// it ended.
+    bool wait(const QString &id, int timeoutMs,
+              const std::shared_ptr<CancellationToken> &cancel = {});
+    /// The result of an ended process, removing it (the soft return's normal end); throws
+    /// again what the backend's execute() threw.
+    std::optional<ExecuteResult> take(const QString &id);
+    /// No more observer calls after this returns; the process counts against maxRunning
+    /// from now on (the soft return hands it over).
+    void detachObserver(const QString &id);
+
+    /// The processes of `owner` in `workspaceId`, oldest first.
+    QList<BackgroundProcessInfo> list(const QString &workspaceId, const QString &owner) const;
+    /// FileNotFoundError for an unknown id (or another agent's).
+    BackgroundProcessInfo info(const QString &id, const QString &owner) const;
+    BackgroundOutput read(const QString &id, const QString &owner, qint64 offset,
+                          qint64 maxBytes) const;
+    /// Writes to the process's stdin without blocking; returns the bytes taken (a full pipe
+    /// takes fewer). `close` ends stdin afterwards. PermissionError where the backend gives
+    /// no input, OSError once the process has ended.
+    qint64 write(const QString &id, const QString &owner, const QByteArray &bytes, bool close);
+    /// Cancels the process (TERM to its group, KILL after the grace) and waits for it to end.
+    BackgroundProcessInfo stop(const QString &id, const QString &owner);
+    /// Stops and forgets every process of a workspace (its session is closing).
+    void stopWorkspace(const QString &workspaceId);
+
+private:
+    struct Job;
+    std::shared_ptr<Job> find(const QString &id, const QString &owner) const;
+    void stopJob(const std::shared_ptr<Job> &job);
+    void prune(const QString &workspaceId); ///< caller holds m_mutex
+
+    Limits m_limits;
+    mutable std::mutex m_mutex;
+    QHash<QString, std::shared_ptr<Job>> m_jobs;
+    quint64 m_next = 0;
+};
+
+} // namespace elsai

@@ -1,0 +1,184 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+
+#pragma once
+
+#include "backend.h"
+#include "changetracker.h"
+#include "checkpointstore.h"
+#include "process.h"
+#include "treesnapshot.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QMutex>
+#include <QString>
+#include <QStringList>
+#include <QWaitCondition>
+
+#include <memory>
+#include <optional>
+
+namespace elsai {
+
+/// How a sandbox keeps checkpoints and tracks changes (Sandbox::Options::timeTravel;
+/// docs/checkpoints.md).
+struct TimeTravelOptions
+{
+    /// Checkpoints at all (the store, the baseline, the API). Off: every checkpoint call raises.
+    bool checkpoints = false;
+    /// The store folder; empty: CheckpointStore::defaultFolder().
+    QString folder;
+    /// The store's bound: past it, the oldest automatic checkpoints go.
+    qint64 sizeLimitBytes = qint64(4) * 1024 * 1024 * 1024;
+    /// A checkpoint named "seed" (automatic) when the sandbox starts: the baseline.
+    bool baseline = true;
+    /// Agents whose every mutating call is preceded by an automatic checkpoint (cost: one
+    /// metadata walk of the workspace plus a copy of each file changed since the last one).
+    QStringList autoCheckpointAgents;
+    /// The checkpoint tools for the sandbox's read-write agents (checkpointtools.h).
+    bool agentTools = false;
+    /// Record what every call changed (ChangeTracker).
+    bool trackChanges = false;
+    /// Folders watched at most (inotify); beyond it changes are found by a metadata walk.
+    int maxWatches = 65536;
+    /// Paths listed per class in a call's result (the counts are always whole).
+    int maxListedPaths = 100;
+};
+
+/// A checkpoint as checkpoints() lists it.
+struct CheckpointInfo
+{
+    QString name;
+    QString note;
+    qint64 createdMs = 0;
+    bool automatic = false;
+    qint64 files = 0;
+    qint64 bytes = 0;
+    QStringList removedBySizeLimit; ///< checkpoint(): what the size limit removed to make room
+    QJsonObject toJson() const;
+    static CheckpointInfo fromManifest(const TreeManifest &m);
+};
+
+struct CheckpointDiffOptions
+{
+    int maxEntries = 1000;             ///< entries listed (the counts are whole)
+    qint64 maxTextBytes = 1024 * 1024; ///< larger files: sizes only
+    qint64 maxDiffBytes = 256 * 1024;  ///< unified diff text in all; past it, sizes only
+    bool unified = true;               ///< false: no diff text at all
+};
+
+/// One path of a diff.
+struct CheckpointDiffEntry
+{
+    QString path;
+    QString change; ///< "added", "modified", "deleted"
+    QString type;   ///< "file", "folder", "symlink"
+    std::optional<qint64> sizeFrom, sizeTo;
+    std::optional<quint32> modeFrom, modeTo;
+    std::optional<QString> linkFrom, linkTo;
+    bool binary = false;
+    QString diff;             ///< unified diff of a text file
+    bool diffOmitted = false; ///< a text file whose diff was left out (size, total bound)
+    QJsonObject toJson() const;
+};
+
+struct CheckpointDiff
+{
+    QString from;
+    QString to;
+    qint64 added = 0, modified = 0, deleted = 0;
+    QList<CheckpointDiffEntry> entries;
+    bool truncated = false; ///< more entries than maxEntries
+    QJsonObject toJson() const;
+};
+
+struct RestoreResult
+{
+    QString name;
+    ApplyResult applied;
+    int stoppedCalls = 0;        ///< calls whose commands were cancelled first
+    bool wasInterrupted = false; ///< this finished an interrupted restore
+    QJsonObject toJson() const;
+};
+
+/// The time travel of one started sandbox: its checkpoints, restores, the gate every tool
+/// call passes (a restore waits for no one: it stops the calls in flight), and the change
+/// tracker. Thread-safe. Made by Sandbox::start(), dropped by stop().
+class TimeTravel
+{
+public:
+    TimeTravel(const TimeTravelOptions &options, const QString &workspaceId, BackendPtr backend);
+    ~TimeTravel();
+
+    const TimeTravelOptions &options() const { return m_options; }
+
+    CheckpointInfo checkpoint(const QString &name, const QString &note, bool automatic = false,
+                              bool replace = false);
+    QList<CheckpointInfo> checkpoints() const;
+    /// `from` / `to`: a checkpoint name or "now".
+    CheckpointDiff diff(const QString &from, const QString &to,
+                        const CheckpointDiffOptions &options = {});
+    RestoreResult restore(const QString &name);
+    bool deleteCheckpoint(const QString &name);
+    /// The checkpoint an interrupted restore was bringing back (a kill mid-restore), if any:
+    /// restore() of it finishes the job.
+    std::optional<QString> interruptedRestore() const;
+    /// The whole manifest of a checkpoint (fork, the tests).
+    TreeManifest manifest(const QString &name) const;
+    CheckpointStore &store() const { return *m_store; }
+    /// A capture of the workspace now (hashes, no copies).
+    TreeManifest captureNow();
+
+    /// One tool call (or host operation) that may change the workspace, from begin to end:
+    /// waits while a restore runs, makes the call's command cancellable by a restore, takes
+    /// the automatic checkpoint when the agent asks for one, and tracks the changes.
+    class CallSpan
+    {
+    public:
+        ~CallSpan();
+        /// What the call changed so far (the counts and capped paths); ends the span on
+        /// `finish`.
+        CallChanges changes(bool finish);
+
+    private:
+        friend class TimeTravel;
+        CallSpan() = default;
+        TimeTravel *m_owner = nullptr;
+        quint64 m_id = 0;
+        bool m_finished = false;
+    };
+    std::unique_ptr<CallSpan> beginCall(const QString &actor, const QString &tool, bool mutating);
+
+    ChangeTracker *tracker() const { return m_tracker.get(); }
+
+private:
+    struct InFlight
+    {
+        quint64 id;
+        Qt::HANDLE thread;
+        std::shared_ptr<CancellationToken> cancel;
+    };
+    void endCall(quint64 id);
+    CheckpointSpace &space() const;
+    std::optional<TreeManifest> loadManifest(const QString &name) const;
+    void enforceLimit(CheckpointInfo &info);
+
+    TimeTravelOptions m_options;
+    QString m_workspaceId;
+    BackendPtr m_backend;
+    std::shared_ptr<CheckpointStore> m_store;
+    std::unique_ptr<CheckpointSpace> m_space;
+    TreeHashCache m_cache;
+    std::unique_ptr<ChangeTracker> m_tracker;
+    QMutex m_checkpointMutex; // one checkpoint / restore at a time per workspace
+
+    mutable QMutex m_gateMutex;
+    QWaitCondition m_gateChanged;
+    bool m_restoring = false;
+    quint64 m_nextCall = 1;
+    QList<InFlight> m_inFlight;
+    bool m_gcDone = false;
+};
+
+} // namespace elsai

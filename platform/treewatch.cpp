@@ -1,0 +1,291 @@
+// SPDX-FileCopyrightText: 2026 The elsai workbench authors
+// SPDX-License-Identifier: MIT
+
+#include "treewatch.h"
+
+#include "confinedopen.h"
+#include "errors.h"
+#include "tempfiles.h"
+
+#include <QSet>
+
+#include <algorithm>
+
+#include <cerrno>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace elsai {
+
+namespace {
+
+constexpr int MaxDepth = 256;
+constexpr uint32_t WatchMask = IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE |
+                               IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
+                               IN_ONLYDIR | IN_EXCL_UNLINK;
+
+QByteArray join(const QByteArray &dir, const QByteArray &name)
+{
+    return dir.isEmpty() ? name : dir + '/' + name;
+}
+
+PathState stateOf(const struct stat &st)
+{
+    PathState s;
+    s.type = S_ISDIR(st.st_mode)   ? TreeEntry::Type::Dir
+             : S_ISLNK(st.st_mode) ? TreeEntry::Type::Symlink
+                                   : TreeEntry::Type::File;
+    s.mode = st.st_mode & 01777;
+    s.size = st.st_size;
+    s.mtimeNs = qint64(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    s.ino = st.st_ino;
+    return s;
+}
+
+QByteArray linkText(int dirFd, const QByteArray &name, qint64 size)
+{
+    QByteArray target(qsizetype(size > 0 ? size : PATH_MAX) + 1, Qt::Uninitialized);
+    const ssize_t n = ::readlinkat(dirFd, name.constData(), target.data(), size_t(target.size()));
+    target.resize(n < 0 ? 0 : n);
+    return target;
+}
+
+bool regularOrDirOrLink(mode_t m)
+{
+    return S_ISREG(m) || S_ISDIR(m) || S_ISLNK(m);
+}
+
+} // namespace
+
+TreeWatch::TreeWatch(int rootFd, int maxWatches) : m_maxWatches(maxWatches)
+{
+    m_root.reset(::fcntl(rootFd, F_DUPFD_CLOEXEC, 0));
+    if (!m_root.isValid())
+        throwOsError(errno, QStringLiteral("cannot watch the workspace"), QStringLiteral("."));
+    m_inotify.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    QMutexLocker lock(&m_mutex);
+    walk(QByteArray(), m_known, m_inotify.isValid());
+}
+
+TreeWatch::~TreeWatch() = default;
+
+bool TreeWatch::watching() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_inotify.isValid() && !m_overBound;
+}
+
+int TreeWatch::watchCount() const
+{
+    QMutexLocker lock(&m_mutex);
+    return int(m_watches.size());
+}
+
+qsizetype TreeWatch::knownPaths() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_known.size();
+}
+
+void TreeWatch::addWatch(const QByteArray &rel)
+{
+    if (!m_inotify.isValid() || m_overBound)
+        return;
+    if (m_watches.size() >= m_maxWatches) {
+        // Beyond the bound: no watch at all (a partial one would miss changes), walks instead.
+        m_overBound = true;
+        m_inotify.reset();
+        m_watches.clear();
+        return;
+    }
+    const UniqueFd fd = openConfined(m_root.get(), rel, O_PATH | O_DIRECTORY, ConfinedLinks::None);
+    if (!fd.isValid())
+        return; // gone again: its parent's events say so
+    // The magic link names exactly the folder opened beneath the root (no path is looked up).
+    const QByteArray proc = "/proc/self/fd/" + QByteArray::number(fd.get());
+    const int wd = ::inotify_add_watch(m_inotify.get(), proc.constData(), WatchMask);
+    if (wd < 0) {
+        if (errno == ENOSPC) { // the user's inotify watch limit
+            m_overBound = true;
+            m_inotify.reset();
+            m_watches.clear();
+        }
+        return;
+    }
+    m_watches.insert(wd, rel);
+}
+
+void TreeWatch::walk(const QByteArray &from, Known &into, bool addWatches)
+{
+    std::vector<QByteArray> pending{from};
+    while (!pending.empty()) {
+        const QByteArray dirRel = std::move(pending.back());
+        pending.pop_back();
+        if (dirRel.count('/') >= MaxDepth)
+            continue;
+        UniqueFd dirFd =
+            openConfined(m_root.get(), dirRel, O_RDONLY | O_DIRECTORY, ConfinedLinks::None);
+        if (!dirFd.isValid())
+            continue;
+        if (addWatches)
+            addWatch(dirRel);
+        DIR *dir = ::fdopendir(dirFd.release());
+        if (!dir)
+            continue;
+        const int fd = ::dirfd(dir);
+        while (const dirent *e = ::readdir(dir)) {
+            const char *n = e->d_name;
+            if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0')))
+                continue;
+            const QByteArray name(n);
+            if (isStaleTempName(name))
+                continue;
+            struct stat st;
+            if (::fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) != 0 || !regularOrDirOrLink(st.st_mode))
+                continue;
+            const QByteArray rel = join(dirRel, name);
+            PathState s = stateOf(st);
+            if (S_ISLNK(st.st_mode))
+                s.target = linkText(fd, name, st.st_size);
+            into.insert(rel, s);
+            if (S_ISDIR(st.st_mode))
+                pending.push_back(rel);
+        }
+        ::closedir(dir);
+    }
+}
+
+std::optional<PathState> TreeWatch::statPath(const QByteArray &rel) const
+{
+    const qsizetype slash = rel.lastIndexOf('/');
+    const QByteArray dir = slash < 0 ? QByteArray() : rel.left(slash);
+    const QByteArray name = slash < 0 ? rel : rel.mid(slash + 1);
+    const UniqueFd parent =
+        openConfined(m_root.get(), dir, O_PATH | O_DIRECTORY, ConfinedLinks::None);
+    struct stat st;
+    if (!parent.isValid() ||
+        ::fstatat(parent.get(), name.constData(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !regularOrDirOrLink(st.st_mode))
+        return std::nullopt;
+    PathState s = stateOf(st);
+    if (S_ISLNK(st.st_mode))
+        s.target = linkText(parent.get(), name, st.st_size);
+    return s;
+}
+
+QList<PathChange> TreeWatch::rescan()
+{
+    if (m_inotify.isValid()) { // what is queued is covered by the walk
+        char buf[16384];
+        while (::read(m_inotify.get(), buf, sizeof buf) > 0) {
+        }
+    }
+    Known fresh;
+    walk(QByteArray(), fresh, m_inotify.isValid() && !m_overBound);
+    QList<PathChange> out;
+    auto a = m_known.cbegin();
+    auto b = fresh.cbegin();
+    while (a != m_known.cend() || b != fresh.cend()) {
+        if (b == fresh.cend() || (a != m_known.cend() && a.key() < b.key())) {
+            out.append({a.key(), *a, std::nullopt});
+            ++a;
+        } else if (a == m_known.cend() || b.key() < a.key()) {
+            out.append({b.key(), std::nullopt, *b});
+            ++b;
+        } else {
+            if (!(*a == *b))
+                out.append({a.key(), *a, *b});
+            ++a;
+            ++b;
+        }
+    }
+    m_known = std::move(fresh);
+    return out;
+}
+
+void TreeWatch::reset()
+{
+    QMutexLocker lock(&m_mutex);
+    rescan();
+}
+
+QList<PathChange> TreeWatch::drain()
+{
+    QMutexLocker lock(&m_mutex);
+    if (!m_inotify.isValid() || m_overBound)
+        return rescan();
+    QSet<QByteArray> dirty;
+    alignas(struct inotify_event) char buf[65536];
+    for (;;) {
+        const ssize_t n = ::read(m_inotify.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        for (ssize_t at = 0; at < n;) {
+            const auto *ev = reinterpret_cast<const struct inotify_event *>(buf + at);
+            at += ssize_t(sizeof(struct inotify_event)) + ev->len;
+            if (ev->mask & IN_Q_OVERFLOW)
+                return rescan();
+            if (ev->mask & IN_IGNORED) {
+                m_watches.remove(ev->wd);
+                continue;
+            }
+            const auto it = m_watches.constFind(ev->wd);
+            if (it == m_watches.constEnd())
+                continue;
+            const QByteArray name = ev->len ? QByteArray(ev->name) : QByteArray();
+            if (!name.isEmpty() && isStaleTempName(name))
+                continue;
+            const QByteArray path = name.isEmpty() ? *it : join(*it, name);
+            if (!path.isEmpty())
+                dirty.insert(path);
+        }
+    }
+    QList<QByteArray> paths(dirty.cbegin(), dirty.cend());
+    std::sort(paths.begin(), paths.end());
+    QList<PathChange> out;
+    for (const QByteArray &p : std::as_const(paths)) {
+        const std::optional<PathState> now = statPath(p);
+        const auto known = m_known.constFind(p);
+        const std::optional<PathState> before =
+            known == m_known.constEnd() ? std::nullopt : std::optional(*known);
+        if (before == now)
+            continue;
+        out.append({p, before, now});
+        if (now)
+            m_known.insert(p, *now);
+        else
+            m_known.remove(p);
+        const bool wasDir = before && before->type == TreeEntry::Type::Dir;
+        const bool isDir = now && now->type == TreeEntry::Type::Dir;
+        if (wasDir && (!isDir || before->ino != now->ino)) {
+            // the folder went (or another took its name): everything known beneath it went
+            const QByteArray prefix = p + '/';
+            for (auto it = m_known.lowerBound(prefix);
+                 it != m_known.end() && it.key().startsWith(prefix);) {
+                out.append({it.key(), *it, std::nullopt});
+                it = m_known.erase(it);
+            }
+        }
+        if (isDir && (!wasDir || before->ino != now->ino)) {
+            // created or moved in: all of it is new here (and watched from now on)
+            Known sub;
+            walk(p, sub, true);
+            for (auto it = sub.cbegin(); it != sub.cend(); ++it) {
+                const auto old = m_known.constFind(it.key());
+                const std::optional<PathState> was =
+                    old == m_known.constEnd() ? std::nullopt : std::optional(*old);
+                if (was != std::optional(*it))
+                    out.append({it.key(), was, *it});
+                m_known.insert(it.key(), *it);
+            }
+        }
+    }
+    return out; // past the bound now (a walk above added too many): the next drain walks
+}
+
+} // namespace elsai
