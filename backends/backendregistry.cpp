@@ -4,6 +4,7 @@
 #include "backendregistry.h"
 
 #include "errors.h"
+#include "inputchecks.h"
 #include "sandboxspec.h"
 #include "sshsandboxbackend.h"
 
@@ -32,27 +33,6 @@ QCommandLineOption flag(const char *name, const QString &help)
 QCommandLineOption valued(const char *name, const QString &help, const char *value)
 {
     return QCommandLineOption(QString::fromLatin1(name), help, QString::fromLatin1(value));
-}
-
-/// Bytes, or a whole number with a binary K, M or G suffix ("512M"); 0 stays 0 (unlimited).
-qint64 byteSize(const QString &option, const QString &value)
-{
-    static const QRegularExpression re(QStringLiteral("^(\\d{1,18})([KMG]?)$"),
-                                       QRegularExpression::CaseInsensitiveOption);
-    const QRegularExpressionMatch m = re.match(value.trimmed());
-    if (!m.hasMatch())
-        throw ValueError(QStringLiteral("--%1 needs a size in bytes, or with a K, M or G suffix "
-                                        "(0 = unlimited), got '%2'")
-                             .arg(option, value));
-    const QChar unit = m.captured(2).isEmpty() ? QChar() : m.captured(2).at(0).toUpper();
-    const int shift = unit == QLatin1Char('K')   ? 10
-                      : unit == QLatin1Char('M') ? 20
-                      : unit == QLatin1Char('G') ? 30
-                                                 : 0;
-    const qint64 n = m.captured(1).toLongLong(); // 18 digits fit a qint64
-    if (n > (std::numeric_limits<qint64>::max() >> shift))
-        throw ValueError(QStringLiteral("--%1: '%2' is too large").arg(option, value));
-    return n << shift;
 }
 
 int wholeNumber(const QString &option, const QString &value, int min)
@@ -175,10 +155,10 @@ BackendDescriptor bwrapBackend()
             b.maxProcesses = wholeNumber(QStringLiteral("bwrap-max-processes"),
                                          p.value(QStringLiteral("bwrap-max-processes")), 1);
         if (p.isSet(QStringLiteral("bwrap-max-file-size")))
-            b.maxFileSizeBytes = byteSize(QStringLiteral("bwrap-max-file-size"),
+            b.maxFileSizeBytes = parseByteSize(QStringLiteral("bwrap-max-file-size"),
                                           p.value(QStringLiteral("bwrap-max-file-size")));
         if (p.isSet(QStringLiteral("bwrap-max-memory")))
-            b.maxMemoryBytes = byteSize(QStringLiteral("bwrap-max-memory"),
+            b.maxMemoryBytes = parseByteSize(QStringLiteral("bwrap-max-memory"),
                                         p.value(QStringLiteral("bwrap-max-memory")));
         if (p.isSet(QStringLiteral("bwrap-ro-bind")))
             b.readOnlyBinds = p.values(QStringLiteral("bwrap-ro-bind"));
@@ -420,7 +400,7 @@ BackendDescriptor dockerBackend()
             o.keep = true;
         if (p.isSet(QStringLiteral("docker-memory")))
             o.memoryBytes =
-                byteSize(QStringLiteral("docker-memory"), p.value(QStringLiteral("docker-memory")));
+                parseByteSize(QStringLiteral("docker-memory"), p.value(QStringLiteral("docker-memory")));
         if (p.isSet(QStringLiteral("docker-cpus"))) {
             bool ok = false;
             const QString v = p.value(QStringLiteral("docker-cpus"));

@@ -3,7 +3,9 @@
 
 #include "shellquote.h"
 
-namespace elsai::remote {
+#include <QRegularExpression>
+
+namespace elsai {
 
 QString shellQuote(const QString &text)
 {
@@ -35,4 +37,10 @@ QByteArray shellQuote(const QByteArray &text)
     return out;
 }
 
-} // namespace elsai::remote
+QString shellWord(const QString &text)
+{
+    static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9_./:=@%+-]+$"));
+    return safe.match(text).hasMatch() ? text : shellQuote(text);
+}
+
+} // namespace elsai

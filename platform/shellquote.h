@@ -6,11 +6,12 @@
 #include <QByteArray>
 #include <QString>
 
-namespace elsai::remote {
+namespace elsai {
 
 /// `'text'`, each `'` written as `'\''`: one word for any POSIX shell, whatever `text` holds
 /// (spaces, `$`, backquotes, newlines). The one quoting function of every script the
-/// workbench sends to a remote shell (SSH, Daytona, AgentCore, containers).
+/// workbench sends to a shell (SSH, Daytona, AgentCore, containers) and of every command line
+/// it shows.
 QString shellQuote(const QString &text);
 QByteArray shellQuote(const QByteArray &text);
 inline QByteArray shellQuote(const char *text)
@@ -18,4 +19,8 @@ inline QByteArray shellQuote(const char *text)
     return shellQuote(QByteArray(text));
 }
 
-} // namespace elsai::remote
+/// `text` bare when no shell reads anything into it (letters, digits, `_./:=@%+-`), else
+/// shellQuote(text): for command lines people read and copy.
+QString shellWord(const QString &text);
+
+} // namespace elsai

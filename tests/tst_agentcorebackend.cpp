@@ -260,7 +260,7 @@ void TestAgentCoreBackend::symlinksOutOfTheWorkspaceAreRefused()
     auto backend = started(fake);
     QTemporaryDir outside;
     writeHostFile(outside.path() + "/secret.txt", "secret");
-    const QString out = remote::shellQuote(outside.path());
+    const QString out = shellQuote(outside.path());
     QCOMPARE(backend
                  ->execute(QStringLiteral("mkdir sub && echo inside > sub/f && ln -s sub/f rel && "
                                           "ln -s %1 out && ln -s %1/secret.txt file && "

@@ -11,7 +11,7 @@
 
 namespace elsai::aws::agentcore {
 
-using remote::shellQuote;
+using shellQuote;
 
 // One writeFiles / readFiles call carries at most this much (JSON + base64 overhead aside).
 constexpr qint64 BATCH_BYTES = 4 * 1024 * 1024;

@@ -33,7 +33,7 @@ namespace elsai {
 using daytona::CallKind;
 using daytona::DaytonaApi;
 using remote::HttpResponse;
-using remote::shellQuote;
+using shellQuote;
 
 namespace {
 

@@ -229,7 +229,7 @@ ProcessOutcome SshConnection::run(const Call &call)
             startLocked(); // throws when the host cannot be reached any more
         }
     }
-    const auto quoted = [](const QString &s) { return remote::shellQuote(s.toUtf8()); };
+    const auto quoted = [](const QString &s) { return shellQuote(s.toUtf8()); };
     QByteArray line = "exec";
     line += ' ' + quoted(m_ssh);
     for (const QString &a : clientArguments(call.remoteCommand))
