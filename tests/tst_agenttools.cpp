@@ -357,10 +357,10 @@ private Q_SLOTS:
                 "Edited e.txt: 2 replacements\n--- a/e.txt\n+++ b/e.txt\n@@ -1,4 +1,4 @@\n-k\n+K\n 1\n 2\n 3\n@@ -7,4 +7,4 @@\n 6\n 7\n 8\n-k\n+K\n",
                 "K\n1\n2\n3\n4\n5\n6\n7\n8\nK\n");
             row("two on a line", "a a\n", "{'old_string':'a','new_string':'b','replace_all':true}",
-                "Edited e.txt: 2 replacements\n--- a/e.txt\n+++ b/e.txt\n@@ -1,1 +1,1 @@\n-a a\n+b b\n",
+                "Edited e.txt: 2 replacements\n--- a/e.txt\n+++ b/e.txt\n@@ -1 +1 @@\n-a a\n+b b\n",
                 "b b\n");
             row("dry run", "a\n", "{'old_string':'a','new_string':'b','dry_run':true}",
-                "Would edit e.txt: 1 replacement\n--- a/e.txt\n+++ b/e.txt\n@@ -1,1 +1,1 @@\n-a\n+b\n", "a\n");
+                "Would edit e.txt: 1 replacement\n--- a/e.txt\n+++ b/e.txt\n@@ -1 +1 @@\n-a\n+b\n", "a\n");
             row("not unique", "a\na\n", "{'old_string':'a','new_string':'b'}",
                 "ERROR ValueError: edit_file: old_string occurs 2 times in 'e.txt' (lines 1, 2); include more surrounding lines to make it unique, or pass replace_all: true",
                 "a\na\n");

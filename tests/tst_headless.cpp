@@ -659,8 +659,10 @@ private Q_SLOTS:
         names.sort();
         QCOMPARE(names, (QStringList{QStringLiteral("README.md"), QStringLiteral("notes.md"),
                                      QStringLiteral("src")}));
-        // tools
-        QCOMPARE(stringsOf(result(6)).size(), 4);
+        // tools: the agent's tool names, the same set attach reported
+        QStringList tools = stringsOf(result(6));
+        tools.sort();
+        QCOMPARE(tools, elsai::test::sortedSandboxTools(elsai::SandboxAttachMode::ReadWrite));
         // add_files, download_files, read_file
         QCOMPARE(stringsOf(result(7)).size(), 3);
         QCOMPARE(stringsOf(result(8)), QStringList{QStringLiteral("added.txt")});

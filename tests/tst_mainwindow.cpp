@@ -1028,6 +1028,12 @@ void TestMainWindow::firstStartUsesTheScreen()
     // The shared window started without saved settings.
     const QRect screen = m_window->screen()->availableGeometry();
     QCOMPARE(m_window->size(), MainWindow::defaultSize(screen));
+    // Every panel in its default place still fits the "small" screen above: a panel whose
+    // controls do not wrap would push the window past it.
+    QVERIFY2(m_window->minimumSizeHint().width() <= 1024 &&
+                 m_window->minimumSizeHint().height() <= 600,
+             qPrintable(QStringLiteral("%1x%2").arg(m_window->minimumSizeHint().width())
+                            .arg(m_window->minimumSizeHint().height())));
     auto area = [this](const char *dock) {
         return m_window->dockWidgetArea(m_window->panelDock(QLatin1String(dock)));
     };
@@ -1036,12 +1042,12 @@ void TestMainWindow::firstStartUsesTheScreen()
     QCOMPARE(area("agentsDock"), Qt::RightDockWidgetArea);
     QCOMPARE(area("consoleDock"), Qt::BottomDockWidgetArea);
     QCOMPARE(area("auditDock"), Qt::BottomDockWidgetArea);
-    // Console and audit side by side; agents, scripted agent and MCP tabbed.
+    // Console and audit side by side; agents, scripted agent, MCP and Inspect tabbed.
     QVERIFY(m_window->tabifiedDockWidgets(m_window->panelDock(QStringLiteral("consoleDock")))
                 .isEmpty());
     const auto tabbed =
         m_window->tabifiedDockWidgets(m_window->panelDock(QStringLiteral("agentsDock")));
-    QCOMPARE(tabbed.size(), 2);
+    QCOMPARE(tabbed.size(), 3);
     auto *centre = qobject_cast<QStackedWidget *>(m_window->centralWidget());
     QVERIFY(centre);
     QCOMPARE(centre->currentWidget(), m_window->welcomePage());

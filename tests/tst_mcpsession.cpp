@@ -1052,7 +1052,7 @@ private Q_SLOTS:
         const QJsonObject list =
             resultOf(*s.handle(modern(QStringLiteral("tools/list"), {}, envelope(), 2)).response);
         QCOMPARE(toolNames({{QStringLiteral("result"), list}}),
-                 QStringList({QStringLiteral("list_dir"), QStringLiteral("read_file")}));
+                 elsai::test::sortedSandboxTools(SandboxAttachMode::ReadOnly));
         QVERIFY(list.value(QLatin1String("ttlMs")).toInt() > 0);
         QCOMPARE(list.value(QLatin1String("resultType")).toString(), QStringLiteral("complete"));
 

@@ -4,12 +4,12 @@
 #include "agentplanpanel.h"
 
 #include "errors.h"
+#include "flowlayout.h"
 #include "sandboxcontroller.h"
 
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
@@ -121,14 +121,16 @@ AgentPlanPanel::AgentPlanPanel(SandboxController *controller, QWidget *parent)
     m_details->setReadOnly(true);
     m_details->setPlaceholderText(tr("Select a step to see its arguments and result"));
 
-    auto *top = new QHBoxLayout;
+    // Both rows wrap when the panel is narrow (ui/flowlayout.h).
+    auto *top = new FlowLayout;
+    top->setContentsMargins(0, 0, 0, 0);
     top->addWidget(m_plans, 1);
     top->addWidget(m_open);
     top->addWidget(m_mode);
-    auto *controls = new QHBoxLayout;
+    auto *controls = new FlowLayout;
+    controls->setContentsMargins(0, 0, 0, 0);
     for (QPushButton *b : {m_play, m_pause, m_step, m_stop})
         controls->addWidget(b);
-    controls->addStretch(1);
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_view);
     split->addWidget(m_details);

@@ -5,6 +5,7 @@
 
 #include "auditlogmodel.h"
 #include "errors.h"
+#include "flowlayout.h"
 #include "hostfiles.h"
 #include "messagebar.h"
 #include "modelroles.h"
@@ -17,7 +18,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -146,7 +146,9 @@ AuditPanel::AuditPanel(SandboxController *controller, QWidget *parent)
     m_tabs->addTab(m_details, tr("JSON"));
     m_tabs->setAccessibleName(tr("Selected record"));
 
-    auto *filters = new QHBoxLayout;
+    // The filters wrap onto a second line when the panel is narrow (ui/flowlayout.h).
+    auto *filters = new FlowLayout;
+    filters->setContentsMargins(0, 0, 0, 0);
     filters->addWidget(m_event);
     filters->addWidget(m_actor);
     filters->addWidget(m_outcome);

@@ -587,6 +587,16 @@ QSize MainWindow::defaultSize(const QRect &available)
 
 void MainWindow::applyDefaultLayout()
 {
+    // Every dock out first: placing them one by one into the old arrangement passes through
+    // layouts taller than the window (a dock in a second bottom row before its neighbour moves),
+    // and the window would keep that growth.
+    const QSize before = size();
+    for (QDockWidget *dock : std::as_const(d->docks)) {
+        if (!dock)
+            continue;
+        dock->setFloating(false);
+        removeDockWidget(dock);
+    }
     for (const DockPlacement &p : defaultPlacements) {
         QDockWidget *dock = panelDock(QLatin1String(p.dock));
         QDockWidget *anchor = p.anchor ? panelDock(QLatin1String(p.anchor)) : nullptr;
@@ -627,6 +637,8 @@ void MainWindow::applyDefaultLayout()
         addToolBar(Qt::TopToolBarArea, d->toolBar);
         d->toolBar->show();
     }
+    if (!isMaximized() && !isFullScreen())
+        resize(before.expandedTo(minimumSizeHint()));
     applyDefaultSizes();
 }
 

@@ -5,6 +5,7 @@
 
 #include "clientconfig.h"
 #include "errors.h"
+#include "flowlayout.h"
 #include "mcpservermodel.h"
 #include "sandboxcontroller.h"
 
@@ -62,7 +63,9 @@ McpPanel::McpPanel(SandboxController *controller, QWidget *parent)
     m_client->setToolTip(tr("The client whose configuration Copy HTTP config and Copy stdio "
                             "command produce"));
 
-    auto *server = new QHBoxLayout;
+    // The two button rows wrap when the panel is narrow (ui/flowlayout.h).
+    auto *server = new FlowLayout;
+    server->setContentsMargins(0, 0, 0, 0);
     server->addWidget(new QLabel(tr("Port"), this));
     server->addWidget(m_port);
     server->addWidget(m_start);
@@ -71,13 +74,13 @@ McpPanel::McpPanel(SandboxController *controller, QWidget *parent)
     create->addWidget(m_name, 1);
     create->addWidget(m_mode);
     create->addWidget(m_create);
-    auto *actions = new QHBoxLayout;
+    auto *actions = new FlowLayout;
+    actions->setContentsMargins(0, 0, 0, 0);
     actions->addWidget(new QLabel(tr("Client"), this));
     actions->addWidget(m_client);
     actions->addWidget(m_copyHttp);
     actions->addWidget(m_copyStdio);
     actions->addWidget(m_revoke);
-    actions->addStretch();
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(server);
     layout->addWidget(m_view, 1);

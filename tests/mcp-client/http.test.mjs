@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { alive, auditRecords, makeProject, startHttpServer, treeHash, until } from './lib/server.mjs';
+import { MUTATING_TOOLS, READ_ONLY_TOOLS, READ_WRITE_TOOLS } from './lib/tools.mjs';
 
 let p;
 let server;
@@ -72,7 +73,7 @@ describe('Streamable HTTP with the SDK client', () => {
     test('a read-only token sees only read_file and list_dir and cannot change the workspace', async () => {
         const { client } = await connect(server.agents.reviewer.token, 'reviewer-client');
         const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-        assert.deepEqual(tools, ['list_dir', 'read_file']);
+        assert.deepEqual(tools, READ_ONLY_TOOLS);
         for (const t of (await client.listTools()).tools) {
             assert.equal(t.inputSchema.type, 'object');
             assert.ok(t.description.length > 20);
@@ -88,7 +89,16 @@ describe('Streamable HTTP with the SDK client', () => {
             ['read_file', { path: '../outside.txt' }],
             ['list_dir', { path: '/etc' }],
             ['retrieve_offloaded_content', { handle: 'x' }],
+            ['edit_file', { path: 'README.md', old_string: 'a', new_string: 'pwned' }],
+            ['move', { source: 'README.md', destination: 'gone.md' }],
+            ['delete', { path: 'README.md' }],
+            ['mkdir', { path: 'evil' }],
+            ['process_start', { command: 'touch evil' }],
         ];
+        // Every mutating tool is tried above.
+        const tried = new Set(attempts.map(([name]) => name));
+        for (const name of MUTATING_TOOLS.filter((t) => !t.startsWith('process_') || t === 'process_start'))
+            assert.ok(tried.has(name), `${name} is not tried`);
         for (const [name, args] of attempts) {
             let failed = false;
             try {
@@ -121,7 +131,7 @@ describe('Streamable HTTP with the SDK client', () => {
     test('a read-write token can execute and write', async () => {
         const { client, transport } = await connect(server.agents.coder.token);
         const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-        assert.deepEqual(tools, ['execute', 'list_dir', 'read_file', 'write_file']);
+        assert.deepEqual(tools, READ_WRITE_TOOLS);
         const w = await client.callTool({ name: 'write_file', arguments: { path: 'out/hello.txt', content: 'hello\n' } });
         assert.equal(w.isError, false, text(w));
         assert.equal(readFileSync(join(p.workspace, 'out/hello.txt'), 'utf8'), 'hello\n');

@@ -13,6 +13,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { createTaskSessionFromClient, resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 
 import { makeProject, startHttpServer, until } from './lib/server.mjs';
+import { READ_ONLY_TOOLS } from './lib/tools.mjs';
 
 const MODERN = '2026-07-28';
 let p;
@@ -84,7 +85,7 @@ describe('Streamable HTTP with the SDK 2.x client', () => {
         assert.equal(client.getProtocolEra(), 'modern');
         assert.equal(transport.sessionId, undefined);
         const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-        assert.deepEqual(tools, ['list_dir', 'read_file']);
+        assert.deepEqual(tools, READ_ONLY_TOOLS);
         const r = await client.callTool({ name: 'read_file', arguments: { path: 'docs/notes.txt' } });
         assert.equal(text(r), 'one\ntwo\nthree\n');
         const discover = await client.discover();

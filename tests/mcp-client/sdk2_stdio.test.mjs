@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 import { makeProject, sandboxArgs, workbench } from './lib/server.mjs';
+import { READ_WRITE_TOOLS } from './lib/tools.mjs';
 
 const MODERN = '2026-07-28';
 
@@ -83,7 +84,7 @@ describe('stdio with the SDK 2.x client', () => {
         const modern = await spawnClient(p, 'coder=read_write');
         assert.equal(modern.client.getProtocolEra(), 'modern');
         const tools = (await modern.client.listTools()).tools.map((t) => t.name).sort();
-        assert.deepEqual(tools, ['execute', 'list_dir', 'read_file', 'write_file']);
+        assert.deepEqual(tools, READ_WRITE_TOOLS);
         const r = await modern.client.callTool({ name: 'execute', arguments: { command: 'cat README.md' } });
         assert.equal(text(r), '# demo\n[exit code: 0]');
         await modern.client.close();

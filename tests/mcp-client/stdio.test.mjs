@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 import { alive, auditRecords, makeProject, sandboxArgs, treeHash, until, workbench } from './lib/server.mjs';
+import { READ_ONLY_TOOLS, READ_WRITE_TOOLS } from './lib/tools.mjs';
 
 function text(result) {
     return result.content.map((c) => c.text).join('');
@@ -40,7 +41,7 @@ describe('stdio with the SDK client', () => {
         const { client, stderr } = await spawnClient(p, 'coder=read_write');
         assert.equal(client.getServerVersion().name, 'elsai-workbench');
         const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-        assert.deepEqual(tools, ['execute', 'list_dir', 'read_file', 'write_file']);
+        assert.deepEqual(tools, READ_WRITE_TOOLS);
         const w = await client.callTool({ name: 'write_file', arguments: { path: 'made.txt', content: 'made\n' } });
         assert.equal(w.isError, false);
         const x = await client.callTool({ name: 'execute', arguments: { command: 'cat made.txt src/app.py' } });
@@ -58,7 +59,7 @@ describe('stdio with the SDK client', () => {
     test('a read-only agent over stdio cannot change the workspace', async () => {
         const { client } = await spawnClient(p, 'reader=read_only');
         const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-        assert.deepEqual(tools, ['list_dir', 'read_file']);
+        assert.deepEqual(tools, READ_ONLY_TOOLS);
         const before = treeHash(p.workspace);
         const denied = await client.callTool({ name: 'write_file', arguments: { path: 'x', content: 'y' } });
         assert.equal(denied.isError, true);
