@@ -11,8 +11,6 @@
 
 namespace elsai::aws::agentcore {
 
-using shellQuote;
-
 // One writeFiles / readFiles call carries at most this much (JSON + base64 overhead aside).
 constexpr qint64 BATCH_BYTES = 4 * 1024 * 1024;
 constexpr int BATCH_FILES = 100;

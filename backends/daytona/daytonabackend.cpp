@@ -33,7 +33,6 @@ namespace elsai {
 using daytona::CallKind;
 using daytona::DaytonaApi;
 using remote::HttpResponse;
-using shellQuote;
 
 namespace {
 
