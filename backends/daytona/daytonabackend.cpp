@@ -738,15 +738,7 @@ QHash<QString, QByteArray> DaytonaSandboxBackend::bulkDownload(const Remote &r,
 
 QHash<QString, FindRecord> DaytonaSandboxBackend::remoteTree(const Remote &r)
 {
-    QHash<QString, FindRecord> out;
-    for (FindRecord &rec : parseFindRecords(confined(r, QStringLiteral("tree"), QString()))) {
-        // a broken or hostile answer must not name paths outside the workspace
-        if (rec.name.isEmpty() || rec.name.startsWith(u'/') ||
-            rec.name.split(u'/').contains(QStringLiteral("..")))
-            continue;
-        out.insert(rec.name, rec);
-    }
-    return out;
+    return remote::confinedTree(confined(r, QStringLiteral("tree"), QString()));
 }
 
 static GlobSet includesOf(const WorkspaceSyncPolicy &policy)

@@ -611,6 +611,16 @@ void DockerSandboxBackend::makeDirs(const QString &path)
         confined(QStringLiteral("mkdirs"), rel);
 }
 
+void DockerSandboxBackend::walkTree(const QString &path, bool withStat,
+                                    const std::function<WalkStep(const WalkEntry &)> &visit)
+{
+    Q_UNUSED(withStat); // find reports sizes and times of every entry anyway
+    const QString root = normalized(path);
+    if (!root.isEmpty() && !stat(root).isDir)
+        throw NotADirectoryError(QStringLiteral("'%1' is not a folder").arg(path), ENOTDIR);
+    remote::walkConfinedTree(confined(QStringLiteral("tree"), root), root, visit);
+}
+
 // ---- execute ------------------------------------------------------------------------------
 
 ExecuteResult DockerSandboxBackend::execute(const QString &command,
@@ -687,22 +697,14 @@ ExecuteResult DockerSandboxBackend::execute(const QString &command,
 
 QHash<QString, FindRecord> DockerSandboxBackend::tree()
 {
-    QHash<QString, FindRecord> out;
-    for (FindRecord &rec : parseFindRecords(confined(QStringLiteral("tree"), QString()))) {
-        // a broken or hostile answer must not name paths outside the workspace
-        if (rec.name.isEmpty() || rec.name.startsWith(u'/') ||
-            rec.name.split(u'/').contains(QStringLiteral("..")))
-            continue;
-        out.insert(rec.name, rec);
-    }
-    return out;
+    return remote::confinedTree(confined(QStringLiteral("tree"), QString()));
 }
 
-QHash<QString, FileStamp> DockerSandboxBackend::seedBaseline() const
+std::optional<SeedManifest> DockerSandboxBackend::seedManifest() const
 {
+    // the container's stamps, as listDir() reports them
     QMutexLocker lock(&m_syncMutex);
-    const auto it = m_manifests.constFind(m_seedRoot);
-    return it == m_manifests.constEnd() ? QHash<QString, FileStamp>() : it->workspaceStamps();
+    return m_manifests.value(m_seedRoot);
 }
 
 WorkspaceSeedResult
@@ -779,30 +781,12 @@ DockerSandboxBackend::stage(const QString &root, const WorkspaceSyncPolicy &poli
     st->remote = tree();
     const GlobSet includes(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
     const GlobSet excludes(policy.excludePatterns);
-    QList<SyncItem> items;
-    QByteArray list;
+    const RemoteSyncSelection selection = selectRemoteSync(st->remote, includes, excludes, record);
+    // GET archive names every member after the folder's own name
     const QByteArray top = m_options.workspacePath.section(u'/', -1).toUtf8() + '/';
-    // (GET archive names every member after the folder's own name)
-    for (auto it = st->remote.cbegin(); it != st->remote.cend(); ++it) {
-        const QString &rel = it.key();
-        if (it->type == 'd')
-            continue;
-        if (!includes.matchesPathOrParent(rel, false) || excludes.matchesPathOrParent(rel, false))
-            continue;
-        if (it->type != 'f') {
-            items.append(
-                {rel, it->type == 'l' ? SyncItem::Kind::Symlink : SyncItem::Kind::Special, 0, {}});
-            continue;
-        }
-        const FileStamp stamp{it->size, it->mtimeNs};
-        items.append({rel, SyncItem::Kind::File, it->size, stamp});
-        if (record) {
-            const auto r = record->files.constFind(rel);
-            if (r != record->files.cend() && r->workspace == stamp)
-                continue; // unchanged in the container: nothing to fetch
-        }
+    QByteArray list;
+    for (const QString &rel : selection.fetch)
         list += top + rel.toUtf8() + '\0';
-    }
     QStringList errors;
     if (!list.isEmpty()) {
         const QString listFile = st->dir->path() + QStringLiteral("/list");
@@ -829,8 +813,8 @@ DockerSandboxBackend::stage(const QString &root, const WorkspaceSyncPolicy &poli
         QFile::remove(tarFile);
     }
     st->fs = std::make_unique<WorkspaceFs>(files);
-    st->plan =
-        planSyncItems(items, *st->fs, root, includes, excludes, record, policy.noBaseConflict);
+    st->plan = planSyncItems(selection.items, *st->fs, root, includes, excludes, record,
+                             policy.noBaseConflict);
     st->plan.errors = errors + st->plan.errors;
     return st;
 }
@@ -855,14 +839,10 @@ DockerSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPoli
     // The executor records against the staged copies; the base keeps the container's stamps.
     SeedManifest staged = record ? *record : SeedManifest{root, {}};
     WorkspaceSyncResult r = executeSync(st->plan, *st->fs, &staged, progress);
-    if (r.added.isEmpty() && r.updated.isEmpty())
+    SeedManifest manifest = record ? *record : SeedManifest{root, {}};
+    if (!recordRemoteSync(manifest, st->plan, r, staged, st->remote))
         return r;
-    SeedManifest &manifest = m_manifests[root];
-    manifest.hostRoot = root;
-    for (const QString &path : r.added + r.updated) {
-        const FindRecord rec = st->remote.value(path);
-        manifest.files.insert(path, {staged.files.value(path).host, {rec.size, rec.mtimeNs}});
-    }
+    m_manifests.insert(root, std::move(manifest));
     if (const QString error = saveBases(); !error.isEmpty())
         r.errors << error;
     return r;

@@ -107,10 +107,14 @@ public:
     WorkspaceSyncResult syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
                                       const std::function<void(int, int)> &progress = {}) override;
     SyncPlan planSync(const QString &dest, const WorkspaceSyncPolicy &policy) override;
-    QHash<QString, FileStamp> seedBaseline() const override;
+    std::optional<SeedManifest> seedManifest() const override;
 
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
+    double defaultTimeoutSeconds() const override { return m_options.timeout; }
+    /// One exec of the `tree` operation for the whole walk instead of one listing per folder.
+    void walkTree(const QString &path, bool withStat,
+                  const std::function<WalkStep(const WalkEntry &)> &visit) override;
 
     /// Where the workspace volume is mounted.
     static QString volumeMount() { return QStringLiteral("/workspace"); }

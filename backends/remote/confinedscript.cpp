@@ -9,6 +9,7 @@
 #include "findrecord.h"
 #include "shellquote.h"
 
+#include <algorithm>
 #include <cerrno>
 
 namespace elsai::remote {
@@ -287,6 +288,62 @@ QList<FileInfo> confinedEntries(const QByteArray &payload, const QString &dir)
         out.append(r.toInfo(dir.isEmpty() ? r.name : dir + u'/' + r.name));
     }
     return out;
+}
+
+QHash<QString, FindRecord> confinedTree(const QByteArray &payload)
+{
+    QHash<QString, FindRecord> out;
+    for (FindRecord &r : parseFindRecords(payload)) {
+        // a broken or hostile answer must not name paths outside the workspace
+        const QStringList segments = r.name.split(u'/');
+        if (segments.contains(QString()) || segments.contains(QStringLiteral(".")) ||
+            segments.contains(QStringLiteral("..")))
+            continue;
+        QString name = r.name;
+        out.insert(std::move(name), std::move(r));
+    }
+    return out;
+}
+
+void walkConfinedTree(const QByteArray &payload, const QString &dir,
+                      const std::function<WalkStep(const WalkEntry &)> &visit)
+{
+    const QHash<QString, FindRecord> tree = confinedTree(payload);
+    QList<const FindRecord *> records;
+    records.reserve(tree.size());
+    for (const FindRecord &r : tree)
+        records.append(&r);
+    // depth first, each folder's entries by name: '/' sorts before every other character
+    std::sort(records.begin(), records.end(), [](const FindRecord *a, const FindRecord *b) {
+        const qsizetype n = qMin(a->name.size(), b->name.size());
+        for (qsizetype i = 0; i < n; ++i) {
+            const QChar x = a->name.at(i), y = b->name.at(i);
+            if (x != y)
+                return x == u'/' || (y != u'/' && x < y);
+        }
+        return a->name.size() < b->name.size();
+    });
+    const QString prefix = dir.isEmpty() ? QString() : dir + u'/';
+    QString skipped; // a folder the visitor skipped, with its '/'
+    for (const FindRecord *r : std::as_const(records)) {
+        if (!skipped.isEmpty() && r->name.startsWith(skipped))
+            continue;
+        WalkEntry e;
+        e.path = prefix + r->name;
+        const FileInfo info = r->toInfo(e.path);
+        e.type = info.type;
+        e.size = info.size;
+        e.mtimeMs = info.mtimeMs;
+        e.depth = int(r->name.count(u'/'));
+        if (e.depth >= ExecutionBackend::MaxWalkDepth)
+            continue;
+        const WalkStep step = visit(e);
+        if (step == WalkStep::Stop)
+            return;
+        skipped = step == WalkStep::SkipFolder && e.type == FileInfo::Type::Directory
+                      ? r->name + u'/'
+                      : QString();
+    }
 }
 
 } // namespace elsai::remote

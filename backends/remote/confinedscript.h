@@ -4,12 +4,16 @@
 #pragma once
 
 #include "backend.h"
+#include "findrecord.h"
 #include "types.h"
 
 #include <QByteArray>
+#include <QHash>
 #include <QList>
 #include <QString>
 #include <QStringList>
+
+#include <functional>
 
 namespace elsai::remote {
 
@@ -76,5 +80,16 @@ FileRange confinedRange(const QByteArray &payload, qint64 maxBytes, const QStrin
 
 /// Entries of `list` / `stat` (find's `%y\t%s\t%T@\t%D:%i\t%f\0`), paths joined to `dir`.
 QList<FileInfo> confinedEntries(const QByteArray &payload, const QString &dir);
+
+/// Entries of `tree` by their path relative to the folder listed; a name that could leave it
+/// (empty, absolute, a `.` or `..` segment) is dropped.
+QHash<QString, FindRecord> confinedTree(const QByteArray &payload);
+
+/// ExecutionBackend::walkTree() over one `tree` answer for the folder `dir`: each entry's path
+/// joined to `dir`, depth first, each folder's entries in name order, a folder the visitor
+/// skips left out, nothing deeper than MaxWalkDepth. One round trip for the search tools'
+/// walk instead of one listing per folder.
+void walkConfinedTree(const QByteArray &payload, const QString &dir,
+                      const std::function<WalkStep(const WalkEntry &)> &visit);
 
 } // namespace elsai::remote

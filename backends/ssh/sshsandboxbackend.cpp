@@ -311,45 +311,9 @@ void SshSandboxBackend::walkTree(const QString &path, bool withStat,
     const QString root = normalized(path);
     if (!root.isEmpty() && !stat(root).isDir)
         throw NotADirectoryError(QStringLiteral("'%1' is not a folder").arg(path), ENOTDIR);
-    const Session s = session();
-    const ProcessOutcome o = op(s, QStringLiteral("listall"), {});
-    throwIfFailed(o, QStringLiteral("listing the workspace"));
-    QList<FindRecord> records;
-    const QString prefix = root.isEmpty() ? QString() : root + u'/';
-    for (FindRecord &r : parseFindRecords(o.stdoutData)) {
-        if (r.name.startsWith(prefix) && r.name.size() > prefix.size())
-            records.append(std::move(r));
-    }
-    // depth first, each folder's entries by name: compare segment by segment
-    std::sort(records.begin(), records.end(), [](const FindRecord &a, const FindRecord &b) {
-        const qsizetype n = qMin(a.name.size(), b.name.size());
-        for (qsizetype i = 0; i < n; ++i) {
-            const QChar x = a.name.at(i), y = b.name.at(i);
-            if (x != y)
-                return x == u'/' || (y != u'/' && x < y);
-        }
-        return a.name.size() < b.name.size();
-    });
-    QString skipped; // a folder the visitor skipped, with its '/'
-    for (const FindRecord &r : std::as_const(records)) {
-        if (!skipped.isEmpty() && r.name.startsWith(skipped))
-            continue;
-        WalkEntry e;
-        e.path = r.name;
-        const FileInfo info = r.toInfo(r.name);
-        e.type = info.type;
-        e.size = info.size;
-        e.mtimeMs = info.mtimeMs;
-        e.depth = int(QStringView(r.name).mid(prefix.size()).count(u'/'));
-        if (e.depth >= MaxWalkDepth)
-            continue;
-        const WalkStep step = visit(e);
-        if (step == WalkStep::Stop)
-            return;
-        skipped = step == WalkStep::SkipFolder && e.type == FileInfo::Type::Directory
-                      ? r.name + u'/'
-                      : QString();
-    }
+    const ProcessOutcome o = op(session(), QStringLiteral("tree"), {root});
+    throwIfFailed(o, QStringLiteral("listing '%1'").arg(path));
+    remote::walkConfinedTree(o.stdoutData, root, visit);
 }
 
 CappedListing SshSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
@@ -433,10 +397,7 @@ QHash<QString, FindRecord> SshSandboxBackend::listAll(const Session &s) const
 {
     const ProcessOutcome o = op(s, QStringLiteral("tree"), {});
     throwIfFailed(o, QStringLiteral("listing the workspace"));
-    QHash<QString, FindRecord> out;
-    for (FindRecord &r : parseFindRecords(o.stdoutData))
-        out.insert(r.name, std::move(r));
-    return out;
+    return remote::confinedTree(o.stdoutData);
 }
 
 // ---- execute --------------------------------------------------------------------------------
