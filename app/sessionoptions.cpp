@@ -279,7 +279,8 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
             throw ValueError(QStringLiteral("--checkpoint-dir must not be empty"));
     }
     if (has("checkpoint-limit"))
-        tt.sizeLimitBytes = parseByteSize(QStringLiteral("checkpoint-limit"), val("checkpoint-limit"));
+        tt.sizeLimitBytes =
+            parseByteSize(QStringLiteral("checkpoint-limit"), val("checkpoint-limit"));
     tt.autoCheckpointAgents = p.values(QStringLiteral("auto-checkpoint"));
     tt.trackChanges = has("track-changes");
     o.mcpCheckpoints = has("mcp-checkpoints");

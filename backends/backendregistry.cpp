@@ -156,10 +156,10 @@ BackendDescriptor bwrapBackend()
                                          p.value(QStringLiteral("bwrap-max-processes")), 1);
         if (p.isSet(QStringLiteral("bwrap-max-file-size")))
             b.maxFileSizeBytes = parseByteSize(QStringLiteral("bwrap-max-file-size"),
-                                          p.value(QStringLiteral("bwrap-max-file-size")));
+                                               p.value(QStringLiteral("bwrap-max-file-size")));
         if (p.isSet(QStringLiteral("bwrap-max-memory")))
             b.maxMemoryBytes = parseByteSize(QStringLiteral("bwrap-max-memory"),
-                                        p.value(QStringLiteral("bwrap-max-memory")));
+                                             p.value(QStringLiteral("bwrap-max-memory")));
         if (p.isSet(QStringLiteral("bwrap-ro-bind")))
             b.readOnlyBinds = p.values(QStringLiteral("bwrap-ro-bind"));
         for (const QString &path : std::as_const(b.readOnlyBinds)) {
@@ -399,8 +399,8 @@ BackendDescriptor dockerBackend()
         if (p.isSet(QStringLiteral("docker-keep")))
             o.keep = true;
         if (p.isSet(QStringLiteral("docker-memory")))
-            o.memoryBytes =
-                parseByteSize(QStringLiteral("docker-memory"), p.value(QStringLiteral("docker-memory")));
+            o.memoryBytes = parseByteSize(QStringLiteral("docker-memory"),
+                                          p.value(QStringLiteral("docker-memory")));
         if (p.isSet(QStringLiteral("docker-cpus"))) {
             bool ok = false;
             const QString v = p.value(QStringLiteral("docker-cpus"));

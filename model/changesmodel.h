@@ -19,9 +19,9 @@ class SandboxController;
 /// Live: every mutation the controller reports (SandboxController::workspaceChanged — the
 /// audit stream: tool calls, the window's edits, commands when they end, flushes) schedules
 /// a scan, and so does a timer while a console command runs. Scans run on the controller's
-/// bulk pool (below the GUI thread's priority), one at a time; mutations that arrive meanwhile are coalesced into one more scan
-/// after it (and into one per scanDelayMs()). Each result is merged row by row
-/// (MergingTableModel): never a reset, selections survive. GUI thread only.
+/// bulk pool (below the GUI thread's priority), one at a time; mutations that arrive meanwhile are
+/// coalesced into one more scan after it (and into one per scanDelayMs()). Each result is merged
+/// row by row (MergingTableModel): never a reset, selections survive. GUI thread only.
 ///
 /// Columns: Path, Change (added / modified / deleted), Size ("1 KB → 2 KB" when modified).
 class ChangesModel : public MergingTableModel<WorkspaceChange, QString>

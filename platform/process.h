@@ -42,7 +42,7 @@ struct ProcessSpec
     /// Program (absolute path) and arguments, run directly without a shell; overrides
     /// `command`. Saves an exec where the caller already has an argument vector (bwrap).
     QStringList arguments;
-    int cwdFd = -1;                 ///< working folder as an fd (fchdir in the child); -1 = inherit
+    int cwdFd = -1; ///< working folder as an fd (fchdir in the child); -1 = inherit
     /// The child's stdin (a pipe's read end, >= 3; the child gets a copy); -1 = /dev/null.
     int stdinFd = -1;
     QStringList environment;        ///< complete environment, "K=V" entries

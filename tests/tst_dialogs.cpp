@@ -1,8 +1,8 @@
 // SPDX-FileCopyrightText: 2026 The elsai workbench authors
 // SPDX-License-Identifier: MIT
 
-#include "errors.h"
 #include "diffview.h"
+#include "errors.h"
 #include "flushpreviewdialog.h"
 #include "newsandboxdialog.h"
 #include "sandboxcontroller.h"

@@ -18,9 +18,9 @@
 #include "consoleblock.h"
 #include "consolehistorymodel.h"
 #include "consolepanel.h"
+#include "diffview.h"
 #include "errors.h"
 #include "filetabs.h"
-#include "diffview.h"
 #include "findbar.h"
 #include "flushpreviewdialog.h"
 #include "icons.h"
@@ -1032,7 +1032,8 @@ void TestMainWindow::firstStartUsesTheScreen()
     // controls do not wrap would push the window past it.
     QVERIFY2(m_window->minimumSizeHint().width() <= 1024 &&
                  m_window->minimumSizeHint().height() <= 600,
-             qPrintable(QStringLiteral("%1x%2").arg(m_window->minimumSizeHint().width())
+             qPrintable(QStringLiteral("%1x%2")
+                            .arg(m_window->minimumSizeHint().width())
                             .arg(m_window->minimumSizeHint().height())));
     auto area = [this](const char *dock) {
         return m_window->dockWidgetArea(m_window->panelDock(QLatin1String(dock)));

@@ -8,10 +8,7 @@
 
 namespace elsai {
 
-FlowLayout::FlowLayout(QWidget *parent)
-    : QLayout(parent)
-{
-}
+FlowLayout::FlowLayout(QWidget *parent) : QLayout(parent) {}
 
 FlowLayout::~FlowLayout()
 {
@@ -107,8 +104,8 @@ int FlowLayout::spacingOr(QStyle::PixelMetric metric, Qt::Orientation o) const
     const QWidget *w = parentWidget();
     if (!w)
         return 6;
-    const int s = w->style()->layoutSpacing(QSizePolicy::PushButton, QSizePolicy::PushButton, o,
-                                            nullptr, w);
+    const int s =
+        w->style()->layoutSpacing(QSizePolicy::PushButton, QSizePolicy::PushButton, o, nullptr, w);
     return s >= 0 ? s : w->style()->pixelMetric(metric, nullptr, w);
 }
 
@@ -149,10 +146,10 @@ int FlowLayout::arrange(const QRect &rect, bool apply) const
                 int w = qMin(item->sizeHint().width(), r.width());
                 if (stretchSum > 0)
                     w += spare * m_stretch.at(i) / stretchSum;
-                const int h = item->hasHeightForWidth() ? item->heightForWidth(w)
-                                                        : item->sizeHint().height();
-                item->setGeometry(QRect(x, y + (lineHeight - qMin(h, lineHeight)) / 2, w,
-                                        qMin(h, lineHeight)));
+                const int h =
+                    item->hasHeightForWidth() ? item->heightForWidth(w) : item->sizeHint().height();
+                item->setGeometry(
+                    QRect(x, y + (lineHeight - qMin(h, lineHeight)) / 2, w, qMin(h, lineHeight)));
                 x += w + hSpace;
             }
         }

@@ -107,7 +107,7 @@ private:
     /// serializes flushes.
     QHash<QString, SeedManifest> m_manifests;
     mutable QMutex m_manifestMutex;
-    QString m_seedRoot; ///< host folder of the last seed (guarded by m_manifestMutex)
+    QString m_seedRoot;     ///< host folder of the last seed (guarded by m_manifestMutex)
     QList<qint64> m_groups; ///< of the running commands (guarded by m_mutex)
 };
 

@@ -116,8 +116,8 @@ void SshSandboxBackend::create()
     conn->start();
     // mkdir -p of the remote root is the user's choice of place; the workspace beneath it is
     // ours. pwd -P gives the canonical path every later check compares against.
-    const QByteArray dir = shellQuote(
-        (m_options.remoteRoot + QLatin1Char('/') + m_options.workspaceName).toUtf8());
+    const QByteArray dir =
+        shellQuote((m_options.remoteRoot + QLatin1Char('/') + m_options.workspaceName).toUtf8());
     SshConnection::Call call;
     call.remoteCommand = "mkdir -p -- " + dir + " && cd -- " + dir + " && pwd -P";
     call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
