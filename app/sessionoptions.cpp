@@ -3,14 +3,14 @@
 
 #include "sessionoptions.h"
 
+#include "backendregistry.h"
 #include "errors.h"
+#include "inputchecks.h"
 #include "s3storage.h"
 
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFile>
-#include <QFileInfo>
-#include <QRegularExpression>
 #include <QTextStream>
 
 #include <algorithm>
@@ -98,67 +98,8 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("NAME=VALUE")},
         {QStringLiteral("no-inherit-env"),
          QStringLiteral("Commands get only --env variables (and a default PATH).")},
-        {QStringLiteral("ssh-host"), QStringLiteral("ssh: remote host (required)."),
-         QStringLiteral("HOST")},
-        {QStringLiteral("ssh-port"), QStringLiteral("ssh: port (default: 22)."),
-         QStringLiteral("PORT")},
-        {QStringLiteral("ssh-user"), QStringLiteral("ssh: remote user (default: yours)."),
-         QStringLiteral("USER")},
-        {QStringLiteral("ssh-identity"),
-         QStringLiteral("ssh: private key file (default: ssh's own and the agent)."),
-         QStringLiteral("FILE")},
-        {QStringLiteral("ssh-known-hosts"),
-         QStringLiteral("ssh: known_hosts file checked strictly (default: ~/.ssh/known_hosts)."),
-         QStringLiteral("FILE")},
-        {QStringLiteral("ssh-remote-root"),
-         QStringLiteral("ssh: remote folder of the workspaces (default: .elsai/workspaces in "
-                        "the remote home)."),
-         QStringLiteral("DIR")},
-        {QStringLiteral("bwrap-network"),
-         QStringLiteral("bwrap: share the host's network (default: loopback only).")},
-        {QStringLiteral("bwrap-max-processes"),
-         QStringLiteral("bwrap: process limit (default: 256)."), QStringLiteral("N")},
-        {QStringLiteral("bwrap-max-file-size"),
-         QStringLiteral("bwrap: largest file a command may write, in bytes or with a K, M or "
-                        "G suffix; 0 = unlimited (default: 1G)."),
-         QStringLiteral("SIZE")},
-        {QStringLiteral("bwrap-max-memory"),
-         QStringLiteral("bwrap: data memory limit per process, bytes or K/M/G; 0 = unlimited "
-                        "(default: 4G)."),
-         QStringLiteral("SIZE")},
-        {QStringLiteral("bwrap-ro-bind"),
-         QStringLiteral("bwrap: host path bound read-only at the same place (repeatable)."),
-         QStringLiteral("PATH")},
-        {QStringLiteral("bwrap-program"),
-         QStringLiteral("bwrap: the bwrap executable (default: bwrap from PATH)."),
-         QStringLiteral("FILE")},
-        {QStringLiteral("bwrap-no-pids-cgroup"),
-         QStringLiteral("bwrap: never bound processes with a pids cgroup (RLIMIT_NPROC only).")},
-        {QStringLiteral("backend"),
-         QStringLiteral("Backend: local (default), bwrap (--bwrap-*), ssh (--ssh-*), daytona "
-                        "(--daytona-*, DAYTONA_API_KEY), agentcore (AWS_ACCESS_KEY_ID, "
-                        "AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION)."),
+        {QStringLiteral("backend"), QStringLiteral("Backend: %1.").arg(BackendRegistry::helpText()),
          QStringLiteral("NAME")},
-        {QStringLiteral("daytona-api-url"),
-         QStringLiteral("daytona: control-plane URL (default: DAYTONA_API_URL, else "
-                        "https://app.daytona.io/api)."),
-         QStringLiteral("URL")},
-        {QStringLiteral("daytona-target"),
-         QStringLiteral("daytona: target region of new sandboxes, e.g. us or eu (default: "
-                        "DAYTONA_TARGET, else the server's)."),
-         QStringLiteral("TARGET")},
-        {QStringLiteral("daytona-api-key-file"),
-         QStringLiteral("daytona: read the API key from the first line of FILE (default: "
-                        "DAYTONA_API_KEY). There is no option taking the key itself: "
-                        "command lines are visible to every user (ps)."),
-         QStringLiteral("FILE")},
-        {QStringLiteral("aws-region"),
-         QStringLiteral("AgentCore region (default: AWS_REGION, AWS_DEFAULT_REGION)."),
-         QStringLiteral("REGION")},
-        {QStringLiteral("agentcore-endpoint"),
-         QStringLiteral("AgentCore endpoint URL (default: AWS_ENDPOINT_URL_BEDROCK_AGENTCORE, "
-                        "AWS_ENDPOINT_URL, else the region's)."),
-         QStringLiteral("URL")},
         {QStringLiteral("offload-s3"),
          QStringLiteral("Offload to the S3 bucket BUCKET (implies --offload; credentials, "
                         "region and AWS_ENDPOINT_URL_S3 from the environment)."),
@@ -235,10 +176,9 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
                         "all."),
          QStringLiteral("CLIENT")},
     });
+    for (const BackendDescriptor &d : BackendRegistry::all())
+        p.addOptions(d.options);
 }
-
-/// A key is a line of text; anything bigger is the wrong file.
-constexpr qint64 kMaxKeyFileBytes = 64 * 1024;
 
 static double positiveNumber(const QString &option, const QString &value)
 {
@@ -258,163 +198,6 @@ static qint64 nonNegativeInt(const QString &option, const QString &value)
         throw ValueError(
             QStringLiteral("--%1 needs a whole number >= 0, got '%2'").arg(option, value));
     return v;
-}
-
-/// Bytes, or a whole number with a binary K, M or G suffix ("512M"); 0 stays 0 (unlimited).
-static qint64 byteSize(const QString &option, const QString &value)
-{
-    static const QRegularExpression re(QStringLiteral("^(\\d{1,18})([KMG]?)$"),
-                                       QRegularExpression::CaseInsensitiveOption);
-    const QRegularExpressionMatch m = re.match(value.trimmed());
-    if (!m.hasMatch())
-        throw ValueError(QStringLiteral("--%1 needs a size in bytes, or with a K, M or G suffix "
-                                        "(0 = unlimited), got '%2'")
-                             .arg(option, value));
-    const QChar unit = m.captured(2).isEmpty() ? QChar() : m.captured(2).at(0).toUpper();
-    const int shift = unit == QLatin1Char('K')   ? 10
-                      : unit == QLatin1Char('M') ? 20
-                      : unit == QLatin1Char('G') ? 30
-                                                 : 0;
-    const qint64 n = m.captured(1).toLongLong(); // 18 digits fit a qint64
-    if (n > (std::numeric_limits<qint64>::max() >> shift))
-        throw ValueError(QStringLiteral("--%1: '%2' is too large").arg(option, value));
-    return n << shift;
-}
-
-static void readBwrapOptions(const QCommandLineParser &p, SandboxSpec &spec)
-{
-    const QStringList names{
-        QStringLiteral("bwrap-network"),       QStringLiteral("bwrap-max-processes"),
-        QStringLiteral("bwrap-max-file-size"), QStringLiteral("bwrap-max-memory"),
-        QStringLiteral("bwrap-ro-bind"),       QStringLiteral("bwrap-program"),
-        QStringLiteral("bwrap-no-pids-cgroup")};
-    const bool any =
-        std::any_of(names.cbegin(), names.cend(), [&](const QString &n) { return p.isSet(n); });
-    if (!any)
-        return;
-    if (spec.backend != QLatin1String("bwrap"))
-        throw ValueError(QStringLiteral("the --bwrap-* options need --backend bwrap"));
-    BwrapSandboxBackend::Options &b = spec.bwrap;
-    b.network = p.isSet(names[0]);
-    if (p.isSet(names[1])) {
-        bool ok = false;
-        b.maxProcesses = p.value(names[1]).toInt(&ok);
-        if (!ok || b.maxProcesses < 1)
-            throw ValueError(QStringLiteral("--bwrap-max-processes needs a whole number >= 1, "
-                                            "got '%1'")
-                                 .arg(p.value(names[1])));
-    }
-    if (p.isSet(names[2]))
-        b.maxFileSizeBytes = byteSize(names[2], p.value(names[2]));
-    if (p.isSet(names[3]))
-        b.maxMemoryBytes = byteSize(names[3], p.value(names[3]));
-    b.readOnlyBinds = p.values(names[4]);
-    for (const QString &path : std::as_const(b.readOnlyBinds)) {
-        if (!path.startsWith(QLatin1Char('/')))
-            throw ValueError(
-                QStringLiteral("--bwrap-ro-bind needs an absolute path, got '%1'").arg(path));
-    }
-    if (p.isSet(names[5])) {
-        b.bwrapPath = p.value(names[5]);
-        if (b.bwrapPath.isEmpty())
-            throw ValueError(QStringLiteral("--bwrap-program must not be empty"));
-    }
-    b.pidsCgroup = !p.isSet(names[6]);
-}
-
-static void readSshOptions(const QCommandLineParser &p, SandboxSpec &spec)
-{
-    const QStringList names{QStringLiteral("ssh-host"),        QStringLiteral("ssh-port"),
-                            QStringLiteral("ssh-user"),        QStringLiteral("ssh-identity"),
-                            QStringLiteral("ssh-known-hosts"), QStringLiteral("ssh-remote-root")};
-    const bool any =
-        std::any_of(names.cbegin(), names.cend(), [&](const QString &n) { return p.isSet(n); });
-    if (spec.backend != QLatin1String("ssh")) {
-        if (any)
-            throw ValueError(QStringLiteral("the --ssh-* options need --backend ssh"));
-        return;
-    }
-    spec.ssh.host = p.value(names[0]);
-    if (spec.ssh.host.isEmpty())
-        throw ValueError(QStringLiteral("--backend ssh needs --ssh-host HOST"));
-    if (p.isSet(names[1])) {
-        bool ok = false;
-        spec.ssh.port = p.value(names[1]).toInt(&ok);
-        if (!ok || spec.ssh.port < 1 || spec.ssh.port > 65535)
-            throw ValueError(
-                QStringLiteral("--ssh-port needs a port 1-65535, got '%1'").arg(p.value(names[1])));
-    }
-    spec.ssh.user = p.value(names[2]);
-    spec.ssh.identityFile = p.value(names[3]);
-    spec.ssh.knownHostsFile = p.value(names[4]);
-    if (p.isSet(names[5]))
-        spec.sshRemoteRoot = p.value(names[5]);
-}
-
-/// The first line of a key file, trimmed. Only a regular file is opened (a FIFO would block).
-static QString readKeyFile(const QString &option, const QString &path)
-{
-    const QFileInfo info(path);
-    if (path.isEmpty() || !info.exists())
-        throw ValueError(QStringLiteral("--%1: no such file '%2'; give the file holding the key")
-                             .arg(option, path));
-    if (!info.isFile())
-        throw ValueError(QStringLiteral("--%1: '%2' is not a regular file; give the file "
-                                        "holding the key")
-                             .arg(option, path));
-    if (info.size() > kMaxKeyFileBytes)
-        throw ValueError(QStringLiteral("--%1: '%2' is %3 bytes, too large for a key file; "
-                                        "put only the key in it")
-                             .arg(option, path)
-                             .arg(info.size()));
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        throw ValueError(
-            QStringLiteral("--%1: cannot read '%2' (%3)").arg(option, path, file.errorString()));
-    const QString key =
-        QString::fromUtf8(file.read(kMaxKeyFileBytes).split('\n').value(0)).trimmed();
-    if (key.isEmpty())
-        throw ValueError(
-            QStringLiteral("--%1: '%2' is empty; put the key on its first line").arg(option, path));
-    if (std::any_of(key.cbegin(), key.cend(), [](QChar c) { return c.isSpace() || !c.isPrint(); }))
-        throw ValueError(QStringLiteral("--%1: the first line of '%2' is not a key (it holds "
-                                        "spaces or control characters)")
-                             .arg(option, path));
-    return key;
-}
-
-static void readDaytonaOptions(const QCommandLineParser &p, SandboxSpec &spec)
-{
-    const QStringList names{QStringLiteral("daytona-api-url"), QStringLiteral("daytona-target"),
-                            QStringLiteral("daytona-api-key-file")};
-    const bool any =
-        std::any_of(names.cbegin(), names.cend(), [&](const QString &n) { return p.isSet(n); });
-    if (!any)
-        return;
-    if (spec.backend != QLatin1String("daytona"))
-        throw ValueError(QStringLiteral("the --daytona-* options need --backend daytona"));
-    daytona::DaytonaConfig &c = spec.daytona.config;
-    if (p.isSet(names[0])) {
-        const QString value = p.value(names[0]);
-        const QUrl url(value, QUrl::StrictMode);
-        const QString scheme = url.scheme().toLower();
-        if (!url.isValid() || url.host().isEmpty() ||
-            (scheme != QLatin1String("https") && scheme != QLatin1String("http")))
-            throw ValueError(QStringLiteral("--daytona-api-url needs an http(s) URL such as "
-                                            "https://app.daytona.io/api, got '%1'")
-                                 .arg(value));
-        c.apiUrl = url;
-    }
-    if (p.isSet(names[1])) {
-        static const QRegularExpression re(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"));
-        c.target = p.value(names[1]);
-        if (!re.match(c.target).hasMatch())
-            throw ValueError(QStringLiteral("--daytona-target needs a target name such as us "
-                                            "or eu (letters, digits, '-', '_', '.'), got '%1'")
-                                 .arg(c.target));
-    }
-    if (p.isSet(names[2]))
-        c.apiKey = readKeyFile(names[2], p.value(names[2]));
 }
 
 SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
@@ -473,12 +256,19 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
         spec.local.env.insert(kv.left(eq), kv.mid(eq + 1));
     }
     spec.local.inheritEnv = !has("no-inherit-env");
-    if (has("backend")) {
+    if (has("backend"))
         spec.backend = val("backend");
-        if (!SandboxSpec::availableBackends().contains(spec.backend))
-            throw ValueError(QStringLiteral("unknown backend '%1'; available: %2")
-                                 .arg(spec.backend,
-                                      SandboxSpec::availableBackends().join(QStringLiteral(", "))));
+    // Each backend reads its own options; another backend's are refused, not ignored.
+    const BackendDescriptor &chosen = BackendRegistry::get(spec.backend);
+    for (const BackendDescriptor &d : BackendRegistry::all()) {
+        if (&d == &chosen)
+            continue;
+        for (const QCommandLineOption &option : d.options) {
+            if (p.isSet(option.names().constFirst()))
+                throw ValueError(QStringLiteral("--%1 is an option of the %2 backend: the %2 "
+                                                "options need --backend %2")
+                                     .arg(option.names().constFirst(), d.name));
+        }
     }
     TimeTravelOptions &tt = spec.timeTravel;
     tt.checkpoints = has("checkpoints") || has("checkpoint-dir") || has("auto-checkpoint") ||
@@ -489,23 +279,14 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
             throw ValueError(QStringLiteral("--checkpoint-dir must not be empty"));
     }
     if (has("checkpoint-limit"))
-        tt.sizeLimitBytes = byteSize(QStringLiteral("checkpoint-limit"), val("checkpoint-limit"));
+        tt.sizeLimitBytes =
+            parseByteSize(QStringLiteral("checkpoint-limit"), val("checkpoint-limit"));
     tt.autoCheckpointAgents = p.values(QStringLiteral("auto-checkpoint"));
     tt.trackChanges = has("track-changes");
     o.mcpCheckpoints = has("mcp-checkpoints");
     tt.agentTools = o.mcpCheckpoints;
-    readSshOptions(p, spec);
-    readBwrapOptions(p, spec);
-    readDaytonaOptions(p, spec);
-    if (has("aws-region"))
-        spec.agentcore.region = val("aws-region");
-    if (has("agentcore-endpoint")) {
-        const QUrl url(val("agentcore-endpoint"), QUrl::StrictMode);
-        if (!url.isValid() || url.host().isEmpty())
-            throw ValueError(QStringLiteral("--agentcore-endpoint needs an http(s) URL, got '%1'")
-                                 .arg(val("agentcore-endpoint")));
-        spec.agentcore.endpoint = url;
-    }
+    if (chosen.readOptions)
+        chosen.readOptions(p, spec);
     if (has("audit-log"))
         o.auditLog = val("audit-log");
     o.execCommands = p.values(QStringLiteral("exec"));

@@ -6,6 +6,7 @@
 #include "agentcorebackend.h"
 #include "bwrapsandboxbackend.h"
 #include "daytonabackend.h"
+#include "dockersandboxbackend.h"
 #include "localsandboxbackend.h"
 #include "sandbox.h"
 #include "sshconnection.h"
@@ -54,18 +55,19 @@ struct SandboxSpec
     /// `agentcore`: empty credentials, region and endpoint are taken from the environment
     /// (AWS_*); the command timeout, output cap and --env variables come from `local`.
     aws::AgentCoreOptions agentcore;
+    /// `docker`: the image (required), the engine's address and the container's limits; the
+    /// command timeout, output cap, kill grace and --env variables come from `local`.
+    DockerSandboxBackend::Options docker;
 
-    /// Names accepted by `backend`.
+    /// Names accepted by `backend` (BackendRegistry::names()).
     static QStringList availableBackends();
 
-    /// Builds the backend (ValueError for an unknown backend or bad values). Fills
-    /// workspaceRoot when empty (OSError when no folder can be made).
+    /// Builds the backend through its descriptor (backendregistry.h; ValueError for an unknown
+    /// backend or bad values). Fills workspaceRoot when empty: a new host folder for a backend
+    /// with one (OSError when none can be made), else the backend's id, for display.
     BackendPtr createBackend();
     /// createBackend() + Sandbox::create() with `manager` (none: the sandbox makes its own).
     SandboxPtr createSandbox(std::shared_ptr<SandboxManager> manager = {});
-
-private:
-    BackendPtr createAgentCoreBackend() const;
 };
 
 } // namespace elsai

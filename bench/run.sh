@@ -75,3 +75,13 @@ else
     echo "bench: ssh_bench not built; cmake --build $BUILD_DIR --target ssh_bench" >&2
     exit 2
 fi
+echo
+echo "== the docker backend: execute(\"true\") vs the raw Engine API and the CLI; seeding vs docker cp =="
+if [[ -z ${ELSAI_TEST_DOCKER_HOST:-} ]]; then
+    echo "bench: docker_bench skipped: no engine (eval \"\$(bash .ci/docker --start)\" starts one)"
+elif [[ -x $BUILD_DIR/bench/docker_bench ]]; then
+    "$BUILD_DIR/bench/docker_bench" $([[ $RUNS -lt 5 ]] && echo 40 2)
+else
+    echo "bench: docker_bench not built; cmake --build $BUILD_DIR --target docker_bench" >&2
+    exit 2
+fi

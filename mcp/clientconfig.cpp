@@ -4,6 +4,7 @@
 #include "clientconfig.h"
 
 #include "errors.h"
+#include "shellquote.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -51,9 +52,9 @@ QString tomlArray(const QStringList &items)
 
 QString commandLine(const McpClientTarget &t)
 {
-    QStringList words{shellQuote(t.program)};
+    QStringList words{shellWord(t.program)};
     for (const QString &a : t.arguments)
-        words.append(shellQuote(a));
+        words.append(shellWord(a));
     return words.join(QLatin1Char(' '));
 }
 
@@ -72,7 +73,7 @@ McpClientSnippet exportToken(const McpClientTarget &t)
 {
     return {QStringLiteral("the token"), QStringLiteral("the shell the client starts from"),
             Format::Shell,
-            QStringLiteral("export %1=%2\n").arg(mcpTokenVariable(t.agent), shellQuote(t.token)),
+            QStringLiteral("export %1=%2\n").arg(mcpTokenVariable(t.agent), shellWord(t.token)),
             false};
 }
 
@@ -91,8 +92,8 @@ QList<McpClientSnippet> claudeCode(McpClientTransport transport, const McpClient
     // Options go before the name. The command stores the header in the user's own settings.
     return {{QStringLiteral("claude mcp add"), QStringLiteral("a terminal"), Format::Shell,
              QStringLiteral("claude mcp add --transport http --header %1 %2 %3\n")
-                 .arg(shellQuote(QStringLiteral("Authorization: ") + bearer(t.token)), name,
-                      shellQuote(t.url.toString())),
+                 .arg(shellWord(QStringLiteral("Authorization: ") + bearer(t.token)), name,
+                      shellWord(t.url.toString())),
              true},
             exportToken(t),
             {QStringLiteral(".mcp.json"), QStringLiteral(".mcp.json in the project"), Format::Json,
@@ -123,7 +124,7 @@ QList<McpClientSnippet> codex(McpClientTransport transport, const McpClientTarge
     const McpClientSnippet token = exportToken(t);
     return {{QStringLiteral("codex mcp add"), QStringLiteral("a terminal"), Format::Shell,
              token.text + QStringLiteral("codex mcp add %1 --url %2 --bearer-token-env-var %3\n")
-                              .arg(name, shellQuote(t.url.toString()), mcpTokenVariable(t.agent)),
+                              .arg(name, shellWord(t.url.toString()), mcpTokenVariable(t.agent)),
              true},
             token,
             {QStringLiteral("config.toml"), QStringLiteral("~/.codex/config.toml"), Format::Toml,
@@ -195,8 +196,8 @@ QList<McpClientSnippet> gemini(McpClientTransport transport, const McpClientTarg
         out.prepend({QStringLiteral("gemini mcp add"), QStringLiteral("a terminal"), Format::Shell,
                      QStringLiteral("gemini mcp add --scope user --transport http --header %1 %2 "
                                     "%3\n")
-                         .arg(shellQuote(QStringLiteral("Authorization: ") + bearer(t.token)),
-                              serverName(t), shellQuote(t.url.toString())),
+                         .arg(shellWord(QStringLiteral("Authorization: ") + bearer(t.token)),
+                              serverName(t), shellWord(t.url.toString())),
                      true});
     }
     return out;
@@ -311,16 +312,6 @@ QString mcpTokenVariable(const QString &agent)
             c = QLatin1Char('_');
     }
     return name;
-}
-
-QString shellQuote(const QString &s)
-{
-    static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9_./:=@%+-]+$"));
-    if (safe.match(s).hasMatch())
-        return s;
-    QString quoted = s;
-    quoted.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-    return QLatin1Char('\'') + quoted + QLatin1Char('\'');
 }
 
 } // namespace elsai

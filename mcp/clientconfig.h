@@ -63,7 +63,4 @@ QString mcpClientConfigText(const QList<McpClientSnippet> &snippets);
 /// (upper case; characters a variable name cannot hold become `_`).
 QString mcpTokenVariable(const QString &agent);
 
-/// `s` quoted for a POSIX shell where needed.
-QString shellQuote(const QString &s);
-
 } // namespace elsai

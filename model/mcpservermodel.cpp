@@ -8,6 +8,7 @@
 #include "errors.h"
 #include "localsandboxbackend.h"
 #include "mcphttpserver.h"
+#include "shellquote.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -158,9 +159,9 @@ QStringList McpServerModel::stdioArguments(int row) const
 
 QString McpServerModel::stdioCommandLine(int row, const QString &program) const
 {
-    QStringList quoted{shellQuote(program)};
+    QStringList quoted{shellWord(program)};
     for (const QString &arg : stdioArguments(row))
-        quoted.append(shellQuote(arg));
+        quoted.append(shellWord(arg));
     return quoted.join(QLatin1Char(' '));
 }
 

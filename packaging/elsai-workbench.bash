@@ -16,7 +16,7 @@ _elsai_workbench()
     fi
     case $prev in
     --backend)
-        mapfile -t COMPREPLY < <(compgen -W "local bwrap ssh daytona agentcore" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "local bwrap ssh docker daytona agentcore" -- "$cur")
         return ;;
     --flush-no-base)
         mapfile -t COMPREPLY < <(compgen -W "keep-both overwrite" -- "$cur")

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 
 #include "errors.h"
+#include "errnoerror.h"
 
 #include <QUnhandledException>
 
@@ -58,8 +59,12 @@ ErrorDescription describeCurrentError()
 
 void throwOsError(int e, const QString &what, const QString &path)
 {
-    const QString msg =
-        QStringLiteral("%1 '%2': %3").arg(what, path, QString::fromLocal8Bit(std::strerror(e)));
+    throwErrnoError(
+        e, QStringLiteral("%1 '%2': %3").arg(what, path, QString::fromLocal8Bit(std::strerror(e))));
+}
+
+void throwErrnoError(int e, const QString &msg)
+{
     switch (e) {
     case ENOENT:
         throw FileNotFoundError(msg, e);

@@ -5,6 +5,10 @@
 
 #include "errors.h"
 
+#include <QRegularExpression>
+
+#include <limits>
+
 namespace elsai {
 
 namespace {
@@ -125,6 +129,26 @@ void checkExecuteInput(const QString &command, const QString &cwd,
     checkCommandText(command);
     checkNoNul(cwd, QStringLiteral("cwd"));
     checkEnvironment(env);
+}
+
+qint64 parseByteSize(const QString &option, const QString &value)
+{
+    static const QRegularExpression re(QStringLiteral("^(\\d{1,18})([KMG]?)$"),
+                                       QRegularExpression::CaseInsensitiveOption);
+    const QRegularExpressionMatch m = re.match(value.trimmed());
+    if (!m.hasMatch())
+        throw ValueError(QStringLiteral("--%1 needs a size in bytes, or with a K, M or G suffix "
+                                        "(0 = unlimited), got '%2'")
+                             .arg(option, value));
+    const QChar unit = m.captured(2).isEmpty() ? QChar() : m.captured(2).at(0).toUpper();
+    const int shift = unit == QLatin1Char('K')   ? 10
+                      : unit == QLatin1Char('M') ? 20
+                      : unit == QLatin1Char('G') ? 30
+                                                 : 0;
+    const qint64 n = m.captured(1).toLongLong(); // 18 digits fit a qint64
+    if (n > (std::numeric_limits<qint64>::max() >> shift))
+        throw ValueError(QStringLiteral("--%1: '%2' is too large").arg(option, value));
+    return n << shift;
 }
 
 } // namespace elsai

@@ -52,4 +52,8 @@ void checkEnvironment(const QMap<QString, QString> &env);
 void checkExecuteInput(const QString &command, const QString &cwd,
                        const QMap<QString, QString> &env);
 
+/// A size option's value in bytes: a whole number with an optional binary K, M or G suffix
+/// ("512M"); 0 stays 0 (unlimited). ValueError naming --`option` otherwise.
+qint64 parseByteSize(const QString &option, const QString &value);
+
 } // namespace elsai

@@ -192,11 +192,11 @@ SyncPlan planSyncItems(const QList<SyncItem> &items, const WorkspaceFs &content,
                        const SeedManifest *manifest,
                        NoBaseConflict noBase = NoBaseConflict::KeepBoth);
 
-/// What a flush of a REMOTE workspace (SSH, Daytona) plans from: its listing (`find` records
-/// by workspace-relative path) turned into the selected entries for planSyncItems() (folders
-/// left out, links and special files as such, files with their remote stamp), and the files
-/// whose bytes must be fetched into the staging folder first: every selected file that changed
-/// since `base` recorded it, or that it does not record, sorted. A file unchanged since the
+/// What a flush of a REMOTE workspace (SSH, Daytona, Docker) plans from: its listing (`find`
+/// records by workspace-relative path) turned into the selected entries for planSyncItems()
+/// (folders left out, links and special files as such, files with their remote stamp), and the
+/// files whose bytes must be fetched into the staging folder first: every selected file that
+/// changed since `base` recorded it, or that it does not record, sorted. A file unchanged since the
 /// base is decided without its bytes.
 struct RemoteSyncSelection
 {

@@ -265,12 +265,12 @@ private Q_SLOTS:
         try {
             b->execute(QStringLiteral("pwd"), 10, QStringLiteral("loop"));
             QFAIL("a cwd that is a link to itself was not refused");
-        } catch (const OSError &e) {
+        } catch (const PermissionError &e) { // as on the local backend
             QCOMPARE(e.errnoValue(), ELOOP);
         }
         QVERIFY_THROWS_EXCEPTION(OSError, b->readFile(QStringLiteral("loop")));
         for (const FileInfo &e : b->listDir(QStringLiteral(".")))
-            QVERIFY2(!e.path.startsWith(QLatin1String(".elsai-tmp-")), qPrintable(e.path));
+            QVERIFY2(!e.path.contains(QLatin1String(".elsai-tmp-")), qPrintable(e.path));
     }
 
     void fileErrorsAreTyped()
@@ -411,8 +411,9 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 3);
         QVERIFY(!r.timedOut);
         QVERIFY(!r.truncated);
+        // one chunk each; their order is the readers' (each stream has its own)
         QCOMPARE(streamed.size(), 2);
-        QCOMPARE(streamed[1].first, OutputChannel::Stderr);
+        QVERIFY(streamed[0].first != streamed[1].first);
         QCOMPARE(fake.openSessions(), 0); // each call's session is deleted
     }
 
@@ -561,30 +562,6 @@ private Q_SLOTS:
         QVERIFY(!small.truncated);
     }
 
-    void floodIsCappedInsideTheSandbox()
-    {
-        // The wrapper itself, in a real shell: what reaches the session log is the first
-        // maxOutputBytes of each stream and one trailer line, however much the command writes.
-        const QTemporaryDir dir;
-        const QString script = DaytonaSandboxBackend::wrapCommand(
-            QStringLiteral("yes; echo never"), dir.path(), {}, 1.0, 1000, QStringLiteral("T9"));
-        QProcess sh;
-        sh.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), script});
-        QVERIFY(sh.waitForFinished(30000));
-        QCOMPARE(sh.exitCode(), 124);
-        const QByteArray out = sh.readAllStandardOutput();
-        QCOMPARE(out, QByteArray("y\n").repeated(500));
-        QByteArray err = sh.readAllStandardError();
-        qint64 droppedOut = 0, droppedErr = -1;
-        int rc = 0;
-        QVERIFY2(DaytonaSandboxBackend::takeTrailer(err, "T9", &droppedOut, &droppedErr, &rc),
-                 err.constData());
-        QCOMPARE(rc, 124);
-        QVERIFY(droppedOut > 0);
-        QCOMPARE(droppedErr, 0);
-        QCOMPARE(err, QByteArray());
-    }
-
     void floodComesBackCappedWithTheTimeout()
     {
         FakeDaytona fake;
@@ -631,42 +608,6 @@ private Q_SLOTS:
         const ExecuteResult full = b->execute(QStringLiteral("printf 0123456789"));
         QCOMPARE(full.output, QStringLiteral("0123456789"));
         QVERIFY(!full.truncated);
-    }
-
-    void takeTrailerReadsOnlyItsOwnLastLine_data()
-    {
-        QTest::addColumn<QByteArray>("stream");
-        QTest::addColumn<bool>("found");
-        QTest::addColumn<QByteArray>("rest");
-        QTest::addColumn<int>("exitCode");
-        QTest::addColumn<qint64>("droppedOut");
-        QTest::newRow("alone") << QByteArray("\ntag 3 10 0\n") << true << QByteArray() << 3
-                               << qint64(10);
-        QTest::newRow("after text")
-            << QByteArray("err\n\ntag 0 0 5\n") << true << QByteArray("err\n") << 0 << qint64(0);
-        QTest::newRow("forged earlier") << QByteArray("\ntag 0 0 0\nmore\n\ntag 1 2 3\n") << true
-                                        << QByteArray("\ntag 0 0 0\nmore\n") << 1 << qint64(2);
-        QTest::newRow("other tag") << QByteArray("\ntag2 0 0 0\n") << false
-                                   << QByteArray("\ntag2 0 0 0\n") << -1 << qint64(-1);
-        QTest::newRow("not a number") << QByteArray("\ntag 0 x 0\n") << false
-                                      << QByteArray("\ntag 0 x 0\n") << -1 << qint64(-1);
-        QTest::newRow("unfinished")
-            << QByteArray("\ntag 0 0 0") << false << QByteArray("\ntag 0 0 0") << -1 << qint64(-1);
-    }
-
-    void takeTrailerReadsOnlyItsOwnLastLine()
-    {
-        QFETCH(QByteArray, stream);
-        QFETCH(bool, found);
-        QFETCH(QByteArray, rest);
-        QFETCH(int, exitCode);
-        QFETCH(qint64, droppedOut);
-        qint64 o = -1, e = -1;
-        int rc = -1;
-        QCOMPARE(DaytonaSandboxBackend::takeTrailer(stream, "tag", &o, &e, &rc), found);
-        QCOMPARE(stream, rest);
-        QCOMPARE(rc, exitCode);
-        QCOMPARE(o, droppedOut);
     }
 
     void flushReportsLinksAndSpecialFiles()
@@ -961,21 +902,6 @@ private Q_SLOTS:
         QCOMPARE(test::readHostFile(project.path() + "/b.py"), QByteArray("b2\n"));
         // the fallback is readFile: the confined read (a command), not /files/download
         QCOMPARE(countPath(fake.http(), QStringLiteral("/files/download")), 0);
-    }
-
-    void wrapCommandQuotesEverything()
-    {
-        const QString w = DaytonaSandboxBackend::wrapCommand(
-            QStringLiteral("echo 'x'"), QStringLiteral("/w/it's"), {{"A", "b'c"}}, 2.5, 100,
-            QStringLiteral("tag'1"));
-        QVERIFY(w.startsWith(QStringLiteral("/bin/sh -c '")));
-        QVERIFY(w.contains(QStringLiteral("sleep 2.500")));
-        QVERIFY(w.contains(QStringLiteral("setsid")));
-        // Round trip through a real shell: the script must parse.
-        QProcess sh;
-        sh.start(QStringLiteral("/bin/sh"), {QStringLiteral("-n"), QStringLiteral("-c"), w});
-        QVERIFY(sh.waitForFinished());
-        QCOMPARE(sh.exitCode(), 0);
     }
 };
 

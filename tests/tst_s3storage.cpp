@@ -41,6 +41,7 @@ class TestS3Storage : public QObject
 private Q_SLOTS:
     void storeAndRetrieveRoundTrip();
     void keysNeedingEncodingAreSignedAsSent();
+    void emptySegmentsAreSignedAsSent();
     void unknownHandles();
     void wrongSecretIsPermissionError();
     void sessionTokenIsSentAndSigned();
@@ -90,6 +91,23 @@ void TestS3Storage::keysNeedingEncodingAreSignedAsSent()
     const auto request = s3.server().requests().first();
     QVERIFY2(request.target.startsWith("/offload/runs/a%2Bb%3Dc%20%C3%BC~/"), request.target);
     QVERIFY(s3.objects().contains(QString::fromUtf8("offload/runs/a+b=c ü~/") + handle + ".txt"));
+    QCOMPARE(storage.retrieve(handle), std::optional<QString>(QStringLiteral("data")));
+    QVERIFY(s3.rejections().isEmpty());
+}
+
+// "a//b" is a key of its own: it goes out, and is signed, exactly as given (botocore's S3
+// rule), where a normalizing signer or client would name "a/b".
+void TestS3Storage::emptySegmentsAreSignedAsSent()
+{
+    FakeS3 s3(TEST_CREDENTIALS);
+    s3.createBucket(QStringLiteral("offload"));
+    S3Storage::Options o = optionsFor(s3);
+    o.prefix = QStringLiteral("runs//a///");
+    S3Storage storage(o);
+    const QString handle = storage.store(QStringLiteral("data"));
+    const auto request = s3.server().requests().first();
+    QVERIFY2(request.target.startsWith("/offload/runs//a///"), request.target);
+    QVERIFY(s3.objects().contains(QStringLiteral("offload/runs//a///") + handle + ".txt"));
     QCOMPARE(storage.retrieve(handle), std::optional<QString>(QStringLiteral("data")));
     QVERIFY(s3.rejections().isEmpty());
 }
@@ -239,6 +257,12 @@ void TestS3Storage::addressingStyles()
     o.endpoint = QUrl(QStringLiteral("http://127.0.0.1:9000/minio/"));
     QCOMPARE(S3Storage(o).objectUrl(QStringLiteral("x+y")).toEncoded(),
              QByteArray("http://127.0.0.1:9000/minio/dotted.bucket/x%2By"));
+    // the China partition: amazonaws.com.cn
+    o.endpoint.clear();
+    o.bucket = QStringLiteral("my-bucket");
+    o.region = QStringLiteral("cn-northwest-1");
+    QCOMPARE(S3Storage(o).objectUrl(QStringLiteral("k")).toEncoded(),
+             QByteArray("https://my-bucket.s3.cn-northwest-1.amazonaws.com.cn/k"));
 }
 
 void TestS3Storage::optionsFromEnvironment()
@@ -268,6 +292,13 @@ void TestS3Storage::constructorValidates()
     o.credentials = TEST_CREDENTIALS;
     o.prefix = QString(1100, QLatin1Char('p'));
     QVERIFY_THROWS_EXCEPTION(ValueError, S3Storage{o}); // keys over 1024 bytes
+    // dot segments: the HTTP layer would resolve them and name another key
+    for (const char *prefix : {"runs/./", "runs/../x/", "./", "a/.."}) {
+        o.prefix = QString::fromLatin1(prefix);
+        QVERIFY_THROWS_EXCEPTION(ValueError, S3Storage{o});
+    }
+    o.prefix = QStringLiteral("runs/.hidden/..x/"); // dots inside a name are fine
+    S3Storage{o};
     o.prefix.clear();
     o.endpoint = QUrl(QStringLiteral("ftp://127.0.0.1/"));
     QVERIFY_THROWS_EXCEPTION(ValueError, S3Storage{o});

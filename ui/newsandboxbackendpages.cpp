@@ -25,6 +25,7 @@ const QString kBwrap = QStringLiteral("bwrap");
 const QString kSsh = QStringLiteral("ssh");
 const QString kDaytona = QStringLiteral("daytona");
 const QString kAgentCore = QStringLiteral("agentcore");
+const QString kDocker = QStringLiteral("docker");
 
 /// A line edit whose value may come from environment variables, with a note saying which
 /// one ("from DAYTONA_API_KEY") while the text is that variable's value.
@@ -210,6 +211,14 @@ struct NewSandboxBackendPages::Ui
     EnvField awsSessionToken;
     QLineEdit *agentcoreInterpreter;
     QSpinBox *agentcoreSessionTimeout;
+
+    QLineEdit *dockerImage;
+    EnvField dockerHost;
+    QCheckBox *dockerNetwork;
+    QLineEdit *dockerMemory;
+    QLineEdit *dockerCpus;
+    QSpinBox *dockerPids;
+    QCheckBox *dockerKeep;
 };
 
 NewSandboxBackendPages::NewSandboxBackendPages(QWidget *parent)
@@ -335,6 +344,32 @@ NewSandboxBackendPages::NewSandboxBackendPages(QWidget *parent)
         spinBox(p, QStringLiteral("agentcoreSessionTimeout"), 1, 28800, tr(" s"));
     agentcore->addRow(tr("Session idle limit:"), ui.agentcoreSessionTimeout);
 
+    QFormLayout *docker = page(kDocker);
+    p = docker->parentWidget();
+    note(docker, tr("Commands run in a container of their own (Docker or Podman): no network, "
+                    "all capabilities dropped, a read-only image with a private /tmp, the "
+                    "workspace in a volume at /workspace."));
+    ui.dockerImage = lineEdit(p, QStringLiteral("dockerImage"), tr("required, e.g. debian:12"));
+    docker->addRow(tr("&Image:"), ui.dockerImage);
+    envRow(docker, tr("Engine:"), ui.dockerHost,
+           lineEdit(p, QStringLiteral("dockerHost"), tr("unix:///var/run/docker.sock")),
+           {QStringLiteral("DOCKER_HOST")});
+    ui.dockerNetwork = new QCheckBox(tr("Give the container a network (off: none at all)"), p);
+    ui.dockerNetwork->setObjectName(QStringLiteral("dockerNetwork"));
+    docker->addRow(tr("Network:"), ui.dockerNetwork);
+    ui.dockerMemory = bytesEdit(p, QStringLiteral("dockerMemoryBytes"));
+    docker->addRow(tr("Memory limit (bytes):"), ui.dockerMemory);
+    ui.dockerCpus = lineEdit(p, QStringLiteral("dockerCpus"), tr("0 = no limit"));
+    ui.dockerCpus->setValidator(new QRegularExpressionValidator(
+        QRegularExpression(QStringLiteral("\\d{1,4}(\\.\\d{1,3})?")), ui.dockerCpus));
+    docker->addRow(tr("CPUs:"), ui.dockerCpus);
+    ui.dockerPids = spinBox(p, QStringLiteral("dockerPidsLimit"), 0, 1 << 22);
+    ui.dockerPids->setSpecialValueText(tr("no limit"));
+    docker->addRow(tr("Max processes:"), ui.dockerPids);
+    ui.dockerKeep = new QCheckBox(tr("Keep the container and its volume on close (stopped)"), p);
+    ui.dockerKeep->setObjectName(QStringLiteral("dockerKeep"));
+    docker->addRow(QString(), ui.dockerKeep);
+
     for (QLineEdit *edit : findChildren<QLineEdit *>())
         connect(edit, &QLineEdit::textChanged, this, &NewSandboxBackendPages::edited);
 }
@@ -403,6 +438,15 @@ void NewSandboxBackendPages::setSpec(const SandboxSpec &spec)
     ui.awsSessionToken.set(a.credentials.sessionToken);
     ui.agentcoreInterpreter->setText(a.codeInterpreterId);
     ui.agentcoreSessionTimeout->setValue(a.sessionTimeoutSeconds);
+
+    const DockerSandboxBackend::Options &o = spec.docker;
+    ui.dockerImage->setText(o.image);
+    ui.dockerHost.set(o.host);
+    ui.dockerNetwork->setChecked(o.network);
+    ui.dockerMemory->setText(QString::number(o.memoryBytes));
+    ui.dockerCpus->setText(QString::number(o.cpus));
+    ui.dockerPids->setValue(o.pidsLimit);
+    ui.dockerKeep->setChecked(o.keep);
     Q_EMIT edited();
 }
 
@@ -414,6 +458,7 @@ void NewSandboxBackendPages::apply(SandboxSpec &spec) const
     spec.sshRemoteRoot = ui.base.sshRemoteRoot;
     spec.daytona = ui.base.daytona;
     spec.agentcore = ui.base.agentcore;
+    spec.docker = ui.base.docker;
     const QString backend = currentBackend();
     if (const QString missing = missingField(); !missing.isEmpty())
         throw ValueError(missing);
@@ -465,6 +510,15 @@ void NewSandboxBackendPages::apply(SandboxSpec &spec) const
         a.credentials.sessionToken = ui.awsSessionToken.edit->text().trimmed();
         a.codeInterpreterId = ui.agentcoreInterpreter->text().trimmed();
         a.sessionTimeoutSeconds = ui.agentcoreSessionTimeout->value();
+    } else if (backend == kDocker) {
+        DockerSandboxBackend::Options &o = spec.docker;
+        o.image = ui.dockerImage->text().trimmed();
+        o.host = ui.dockerHost.edit->text().trimmed();
+        o.network = ui.dockerNetwork->isChecked();
+        o.memoryBytes = bytesValue(ui.dockerMemory, tr("the container's memory limit"));
+        o.cpus = ui.dockerCpus->text().trimmed().toDouble();
+        o.pidsLimit = ui.dockerPids->value();
+        o.keep = ui.dockerKeep->isChecked();
     }
 }
 
@@ -485,6 +539,8 @@ QString NewSandboxBackendPages::missingField() const
             return tr("AgentCore needs an access key id and a secret access key: fill them in "
                       "or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.");
     }
+    if (backend == kDocker && empty(ui.dockerImage))
+        return tr("docker needs an image: fill in Image.");
     return {};
 }
 

@@ -3,6 +3,8 @@
 
 #include "newsandboxdialog.h"
 
+#include "backendregistry.h"
+
 #include "errors.h"
 #include "glob.h"
 #include "inputchecks.h"
@@ -397,15 +399,16 @@ void NewSandboxDialog::backendChanged(const QString &backend)
 {
     Ui &ui = *m_ui;
     ui.backendBox->setTitle(tr("%1 settings").arg(backend));
-    const bool hostFolder = backend == QLatin1String("local") || backend == QLatin1String("bwrap");
-    // Remote workspaces are not host folders (createBackend() names them itself); only the
-    // local backend passes the workbench's environment on; ssh is the remote one with a grace.
+    const BackendCapabilities can = BackendRegistry::capabilities(backend);
+    const bool hostFolder = can.hostFolder;
+    // Remote workspaces are not host folders (createBackend() names them itself); only a
+    // backend that inherits the environment passes the workbench's on.
     ui.workspaceRoot->parentWidget()->setEnabled(hostFolder);
     ui.workspaceRoot->setPlaceholderText(
         hostFolder ? tr("a new folder under the temp folder (kept)")
                    : tr("on the %1 side, named by the backend").arg(backend));
-    ui.inheritEnv->setEnabled(backend == QLatin1String("local"));
-    ui.killGrace->setEnabled(hostFolder || backend == QLatin1String("ssh"));
+    ui.inheritEnv->setEnabled(can.inheritsEnvironment);
+    ui.killGrace->setEnabled(can.killGrace);
     ui.backendPages->showBackend(backend);
 }
 

@@ -79,7 +79,7 @@ QUrl AgentCoreOptions::resolvedEndpoint() const
 {
     if (!endpoint.isEmpty())
         return endpoint;
-    return QUrl(QStringLiteral("https://bedrock-agentcore.%1.amazonaws.com").arg(region));
+    return QUrl(QStringLiteral("https://bedrock-agentcore.%1.%2").arg(region, dnsSuffix(region)));
 }
 
 void AgentCoreOptions::validate() const
@@ -109,13 +109,6 @@ void AgentCoreOptions::validate() const
         throw ValueError(
             QStringLiteral("'%1' is not a code interpreter identifier.").arg(codeInterpreterId));
     checkEnvironment(env);
-}
-
-QString shellQuote(const QString &text)
-{
-    QString out = text;
-    out.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-    return QLatin1Char('\'') + out + QLatin1Char('\'');
 }
 
 // ---- backend: session ----------------------------------------------------------------------
@@ -273,12 +266,22 @@ AgentCoreSandboxBackend::ToolResult AgentCoreSandboxBackend::invoke(const QStrin
         backoffMs = int(backoffMs * m_options.retry.multiplier);
     }
     if (!response.ok()) {
-        if (response.networkError.isEmpty() && response.status == 404)
-            throw OSError(QStringLiteral("%1 failed: the interpreter session %2 no longer exists "
-                                         "(stopped or timed out after %3 s idle); restart the "
+        if (response.networkError.isEmpty() && response.status == 404) {
+            // The service's own words first (a wrong interpreter id, a missing session, …).
+            const AwsErrorInfo info = parseAwsError(response);
+            QString said = info.code;
+            if (!info.message.isEmpty())
+                said += (said.isEmpty() ? QString() : QStringLiteral(": ")) + info.message;
+            if (said.isEmpty())
+                said = QStringLiteral("HTTP 404");
+            if (!info.requestId.isEmpty())
+                said += QStringLiteral(" (request id %1)").arg(info.requestId);
+            throw OSError(QStringLiteral("%1 failed: %2. If the interpreter session %3 ended "
+                                         "(stopped, or idle for more than %4 s), restart the "
                                          "sandbox.")
-                              .arg(what, session)
+                              .arg(what, said, session)
                               .arg(m_options.sessionTimeoutSeconds));
+        }
         throwForResponse(response, what);
     }
 
@@ -457,9 +460,11 @@ QByteArray AgentCoreSandboxBackend::confined(const QString &op, const QString &r
 {
     // The check and the use in one executeCommand (backends/remote/confinedscript.h): the
     // file tools open paths by name and follow symlinks, so a separate check could be raced.
-    const ScriptOutcome o = runScript(remote::confinedScript(QStringLiteral("."), op, rel, args),
-                                      m_options.requestTimeoutMs);
-    return remote::confinedPayload(o.exitCode, o.out, QStringLiteral("AgentCore"));
+    const ScriptOutcome o =
+        runScript(remote::confinedScript(remote::Channel::Text, QStringLiteral("."), op, rel, args),
+                  m_options.requestTimeoutMs);
+    return remote::confinedPayload(remote::Channel::Text, o.exitCode, o.out, o.err,
+                                   QStringLiteral("AgentCore"));
 }
 
 void AgentCoreSandboxBackend::writeConfined(const QString &rel, const QByteArray &content)
@@ -468,22 +473,22 @@ void AgentCoreSandboxBackend::writeConfined(const QString &rel, const QByteArray
         throw IsADirectoryError(QStringLiteral("cannot write '.': it is a folder"));
     // Never in place (writeFiles truncates the existing file, writing through a hard link): a
     // temp file beside the entry, renamed over it by the script that checked the path.
-    const QString token = QUuid::createUuid().toString(QUuid::Id128);
+    const qsizetype slash = rel.lastIndexOf(QLatin1Char('/'));
+    const QString tempName = remote::confinedTempName(rel.mid(slash + 1));
     if (content.size() <= INLINE_WRITE_BYTES) {
-        confined(QStringLiteral("write"), rel, {token, QString::fromLatin1(content.toBase64())});
+        confined(QStringLiteral("write"), rel, {tempName, QString::fromLatin1(content.toBase64())});
         return;
     }
     confined(QStringLiteral("prepare"), rel);
-    const qsizetype slash = rel.lastIndexOf(QLatin1Char('/'));
-    const QString temp = rel.left(slash + 1) + remote::confinedTempName(token);
+    const QString temp = rel.left(slash + 1) + tempName;
     try {
         const QList<FileTransferResult> written = writeBatch({{temp, content}});
         if (!written.first().success())
             throw OSError(*written.first().error);
-        confined(QStringLiteral("commit"), rel, {token});
+        confined(QStringLiteral("commit"), rel, {tempName});
     } catch (const SandboxError &) {
         try {
-            confined(QStringLiteral("discard"), rel, {token});
+            confined(QStringLiteral("discard"), rel, {tempName});
         } catch (const SandboxError &e) {
             qCWarning(lcAgentCore) << "cannot remove the temp file of" << rel << e.message();
         }
@@ -507,7 +512,7 @@ FileRange AgentCoreSandboxBackend::readFileRange(const QString &path, qint64 off
         throw IsADirectoryError(QStringLiteral("cannot read '.': it is a folder"));
     // One confined command moves just the range (readFiles has none).
     const QStringList args = remote::confinedRangeArgs(offset, maxBytes);
-    return remote::confinedRange(confined(QStringLiteral("range"), p, args),
+    return remote::confinedRange(confined(QStringLiteral("range"), p, args), maxBytes,
                                  QStringLiteral("AgentCore"));
 }
 

@@ -27,7 +27,8 @@ struct AgentCoreOptions
 {
     QString region;          ///< AWS_REGION / AWS_DEFAULT_REGION
     Credentials credentials; ///< AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
-    /// Empty: https://bedrock-agentcore.{region}.amazonaws.com (AWS_ENDPOINT_URL_BEDROCK_AGENTCORE
+    /// Empty: https://bedrock-agentcore.{region}.amazonaws.com (.amazonaws.com.cn in China;
+    /// AWS_ENDPOINT_URL_BEDROCK_AGENTCORE
     /// or AWS_ENDPOINT_URL override it, e.g. a loopback server in tests).
     QUrl endpoint;
     QString codeInterpreterId = QStringLiteral("aws.codeinterpreter.v1");
@@ -188,8 +189,5 @@ private:
     QMutex m_mutex;
     QHash<QString, std::weak_ptr<AgentCoreSandboxBackend>> m_backends;
 };
-
-/// Quotes a string for POSIX sh: 'it'\''s'.
-QString shellQuote(const QString &text);
 
 } // namespace elsai::aws

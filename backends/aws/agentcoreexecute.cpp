@@ -4,6 +4,7 @@
 #include "agentcorebackend.h"
 
 #include "agentcoreinternal.h"
+#include "commandwrapper.h"
 #include "confinedscript.h"
 #include "errors.h"
 #include "inputchecks.h"
@@ -11,7 +12,6 @@
 
 #include <QElapsedTimer>
 #include <QJsonArray>
-#include <QRandomGenerator>
 
 #include <limits>
 
@@ -21,7 +21,7 @@ using namespace agentcore;
 
 namespace {
 
-// Grace between TERM and KILL of a timed-out command (timeout -k).
+// Grace between TERM and KILL of a timed-out command.
 constexpr int KILL_GRACE_S = 2;
 
 } // namespace
@@ -37,10 +37,6 @@ ExecuteResult AgentCoreSandboxBackend::execute(const QString &command,
     timer.start();
     const double timeout = timeoutSeconds.value_or(m_options.timeout);
     const QString dir = cwd.isEmpty() ? QString() : WorkspaceFs::normalize(cwd);
-    QMap<QString, QString> env = m_options.env;
-    for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
-        env.insert(it.key(), it.value());
-    checkEnvironment(env);
 
     ExecuteResult result;
     if (options.cancel && options.cancel->isCancelled()) {
@@ -50,52 +46,26 @@ ExecuteResult AgentCoreSandboxBackend::execute(const QString &command,
     }
 
     // The folder as the kernel resolved it inside the workspace (loops, escapes and files
-    // refused); the script enters it with `cd -P` and checks it got there.
+    // refused); the wrapper enters it with `cd -P` and checks it got there.
     const QString where =
         dir.isEmpty() ? QString() : QString::fromUtf8(confined(QStringLiteral("cwd"), dir));
 
     // The service runs the script with no timeout, no cwd and no output cap: the wrapper adds
-    // them. `timeout` runs the command in its own process group and signals the whole group
-    // (TERM, KILL after the grace). Both streams go to files, and only their first N bytes
-    // travel back; a trailer with a per-call nonce (which the command cannot guess) carries
-    // the exit status and the full sizes.
-    const QString nonce = QString::number(QRandomGenerator::system()->generate64(), 16);
+    // them (backends/remote/commandwrapper.h). Only the first maxOutputBytes of each stream
+    // travel back; a trailer with a per-call tag (which the command cannot guess) carries the
+    // exit status and the bytes dropped.
+    remote::WrappedCommand wrapped;
+    wrapped.command = command;
+    wrapped.dir = where;
+    wrapped.verifyDir = !where.isEmpty();
+    wrapped.env = m_options.env;
+    wrapped.env.insert(options.env);
+    wrapped.timeoutSeconds = timeout;
+    wrapped.killGraceSeconds = KILL_GRACE_S;
+    wrapped.streamCap = m_options.maxOutputBytes;
+    wrapped.trailerTag = remote::newTrailerTag();
+    const QString script = remote::wrapCommand(wrapped);
     const qint64 cap = m_options.maxOutputBytes;
-    QString script;
-    if (!where.isEmpty())
-        script += QStringLiteral("cd -P -- %1 && [ \"$(/bin/pwd -P)\" = %1 ] || { echo 'elsai: "
-                                 "the working folder was replaced by a symlink; try again' >&2; "
-                                 "exit 1; }\n")
-                      .arg(shellQuote(where));
-    for (auto it = env.cbegin(); it != env.cend(); ++it)
-        script += QStringLiteral("export %1=%2\n").arg(it.key(), shellQuote(it.value()));
-    script += QStringLiteral("__elsai_d=$(mktemp -d) || exit 125\n"
-                             "__elsai_s=$(date +%s)\n");
-    if (timeout > 0)
-        script += QStringLiteral("timeout -k %1 %2 ")
-                      .arg(KILL_GRACE_S)
-                      .arg(QString::number(timeout, 'f', 3));
-    // In the background so its pid is known: timeout(1) leads the command's process group,
-    // which is killed once the command ends (work it left behind must not outlive the call).
-    script += QStringLiteral("sh -c %1 </dev/null >\"$__elsai_d/o\" 2>\"$__elsai_d/e\" &\n"
-                             "__elsai_p=$!\nwait \"$__elsai_p\"\n__elsai_rc=$?\n")
-                  .arg(shellQuote(command));
-    if (timeout > 0)
-        script += QStringLiteral("kill -KILL -\"$__elsai_p\" 2>/dev/null\n");
-    if (timeout > 0)
-        // Killed after the grace: timeout(1) reports 137; the interface says 124.
-        script += QStringLiteral("if [ \"$__elsai_rc\" -eq 137 ] && "
-                                 "[ $(( $(date +%s) - __elsai_s )) -ge %1 ]; then "
-                                 "__elsai_rc=124; fi\n")
-                      .arg(qint64(timeout));
-    script += QStringLiteral("head -c %1 \"$__elsai_d/o\"\n"
-                             "head -c %1 \"$__elsai_d/e\" >&2\n"
-                             "printf '\\n%2 %s %s %s\\n' \"$__elsai_rc\" "
-                             "\"$(wc -c <\"$__elsai_d/o\")\" \"$(wc -c <\"$__elsai_d/e\")\" >&2\n"
-                             "rm -rf \"$__elsai_d\"\n"
-                             "exit \"$__elsai_rc\"\n")
-                  .arg(cap)
-                  .arg(nonce);
 
     const int httpTimeoutMs =
         timeout > 0 ? int(qMin(timeout * 1000.0 + KILL_GRACE_S * 1000 + m_options.executeGraceMs,
@@ -119,23 +89,14 @@ ExecuteResult AgentCoreSandboxBackend::execute(const QString &command,
     QByteArray err = r.structured.value(QLatin1String("stderr")).toString().toUtf8();
     const QJsonValue code = r.structured.value(QLatin1String("exitCode"));
     result.exitCode = code.isDouble() ? code.toInt() : (r.isError ? 1 : 0);
-    qint64 outSize = out.size();
-    qint64 errSize = err.size();
-    const qsizetype marker = err.lastIndexOf("\n" + nonce.toLatin1() + ' ');
-    if (marker >= 0) {
-        const QList<QByteArray> fields =
-            err.mid(marker + 1).trimmed().split(' '); // nonce rc outSize errSize
-        if (fields.size() == 4) {
-            result.exitCode = fields.at(1).toInt();
-            outSize = fields.at(2).toLongLong();
-            errSize = fields.at(3).toLongLong();
-        }
-        err.truncate(marker);
+    qint64 dropped = 0;
+    if (const auto trailer = remote::takeTrailer(err, wrapped.trailerTag)) {
+        result.exitCode = trailer->exitCode;
+        dropped = trailer->droppedOut + trailer->droppedErr;
     }
     // One cap for both streams together, stdout first (as the local backend keeps them).
-    result.truncated = outSize + errSize > cap;
-    out.truncate(qMin<qint64>(out.size(), cap));
-    err.truncate(qMin<qint64>(err.size(), cap - out.size()));
+    remote::capOutput(out, err, cap, &dropped);
+    result.truncated = dropped > 0;
     result.output = QString::fromUtf8(out);
     result.stderr_ = QString::fromUtf8(err);
     result.timedOut = timeout > 0 && result.exitCode == 124;

@@ -5,6 +5,8 @@
 
 // Shared by the AgentCore backend's source files; not part of its interface.
 
+#include "shellquote.h"
+
 #include <QString>
 
 namespace elsai::aws::agentcore {

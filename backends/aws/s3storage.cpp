@@ -62,6 +62,16 @@ S3Storage::S3Storage(Options options)
         m_options.endpoint.scheme() != QLatin1String("https"))
         throw ValueError(QStringLiteral("S3 endpoint '%1' is not an http(s) URL.")
                              .arg(m_options.endpoint.toString()));
+    // A key travels as it is signed (S3 signs the path as sent), but Qt's HTTP layer resolves
+    // "." and ".." segments on the wire: such a request would name another key. Empty
+    // segments ("a//b") go out as they are.
+    for (const QString &segment : m_options.prefix.split(QLatin1Char('/'))) {
+        if (segment == QLatin1String(".") || segment == QLatin1String(".."))
+            throw ValueError(QStringLiteral("S3Storage prefix '%1' has a '%2' segment, which the "
+                                            "HTTP layer would resolve (the request would name "
+                                            "another key); use a prefix without one.")
+                                 .arg(m_options.prefix, segment));
+    }
     if (keyFor(QString(32, QLatin1Char('0'))).toUtf8().size() > 1024)
         throw ValueError(QStringLiteral("S3Storage prefix is too long: keys are limited to "
                                         "1024 bytes."));
@@ -93,10 +103,11 @@ QUrl S3Storage::objectUrl(const QString &key) const
         return QUrl::fromEncoded(base + '/' + uriEncode(bucket) + '/' + encodedKey);
     }
     const QByteArray region = m_options.region.toUtf8();
+    const QByteArray suffix = dnsSuffix(m_options.region).toUtf8();
     if (m_options.forcePathStyle || bucket.contains('.'))
-        return QUrl::fromEncoded("https://s3." + region + ".amazonaws.com/" + uriEncode(bucket) +
+        return QUrl::fromEncoded("https://s3." + region + '.' + suffix + '/' + uriEncode(bucket) +
                                  '/' + encodedKey);
-    return QUrl::fromEncoded("https://" + bucket + ".s3." + region + ".amazonaws.com/" +
+    return QUrl::fromEncoded("https://" + bucket + ".s3." + region + '.' + suffix + '/' +
                              encodedKey);
 }
 

@@ -81,6 +81,12 @@ QString regionFromEnvironment()
     return region.isEmpty() ? qEnvironmentVariable("AWS_DEFAULT_REGION") : region;
 }
 
+QString dnsSuffix(const QString &region)
+{
+    return region.startsWith(QLatin1String("cn-")) ? QStringLiteral("amazonaws.com.cn")
+                                                   : QStringLiteral("amazonaws.com");
+}
+
 QUrl endpointOverrideFromEnvironment(const QString &serviceId)
 {
     QString suffix = serviceId.toUpper();

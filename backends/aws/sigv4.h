@@ -29,6 +29,9 @@ struct Credentials
 
 /// AWS_REGION, else AWS_DEFAULT_REGION, else empty.
 QString regionFromEnvironment();
+/// The DNS suffix of the region's partition, as the SDKs' endpoint rules give it:
+/// "amazonaws.com.cn" in China (cn-north-1, cn-northwest-1), else "amazonaws.com".
+QString dnsSuffix(const QString &region);
 /// AWS_ENDPOINT_URL_<SERVICE_ID> (uppercase, '-' and ' ' as '_'), else AWS_ENDPOINT_URL, else
 /// an empty URL.
 QUrl endpointOverrideFromEnvironment(const QString &serviceId);

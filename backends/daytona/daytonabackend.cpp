@@ -3,6 +3,7 @@
 
 #include "daytonabackend.h"
 
+#include "commandwrapper.h"
 #include "confinedscript.h"
 #include "errors.h"
 #include "findrecord.h"
@@ -10,6 +11,7 @@
 #include "glob.h"
 #include "inputchecks.h"
 #include "multipart.h"
+#include "shellquote.h"
 #include "workspacefs.h"
 
 #include <QDateTime>
@@ -17,7 +19,6 @@
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QLoggingCategory>
-#include <QRandomGenerator>
 #include <QScopeGuard>
 #include <QSet>
 #include <QThread>
@@ -34,13 +35,6 @@ using daytona::DaytonaApi;
 using remote::HttpResponse;
 
 namespace {
-
-QString shellQuote(const QString &s)
-{
-    QString out = s;
-    out.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-    return QLatin1Char('\'') + out + QLatin1Char('\'');
-}
 
 QString joinRemote(const QString &root, const QString &rel)
 {
@@ -282,7 +276,8 @@ QByteArray DaytonaSandboxBackend::confined(const Remote &r, const QString &op, c
     // the toolbox file API follows symlinks by name, so a separate check could be raced.
     const QJsonObject body{
         {QStringLiteral("command"),
-         QStringLiteral("/bin/sh -c ") + shellQuote(remote::confinedScript(r.root, op, rel, args))},
+         QStringLiteral("/bin/sh -c ") +
+             shellQuote(remote::confinedScript(remote::Channel::Text, r.root, op, rel, args))},
         {QStringLiteral("timeout"), kFileOpTimeoutS}};
     const HttpResponse resp =
         m_api.toolbox(r.toolbox, "POST", QStringLiteral("/process/execute"), {},
@@ -290,9 +285,9 @@ QByteArray DaytonaSandboxBackend::confined(const Remote &r, const QString &op, c
     if (!resp.ok())
         DaytonaApi::raise(resp, CallKind::File, op, rel);
     const QJsonObject o = DaytonaApi::object(resp);
-    return remote::confinedPayload(o.value(QStringLiteral("exitCode")).toInt(-1),
-                                   o.value(QStringLiteral("result")).toString().toUtf8(),
-                                   QStringLiteral("Daytona"));
+    return remote::confinedPayload(
+        remote::Channel::Text, o.value(QStringLiteral("exitCode")).toInt(-1),
+        o.value(QStringLiteral("result")).toString().toUtf8(), {}, QStringLiteral("Daytona"));
 }
 
 QByteArray DaytonaSandboxBackend::readFile(const QString &path)
@@ -305,7 +300,7 @@ FileRange DaytonaSandboxBackend::readFileRange(const QString &path, qint64 offse
     // One confined command moves just the range (the toolbox download has no range).
     const QStringList args = remote::confinedRangeArgs(offset, maxBytes);
     return remote::confinedRange(
-        confined(remote(), QStringLiteral("range"), WorkspaceFs::normalize(path), args),
+        confined(remote(), QStringLiteral("range"), WorkspaceFs::normalize(path), args), maxBytes,
         QStringLiteral("Daytona"));
 }
 
@@ -347,19 +342,19 @@ void DaytonaSandboxBackend::writeConfined(const Remote &r, const QString &rel,
         throw IsADirectoryError(QStringLiteral("cannot write the workspace root itself"), EISDIR);
     // Never in place (the upload truncates the existing file, writing through a hard link):
     // a temp file beside the entry, renamed over it by the same script that checked the path.
-    const QString token = QUuid::createUuid().toString(QUuid::Id128);
+    const QString temp = remote::confinedTempName(rel.section(QLatin1Char('/'), -1));
     if (content.size() <= kInlineWriteBytes) {
-        confined(r, QStringLiteral("write"), rel, {token, QString::fromLatin1(content.toBase64())});
+        confined(r, QStringLiteral("write"), rel, {temp, QString::fromLatin1(content.toBase64())});
         return;
     }
     // Too big for one command line: upload the temp file to the folder the script found.
     const QString dir = QString::fromUtf8(confined(r, QStringLiteral("prepare"), rel));
     try {
-        uploadBatch(r, {{dir + u'/' + remote::confinedTempName(token), content}});
-        confined(r, QStringLiteral("commit"), rel, {token});
+        uploadBatch(r, {{dir + u'/' + temp, content}});
+        confined(r, QStringLiteral("commit"), rel, {temp});
     } catch (const SandboxError &) {
         try {
-            confined(r, QStringLiteral("discard"), rel, {token});
+            confined(r, QStringLiteral("discard"), rel, {temp});
         } catch (const SandboxError &e) {
             qCWarning(lcDaytona) << "cannot remove the temp file of" << rel << e.message();
         }
@@ -444,95 +439,6 @@ void DaytonaSandboxBackend::makeDirs(const QString &path)
 
 // ---- execute -----------------------------------------------------------------------------
 
-QString DaytonaSandboxBackend::wrapCommand(const QString &command, const QString &dir,
-                                           const QMap<QString, QString> &env, double timeoutSeconds,
-                                           qint64 maxOutputBytes, const QString &trailerTag,
-                                           const QString &pidFile, bool verifyDir)
-{
-    QStringList lines;
-    lines << QStringLiteral("cd -P -- %1 || exit 1").arg(shellQuote(dir));
-    if (verifyDir)
-        lines << QStringLiteral("[ \"$(/bin/pwd -P)\" = %1 ] || { echo 'elsai: the working folder "
-                                "was replaced by a symlink; try again' >&2; exit 1; }")
-                     .arg(shellQuote(dir));
-    for (auto it = env.cbegin(); it != env.cend(); ++it)
-        lines << QStringLiteral("export %1=%2").arg(it.key(), shellQuote(it.value()));
-    // The session log is never capped by the daemon: each stream goes through a FIFO whose
-    // reader passes on its first maxOutputBytes (live, so output still streams) and counts the
-    // rest without keeping it. The command is never cut short by a closed pipe (`yes` runs
-    // until its timeout), and the log stays under 2 × maxOutputBytes plus a trailer line.
-    // head(1) writes through stdio, which holds a pipe's output until 4 KiB or exit:
-    // `stdbuf -o0` (coreutils) makes it pass each read on at once.
-    const qint64 cap = std::max<qint64>(0, maxOutputBytes);
-    lines << QStringLiteral("d=$(mktemp -d) || exit 125")
-          << QStringLiteral("mkfifo \"$d/o\" \"$d/e\" || exit 125")
-          << QStringLiteral("u=; command -v stdbuf >/dev/null 2>&1 && u='stdbuf -o0'")
-          << QStringLiteral("{ $u head -c %1; wc -c >\"$d/on\"; } <\"$d/o\" &").arg(cap)
-          << QStringLiteral("ro=$!")
-          << QStringLiteral("{ $u head -c %1 >&2; wc -c >\"$d/en\"; } <\"$d/e\" &").arg(cap)
-          << QStringLiteral("re=$!");
-    // setsid: the command leads its own process group, so the watchdog's kill reaches every
-    // process it started (the daemon's session exec has no timeout of its own).
-    lines << QStringLiteral("setsid /bin/sh -c %1 </dev/null >\"$d/o\" 2>\"$d/e\" &")
-                 .arg(shellQuote(command))
-          << QStringLiteral("p=$!");
-    if (!pidFile.isEmpty())
-        lines << QStringLiteral("echo \"$p\" > %1").arg(shellQuote(pidFile));
-    if (timeoutSeconds > 0) {
-        // The watchdog marks the timeout in a file before it kills the command's group: exit
-        // statuses alone cannot tell "killed by the watchdog" from "killed by itself".
-        const QString watchdog = QStringLiteral("sleep %1; echo t > \"$1\"; kill -KILL -$0")
-                                     .arg(QString::number(timeoutSeconds, 'f', 3));
-        lines << QStringLiteral("setsid /bin/sh -c %1 \"$p\" \"$d/t\" </dev/null >/dev/null 2>&1 &")
-                     .arg(shellQuote(watchdog))
-              << QStringLiteral("w=$!");
-    }
-    lines << QStringLiteral("wait \"$p\" 2>/dev/null; rc=$?")
-          // what the command left running in its group must not outlive the call
-          << QStringLiteral("kill -KILL -\"$p\" 2>/dev/null");
-    if (timeoutSeconds > 0)
-        lines << QStringLiteral("kill -KILL -\"$w\" 2>/dev/null; kill -KILL \"$w\" 2>/dev/null")
-              << QStringLiteral("wait \"$w\" 2>/dev/null")
-              << QStringLiteral("if [ -s \"$d/t\" ]; then rc=124; fi");
-    // The readers end once the group is gone (nothing holds the FIFOs open any more); the
-    // trailer, on stderr after everything else, gives the bytes each reader dropped.
-    lines << QStringLiteral("wait \"$ro\" \"$re\" 2>/dev/null")
-          << QStringLiteral("on=$(cat \"$d/on\" 2>/dev/null); en=$(cat \"$d/en\" 2>/dev/null)")
-          << QStringLiteral("printf '\\n%s %s %s %s\\n' %1 \"$rc\" \"${on:-0}\" \"${en:-0}\" >&2")
-                 .arg(shellQuote(trailerTag.isEmpty() ? QStringLiteral("elsai-trailer")
-                                                      : trailerTag))
-          << QStringLiteral("rm -rf \"$d\"");
-    if (!pidFile.isEmpty())
-        lines << QStringLiteral("rm -f %1").arg(shellQuote(pidFile));
-    lines << QStringLiteral("exit \"$rc\"");
-    return QStringLiteral("/bin/sh -c ") + shellQuote(lines.join(QLatin1Char('\n')));
-}
-
-bool DaytonaSandboxBackend::takeTrailer(QByteArray &stream, const QByteArray &tag,
-                                        qint64 *droppedOut, qint64 *droppedErr, int *exitCode)
-{
-    // The last occurrence: a command can print a look-alike, but only before the real one.
-    const qsizetype at = stream.lastIndexOf("\n" + tag + ' ');
-    if (at < 0)
-        return false;
-    const qsizetype end = stream.indexOf('\n', at + 1);
-    if (end < 0)
-        return false; // not whole yet (cannot happen: one printf writes it at once)
-    const QList<QByteArray> fields =
-        stream.mid(at + 1, end - at - 1).split(' '); // tag rc droppedOut droppedErr
-    bool ok[3] = {};
-    const int rc = fields.value(1).toInt(&ok[0]);
-    const qint64 o = fields.value(2).trimmed().toLongLong(&ok[1]);
-    const qint64 e = fields.value(3).trimmed().toLongLong(&ok[2]);
-    if (fields.size() != 4 || !ok[0] || !ok[1] || !ok[2])
-        return false;
-    *exitCode = rc;
-    *droppedOut = o;
-    *droppedErr = e;
-    stream.truncate(at);
-    return true;
-}
-
 ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
                                              std::optional<double> timeoutSeconds,
                                              const QString &cwd, const ExecuteOptions &options)
@@ -554,9 +460,6 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
     const QString rel = cwd.isEmpty() ? QString() : WorkspaceFs::normalize(cwd);
     const QString dir =
         rel.isEmpty() ? r.root : QString::fromUtf8(confined(r, QStringLiteral("cwd"), rel));
-    QMap<QString, QString> env = m_options.env;
-    env.insert(options.env);
-    checkEnvironment(env);
     const double timeout = timeoutSeconds.value_or(m_options.timeout);
     // One session per call: split stdout/stderr, and no shell state leaks between calls.
     const QString session =
@@ -564,11 +467,22 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
     const QString sessionPath = QStringLiteral("/process/session/") + session;
     const QString pidFile = QStringLiteral("/tmp/%1.pid").arg(session);
     const qint64 cap = std::max<qint64>(0, m_options.maxOutputBytes);
-    // The trailer's tag is new per call, so output cannot pass for it by accident.
-    const QByteArray tag =
-        "elsai-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
-    const QString script = wrapCommand(command, dir, env, timeout, cap, QString::fromLatin1(tag),
-                                       pidFile, !rel.isEmpty());
+    // The daemon's session exec has no timeout, no cap and no group kill of its own: the
+    // wrapper adds them. The session log is never capped by the daemon, so each stream is
+    // capped inside the sandbox; the trailer's tag is new per call, so output cannot pass
+    // for it by accident.
+    remote::WrappedCommand wrapped;
+    wrapped.command = command;
+    wrapped.dir = dir;
+    wrapped.verifyDir = !rel.isEmpty();
+    wrapped.env = m_options.env;
+    wrapped.env.insert(options.env);
+    wrapped.timeoutSeconds = timeout;
+    wrapped.streamCap = cap;
+    wrapped.trailerTag = remote::newTrailerTag();
+    wrapped.pidFile = pidFile;
+    const QByteArray &tag = wrapped.trailerTag;
+    const QString script = QStringLiteral("/bin/sh -c ") + shellQuote(remote::wrapCommand(wrapped));
     const auto json = [](const QJsonObject &o) {
         return QJsonDocument(o).toJson(QJsonDocument::Compact);
     };
@@ -605,9 +519,17 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
     bool haveTrailer = false;
     // Strips the wrapper's trailer (stderr; the combined `output` of an old daemon).
     const auto takeTrailers = [&] {
-        haveTrailer = haveTrailer ||
-                      takeTrailer(err, tag, &droppedOut, &droppedErr, &trailerExit) ||
-                      takeTrailer(out, tag, &droppedOut, &droppedErr, &trailerExit);
+        if (haveTrailer)
+            return;
+        auto t = remote::takeTrailer(err, tag);
+        if (!t)
+            t = remote::takeTrailer(out, tag);
+        if (t) {
+            haveTrailer = true;
+            trailerExit = t->exitCode;
+            droppedOut = t->droppedOut;
+            droppedErr = t->droppedErr;
+        }
     };
     qint64 sentOut = 0, sentErr = 0;
     // Streams the part of each channel not sent yet, within the output cap.
@@ -694,11 +616,7 @@ ExecuteResult DaytonaSandboxBackend::execute(const QString &command,
     // Each stream arrives capped by the wrapper; the cap is on both together: stdout first,
     // then stderr. Bytes the wrapper dropped count too, so a flood is reported truncated.
     outcome.droppedBytes = droppedOut + droppedErr;
-    if (out.size() + err.size() > cap) {
-        outcome.droppedBytes += out.size() + err.size() - cap;
-        out.truncate(std::min<qint64>(out.size(), cap));
-        err.truncate(std::min<qint64>(err.size(), cap - out.size()));
-    }
+    remote::capOutput(out, err, cap, &outcome.droppedBytes);
     outcome.truncated = outcome.droppedBytes > 0;
     outcome.stdoutData = out;
     outcome.stderrData = err;
@@ -825,15 +743,7 @@ QHash<QString, QByteArray> DaytonaSandboxBackend::bulkDownload(const Remote &r,
 
 QHash<QString, FindRecord> DaytonaSandboxBackend::remoteTree(const Remote &r)
 {
-    QHash<QString, FindRecord> out;
-    for (FindRecord &rec : parseFindRecords(confined(r, QStringLiteral("tree"), QString()))) {
-        // a broken or hostile answer must not name paths outside the workspace
-        if (rec.name.isEmpty() || rec.name.startsWith(u'/') ||
-            rec.name.split(u'/').contains(QStringLiteral("..")))
-            continue;
-        out.insert(rec.name, rec);
-    }
-    return out;
+    return remote::confinedTree(confined(r, QStringLiteral("tree"), QString()));
 }
 
 static GlobSet includesOf(const WorkspaceSyncPolicy &policy)

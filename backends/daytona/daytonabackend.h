@@ -101,21 +101,6 @@ public:
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
     double defaultTimeoutSeconds() const override { return m_options.timeout; }
 
-    /// The shell script execute() sends: cd to `dir` (`verifyDir`: `dir` is canonical and the
-    /// command is refused, exit 1, unless `cd -P` ends exactly there), export `env`, run `command`
-    /// in its own session (process group) and SIGKILL that group after `timeoutSeconds` (exit 124).
-    /// Each stream passes on only its first `maxOutputBytes` (the rest is counted, not kept);
-    /// the last stderr line is the trailer `\n<trailerTag> <exit> <dropped stdout> <dropped
-    /// stderr>\n`. `pidFile` (optional) receives the group id while the command runs.
-    static QString wrapCommand(const QString &command, const QString &dir,
-                               const QMap<QString, QString> &env, double timeoutSeconds,
-                               qint64 maxOutputBytes, const QString &trailerTag,
-                               const QString &pidFile = {}, bool verifyDir = false);
-    /// Removes wrapCommand()'s trailer tagged `tag` from the end of `stream` and reads it;
-    /// false (stream unchanged) when there is none.
-    static bool takeTrailer(QByteArray &stream, const QByteArray &tag, qint64 *droppedOut,
-                            qint64 *droppedErr, int *exitCode);
-
 private:
     struct Remote
     {

@@ -5,7 +5,7 @@
 
 #include "errors.h"
 #include "processguard.h"
-#include "remotescript.h"
+#include "shellquote.h"
 
 #include <QDir>
 #include <QFile>
@@ -229,14 +229,14 @@ ProcessOutcome SshConnection::run(const Call &call)
             startLocked(); // throws when the host cannot be reached any more
         }
     }
+    const auto quoted = [](const QString &s) { return shellQuote(s.toUtf8()); };
     QByteArray line = "exec";
-    line += ' ' + shellQuote(m_ssh);
+    line += ' ' + quoted(m_ssh);
     for (const QString &a : clientArguments(call.remoteCommand))
-        line += ' ' + shellQuote(a);
-    line +=
-        " <" + (call.stdinFile.isEmpty() ? QByteArray("/dev/null") : shellQuote(call.stdinFile));
+        line += ' ' + quoted(a);
+    line += " <" + (call.stdinFile.isEmpty() ? QByteArray("/dev/null") : quoted(call.stdinFile));
     if (!call.stdoutFile.isEmpty())
-        line += " >" + shellQuote(call.stdoutFile);
+        line += " >" + quoted(call.stdoutFile);
     ProcessSpec spec;
     spec.command = QString::fromUtf8(line);
     spec.environment = QProcessEnvironment::systemEnvironment().toStringList();

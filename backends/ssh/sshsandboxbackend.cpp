@@ -3,12 +3,16 @@
 
 #include "sshsandboxbackend.h"
 
+#include "commandwrapper.h"
+#include "confinedscript.h"
 #include "errors.h"
 #include "findrecord.h"
 #include "flushbase.h"
 #include "glob.h"
 #include "inputchecks.h"
-#include "remotescript.h"
+#include "localtar.h"
+#include "seedarchive.h"
+#include "shellquote.h"
 #include "workspacefs.h"
 
 #include <QDir>
@@ -27,15 +31,10 @@
 
 namespace elsai {
 
-using ssh::HelperError;
+using remote::Channel;
 using ssh::SshConnection;
 
 namespace {
-
-QString joinPath(const QString &dir, const QString &name)
-{
-    return dir.isEmpty() ? name : dir + QLatin1Char('/') + name;
-}
 
 /// Client-side confinement: `..`, absolute paths and NUL bytes are refused before anything is
 /// sent; "" is the workspace root.
@@ -50,38 +49,6 @@ bool writeLocal(const QString &path, const QByteArray &data)
 {
     QFile f(path);
     return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
-}
-
-std::optional<FileStamp> hostStamp(const QString &path)
-{
-    struct stat st;
-    if (::lstat(QFile::encodeName(path).constData(), &st) != 0 || !S_ISREG(st.st_mode))
-        return std::nullopt;
-    return FileStamp{st.st_size, qint64(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec};
-}
-
-/// Runs a local tar (never over ssh); returns its error lines.
-QStringList runLocalTar(const QStringList &args)
-{
-    QByteArray line = "exec tar";
-    for (const QString &a : args)
-        line += ' ' + ssh::shellQuote(a);
-    ProcessSpec spec;
-    spec.command = QString::fromUtf8(line);
-    spec.environment = QProcessEnvironment::systemEnvironment().toStringList();
-    spec.timeoutMs = 0;
-    spec.maxOutputBytes = 1 << 20;
-    const ProcessOutcome o = runProcess(spec);
-    QStringList errors;
-    if (o.exitCode != 0) {
-        for (const QByteArray &l : o.stderrData.split('\n')) {
-            if (!l.trimmed().isEmpty())
-                errors << QStringLiteral("local tar: ") + QString::fromUtf8(l);
-        }
-        if (errors.isEmpty())
-            errors << QStringLiteral("local tar failed with exit code %1").arg(o.exitCode);
-    }
-    return errors;
 }
 
 /// Output a capped helper call keeps beyond its payload: the helper's one refusal line on
@@ -150,7 +117,7 @@ void SshSandboxBackend::create()
     // mkdir -p of the remote root is the user's choice of place; the workspace beneath it is
     // ours. pwd -P gives the canonical path every later check compares against.
     const QByteArray dir =
-        ssh::shellQuote(m_options.remoteRoot + QLatin1Char('/') + m_options.workspaceName);
+        shellQuote((m_options.remoteRoot + QLatin1Char('/') + m_options.workspaceName).toUtf8());
     SshConnection::Call call;
     call.remoteCommand = "mkdir -p -- " + dir + " && cd -- " + dir + " && pwd -P";
     call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
@@ -176,7 +143,7 @@ void SshSandboxBackend::loadBases()
     // a workspace that was deleted and made again under the same id.
     QByteArray identity;
     try {
-        const ProcessOutcome o = op({m_conn, m_root}, QStringLiteral("stat"), {QString()});
+        const ProcessOutcome o = op({m_conn, m_root}, QStringLiteral("stat"), {});
         const QList<FindRecord> recs = parseFindRecords(o.stdoutData);
         if (o.exitCode == 0 && !recs.isEmpty())
             identity = QByteArray::number(recs.first().device) + ':' +
@@ -244,7 +211,8 @@ ProcessOutcome SshSandboxBackend::op(const Session &s, const QString &name, cons
                                      const QString &stdinFile, const QString &stdoutFile) const
 {
     SshConnection::Call call;
-    call.remoteCommand = ssh::helperCommand(s.root, name, args);
+    call.remoteCommand =
+        remote::confinedScript(Channel::Binary, s.root, name, args.value(0), args.mid(1)).toUtf8();
     call.stdinFile = stdinFile;
     call.stdoutFile = stdoutFile;
     call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
@@ -262,9 +230,7 @@ ProcessOutcome SshSandboxBackend::checked(const Session &s, const QString &name,
     }
     if (o.exitCode == 255)
         s.conn->throwConnectionError(o.stderrData, QStringLiteral("remote '%1'").arg(name));
-    const HelperError e = ssh::parseHelperError(o.exitCode, o.stderrData);
-    if (!e.kind.isEmpty())
-        ssh::throwHelperError(e);
+    remote::throwIfRefused(Channel::Binary, o.exitCode, o.stdoutData, o.stderrData);
     return o;
 }
 
@@ -293,26 +259,16 @@ FileRange SshSandboxBackend::readFileRange(const QString &path, qint64 offset, q
     const QString rel = normalized(path);
     const Session s = session();
     SshConnection::Call call;
-    call.remoteCommand = ssh::helperCommand(
-        s.root, QStringLiteral("range"), {rel, QString::number(offset), QString::number(maxBytes)});
+    call.remoteCommand = remote::confinedScript(Channel::Binary, s.root, QStringLiteral("range"),
+                                                rel, remote::confinedRangeArgs(offset, maxBytes))
+                             .toUtf8();
     call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
     // the size line and the range, and room for a refusal on stderr (the cap counts both
     // streams): a remote that sends more is cut, never held
     call.maxOutputBytes = qMin<qint64>(maxBytes, qint64(1) << 40) + 32 + kRefusalRoom;
     const ProcessOutcome o = checked(s, QStringLiteral("range"), s.conn->run(call));
     throwIfFailed(o, QStringLiteral("reading '%1'").arg(path));
-    const qsizetype nl = o.stdoutData.indexOf('\n');
-    bool ok = false;
-    const qint64 total = nl > 0 && nl <= 20 ? o.stdoutData.left(nl).toLongLong(&ok) : -1;
-    if (!ok || total < 0)
-        throw OSError(QStringLiteral("the SSH remote answered a ranged read of '%1' without its "
-                                     "size")
-                          .arg(path),
-                      EIO);
-    FileRange range{o.stdoutData.sliced(nl + 1), total};
-    if (range.data.size() > maxBytes)
-        range.data.truncate(qsizetype(maxBytes));
-    return range;
+    return remote::confinedRange(o.stdoutData, maxBytes, QStringLiteral("SSH"));
 }
 
 void SshSandboxBackend::writeFile(const QString &path, const QByteArray &content)
@@ -331,7 +287,9 @@ void SshSandboxBackend::writeFile(const QString &path, const QByteArray &content
             QStringLiteral("cannot stage '%1' for upload: %2").arg(path, tmp.errorString()));
     // The remote temporary name comes from here: the remote shell has no random source of its
     // own, and the helper creates it with O_EXCL, so a name planted in advance only fails.
-    throwIfFailed(op(s, QStringLiteral("write"), {rel, randomToken()}, tmp.fileName()),
+    throwIfFailed(op(s, QStringLiteral("write"),
+                     {rel, remote::confinedTempName(rel.section(QLatin1Char('/'), -1))},
+                     tmp.fileName()),
                   QStringLiteral("writing '%1'").arg(path));
 }
 
@@ -340,9 +298,7 @@ QList<FileInfo> SshSandboxBackend::listDir(const QString &path)
     const QString rel = normalized(path);
     const ProcessOutcome o = op(session(), QStringLiteral("list"), {rel});
     throwIfFailed(o, QStringLiteral("listing '%1'").arg(path));
-    QList<FileInfo> out;
-    for (const FindRecord &r : parseFindRecords(o.stdoutData))
-        out.append(r.toInfo(joinPath(rel, r.name)));
+    QList<FileInfo> out = remote::confinedEntries(o.stdoutData, rel);
     std::sort(out.begin(), out.end(),
               [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
     return out;
@@ -355,45 +311,9 @@ void SshSandboxBackend::walkTree(const QString &path, bool withStat,
     const QString root = normalized(path);
     if (!root.isEmpty() && !stat(root).isDir)
         throw NotADirectoryError(QStringLiteral("'%1' is not a folder").arg(path), ENOTDIR);
-    const Session s = session();
-    const ProcessOutcome o = op(s, QStringLiteral("listall"), {});
-    throwIfFailed(o, QStringLiteral("listing the workspace"));
-    QList<FindRecord> records;
-    const QString prefix = root.isEmpty() ? QString() : root + u'/';
-    for (FindRecord &r : parseFindRecords(o.stdoutData)) {
-        if (r.name.startsWith(prefix) && r.name.size() > prefix.size())
-            records.append(std::move(r));
-    }
-    // depth first, each folder's entries by name: compare segment by segment
-    std::sort(records.begin(), records.end(), [](const FindRecord &a, const FindRecord &b) {
-        const qsizetype n = qMin(a.name.size(), b.name.size());
-        for (qsizetype i = 0; i < n; ++i) {
-            const QChar x = a.name.at(i), y = b.name.at(i);
-            if (x != y)
-                return x == u'/' || (y != u'/' && x < y);
-        }
-        return a.name.size() < b.name.size();
-    });
-    QString skipped; // a folder the visitor skipped, with its '/'
-    for (const FindRecord &r : std::as_const(records)) {
-        if (!skipped.isEmpty() && r.name.startsWith(skipped))
-            continue;
-        WalkEntry e;
-        e.path = r.name;
-        const FileInfo info = r.toInfo(r.name);
-        e.type = info.type;
-        e.size = info.size;
-        e.mtimeMs = info.mtimeMs;
-        e.depth = int(QStringView(r.name).mid(prefix.size()).count(u'/'));
-        if (e.depth >= MaxWalkDepth)
-            continue;
-        const WalkStep step = visit(e);
-        if (step == WalkStep::Stop)
-            return;
-        skipped = step == WalkStep::SkipFolder && e.type == FileInfo::Type::Directory
-                      ? r.name + u'/'
-                      : QString();
-    }
+    const ProcessOutcome o = op(session(), QStringLiteral("tree"), {root});
+    throwIfFailed(o, QStringLiteral("listing '%1'").arg(path));
+    remote::walkConfinedTree(o.stdoutData, root, visit);
 }
 
 CappedListing SshSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
@@ -404,8 +324,9 @@ CappedListing SshSandboxBackend::listDirFirst(const QString &path, qsizetype max
     const Session s = session();
     SshConnection::Call call;
     const qsizetype cap = qMax<qsizetype>(0, maxEntries);
-    call.remoteCommand =
-        ssh::helperCommand(s.root, QStringLiteral("list"), {rel, QString::number(cap)});
+    call.remoteCommand = remote::confinedScript(Channel::Binary, s.root, QStringLiteral("list"),
+                                                rel, {QString::number(cap)})
+                             .toUtf8();
     call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
     // a record is at most 4 numbers and a 255-byte name; then room for a refusal on stderr
     call.maxOutputBytes = qint64(cap) * 400 + 64 + kRefusalRoom;
@@ -474,12 +395,9 @@ QByteArray SshSandboxBackend::packExclusions(const QHash<QString, FindRecord> &r
 
 QHash<QString, FindRecord> SshSandboxBackend::listAll(const Session &s) const
 {
-    const ProcessOutcome o = op(s, QStringLiteral("listall"), {});
+    const ProcessOutcome o = op(s, QStringLiteral("tree"), {});
     throwIfFailed(o, QStringLiteral("listing the workspace"));
-    QHash<QString, FindRecord> out;
-    for (FindRecord &r : parseFindRecords(o.stdoutData))
-        out.insert(r.name, std::move(r));
-    return out;
+    return remote::confinedTree(o.stdoutData);
 }
 
 // ---- execute --------------------------------------------------------------------------------
@@ -498,19 +416,20 @@ ExecuteResult SshSandboxBackend::execute(const QString &command,
     constexpr qsizetype MaxSshCommandBytes = 100000;
     checkCommandFits(command, MaxSshCommandBytes, QStringLiteral("SSH backend"));
     const QString rel = normalized(cwd);
-    QMap<QString, QString> env = m_options.env;
-    for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
-        env.insert(it.key(), it.value());
-    const QString token = randomToken();
-    // timeout(1) wants at least a millisecond; it runs the command in its own process group
-    // and signals the whole group (TERM, then KILL after the grace).
-    QStringList args{rel, QString::number(std::max(timeout, 0.001), 'f', 3),
-                     QString::number(m_options.killGraceSeconds, 'f', 3), token, command};
-    for (auto it = env.cbegin(); it != env.cend(); ++it)
-        args << it.key() + QLatin1Char('=') + it.value();
+    remote::WrappedCommand wrapped;
+    wrapped.command = command;
+    wrapped.env = m_options.env;
+    wrapped.env.insert(options.env);
+    wrapped.timeoutSeconds = timeout;
+    wrapped.killGraceSeconds = m_options.killGraceSeconds;
+    // Killing the local client leaves the remote command running: the marker finds its tree.
+    wrapped.marker = randomToken();
 
     SshConnection::Call call;
-    call.remoteCommand = ssh::helperCommand(s.root, QStringLiteral("exec"), args);
+    // The confined walk enters the folder, then runs the wrapper there.
+    call.remoteCommand = remote::confinedScript(Channel::Binary, s.root, QStringLiteral("run"), rel,
+                                                {remote::wrapCommand(wrapped)})
+                             .toUtf8();
     // A backstop only: the remote timeout answers first unless the connection hangs.
     call.timeoutMs =
         static_cast<int>(std::min((timeout + m_options.killGraceSeconds + 30) * 1000.0, 2e9));
@@ -520,29 +439,23 @@ ExecuteResult SshSandboxBackend::execute(const QString &command,
     ProcessOutcome o = s.conn->run(call);
 
     if (o.cancelled || o.timedOut) {
-        // Killing the local client leaves the remote command running: sweep its tree by the
-        // call's marker variable.
-        try {
-            op(s, QStringLiteral("sweep"), {token});
-        } catch (const SandboxError &) {
-            // the connection itself is gone; so is the remote session's tree with it, mostly
-        }
+        SshConnection::Call sweep;
+        sweep.remoteCommand = remote::sweepScript(wrapped.marker).toUtf8();
+        sweep.timeoutMs = m_options.operationTimeoutSeconds * 1000;
+        s.conn->run(sweep); // a connection that is gone took the remote session's tree with it
     } else {
-        const HelperError e = ssh::parseHelperError(o.exitCode, o.stderrData);
-        if (!e.kind.isEmpty())
-            ssh::throwHelperError(e);
+        remote::throwIfRefused(Channel::Binary, o.exitCode, o.stdoutData, o.stderrData);
         // 255 is both "ssh failed" and a command's own exit 255: ask the master.
         if (o.exitCode == 255 && !s.conn->masterAlive())
             s.conn->throwConnectionError(o.stderrData, QStringLiteral("execute"));
     }
     ExecuteResult r = toExecuteResult(o);
-    // timeout(1) exits 124, or 137 when it had to KILL the group after the grace.
-    const bool remoteTimeout =
-        !o.cancelled &&
-        (o.exitCode == 124 || (o.exitCode == 137 && double(o.durationMs) >= timeout * 1000.0));
+    // The wrapper's watchdog answers 124 (a command's own 124 comes before the timeout).
+    const bool remoteTimeout = !o.cancelled && o.exitCode == remote::kTimeoutExit &&
+                               double(o.durationMs) >= timeout * 1000.0 - 50;
     if (o.timedOut || remoteTimeout) {
         r.timedOut = true;
-        r.exitCode = 124;
+        r.exitCode = remote::kTimeoutExit;
     }
     return r;
 }
@@ -561,75 +474,36 @@ WorkspaceSeedResult SshSandboxBackend::seedWorkspace(const QString &source,
                                                      const std::function<void(int, int)> &progress)
 {
     const Session s = session();
-    const QString root = QDir(source).absolutePath();
-    const SeedPlan plan = planSeed(root, GlobSet(excludes));
-    WorkspaceSeedResult result;
-    result.errors = plan.errors;
-
-    // One tar stream over one ssh channel: folders first (so a symlink already standing in
-    // the workspace where a folder goes is replaced, not followed), then the files.
-    QByteArray list;
-    QHash<QString, FileStamp> hostStamps;
-    int total = 0;
-    for (const SeedPlanEntry &e : plan.entries) {
-        if (e.action != SeedPlanEntry::Action::Copy) {
-            result.skippedPaths << e.path;
-            continue;
-        }
-        list += e.path.toUtf8() + '\0';
-        if (!e.isDir) {
-            ++total;
-            if (const auto st = hostStamp(root + QLatin1Char('/') + e.path))
-                hostStamps.insert(e.path, *st);
-        }
-    }
+    // One tar stream over one ssh channel (remote::SeedArchive); archive-in answers with the
+    // workspace's stamps of the files that arrived.
+    const remote::SeedArchive archive(source, excludes, s.conn->localDir());
     if (progress)
-        progress(0, total);
-    SeedManifest manifest;
-    manifest.hostRoot = root;
-    if (!list.isEmpty()) {
-        QTemporaryDir work(s.conn->localDir() + QStringLiteral("/seed-XXXXXX"));
-        const QString listFile = work.path() + QStringLiteral("/list");
-        const QString tarFile = work.path() + QStringLiteral("/seed.tar");
-        const QString stampsFile = work.path() + QStringLiteral("/stamps");
-        if (!work.isValid() || !writeLocal(listFile, list))
-            throw OSError(QStringLiteral("cannot stage the seed of %1 locally").arg(root));
-        result.errors += runLocalTar({QStringLiteral("-c"), QStringLiteral("-f"), tarFile,
-                                      QStringLiteral("--format=posix"), QStringLiteral("--null"),
-                                      QStringLiteral("--no-recursion"),
-                                      // like local seeding: no setuid/setgid bits
-                                      QStringLiteral("--mode=ug-s"), QStringLiteral("-C"), root,
-                                      QStringLiteral("-T"), listFile});
-        const ProcessOutcome o = op(s, QStringLiteral("seed"), {}, tarFile, stampsFile);
+        progress(0, archive.fileCount());
+    QHash<QString, FileStamp> remote;
+    QStringList tarErrors;
+    if (!archive.tarFile().isEmpty()) {
+        const QString stampsFile = archive.scratchFile(QStringLiteral("stamps"));
+        const ProcessOutcome o =
+            op(s, QStringLiteral("archive-in"), {}, archive.tarFile(), stampsFile);
         if (o.exitCode != 0) {
             for (const QByteArray &l : o.stderrData.split('\n')) {
                 if (!l.trimmed().isEmpty())
-                    result.errors << QStringLiteral("remote tar: ") + QString::fromUtf8(l);
+                    tarErrors << QStringLiteral("remote tar: ") + QString::fromUtf8(l);
             }
         }
         QFile f(stampsFile);
         const QByteArray stamps = f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-        QHash<QString, FileStamp> remote;
         for (const FindRecord &r : parseFindRecords(stamps))
             remote.insert(r.name, {r.size, r.mtimeNs});
-        for (const SeedPlanEntry &e : plan.entries) {
-            if (e.action != SeedPlanEntry::Action::Copy || e.isDir)
-                continue;
-            const auto ws = remote.constFind(e.path);
-            if (ws == remote.constEnd()) {
-                result.errors << QStringLiteral("'%1' was not written on the remote").arg(e.path);
-                continue;
-            }
-            ++result.filesSeeded;
-            result.bytesSeeded += ws->size;
-            manifest.files.insert(e.path, {hostStamps.value(e.path, {-1, 0}), *ws});
-        }
     }
+    SeedManifest manifest;
+    WorkspaceSeedResult result = archive.finish(remote, &manifest, QStringLiteral("on the remote"));
+    result.errors += tarErrors;
     if (progress)
-        progress(total, total);
+        progress(archive.fileCount(), archive.fileCount());
     QMutexLocker lock(&m_manifestMutex);
-    m_manifests.insert(root, std::move(manifest));
-    m_seedRoot = root;
+    m_manifests.insert(archive.root(), std::move(manifest));
+    m_seedRoot = archive.root();
     if (const QString error = saveBases(); !error.isEmpty())
         result.errors << error;
     return result;
@@ -680,7 +554,7 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
         if (!writeLocal(listFile, list) ||
             !writeLocal(excludeFile, packExclusions(st->remote, st->staged)))
             throw OSError(QStringLiteral("cannot write the flush list locally"));
-        const ProcessOutcome o = op(s, QStringLiteral("pack"), {}, excludeFile, tarFile);
+        const ProcessOutcome o = op(s, QStringLiteral("archive-out"), {}, excludeFile, tarFile);
         if (o.exitCode != 0) {
             for (const QByteArray &l : o.stderrData.split('\n')) {
                 if (!l.trimmed().isEmpty())
@@ -690,11 +564,11 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
         // Only the listed names are extracted (the archive may hold more: names the exclusions
         // cannot express, files created since the listing); GNU tar refuses `..` and absolute
         // members and delays symlinks, and the folder is ours alone.
-        errors +=
-            runLocalTar({QStringLiteral("-x"), QStringLiteral("-f"), tarFile, QStringLiteral("-C"),
-                         files, QStringLiteral("--no-same-owner"),
-                         QStringLiteral("--no-same-permissions"), QStringLiteral("--no-recursion"),
-                         QStringLiteral("--null"), QStringLiteral("-T"), listFile});
+        errors += remote::runLocalTar(
+            {QStringLiteral("-x"), QStringLiteral("-f"), tarFile, QStringLiteral("-C"), files,
+             QStringLiteral("--no-same-owner"), QStringLiteral("--no-same-permissions"),
+             QStringLiteral("--no-recursion"), QStringLiteral("--null"), QStringLiteral("-T"),
+             listFile});
     }
     st->fs = std::make_unique<WorkspaceFs>(files);
     st->plan = planSyncItems(selection.items, *st->fs, root, includes, excludes, record,

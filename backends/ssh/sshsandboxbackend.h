@@ -77,8 +77,8 @@ public:
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
     double defaultTimeoutSeconds() const override { return m_options.timeout; }
-    /// One remote `find` of the whole workspace (the listall operation) instead of one
-    /// listing per folder: the search tools' walk costs one round trip.
+    /// One remote `find` of the folder (the `tree` operation) instead of one listing per
+    /// folder: the search tools' walk costs one round trip.
     void walkTree(const QString &path, bool withStat,
                   const std::function<WalkStep(const WalkEntry &)> &visit) override;
 

@@ -507,6 +507,69 @@ private Q_SLOTS:
         }
     }
 
+    // The same refusal is the same error type on every backend (the local backend's; a
+    // remote refusal goes through the one errno mapping, platform/errnoerror.h).
+    void errorsHaveTheSameTypeEverywhere_data()
+    {
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QString>("type");
+        // clang-format off
+        const auto row = [](const char *op, const char *path, const char *type) {
+            QTest::addRow("%s %s", op, path) << QString::fromUtf8(op) << QString::fromUtf8(path)
+                                             << QString::fromUtf8(type);
+        };
+        row("read",   "missing.txt",  "FileNotFoundError");
+        row("read",   "d",            "IsADirectoryError");
+        row("read",   "loop",         "PermissionError");
+        row("read",   "out/passwd",   "PermissionError");
+        row("stat",   "missing.txt",  "FileNotFoundError");
+        row("stat",   "d/missing",    "FileNotFoundError");
+        row("stat",   "f.txt/x",      "NotADirectoryError");
+        row("list",   "missing",      "FileNotFoundError");
+        row("list",   "f.txt",        "NotADirectoryError");
+        row("list",   "loop",         "PermissionError");
+        row("list",   "out",          "PermissionError");
+        row("write",  "d",            "IsADirectoryError");
+        row("write",  "loop/x",       "PermissionError");
+        row("write",  "f.txt/x",      "NotADirectoryError");
+        row("mkdirs", "out/new",      "PermissionError");
+        row("remove", "missing.txt",  "FileNotFoundError");
+        row("remove", "d",            "IsADirectoryError");
+        row("cwd",    "missing",      "FileNotFoundError");
+        row("cwd",    "loop",         "PermissionError");
+        row("cwd",    "out",          "PermissionError");
+        // clang-format on
+    }
+    void errorsHaveTheSameTypeEverywhere()
+    {
+        QFETCH(QString, op);
+        QFETCH(QString, path);
+        QFETCH(QString, type);
+        auto b = make();
+        QCOMPARE(b->execute(QStringLiteral("echo x > f.txt && mkdir -p d/e && ln -s loop loop && "
+                                           "ln -s / out"))
+                     .exitCode,
+                 0);
+        const QString got = errorName([&] {
+            if (op == QLatin1String("read"))
+                b->readFile(path);
+            else if (op == QLatin1String("stat"))
+                b->stat(path);
+            else if (op == QLatin1String("list"))
+                b->listDir(path);
+            else if (op == QLatin1String("write"))
+                b->writeFile(path, "x");
+            else if (op == QLatin1String("mkdirs"))
+                b->makeDirs(path);
+            else if (op == QLatin1String("remove"))
+                b->removeFile(path);
+            else
+                b->execute(QStringLiteral("true"), {}, path);
+        });
+        QCOMPARE(got, type);
+    }
+
     void symlinksInsideTheWorkspaceWork()
     {
         auto b = make();

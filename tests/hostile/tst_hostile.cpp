@@ -9,6 +9,7 @@
 // ELSAI_HOSTILE_RACE_ROUNDS sets the race rounds (CI default 20,000, ssh 50; the long run
 // 100,000+, ssh 2,000).
 #include "bwrapsandboxbackend.h"
+#include "dockerfixture.h"
 #include "errors.h"
 #include "fakeagentcore.h"
 #include "fakedaytona.h"
@@ -53,6 +54,10 @@ struct BackendFixture
     /// the layout is planted by a local backend on that folder, and "outside" is its parent.
     /// Unset: commands run at the workspace's host path (local, ssh and the loopback fakes).
     std::function<QString(SandboxBackend &)> hostFolder = {};
+    /// Where the workspace is seen on this host when its commands see it at another path and
+    /// only they can plant the layout (a container: its volume's folder on this machine).
+    /// Unset: hostFolder, else the path the commands see.
+    std::function<QString(SandboxBackend &)> hostView = {};
     /// Why the backend cannot run here (empty: it can); checked before its first case.
     std::function<QString()> unavailable = {};
     /// "case id" or "case id|operation" → a known backend bug, not fixed yet
@@ -167,10 +172,43 @@ QList<BackendFixture> moreBackends()
                                  b->create();
                                  return b;
                              }};
+    // A container of its own per case, its workspace a folder in the volume, so that the
+    // volume's root is the outside the cases watch (read on this host, where the engine
+    // keeps the volume).
+    BackendFixture docker{QStringLiteral("docker"), [] {
+                              auto o = test::DockerEngine::options();
+                              o.workspacePath = QStringLiteral("/workspace/ws");
+                              static int serial = 0;
+                              auto b = test::DockerEngine::makeBackend(
+                                  QStringLiteral("hostile-%1").arg(++serial), o);
+                              b->create();
+                              return b;
+                          }};
+    docker.hostView = [](SandboxBackend &b) {
+        const QString volume =
+            test::DockerEngine::volumeOnHost(static_cast<DockerSandboxBackend &>(b).volumeName());
+        return volume.isEmpty() ? QString() : volume + QStringLiteral("/ws");
+    };
+    docker.unavailable = [] {
+        const QString why = test::DockerEngine::unavailable();
+        if (!why.isEmpty())
+            return why;
+        // the outside is read where the engine keeps the volume: a local engine, as root
+        auto b = test::DockerEngine::makeBackend(QStringLiteral("hostile-probe"));
+        b->create();
+        const bool readable = QFileInfo(test::DockerEngine::volumeOnHost(b->volumeName())).isDir();
+        b->close();
+        return readable ? QString()
+                        : QStringLiteral("the engine's volumes are not readable here (a remote "
+                                         "engine, or not root)");
+    };
     // Each race round is a few confined shell commands on the fake (one round trip each).
     daytona.raceRounds = 100;
     agentcore.raceRounds = 100;
-    return {bwrap, daytona, agentcore};
+    // A container's round is three execs (each a runc exec) while the attacker holds a core:
+    // fewer rounds, still thousands of swaps in each (the script is the one the fakes race).
+    docker.raceRounds = 40;
+    return {bwrap, daytona, agentcore, docker};
 }
 
 /// The fixtures ELSAI_HOSTILE_BACKENDS names (comma-separated; unset: all of them). CTest runs
@@ -425,6 +463,8 @@ void plant(const BackendFixture &fixture, SandboxBackend &b)
 /// The host folder of the workspace and its parent (the outside the cases watch).
 QString hostWorkspace(const BackendFixture &fixture, SandboxBackend &b)
 {
+    if (fixture.hostView)
+        return fixture.hostView(b);
     if (fixture.hostFolder)
         return fixture.hostFolder(b);
     return b.execute(QStringLiteral("pwd -P"), 10).output.trimmed();
@@ -439,7 +479,11 @@ class TestHostile : public QObject
 private Q_SLOTS:
     void initTestCase() { QLoggingCategory::setFilterRules(QStringLiteral("elsai.*=false")); }
     // the fakes' server threads end while the QCoreApplication still exists
-    void cleanupTestCase() { remoteFakes() = {}; }
+    void cleanupTestCase()
+    {
+        remoteFakes() = {};
+        test::DockerEngine::cleanUp();
+    }
     void pathTable();
     void renameExchangeRace();
     void renameExchangeRaceMore();
