@@ -9,7 +9,7 @@
 #include "listeningports.h"
 #include "localsandboxbackend.h"
 #include "processregistry.h"
-#include "remotescript.h"
+#include "shellquote.h"
 #include "sshconnection.h"
 #include "sshsandboxbackend.h"
 
@@ -109,9 +109,9 @@ QList<SandboxPort> sshPorts(const SshSandboxBackend &backend)
     if (!conn || root.isEmpty())
         return {};
     const QByteArray script =
-        "r=" + ssh::shellQuote(root) +
+        "r=" + shellQuote(root.toUtf8()) +
         "; for p in /proc/[0-9]*; do"
-        " grep -qsF ELSAI_SSH_CALL= \"$p/environ\" 2>/dev/null || continue;"
+        " grep -qsF ELSAI_CALL= \"$p/environ\" 2>/dev/null || continue;"
         " c=$(readlink \"$p/cwd\" 2>/dev/null); case $c in \"$r\"|\"$r\"/*) ;; *) continue;; esac;"
         " n=$(cat \"$p/comm\" 2>/dev/null);"
         " for f in \"$p\"/fd/*; do l=$(readlink \"$f\" 2>/dev/null); case $l in socket:*)"

@@ -505,9 +505,8 @@ QFuture<void> SandboxController::writeFile(const QString &workspaceId, const QSt
 {
     const SandboxPtr sb = requireEntry(workspaceId).sandbox;
     return track(workspaceId, QStringLiteral("write_file"),
-                 QtConcurrent::run(&m_pool, [sb, path, content] {
-                     sb->writeFile(path, content, humanActor());
-                 }));
+                 QtConcurrent::run(
+                     &m_pool, [sb, path, content] { sb->writeFile(path, content, humanActor()); }));
 }
 
 QFuture<QStringList> SandboxController::addFiles(const QString &workspaceId,

@@ -3,8 +3,9 @@
 
 #include "sshpty.h"
 
+#include "commandwrapper.h"
 #include "errors.h"
-#include "remotescript.h"
+#include "shellquote.h"
 #include "sshconnection.h"
 #include "sshsandboxbackend.h"
 
@@ -34,12 +35,13 @@ PtyLaunch sshPtyLaunch(const SshSandboxBackend &backend)
     const QString token = QString::number(raw[0], 16) + QString::number(raw[1], 16);
 
     // The remote login shell reads this line: cd into the workspace, then the user's shell
-    // with the session's marker and the backend's variables.
-    QByteArray line = "cd " + ssh::shellQuote(root) +
-                      " && ELSAI_SSH_CALL=" + ssh::shellQuote(token) + " COLORTERM=truecolor";
+    // with the session's marker (the command wrapper's ELSAI_CALL, which sweepScript() finds)
+    // and the backend's variables.
+    QByteArray line = "cd " + shellQuote(root.toUtf8()) +
+                      " && ELSAI_CALL=" + shellQuote(token.toUtf8()) + " COLORTERM=truecolor";
     const QMap<QString, QString> &env = backend.options().env;
     for (auto it = env.cbegin(); it != env.cend(); ++it)
-        line += ' ' + it.key().toUtf8() + '=' + ssh::shellQuote(it.value());
+        line += ' ' + it.key().toUtf8() + '=' + shellQuote(it.value().toUtf8());
     line += " exec \"${SHELL:-/bin/sh}\"";
 
     PtyLaunch launch;
@@ -57,9 +59,9 @@ PtyLaunch sshPtyLaunch(const SshSandboxBackend &backend)
     launch.programName = QStringLiteral("ssh %1").arg(conn->target().host);
     launch.idleNames = {QStringLiteral("ssh")};
     launch.keepAlive = conn;
-    launch.cleanup = [conn, root, token] {
+    launch.cleanup = [conn, token] {
         ssh::SshConnection::Call call;
-        call.remoteCommand = ssh::helperCommand(root, QStringLiteral("sweep"), {token});
+        call.remoteCommand = remote::sweepScript(token).toUtf8();
         call.timeoutMs = 15000;
         try {
             conn->run(call);
