@@ -77,7 +77,7 @@ QList<ListeningPort> parseProcNetTcp(const QByteArray &table, bool v6)
         ListeningPort p;
         p.port = port;
         p.inode = f[9].toULongLong();
-        const QByteArray hex = local[0];
+        const QByteArray &hex = local[0];
         if (!v6 && hex.size() == 8) {
             // The kernel printed the native value of four bytes in network order.
             const quint32 raw = hex.toUInt(nullptr, 16);

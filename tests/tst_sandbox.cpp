@@ -516,7 +516,8 @@ private Q_SLOTS:
         QCOMPARE(s->readFile(QStringLiteral("notes/today.md")), QStringLiteral("saved\n"));
         QVERIFY_THROWS_EXCEPTION(PermissionError, s->writeFile(QStringLiteral("../escape.md"), "x",
                                                                QStringLiteral("human")));
-        const QList<AuditEvent> events = capture.events();
+        QList<AuditEvent> events = capture.events(); // the writes (the read has its own)
+        events.removeIf([](const AuditEvent &e) { return e.event != u"sandbox.write_file"; });
         QCOMPARE(events.size(), 2);
         QCOMPARE(events[0].event, QStringLiteral("sandbox.write_file"));
         QCOMPARE(events[0].actor, QStringLiteral("human"));
