@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 Q_LOGGING_CATEGORY(lcMcpHttp, "elsai.mcp.http", QtInfoMsg)
 
@@ -45,7 +46,7 @@ const QByteArray kJson("application/json");
 struct McpHttpServer::Pending
 {
     Pending(QHttpServerResponder &&r, QTcpSocket *connection)
-        : responder(std::move(r)), socket(connection), tracked(connection != nullptr)
+        : responder(std::in_place, std::move(r)), socket(connection), tracked(connection != nullptr)
     {
     }
     ~Pending() { QObject::disconnect(hangUp); }
@@ -53,14 +54,19 @@ struct McpHttpServer::Pending
     {
         // A client that hung up (an aborted request) must not be written to: Qt 6.4's
         // responder keeps a raw socket pointer.
-        return !tracked || !socket.isNull();
+        return responder && (!tracked || !socket.isNull());
     }
+    /// Qt 6.8 serves the next request on a keep-alive connection only once the responder of
+    /// the one before is destroyed: a call answered with a task must let the connection go
+    /// although the call itself still runs (and holds this object).
+    void release() { responder.reset(); }
     void send(Status status, const httpcompat::HeaderPairs &headers, const QByteArray &body)
     {
         done = true;
         QObject::disconnect(hangUp);
         if (connected())
-            httpcompat::write(responder, status, headers, body);
+            httpcompat::write(*responder, status, headers, body);
+        release();
     }
     /// A notification about the running request: the response becomes a server-sent event
     /// stream with the first one (a call that ends before needs none and answers JSON).
@@ -69,13 +75,13 @@ struct McpHttpServer::Pending
         if (done || !connected())
             return;
         if (!streaming) {
-            httpcompat::beginChunked(responder, Status::Ok,
+            httpcompat::beginChunked(*responder, Status::Ok,
                                      {{"Content-Type", "text/event-stream"},
                                       {"Cache-Control", "no-cache"},
                                       {"X-Accel-Buffering", "no"}});
             streaming = true;
         }
-        httpcompat::writeChunk(responder, sseEvent(message));
+        httpcompat::writeChunk(*responder, sseEvent(message));
     }
     /// The JSON-RPC response: the last event of the stream, or the JSON body. Once only.
     void finish(const QByteArray &response)
@@ -84,12 +90,13 @@ struct McpHttpServer::Pending
             return;
         done = true;
         QObject::disconnect(hangUp);
-        if (!connected())
-            return;
-        if (streaming)
-            httpcompat::endChunked(responder, sseEvent(response));
-        else
-            httpcompat::write(responder, Status::Ok, {{"Content-Type", kJson}}, response);
+        if (connected()) {
+            if (streaming)
+                httpcompat::endChunked(*responder, sseEvent(response));
+            else
+                httpcompat::write(*responder, Status::Ok, {{"Content-Type", kJson}}, response);
+        }
+        release();
     }
     /// Calls `onHangUp` (on the server thread) if the client closes the connection before the
     /// response is complete: how a stateless request is cancelled.
@@ -105,7 +112,7 @@ struct McpHttpServer::Pending
     }
     bool streaming = false;
     bool done = false;
-    QHttpServerResponder responder;
+    std::optional<QHttpServerResponder> responder;
     QPointer<QTcpSocket> socket;
     const bool tracked;
     QMetaObject::Connection hangUp;
