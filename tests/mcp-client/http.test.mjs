@@ -252,9 +252,15 @@ describe('Streamable HTTP with the SDK client', () => {
         const { coder } = server.agents;
         const init = await rawPost({ Authorization: `Bearer ${coder.token}` }, initBody);
         const session = init.headers['mcp-session-id'];
-        const call = await rawPost({ Authorization: `Bearer ${coder.token}`, 'Mcp-Session-Id': session },
-            JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: {
-                name: 'execute', arguments: { command: 'echo quick' }, _meta: { progressToken: 7 } } }));
+        // A loaded machine (the sanitizer stage) may take longer than the 0.3 s progress
+        // interval to start a shell, and then rightly streams: a few tries.
+        let call;
+        for (let i = 0; i < 5; ++i) {
+            call = await rawPost({ Authorization: `Bearer ${coder.token}`, 'Mcp-Session-Id': session },
+                JSON.stringify({ jsonrpc: '2.0', id: 100 + i, method: 'tools/call', params: {
+                    name: 'execute', arguments: { command: 'echo quick' }, _meta: { progressToken: 7 } } }));
+            if (/^application\/json/.test(call.headers['content-type'] ?? '')) break;
+        }
         assert.equal(call.status, 200);
         assert.match(call.headers['content-type'], /^application\/json/);
         assert.match(JSON.parse(call.body).result.content[0].text, /^quick\n/);
