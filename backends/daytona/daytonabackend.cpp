@@ -235,7 +235,7 @@ void DaytonaSandboxBackend::create()
             m_remote = remote;
             m_created = true;
         }
-        loadBases(remote);
+        identifyWorkspace(remote);
         qCInfo(lcDaytona) << "sandbox" << sid << "started for" << m_workspaceId;
     } catch (...) {
         // Do not leak a sandbox we created and cannot use.
@@ -631,7 +631,7 @@ DaytonaSandboxBackend::seedWorkspace(const QString &source, const QStringList &e
                                      const std::function<void(int, int)> &progress)
 {
     const Remote r = remote();
-    QMutexLocker lock(&m_syncMutex);
+    QMutexLocker lock(&m_seedMutex);
     if (!m_shadow) {
         m_shadowDir = std::make_unique<QTemporaryDir>(QDir::tempPath() +
                                                       QStringLiteral("/elsai-daytona-XXXXXX"));
@@ -701,9 +701,7 @@ DaytonaSandboxBackend::seedWorkspace(const QString &source, const QStringList &e
         const auto rec = tree.constFind(it.key());
         it->workspace = rec == tree.cend() ? FileStamp{} : FileStamp{rec->size, rec->mtimeNs};
     }
-    m_manifests.insert(root, std::move(manifest));
-    m_seedRoot = root;
-    if (const QString error = saveBases(); !error.isEmpty())
+    if (const QString error = m_flush.recordSeed(root, std::move(manifest)); !error.isEmpty())
         result.errors << error;
     return result;
 }
@@ -746,92 +744,44 @@ QHash<QString, FindRecord> DaytonaSandboxBackend::remoteTree(const Remote &r)
     return remote::confinedTree(confined(r, QStringLiteral("tree"), QString()));
 }
 
-static GlobSet includesOf(const WorkspaceSyncPolicy &policy)
+remote::RemoteFlush::Transport DaytonaSandboxBackend::flushTransport(const Remote &r)
 {
-    return GlobSet(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
-}
-
-/// A flush feeds the core planner (planSyncItems: the one decision table) with the remote
-/// listing and its REMOTE stamps, compared with the base's workspace side, as the SSH backend
-/// does: so the base can be persisted and still mean something after a restart. Only the
-/// selected files whose remote copy changed since the base (or that have none) are downloaded,
-/// into a private local staging folder the planner compares and the executor writes from.
-struct DaytonaSandboxBackend::Staged
-{
-    std::unique_ptr<QTemporaryDir> dir;
-    std::unique_ptr<WorkspaceFs> fs;
-    QHash<QString, FindRecord> remote;
-    SyncPlan plan;
-};
-
-std::unique_ptr<DaytonaSandboxBackend::Staged>
-DaytonaSandboxBackend::stage(const Remote &r, const QString &root,
-                             const WorkspaceSyncPolicy &policy, const SeedManifest *record)
-{
-    auto st = std::make_unique<Staged>();
-    st->dir = std::make_unique<QTemporaryDir>(QDir::tempPath() +
-                                              QStringLiteral("/elsai-daytona-flush-XXXXXX"));
-    if (!st->dir->isValid())
-        throw OSError(QStringLiteral("cannot create a local staging folder for the flush under "
-                                     "%1")
-                          .arg(QDir::tempPath()));
-    st->fs = std::make_unique<WorkspaceFs>(st->dir->path());
-    st->remote = remoteTree(r);
-    const GlobSet includes = includesOf(policy);
-    const GlobSet excludes(policy.excludePatterns);
-    const RemoteSyncSelection selection = selectRemoteSync(st->remote, includes, excludes, record);
-    const QStringList &wanted = selection.fetch;
-    QStringList errors;
-    for (qsizetype from = 0; from < wanted.size(); from += kDownloadBatch) {
-        const QStringList batch = wanted.mid(from, kDownloadBatch);
-        const QHash<QString, QByteArray> got = bulkDownload(r, batch);
-        for (const QString &path : batch) {
-            try {
-                // what the bulk answer lacks is fetched alone, for a typed, per-file error
-                st->fs->writeFile(path, got.contains(path) ? got.value(path) : readFile(path));
-            } catch (const SandboxError &e) {
-                errors.append(QStringLiteral("%1: %2").arg(path, e.message()));
+    remote::RemoteFlush::Transport t;
+    t.list = [this, r] { return remoteTree(r); };
+    t.fetch = [this, r](const QStringList &paths, const QHash<QString, FindRecord> &,
+                        const QString &, const QString &files) {
+        WorkspaceFs staging(files);
+        QStringList errors;
+        for (qsizetype from = 0; from < paths.size(); from += kDownloadBatch) {
+            const QStringList batch = paths.mid(from, kDownloadBatch);
+            const QHash<QString, QByteArray> got = bulkDownload(r, batch);
+            for (const QString &path : batch) {
+                try {
+                    // what the bulk answer lacks is fetched alone, for a typed, per-file error
+                    staging.writeFile(path, got.contains(path) ? got.value(path) : readFile(path));
+                } catch (const SandboxError &e) {
+                    errors.append(QStringLiteral("%1: %2").arg(path, e.message()));
+                }
             }
         }
-    }
-    st->plan = planSyncItems(selection.items, *st->fs, root, includes, excludes, record,
-                             policy.noBaseConflict);
-    st->plan.errors = errors + st->plan.errors;
-    return st;
+        return errors;
+    };
+    return t;
 }
 
 SyncPlan DaytonaSandboxBackend::planSync(const QString &dest, const WorkspaceSyncPolicy &policy)
 {
-    const Remote r = remote();
-    QMutexLocker lock(&m_syncMutex);
-    const QString root = QDir(dest).absolutePath();
-    const auto it = m_manifests.constFind(root);
-    return stage(r, root, policy, it == m_manifests.constEnd() ? nullptr : &*it)->plan;
+    return m_flush.planSync(dest, policy, flushTransport(remote()));
 }
 
 WorkspaceSyncResult
 DaytonaSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
                                      const std::function<void(int, int)> &progress)
 {
-    const Remote r = remote();
-    QMutexLocker lock(&m_syncMutex); // one flush at a time; it updates the base
-    const QString root = QDir(dest).absolutePath();
-    const auto known = m_manifests.constFind(root);
-    const SeedManifest *record = known == m_manifests.constEnd() ? nullptr : &*known;
-    const auto st = stage(r, root, policy, record);
-    // The executor records against the staged copies; the base keeps the remote stamps.
-    SeedManifest staged = record ? *record : SeedManifest{root, {}};
-    WorkspaceSyncResult result = executeSync(st->plan, *st->fs, &staged, progress);
-    SeedManifest manifest = record ? *record : SeedManifest{root, {}};
-    if (!recordRemoteSync(manifest, st->plan, result, staged, st->remote))
-        return result;
-    m_manifests.insert(root, std::move(manifest));
-    if (const QString error = saveBases(); !error.isEmpty())
-        result.errors << error;
-    return result;
+    return m_flush.syncArtifacts(dest, policy, flushTransport(remote()), progress);
 }
 
-void DaytonaSandboxBackend::loadBases(const Remote &r)
+void DaytonaSandboxBackend::identifyWorkspace(const Remote &r)
 {
     // The workspace folder's device:inode names it in the base file: a base is never taken
     // for a workspace that was deleted and made again in the same sandbox.
@@ -845,39 +795,13 @@ void DaytonaSandboxBackend::loadBases(const Remote &r)
     } catch (const SandboxError &e) {
         qCWarning(lcDaytona) << "cannot identify the workspace of" << r.sandboxId << e.message();
     }
-    QMutexLocker lock(&m_syncMutex);
-    m_identity = identity;
-    if (!m_manifests.isEmpty() || identity.isEmpty())
-        return;
-    QString error;
-    if (auto bases = loadRemoteFlushBases(id(), identity, &error)) {
-        m_manifests = std::move(bases->manifests);
-        m_seedRoot = bases->seedRoot;
-    } else if (!error.isEmpty()) {
-        // without it a flush has no base: the safe no-base rule applies
-        qCWarning(lcDaytona) << error;
-    }
-}
-
-QString DaytonaSandboxBackend::saveBases()
-{
-    try {
-        if (m_identity.isEmpty())
-            throw OSError(QStringLiteral("the workspace folder could not be identified"));
-        saveRemoteFlushBases(id(), m_identity, {m_manifests, m_seedRoot});
-    } catch (const SandboxError &e) {
-        return QStringLiteral("the flush base was not saved (%1): a flush after a restart will "
-                              "treat every file as having no base")
-            .arg(e.message());
-    }
-    return {};
+    if (const QString error = m_flush.identify(id(), identity); !error.isEmpty())
+        qCWarning(lcDaytona) << error; // without it a flush has no base: the safe rule applies
 }
 
 std::optional<SeedManifest> DaytonaSandboxBackend::seedManifest() const
 {
-    // remote stamps, as listDir() reports them
-    QMutexLocker lock(&m_syncMutex);
-    return m_manifests.value(m_seedRoot);
+    return m_flush.seedManifest(); // remote stamps, as listDir() reports them
 }
 
 // ---- template ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "daytonaapi.h"
 #include "findrecord.h"
 #include "firstentries.h"
+#include "remoteflush.h"
 #include "treecopy.h"
 
 #include <QHash>
@@ -120,16 +121,10 @@ private:
     void uploadBatch(const Remote &r, const QList<QPair<QString, QByteArray>> &files);
     /// Every entry of the workspace (the confined `tree`), by relative path.
     QHash<QString, FindRecord> remoteTree(const Remote &r);
-    /// Lists the workspace, downloads the selected files changed since `record` into a local
-    /// staging folder and plans the flush there with the core planner (see the .cpp).
-    struct Staged;
-    std::unique_ptr<Staged> stage(const Remote &r, const QString &root,
-                                  const WorkspaceSyncPolicy &policy, const SeedManifest *record);
-    /// Reads the persisted flush bases (flushbase.h: on the host, keyed by id() and the
-    /// workspace folder's identity) once created.
-    void loadBases(const Remote &r);
-    /// Writes them; the error line for a result, or empty. m_syncMutex held.
-    QString saveBases();
+    /// The flush's transport: the `tree` listing, the changed files by bulk download.
+    remote::RemoteFlush::Transport flushTransport(const Remote &r);
+    /// Names the workspace folder (device:inode) to the flush bases once created.
+    void identifyWorkspace(const Remote &r);
     /// POST /files/bulk-download; the files that came back whole, by relative path.
     QHash<QString, QByteArray> bulkDownload(const Remote &r, const QStringList &paths);
 
@@ -141,16 +136,13 @@ private:
     bool m_created = false;
     Remote m_remote;
 
-    // Seed / flush, guarded by m_syncMutex: seeding copies into a local shadow first (the
-    // confined local copy), then uploads it; a flush plans from the remote listing.
-    mutable QMutex m_syncMutex;
+    // Seeding copies into a local shadow first (the confined local copy), then uploads it;
+    // m_seedMutex guards the shadow.
+    mutable QMutex m_seedMutex;
     std::unique_ptr<QTemporaryDir> m_shadowDir;
     std::unique_ptr<WorkspaceFs> m_shadow;
-    /// What each host folder held at the last seed / flush, with the REMOTE stamps as
-    /// `workspace`; persisted (saveBases).
-    QHash<QString, SeedManifest> m_manifests;
-    QString m_seedRoot;
-    QByteArray m_identity; ///< the workspace folder's device:inode in the sandbox
+    /// The flush bases (with the REMOTE stamps), kept on the host; the flush that uses them.
+    remote::RemoteFlush m_flush;
 };
 
 /// Builds one Daytona sandbox per workspace id (spec: templates with build_for_session).

@@ -298,7 +298,10 @@ void DockerSandboxBackend::create()
         m_container.clear();
         throw;
     }
-    loadBases();
+    // The volume names the workspace in the base file: a base is never taken for a
+    // workspace whose volume was removed and made again.
+    if (const QString error = m_flush.identify(id(), volume.toUtf8()); !error.isEmpty())
+        qCWarning(lcDocker) << error; // without it a flush has no base: the safe rule applies
 }
 
 QString DockerSandboxBackend::numericUser(const QString &container)
@@ -702,9 +705,7 @@ QHash<QString, FindRecord> DockerSandboxBackend::tree()
 
 std::optional<SeedManifest> DockerSandboxBackend::seedManifest() const
 {
-    // the container's stamps, as listDir() reports them
-    QMutexLocker lock(&m_syncMutex);
-    return m_manifests.value(m_seedRoot);
+    return m_flush.seedManifest(); // the container's stamps, as listDir() reports them
 }
 
 WorkspaceSeedResult
@@ -746,51 +747,28 @@ DockerSandboxBackend::seedWorkspace(const QString &source, const QStringList &ex
         archive.finish(remote, &manifest, QStringLiteral("in the container"));
     if (progress)
         progress(archive.fileCount(), archive.fileCount());
-    QMutexLocker lock(&m_syncMutex);
-    m_manifests.insert(archive.root(), std::move(manifest));
-    m_seedRoot = archive.root();
-    if (const QString error = saveBases(); !error.isEmpty())
+    if (const QString error = m_flush.recordSeed(archive.root(), std::move(manifest));
+        !error.isEmpty())
         result.errors << error;
     return result;
 }
 
-/// The container listing feeds the core planner (planSyncItems: the one decision table) with
-/// the container's stamps, compared with the base's workspace side. When a selected file
-/// changed since the base (or has none), one archive of the workspace comes back and only those
-/// files are unpacked, into a private staging folder the planner compares and the executor
-/// writes from.
-struct DockerSandboxBackend::Staged
-{
-    std::unique_ptr<QTemporaryDir> dir;
-    std::unique_ptr<WorkspaceFs> fs;
-    QHash<QString, FindRecord> remote;
-    SyncPlan plan;
-};
-
-std::unique_ptr<DockerSandboxBackend::Staged>
-DockerSandboxBackend::stage(const QString &root, const WorkspaceSyncPolicy &policy,
-                            const SeedManifest *record)
+remote::RemoteFlush::Transport DockerSandboxBackend::flushTransport()
 {
     const QString container = requireContainer();
-    auto st = std::make_unique<Staged>();
-    st->dir = std::make_unique<QTemporaryDir>();
-    if (!st->dir->isValid())
-        throw OSError(QStringLiteral("cannot create a local staging folder for the flush"));
-    const QString files = st->dir->path() + QStringLiteral("/files");
-    QDir().mkpath(files);
-    st->remote = tree();
-    const GlobSet includes(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
-    const GlobSet excludes(policy.excludePatterns);
-    const RemoteSyncSelection selection = selectRemoteSync(st->remote, includes, excludes, record);
-    // GET archive names every member after the folder's own name
-    const QByteArray top = m_options.workspacePath.section(u'/', -1).toUtf8() + '/';
-    QByteArray list;
-    for (const QString &rel : selection.fetch)
-        list += top + rel.toUtf8() + '\0';
-    QStringList errors;
-    if (!list.isEmpty()) {
-        const QString listFile = st->dir->path() + QStringLiteral("/list");
-        const QString tarFile = st->dir->path() + QStringLiteral("/flush.tar");
+    remote::RemoteFlush::Transport t;
+    t.list = [this] { return tree(); };
+    // One archive of the workspace comes back; only the wanted names are unpacked. GNU tar
+    // refuses `..` and absolute members and delays links, and the folder is ours alone.
+    t.fetch = [this, container](const QStringList &paths, const QHash<QString, FindRecord> &,
+                                const QString &scratch, const QString &files) {
+        // GET archive names every member after the folder's own name
+        const QByteArray top = m_options.workspacePath.section(u'/', -1).toUtf8() + '/';
+        QByteArray list;
+        for (const QString &rel : paths)
+            list += top + rel.toUtf8() + '\0';
+        const QString listFile = scratch + QStringLiteral("/list");
+        const QString tarFile = scratch + QStringLiteral("/flush.tar");
         QFile tar(tarFile);
         if (!writeLocal(listFile, list) || !tar.open(QIODevice::WriteOnly))
             throw OSError(QStringLiteral("cannot write the flush list locally"));
@@ -803,87 +781,27 @@ DockerSandboxBackend::stage(const QString &root, const WorkspaceSyncPolicy &poli
         tar.close();
         if (!r.ok())
             raise(r, QStringLiteral("fetching the workspace"));
-        // Only the listed names are unpacked (the archive holds the whole workspace); GNU tar
-        // refuses `..` and absolute members and delays links, and the folder is ours alone.
-        errors += remote::runLocalTar(
+        const QStringList errors = remote::runLocalTar(
             {QStringLiteral("-x"), QStringLiteral("-f"), tarFile, QStringLiteral("-C"), files,
              QStringLiteral("--no-same-owner"), QStringLiteral("--no-same-permissions"),
              QStringLiteral("--no-recursion"), QStringLiteral("--strip-components=1"),
              QStringLiteral("--null"), QStringLiteral("-T"), listFile});
         QFile::remove(tarFile);
-    }
-    st->fs = std::make_unique<WorkspaceFs>(files);
-    st->plan = planSyncItems(selection.items, *st->fs, root, includes, excludes, record,
-                             policy.noBaseConflict);
-    st->plan.errors = errors + st->plan.errors;
-    return st;
+        return errors;
+    };
+    return t;
 }
 
 SyncPlan DockerSandboxBackend::planSync(const QString &dest, const WorkspaceSyncPolicy &policy)
 {
-    const QString root = QDir(dest).absolutePath();
-    QMutexLocker lock(&m_syncMutex);
-    const auto it = m_manifests.constFind(root);
-    return stage(root, policy, it == m_manifests.constEnd() ? nullptr : &*it)->plan;
+    return m_flush.planSync(dest, policy, flushTransport());
 }
 
 WorkspaceSyncResult
 DockerSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPolicy &policy,
                                     const std::function<void(int, int)> &progress)
 {
-    const QString root = QDir(dest).absolutePath();
-    QMutexLocker lock(&m_syncMutex); // one flush at a time; it updates the base
-    const auto known = m_manifests.constFind(root);
-    const SeedManifest *record = known == m_manifests.constEnd() ? nullptr : &*known;
-    const auto st = stage(root, policy, record);
-    // The executor records against the staged copies; the base keeps the container's stamps.
-    SeedManifest staged = record ? *record : SeedManifest{root, {}};
-    WorkspaceSyncResult r = executeSync(st->plan, *st->fs, &staged, progress);
-    SeedManifest manifest = record ? *record : SeedManifest{root, {}};
-    if (!recordRemoteSync(manifest, st->plan, r, staged, st->remote))
-        return r;
-    m_manifests.insert(root, std::move(manifest));
-    if (const QString error = saveBases(); !error.isEmpty())
-        r.errors << error;
-    return r;
-}
-
-void DockerSandboxBackend::loadBases()
-{
-    QString volume;
-    {
-        QMutexLocker lock(&m_mutex);
-        volume = m_volume;
-    }
-    QMutexLocker lock(&m_syncMutex);
-    if (!m_manifests.isEmpty() || volume.isEmpty())
-        return;
-    QString error;
-    if (auto bases = loadRemoteFlushBases(id(), volume.toUtf8(), &error)) {
-        m_manifests = std::move(bases->manifests);
-        m_seedRoot = bases->seedRoot;
-    } else if (!error.isEmpty()) {
-        qCWarning(lcDocker) << error; // without it a flush has no base: the safe rule applies
-    }
-}
-
-QString DockerSandboxBackend::saveBases()
-{
-    QString volume;
-    {
-        QMutexLocker lock(&m_mutex);
-        volume = m_volume;
-    }
-    try {
-        if (volume.isEmpty())
-            throw OSError(QStringLiteral("the workspace volume is not known"));
-        saveRemoteFlushBases(id(), volume.toUtf8(), {m_manifests, m_seedRoot});
-    } catch (const SandboxError &e) {
-        return QStringLiteral("the flush base was not saved (%1): a flush after a restart will "
-                              "treat every file as having no base")
-            .arg(e.message());
-    }
-    return {};
+    return m_flush.syncArtifacts(dest, policy, flushTransport(), progress);
 }
 
 } // namespace elsai

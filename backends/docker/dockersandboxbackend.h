@@ -7,6 +7,7 @@
 #include "enginehttp.h"
 #include "findrecord.h"
 #include "firstentries.h"
+#include "remoteflush.h"
 #include "treecopy.h"
 
 #include <QHash>
@@ -148,12 +149,8 @@ private:
                             bool starting = false) const;
     /// The container's user as numbers ("uid:gid"), for the owner of archives sent in.
     QString numericUser(const QString &container);
-    void loadBases();
-    QString saveBases();
-
-    struct Staged;
-    std::unique_ptr<Staged> stage(const QString &root, const WorkspaceSyncPolicy &policy,
-                                  const SeedManifest *record);
+    /// The flush's transport: the `tree` listing, the changed files from one archive.
+    remote::RemoteFlush::Transport flushTransport();
     QHash<QString, FindRecord> tree();
 
     QString m_workspaceId;
@@ -165,11 +162,9 @@ private:
     QString m_volume;
     QString m_owner; ///< the container user's "uid:gid" (archives sent in are theirs)
 
-    mutable QMutex m_syncMutex;
-    /// What each host folder held at the last seed / flush, with the container's stamps as
-    /// `workspace`; persisted on the host (flushbase.h), keyed by id() and the volume.
-    QHash<QString, SeedManifest> m_manifests;
-    QString m_seedRoot;
+    /// The flush bases (with the container's stamps), kept on the host and named by the
+    /// volume; the flush that uses them.
+    remote::RemoteFlush m_flush;
 };
 
 } // namespace elsai

@@ -134,10 +134,10 @@ void SshSandboxBackend::create()
     }
     m_conn = std::move(conn);
     m_root = root;
-    loadBases();
+    identifyWorkspace();
 }
 
-void SshSandboxBackend::loadBases()
+void SshSandboxBackend::identifyWorkspace()
 {
     // The remote folder's device:inode names it in the base file: a base is never taken for
     // a workspace that was deleted and made again under the same id.
@@ -152,32 +152,8 @@ void SshSandboxBackend::loadBases()
         qWarning("cannot identify the SSH workspace %s: %s", qPrintable(id()),
                  qPrintable(e.message()));
     }
-    QMutexLocker manifestLock(&m_manifestMutex);
-    m_identity = identity;
-    if (!m_manifests.isEmpty() || m_identity.isEmpty())
-        return;
-    QString error;
-    if (auto bases = loadRemoteFlushBases(id(), m_identity, &error)) {
-        m_manifests = std::move(bases->manifests);
-        m_seedRoot = bases->seedRoot;
-    } else if (!error.isEmpty()) {
-        // without it a flush has no base: the safe no-base rule applies
-        qWarning("%s", qPrintable(error));
-    }
-}
-
-QString SshSandboxBackend::saveBases()
-{
-    try {
-        if (m_identity.isEmpty())
-            throw OSError(QStringLiteral("the remote workspace folder could not be identified"));
-        saveRemoteFlushBases(id(), m_identity, {m_manifests, m_seedRoot});
-    } catch (const SandboxError &e) {
-        return QStringLiteral("the flush base was not saved (%1): a flush after a restart will "
-                              "treat every file as having no base")
-            .arg(e.message());
-    }
-    return {};
+    if (const QString error = m_flush.identify(id(), identity); !error.isEmpty())
+        qWarning("%s", qPrintable(error)); // no base: the safe no-base rule applies
 }
 
 void SshSandboxBackend::close()
@@ -464,9 +440,7 @@ ExecuteResult SshSandboxBackend::execute(const QString &command,
 
 std::optional<SeedManifest> SshSandboxBackend::seedManifest() const
 {
-    // remote stamps, as listDir() reports them
-    QMutexLocker lock(&m_manifestMutex);
-    return m_manifests.value(m_seedRoot);
+    return m_flush.seedManifest(); // remote stamps, as listDir() reports them
 }
 
 WorkspaceSeedResult SshSandboxBackend::seedWorkspace(const QString &source,
@@ -501,59 +475,36 @@ WorkspaceSeedResult SshSandboxBackend::seedWorkspace(const QString &source,
     result.errors += tarErrors;
     if (progress)
         progress(archive.fileCount(), archive.fileCount());
-    QMutexLocker lock(&m_manifestMutex);
-    m_manifests.insert(archive.root(), std::move(manifest));
-    m_seedRoot = archive.root();
-    if (const QString error = saveBases(); !error.isEmpty())
+    if (const QString error = m_flush.recordSeed(archive.root(), std::move(manifest));
+        !error.isEmpty())
         result.errors << error;
     return result;
 }
 
 // ---- flush --------------------------------------------------------------------------------------
 
-/// The remote listing feeds the core planner (planSyncItems: the one decision table) with the
-/// remote stamps, compared with the record's workspace side. The selected files whose remote
-/// copy changed since the record (or that have none) are downloaded in one tar stream into a
-/// private local folder, which the planner compares and the core executor writes from exactly
-/// as for a local workspace (atomic writes, conflict files, symlink refusals, re-check before
-/// writing). Files unchanged on the remote are decided without a download.
-struct SshSandboxBackend::Staged
+remote::RemoteFlush::Transport SshSandboxBackend::flushTransport(const Session &s) const
 {
-    std::unique_ptr<QTemporaryDir> dir;
-    std::unique_ptr<WorkspaceFs> fs;
-    QHash<QString, FindRecord> remote;
-    QSet<QString> staged;
-    SyncPlan plan;
-};
-
-std::unique_ptr<SshSandboxBackend::Staged>
-SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceSyncPolicy &policy,
-                         const SeedManifest *record)
-{
-    auto st = std::make_unique<Staged>();
-    st->dir = std::make_unique<QTemporaryDir>(s.conn->localDir() + QStringLiteral("/stage-XXXXXX"));
-    if (!st->dir->isValid())
-        throw OSError(QStringLiteral("cannot create a local staging folder for the flush"));
-    const QString files = st->dir->path() + QStringLiteral("/files");
-    QDir().mkpath(files);
-    st->remote = listAll(s);
-
-    const GlobSet includes(policy.syncIncludePatterns.value_or(DEFAULT_SANDBOX_SYNC_INCLUDE));
-    const GlobSet excludes(policy.excludePatterns);
-    const RemoteSyncSelection selection = selectRemoteSync(st->remote, includes, excludes, record);
-    QByteArray list;
-    for (const QString &rel : selection.fetch) {
-        st->staged.insert(rel);
-        list += "./" + rel.toUtf8() + '\0';
-    }
-    QStringList errors;
-    if (!list.isEmpty()) {
-        const QString listFile = st->dir->path() + QStringLiteral("/list");
-        const QString tarFile = st->dir->path() + QStringLiteral("/flush.tar");
-        const QString excludeFile = st->dir->path() + QStringLiteral("/exclude");
+    remote::RemoteFlush::Transport t;
+    t.scratchParent = s.conn->localDir();
+    t.list = [this, s] { return listAll(s); };
+    // One tar stream of the wanted files (archive-out, the rest excluded by name), of which
+    // only the listed names are extracted: the archive may hold more (names the exclusions
+    // cannot express, files created since the listing). GNU tar refuses `..` and absolute
+    // members and delays symlinks, and the folder is ours alone.
+    t.fetch = [this, s](const QStringList &paths, const QHash<QString, FindRecord> &listing,
+                        const QString &scratch, const QString &files) {
+        QByteArray list;
+        for (const QString &rel : paths)
+            list += "./" + rel.toUtf8() + '\0';
+        const QString listFile = scratch + QStringLiteral("/list");
+        const QString tarFile = scratch + QStringLiteral("/flush.tar");
+        const QString excludeFile = scratch + QStringLiteral("/exclude");
+        const QSet<QString> wanted(paths.cbegin(), paths.cend());
         if (!writeLocal(listFile, list) ||
-            !writeLocal(excludeFile, packExclusions(st->remote, st->staged)))
+            !writeLocal(excludeFile, packExclusions(listing, wanted)))
             throw OSError(QStringLiteral("cannot write the flush list locally"));
+        QStringList errors;
         const ProcessOutcome o = op(s, QStringLiteral("archive-out"), {}, excludeFile, tarFile);
         if (o.exitCode != 0) {
             for (const QByteArray &l : o.stderrData.split('\n')) {
@@ -561,51 +512,26 @@ SshSandboxBackend::stage(const Session &s, const QString &root, const WorkspaceS
                     errors << QStringLiteral("remote tar: ") + QString::fromUtf8(l);
             }
         }
-        // Only the listed names are extracted (the archive may hold more: names the exclusions
-        // cannot express, files created since the listing); GNU tar refuses `..` and absolute
-        // members and delays symlinks, and the folder is ours alone.
         errors += remote::runLocalTar(
             {QStringLiteral("-x"), QStringLiteral("-f"), tarFile, QStringLiteral("-C"), files,
              QStringLiteral("--no-same-owner"), QStringLiteral("--no-same-permissions"),
              QStringLiteral("--no-recursion"), QStringLiteral("--null"), QStringLiteral("-T"),
              listFile});
-    }
-    st->fs = std::make_unique<WorkspaceFs>(files);
-    st->plan = planSyncItems(selection.items, *st->fs, root, includes, excludes, record,
-                             policy.noBaseConflict);
-    st->plan.errors = errors + st->plan.errors;
-    return st;
+        return errors;
+    };
+    return t;
 }
 
 SyncPlan SshSandboxBackend::planSync(const QString &dest, const WorkspaceSyncPolicy &policy)
 {
-    const Session s = session();
-    const QString root = QDir(dest).absolutePath();
-    QMutexLocker lock(&m_manifestMutex);
-    const auto it = m_manifests.constFind(root);
-    return stage(s, root, policy, it == m_manifests.constEnd() ? nullptr : &*it)->plan;
+    return m_flush.planSync(dest, policy, flushTransport(session()));
 }
 
 WorkspaceSyncResult SshSandboxBackend::syncArtifacts(const QString &dest,
                                                      const WorkspaceSyncPolicy &policy,
                                                      const std::function<void(int, int)> &progress)
 {
-    const Session s = session();
-    const QString root = QDir(dest).absolutePath();
-    QMutexLocker lock(&m_manifestMutex); // one flush at a time; it updates the record
-    const auto known = m_manifests.constFind(root);
-    const SeedManifest *record = known == m_manifests.constEnd() ? nullptr : &*known;
-    const auto st = stage(s, root, policy, record);
-    // The executor records against the staged copies; the record keeps the remote stamps.
-    SeedManifest staged = record ? *record : SeedManifest{root, {}};
-    WorkspaceSyncResult r = executeSync(st->plan, *st->fs, &staged, progress);
-    SeedManifest manifest = record ? *record : SeedManifest{root, {}};
-    if (!recordRemoteSync(manifest, st->plan, r, staged, st->remote))
-        return r;
-    m_manifests.insert(root, std::move(manifest));
-    if (const QString error = saveBases(); !error.isEmpty())
-        r.errors << error;
-    return r;
+    return m_flush.syncArtifacts(dest, policy, flushTransport(session()), progress);
 }
 
 } // namespace elsai

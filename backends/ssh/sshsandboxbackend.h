@@ -5,6 +5,7 @@
 
 #include "backend.h"
 #include "firstentries.h"
+#include "remoteflush.h"
 #include "sshconnection.h"
 #include "treecopy.h"
 
@@ -100,28 +101,17 @@ private:
     /// newline cannot be listed: it is packed, then not extracted).
     static QByteArray packExclusions(const QHash<QString, FindRecord> &remote,
                                      const QSet<QString> &wanted);
-    /// Downloads the changed selected files into a local staging folder and plans the flush
-    /// there with the core planner (see the .cpp).
-    struct Staged;
-    std::unique_ptr<Staged> stage(const Session &s, const QString &root,
-                                  const WorkspaceSyncPolicy &policy, const SeedManifest *manifest);
-
-    /// Reads the persisted flush bases of this workspace (flushbase.h: kept on the host,
-    /// keyed by id() and the remote folder's identity), once connected; m_mutex held.
-    void loadBases();
-    /// Writes them; the error line for a result, or empty. m_manifestMutex held.
-    QString saveBases();
+    /// The flush's transport: the `tree` listing, and the changed files in one tar stream.
+    remote::RemoteFlush::Transport flushTransport(const Session &s) const;
+    /// Names the remote folder (device:inode) to the flush bases, once connected.
+    void identifyWorkspace();
 
     Options m_options;
     mutable QMutex m_mutex;
     std::shared_ptr<ssh::SshConnection> m_conn;
     QString m_root;
-    /// Like the local backend: what each host folder held at the last seed / flush, by clean
-    /// absolute path, with the REMOTE stamps as `workspace`. Guarded by m_manifestMutex.
-    QHash<QString, SeedManifest> m_manifests;
-    mutable QMutex m_manifestMutex;
-    QString m_seedRoot;
-    QByteArray m_identity; ///< the remote workspace folder's device:inode; m_manifestMutex
+    /// The flush bases (with the REMOTE stamps), kept on the host; the flush that uses them.
+    remote::RemoteFlush m_flush;
 };
 
 } // namespace elsai
