@@ -48,6 +48,7 @@ public:
         });
         connect(&m_ws, &QWebSocketServer::newConnection, this, [this] {
             while (QWebSocket *ws = m_ws.nextPendingConnection()) {
+                ws->setParent(this); // the caller owns it (Qt 6.8 gives it no parent)
                 sockets.append(ws);
                 socketAuthorization = ws->request().rawHeader("Authorization");
                 if (refuseConnect) {
