@@ -3,14 +3,14 @@
 
 #pragma once
 
-// Crash-safety tests only (tests/tst_crash.cpp). ELSAI_FAULT_POINT marks a file-system
-// mutation that has just happened: a write, fsync, rename, unlink or mkdir. In the *_faulty
-// library variants that tests/CMakeLists.txt builds with ELSAI_FAULT_INJECTION, the k-th point
-// after fault::arm(k) ends the process with _exit(fault::CrashExitCode), as a power cut or a
-// kill would at that moment. Everywhere else — the shipped libraries and binary — it expands to
-// nothing and costs nothing.
+// Crash-safety tests only (tests/tst_crash.cpp). ELSAI_FAULT_POINT marks a file-system mutation
+// that has just happened: a write, fsync, rename, unlink or mkdir. In the copies of these files
+// that tests/CMakeLists.txt builds with ELSAI_FAULT_INJECTION for the crash-safety tests
+// (elsai_fault_points), the k-th point after fault::arm(k) ends the process with
+// _exit(fault::CrashExitCode), as a power cut or a kill would at that moment. Everywhere else —
+// the shipped libraries and binary — it expands to nothing and costs nothing.
 //
-// ELSAI_FAULT_WRITE(what, fd, buf, len) is ::write(), except in those variants, where
+// ELSAI_FAULT_WRITE(what, fd, buf, len) is ::write(), except in those copies, where
 // fault::failWrites() makes the next writes at that point fail (a full disk, an I/O error), the
 // first optionally as a short write (tests/tst_auditfaults.cpp).
 

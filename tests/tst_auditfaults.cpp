@@ -4,7 +4,7 @@
 // sink's writes fail with ENOSPC / EIO / EACCES, the first optionally short): no torn line,
 // records retried in order from the bounded queue, drops counted and told by an audit.dropped
 // record, health reported (AuditLog::health(), one warning per change of state). Runs against
-// the *_faulty libraries (tests/CMakeLists.txt).
+// the fault-point objects (elsai_fault_points, tests/CMakeLists.txt).
 
 #include "audit.h"
 #include "faultinjection.h"

@@ -1,15 +1,16 @@
 // SPDX-FileCopyrightText: 2026 The elsai workbench authors
 // SPDX-License-Identifier: MIT
-// Crash safety. Built against the *_faulty library variants (ELSAI_FAULT_INJECTION, see
-// platform/faultinjection.h): for each scenario, a child process (this executable with --child)
-// prepares a sandbox, arms the fault hook and runs one operation; the hook ends the child
-// right after the k-th file-system mutation (write, fsync, rename, unlink, mkdir, audit
-// append). The parent loops k = 1, 2, … until the operation completes without crashing and,
-// after every crash, checks that each target holds its old or its new content (never a torn
-// one), that the next start of the backend (and the next flush) removes the temp files, and
-// that every line of the audit log parses.
-// Then the real `elsai-workbench --headless` is killed with SIGKILL at random moments of a
-// flush (ELSAI_CRASH_KILL_ROUNDS rounds, default 20): no host file may be torn.
+// Crash safety. Built with the engine files that have fault points compiled with the hook
+// (elsai_fault_points, ELSAI_FAULT_INJECTION, see platform/faultinjection.h): for each scenario, a
+// child process (this executable with --child) prepares a sandbox, arms the fault hook and runs one
+// operation; the hook ends the child right after the k-th file-system mutation (write, fsync,
+// rename, unlink, mkdir, audit append). The parent loops k = 1, 2, … until the operation completes
+// without crashing and, after every crash, checks that each target holds its old or its new content
+// (never a torn one), that the next start of the backend (and the next flush) removes the temp
+// files, and that every line of the audit log parses. Then the real `elsai-workbench --headless` is
+// killed with SIGKILL at random moments of a flush (ELSAI_CRASH_KILL_ROUNDS rounds, default 20): no
+// host file may be torn.
+
 #include "errors.h"
 #include "faultinjection.h"
 #include "localsandboxbackend.h"
