@@ -55,6 +55,11 @@ echo "== audit log: 1,000,000 appends, AuditLogModel vs QStandardItemModel (fres
 echo
 echo "== audit: command fields (hash + classifier) of 1 MB adversarial commands vs one count() pass =="
 "$BUILD_DIR/bench/audit_bench" --classify
+if [[ -x $BUILD_DIR/bench/json_bench ]]; then
+    echo
+    echo "== agent JSON: MCP parse + argument check of adversarial 1 MiB and 2 MiB requests =="
+    "$BUILD_DIR/bench/json_bench" --rounds "$RUNS"
+fi
 if command -v node >/dev/null; then
     echo
     echo "== MCP over stdio: read_file 4 KiB and list_dir 1,000 entries vs server-filesystem =="

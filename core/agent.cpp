@@ -8,6 +8,7 @@
 #include "audit.h"
 #include "errors.h"
 #include "inputchecks.h"
+#include "processguard.h"
 #include "sandbox.h"
 #include "sandboxmanager.h"
 #include "sandboxplugin.h"
@@ -258,6 +259,18 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             auditInvalidToolCall(name, SandboxManager::resolveWorkspaceId(*this), d->id,
                                  e.specName(), e.message());
             throw;
+        }
+        if (commandsShutDown()) {
+            // A signal is stopping the engine (issue 10 §6): no call starts any more, whatever
+            // the tool, so nothing changes the workspace between the stop and the exit.
+            const OSError e(QStringLiteral("the workbench is shutting down: the call '%1' was "
+                                           "not run")
+                                .arg(name));
+            AuditRecorder audit(QStringLiteral("tool.call"),
+                                SandboxManager::resolveWorkspaceId(*this), d->id,
+                                {{QStringLiteral("tool"), name.left(128)}});
+            audit.fail(e, false);
+            throw e;
         }
         beginInvocation();
         // Time travel: the gate a restore closes, a cancellable command, the changes of a call

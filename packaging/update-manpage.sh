@@ -8,7 +8,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 command -v help2man >/dev/null || { echo "update-manpage: apt-get install help2man" >&2; exit 2; }
-PATH="$PWD/$build/bin:$PATH" LC_ALL=C.UTF-8 help2man --no-info --section=1 \
+# help2man reads the help in the C locale (its UTF-8 locale drops whole paragraphs), where each
+# byte of "…" would become "?": the help goes through a wrapper that spells it "...".
+wrap=$(mktemp -d)
+trap 'rm -rf "$wrap"' EXIT
+printf '#!/bin/sh\n"%s" "$@" | sed "s/\xe2\x80\xa6/.../g"\n' "$PWD/$build/bin/elsai-workbench" \
+    >"$wrap/elsai-workbench"
+chmod +x "$wrap/elsai-workbench"
+PATH="$wrap:$PATH" help2man --no-info --section=1 \
     --name="workbench and headless engine for AI agent sandboxes" \
     --source="elsai" --manual="User Commands" --include=packaging/elsai-workbench.h2m \
     -o packaging/elsai-workbench.1 elsai-workbench

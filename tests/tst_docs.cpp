@@ -157,6 +157,17 @@ private Q_SLOTS:
                                 .arg(missing.join(QStringLiteral(", ")))));
     }
 
+    // help2man in the C locale turns each byte of a non-ASCII character ("…") into "?"
+    // (update-manpage.sh spells it "..." for it).
+    void manPageKeepsItsCharacters()
+    {
+        const QString man =
+            readText(QStringLiteral(ELSAI_SOURCE_DIR "/packaging/elsai-workbench.1"));
+        QVERIFY(!man.isEmpty());
+        QVERIFY2(!man.contains(QLatin1String("??")),
+                 "the man page has mangled characters: run packaging/update-manpage.sh");
+    }
+
     void bashCompletion_data()
     {
         QTest::addColumn<QString>("words");

@@ -80,6 +80,7 @@
 #include <QTreeView>
 #include <QTreeWidget>
 
+#include <algorithm>
 #include <memory>
 #include <thread>
 
@@ -233,6 +234,7 @@ private Q_SLOTS:
     void openWorkspaceFolderInPlace();
     void settingsApplyLive();
     void shortcutsAndAbout();
+    void f6CyclesThroughThePanels();
     void toolbarHasIcons();
     void layoutIsSavedAndRestored();
     void layoutIsVersioned();
@@ -1246,6 +1248,56 @@ void TestMainWindow::shortcutsAndAbout()
     QVERIFY(about->text().contains(QLatin1String("https://elsai.dev/")));
     about->reject();
     QTRY_VERIFY(!m_window->findChild<QMessageBox *>(QStringLiteral("aboutDialog")));
+}
+
+// F6 / Shift+F6 (issue 11: every panel by keyboard): each press moves the focus into another
+// panel on screen, every shown panel is reached once per round, Shift+F6 goes back.
+void TestMainWindow::f6CyclesThroughThePanels()
+{
+    QApplication::setActiveWindow(m_window.get());
+    QTRY_VERIFY(m_window->isActiveWindow());
+    const auto panelOf = [this]() -> QString {
+        const QWidget *focus = QApplication::focusWidget();
+        if (!focus)
+            return {};
+        if (m_window->centralWidget()->isAncestorOf(focus))
+            return QStringLiteral("centre");
+        for (auto *dock : m_window->findChildren<QDockWidget *>()) {
+            if (dock->isAncestorOf(focus))
+                return dock->objectName();
+        }
+        return {};
+    };
+    const auto takesFocus = [](const QWidget *panel) {
+        const auto children = panel->findChildren<QWidget *>();
+        return std::any_of(children.begin(), children.end(), [](const QWidget *w) {
+            return (w->focusPolicy() & Qt::TabFocus) && w->isVisible() && w->isEnabled();
+        });
+    };
+    int shown = 1; // the centre
+    for (auto *dock : m_window->findChildren<QDockWidget *>()) {
+        shown += dock->isVisible() && !dock->visibleRegion().isEmpty() && dock->widget() &&
+                         takesFocus(dock->widget())
+                     ? 1
+                     : 0;
+    }
+    QVERIFY2(shown >= 4, "the default layout shows several panels");
+    QStringList seen;
+    for (int i = 0; i < shown; ++i) {
+        QTest::keyClick(m_window.get(), Qt::Key_F6);
+        const QString panel = panelOf();
+        QVERIFY2(!panel.isEmpty(), "F6 left the focus outside every panel");
+        QVERIFY2(!seen.contains(panel), qPrintable(panel + QStringLiteral(" reached twice")));
+        seen << panel;
+    }
+    QTest::keyClick(m_window.get(), Qt::Key_F6);
+    QCOMPARE(panelOf(), seen.first()); // the round is closed
+    QTest::keyClick(m_window.get(), Qt::Key_F6, Qt::ShiftModifier);
+    QCOMPARE(panelOf(), seen.last());
+    QTest::keyClick(m_window.get(), Qt::Key_F6, Qt::ShiftModifier);
+    QCOMPARE(panelOf(), seen.at(seen.size() - 2));
+    QCOMPARE(m_window->action(QStringLiteral("actionNextPanel"))->shortcut(),
+             QKeySequence(Qt::Key_F6));
 }
 
 void TestMainWindow::toolbarHasIcons()

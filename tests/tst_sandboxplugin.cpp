@@ -294,6 +294,44 @@ private Q_SLOTS:
         QCOMPARE(result, 0);
     }
 
+    // An output flood costs memory for what is returned only (issue 10 §4): 256 MiB of output,
+    // with and without newlines, on stdout, stderr or both, under an address-space limit of
+    // 64 MiB more than the process has mapped. The command runs to its end (the rest is read
+    // and dropped) and the answer says it was truncated.
+    void outputFloodIsBoundedInMemory_data()
+    {
+        QTest::addColumn<QString>("command");
+        const QString flood = QStringLiteral("head -c 268435456 /dev/zero");
+        QTest::newRow("stdout, no newline") << flood;
+        QTest::newRow("stdout, short lines") << QStringLiteral("yes | head -c 268435456");
+        QTest::newRow("stderr") << flood + QStringLiteral(" >&2");
+        QTest::newRow("both")
+            << QStringLiteral("yes | head -c 134217728 & %1 >&2; wait").arg(flood);
+    }
+    void outputFloodIsBoundedInMemory()
+    {
+        QFETCH(QString, command);
+        if (test::addressSanitized())
+            QSKIP("ASan reserves terabytes of address space; RLIMIT_AS cannot be used");
+        // 1: not truncated; 2: an exception; 3: no limit; 4: failed; 5: too much returned
+        const int result = test::exitStatusUnderAddressLimit(
+            [](qint64 mapped) { return mapped + (qint64(64) << 20); },
+            [&] {
+                const ToolResult r = m_writer->callTool(QStringLiteral("execute"),
+                                                        {{QStringLiteral("command"), command}});
+                if (!r.data.value(QStringLiteral("truncated")).toBool())
+                    return 1;
+                if (r.data.value(QStringLiteral("exit_code")).toInt() != 0)
+                    return 4;
+                const qint64 returned =
+                    r.data.value(QStringLiteral("output")).toString().toUtf8().size() +
+                    r.data.value(QStringLiteral("stderr")).toString().toUtf8().size();
+                return returned <= (qint64(1) << 20) ? 0 : 5;
+            });
+        QVERIFY2(result >= 0, "the child died (an abort: out of memory?)");
+        QCOMPARE(result, 0);
+    }
+
     // An agent-facing listing is capped: the first listDirMaxEntries() entries by name, then
     // a line saying how many more there are; the structured result says so too.
     void bigFoldersAreCappedForAgents()

@@ -127,6 +127,8 @@ private Q_SLOTS:
     void idleSignalExits_data();
     void idleSignalExits();
     void shutdownIsAudited();
+    void callsAfterASignalAreRefused_data();
+    void callsAfterASignalAreRefused();
     void detachedDescendantsDie_data();
     void detachedDescendantsDie();
     void sshMasterDies_data();
@@ -141,7 +143,9 @@ private:
 
     /// Starts the workbench running treeCommand() and waits until every process of the tree
     /// has written its pid. Returns the pids (empty on failure, with a QVERIFY message).
-    QList<pid_t> startTree(QProcess &p, Front front);
+    /// `command` and `size`: another command, and how many pids it writes.
+    QList<pid_t> startTree(QProcess &p, Front front, const QString &command = {},
+                           int size = TreeSize);
     void expectAllGone(const QList<pid_t> &pids);
 
     std::unique_ptr<QTemporaryDir> m_tmp;
@@ -164,11 +168,12 @@ void TestShutdown::cleanup()
     m_tmp.reset();
 }
 
-QList<pid_t> TestShutdown::startTree(QProcess &p, Front front)
+QList<pid_t> TestShutdown::startTree(QProcess &p, Front front, const QString &otherCommand,
+                                     int size)
 {
     QProcessEnvironment env = headlessEnvironment();
     QStringList args{QStringLiteral("--workspace-root"), m_tmp->filePath(QStringLiteral("ws"))};
-    const QString command = treeCommand(m_pidFile);
+    const QString command = otherCommand.isEmpty() ? treeCommand(m_pidFile) : otherCommand;
     switch (front) {
     case Front::Exec:
         args << QStringLiteral("--headless") << QStringLiteral("--exec") << command;
@@ -229,7 +234,7 @@ QList<pid_t> TestShutdown::startTree(QProcess &p, Front front)
     QList<pid_t> pids;
     while (t.elapsed() < StartBoundMs && p.state() == QProcess::Running) {
         pids = readPids(m_pidFile);
-        if (pids.size() >= TreeSize)
+        if (pids.size() >= size)
             return pids;
         QTest::qWait(20);
     }
@@ -378,6 +383,75 @@ void TestShutdown::shutdownIsAudited()
     QCOMPARE(where.value(QStringLiteral("commands_stopped")).toInt(), 1);
     // The stopped command's own record came first: stopping it was waited for.
     QVERIFY2(!execute.isEmpty(), "no record of the stopped command");
+}
+
+// "Stop accepting calls" (issue 10 §6): a call that arrives while a signal stops the engine
+// is not run, whatever the tool, and its answer says why. The first command ignores SIGTERM,
+// so the engine is still stopping it (its grace, then SIGKILL) when the second call comes.
+void TestShutdown::callsAfterASignalAreRefused_data()
+{
+    QTest::addColumn<int>("front");
+    QTest::addColumn<QString>("tool");
+    QTest::addRow("script, execute") << int(Front::Script) << QStringLiteral("execute");
+    QTest::addRow("script, write_file") << int(Front::Script) << QStringLiteral("write_file");
+    QTest::addRow("mcp-stdio, execute") << int(Front::McpStdio) << QStringLiteral("execute");
+    QTest::addRow("mcp-stdio, write_file") << int(Front::McpStdio) << QStringLiteral("write_file");
+}
+
+void TestShutdown::callsAfterASignalAreRefused()
+{
+    QFETCH(int, front);
+    QFETCH(QString, tool);
+    const QString marker = m_tmp->filePath(QStringLiteral("ws/marker"));
+    const QString stubborn =
+        QStringLiteral("trap '' TERM; echo $$ >> '%1'; sleep 300").arg(m_pidFile);
+    QProcess p;
+    const QList<pid_t> pids = startTree(p, Front(front), stubborn, 1);
+    QVERIFY2(pids.size() == 1, "the command did not start");
+    ::kill(pid_t(p.processId()), SIGTERM);
+    QByteArray err;
+    QElapsedTimer t;
+    t.start();
+    while (!err.contains("stopping the running commands") && t.elapsed() < ExitBoundMs &&
+           p.state() == QProcess::Running) {
+        p.waitForReadyRead(100);
+        err += p.readAllStandardError();
+    }
+    QVERIFY2(err.contains("stopping the running commands"), err.constData());
+    const QJsonObject args =
+        tool == QLatin1String("execute")
+            ? QJsonObject{{QStringLiteral("command"), QStringLiteral("touch marker")}}
+            : QJsonObject{{QStringLiteral("path"), QStringLiteral("marker")},
+                          {QStringLiteral("content"), QStringLiteral("x")}};
+    const QJsonObject call =
+        Front(front) == Front::Script
+            ? QJsonObject{{QStringLiteral("op"), QStringLiteral("call")},
+                          {QStringLiteral("agent"), QStringLiteral("a")},
+                          {QStringLiteral("tool"), tool},
+                          {QStringLiteral("args"), args}}
+            : QJsonObject{
+                  {QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
+                  {QStringLiteral("id"), 3},
+                  {QStringLiteral("method"), QStringLiteral("tools/call")},
+                  {QStringLiteral("params"), QJsonObject{{QStringLiteral("name"), tool},
+                                                         {QStringLiteral("arguments"), args}}}};
+    p.write(QJsonDocument(call).toJson(QJsonDocument::Compact) + '\n');
+    QVERIFY2(p.waitForFinished(ExitBoundMs), "the workbench did not end after the signal");
+    QCOMPARE(p.exitCode(), 128 + SIGTERM);
+    QVERIFY2(!QFileInfo::exists(marker), "a call made after the signal was run");
+    if (Front(front) == Front::McpStdio) {
+        // The MCP server reads on while it stops: the call is answered, as a refusal.
+        QJsonObject answer;
+        for (const QByteArray &line : p.readAllStandardOutput().split('\n')) {
+            const QJsonObject o = QJsonDocument::fromJson(line).object();
+            if (o.value(QStringLiteral("id")).toInt() == 3)
+                answer = o;
+        }
+        QVERIFY2(!answer.isEmpty(), "the call after the signal was not answered");
+        const QByteArray text = QJsonDocument(answer).toJson(QJsonDocument::Compact);
+        QVERIFY2(text.contains("shutting down"), text.constData());
+    }
+    expectAllGone(pids);
 }
 
 // Descendants that leave the command's process group and session, and maybe its environment

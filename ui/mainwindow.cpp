@@ -57,6 +57,8 @@
 #include <QToolBar>
 #include <QTreeView>
 
+#include <algorithm>
+
 namespace elsai {
 
 namespace {
@@ -457,6 +459,11 @@ void MainWindow::createMenus()
     d->viewMenu->addAction(d->tabs->editAction(E::WordWrap));
     make(d->viewMenu, tr("&Reset Layout"), "actionResetLayout", nullptr, QKeySequence(),
          &MainWindow::resetLayout);
+    // F6 / Shift+F6, as in browsers and many editors: every panel by keyboard alone.
+    make(d->viewMenu, tr("Next &Panel"), "actionNextPanel", nullptr, QKeySequence(Qt::Key_F6),
+         [this] { focusNextPanel(1); });
+    make(d->viewMenu, tr("Pre&vious Panel"), "actionPreviousPanel", nullptr,
+         QKeySequence(Qt::SHIFT | Qt::Key_F6), [this] { focusNextPanel(-1); });
     d->viewMenu->addSeparator();
     d->viewMenu->addSection(tr("Panels"));
 
@@ -593,6 +600,51 @@ QDockWidget *MainWindow::addPanel(QWidget *panel, const QString &title, const QS
     if (d->restored)
         restoreDockWidget(dock);
     return dock;
+}
+
+void MainWindow::focusNextPanel(int step)
+{
+    // The panels on screen, in reading order: a dock hidden behind another's tab is not.
+    QList<QWidget *> panels;
+    for (QDockWidget *dock : std::as_const(d->docks)) {
+        if (dock && dock->isVisible() && dock->widget() && !dock->visibleRegion().isEmpty())
+            panels.append(dock);
+    }
+    std::sort(panels.begin(), panels.end(), [this](QWidget *a, QWidget *b) {
+        const QPoint pa = a->mapTo(this, QPoint()), pb = b->mapTo(this, QPoint());
+        return pa.y() != pb.y() ? pa.y() < pb.y() : pa.x() < pb.x();
+    });
+    if (QWidget *central = centralWidget())
+        panels.prepend(central);
+    if (panels.isEmpty())
+        return;
+    const QWidget *focus = QApplication::focusWidget();
+    qsizetype at = -1;
+    for (qsizetype i = 0; i < panels.size() && focus; ++i) {
+        if (panels[i] == focus || panels[i]->isAncestorOf(focus))
+            at = i;
+    }
+    const qsizetype n = panels.size();
+    // Without a focused panel, F6 starts at the centre and Shift+F6 at the last panel.
+    const qsizetype start = at >= 0 ? at : (step > 0 ? n - 1 : 0);
+    for (qsizetype k = 1; k <= n; ++k) {
+        QWidget *panel = panels[(start + k * step % n + n) % n];
+        if (auto *dock = qobject_cast<QDockWidget *>(panel))
+            panel = dock->widget();
+        // Its last focused control, else the first that takes focus by Tab.
+        QWidget *target = panel->focusWidget();
+        for (QWidget *w = panel; !target && w;) {
+            w = w->nextInFocusChain();
+            if (w == panel || !panel->isAncestorOf(w))
+                break;
+            if ((w->focusPolicy() & Qt::TabFocus) && w->isVisible() && w->isEnabled())
+                target = w;
+        }
+        if (target) {
+            target->setFocus(Qt::ShortcutFocusReason);
+            return;
+        }
+    }
 }
 
 QDockWidget *MainWindow::panelDock(const QString &objectName) const

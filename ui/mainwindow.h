@@ -108,6 +108,10 @@ public Q_SLOTS:
     /// folder another sandbox already uses (that one becomes current). Returns true when the
     /// sandbox was added.
     bool openWorkspaceFolder(const QString &path);
+    /// Moves the keyboard focus to the next (`step` 1, F6) or previous (-1, Shift+F6) panel
+    /// on screen: the centre, then the shown docks in reading order (a tabbed dock counts when
+    /// its tab is the current one). The panel's last focused control gets it, else its first.
+    void focusNextPanel(int step = 1);
     void showSettings();  ///< File → Settings (SettingsDialog)
     void showShortcuts(); ///< Help → Keyboard Shortcuts
     void showAbout();     ///< Help → About
