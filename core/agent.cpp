@@ -12,6 +12,7 @@
 #include "sandboxmanager.h"
 #include "sandboxplugin.h"
 #include "timetravel.h"
+#include "trackedcall.h"
 #include "workspace.h"
 
 #include <QJsonArray>
@@ -260,28 +261,9 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             throw;
         }
         beginInvocation();
-        // Time travel: the gate a restore closes, a cancellable command, the changes of a call
-        // that can change the workspace (in its result and in its audit record).
-        std::optional<ToolCallCancelScope> cancelScope;
-        std::unique_ptr<TimeTravel::CallSpan> span;
-        std::optional<AuditFieldsScope> changeFields;
-        bool tracked = false;
-        if (const SandboxPtr sandbox = attachedSandbox()) {
-            if (const auto tt = sandbox->timeTravel()) {
-                if (!ToolCallCancelScope::current())
-                    cancelScope.emplace(std::make_shared<CancellationToken>(),
-                                        ToolCallCancelScope::currentOutputObserver());
-                const bool mutating = isMutatingTool(name);
-                tracked = mutating && tt->tracker();
-                span = tt->beginCall(d->id, name, mutating);
-                if (tracked) {
-                    changeFields.emplace([&span] {
-                        return QJsonObject{
-                            {QStringLiteral("changes"), span->changes(false).auditJson()}};
-                    });
-                }
-            }
-        }
+        // Time travel and the call observers: the gate a restore closes, a cancellable
+        // command, the changes of a call that can change the workspace.
+        TrackedCall tracked(*this, name, arguments);
         // Every call has one record: the tool's own (execute, read_file, …) or, for a tool that
         // audits nothing itself (host tools, offload retrieval, custom tools), this one.
         const quint64 recordsBefore = AuditLog::threadEventCount();
@@ -301,6 +283,7 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
                     audit.fail(e, false);
                 }
             }
+            tracked.failed(e);
             throw;
         }
         if (AuditLog::threadEventCount() == recordsBefore)
@@ -323,8 +306,7 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
                                                {QStringLiteral("tokens"), totalTokens}});
             }
         }
-        if (tracked)
-            result.data.insert(QStringLiteral("changes"), span->changes(true).toJson());
+        tracked.finished(result);
         record(QStringLiteral("ok"));
         return result;
     } catch (const SandboxError &e) {
