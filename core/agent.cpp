@@ -224,6 +224,7 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
                 AuditRecorder audit(QStringLiteral("sandbox.") + name,
                                     SandboxManager::resolveWorkspaceId(*this), d->id, fields);
                 audit.fail(e, false);
+                TrackedCall::rejected(*this, name, arguments, e);
                 throw;
             }
         }
@@ -233,6 +234,7 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             auto invalid = [&](const ToolNotFoundError &e) {
                 auditInvalidToolCall(name, SandboxManager::resolveWorkspaceId(*this), d->id,
                                      e.specName(), e.message());
+                TrackedCall::rejected(*this, name, arguments, e);
                 return e;
             };
             if (d->config.sandboxMode == SandboxMode::Sandbox &&
@@ -258,6 +260,7 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
         } catch (const ValueError &e) {
             auditInvalidToolCall(name, SandboxManager::resolveWorkspaceId(*this), d->id,
                                  e.specName(), e.message());
+            TrackedCall::rejected(*this, name, arguments, e);
             throw;
         }
         beginInvocation();

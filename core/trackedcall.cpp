@@ -70,4 +70,22 @@ void TrackedCall::failed(const SandboxError &error)
     m_timeTravel->notifyCallFinished(call);
 }
 
+void TrackedCall::rejected(Agent &agent, const QString &tool, const QJsonObject &args,
+                           const SandboxError &error)
+{
+    const SandboxPtr sandbox = agent.attachedSandbox();
+    const auto tt = sandbox ? sandbox->timeTravel() : nullptr;
+    if (!tt)
+        return;
+    FinishedCall call;
+    call.actor = agent.id();
+    if (const auto mode = agent.attachMode())
+        call.mode = toString(*mode);
+    call.tool = tool;
+    call.args = args;
+    call.errorType = error.specName();
+    call.errorMessage = error.message();
+    tt->notifyCallFinished(call);
+}
+
 } // namespace elsai

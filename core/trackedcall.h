@@ -44,6 +44,11 @@ public:
     /// Ends a call that raised.
     void failed(const SandboxError &error);
 
+    /// Tells the observers of a call refused before it began (a denied mutation, an unknown
+    /// tool, invalid arguments): it is a call a replay makes again, and it raised.
+    static void rejected(Agent &agent, const QString &tool, const QJsonObject &args,
+                         const SandboxError &error);
+
 private:
     FinishedCall ended(bool ok);
 
