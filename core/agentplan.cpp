@@ -758,11 +758,17 @@ AgentPtr AgentPlanRunner::attach()
     if (m_agent && m_agent->attachedSandbox() == m_sandbox)
         return m_agent;
     for (const AttachedAgent &a : m_sandbox->attachedAgents()) {
-        if (a.agent && a.agent->id() == m_agentName && a.agent != m_agent)
-            throw SandboxAttachError(
-                QStringLiteral("an agent named '%1' is already attached to sandbox '%2'; run the "
-                               "plan under another name (--agent-name)")
-                    .arg(m_agentName, m_sandbox->workspaceId()));
+        if (!a.agent || a.agent->id() != m_agentName || a.agent == m_agent)
+            continue;
+        if (m_plan.start && !m_options.agentName && !m_agent) {
+            // A recorded agent's name taken here (the window's own "console"): its replay.
+            m_agentName += QStringLiteral(".replay");
+            continue;
+        }
+        throw SandboxAttachError(
+            QStringLiteral("an agent named '%1' is already attached to sandbox '%2'; run the "
+                           "plan under another name (--agent-name)")
+                .arg(m_agentName, m_sandbox->workspaceId()));
     }
     if (m_agent) {
         m_sandbox->attach(m_agent, m_mode);

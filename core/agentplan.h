@@ -262,3 +262,4 @@ private:
 } // namespace elsai
 
 Q_DECLARE_METATYPE(elsai::StepResult)
+Q_DECLARE_METATYPE(elsai::StartCheck)
