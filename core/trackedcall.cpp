@@ -34,15 +34,22 @@ TrackedCall::TrackedCall(Agent &agent, const QString &tool, const QJsonObject &a
 
 TrackedCall::~TrackedCall() = default;
 
+/// Who called what with which arguments, as an observer sees the call.
+static FinishedCall callOf(Agent &agent, const QString &tool, const QJsonObject &args)
+{
+    FinishedCall call;
+    call.actor = agent.id();
+    if (const auto mode = agent.attachMode())
+        call.mode = toString(*mode);
+    call.tool = tool;
+    call.args = args;
+    return call;
+}
+
 FinishedCall TrackedCall::ended(bool ok)
 {
     m_done = true;
-    FinishedCall call;
-    call.actor = m_agent.id();
-    if (const auto mode = m_agent.attachMode())
-        call.mode = toString(*mode);
-    call.tool = m_tool;
-    call.args = m_args;
+    FinishedCall call = callOf(m_agent, m_tool, m_args);
     call.ok = ok;
     call.changes = m_span->changes(true);
     return call;
@@ -77,12 +84,7 @@ void TrackedCall::rejected(Agent &agent, const QString &tool, const QJsonObject 
     const auto tt = sandbox ? sandbox->timeTravel() : nullptr;
     if (!tt)
         return;
-    FinishedCall call;
-    call.actor = agent.id();
-    if (const auto mode = agent.attachMode())
-        call.mode = toString(*mode);
-    call.tool = tool;
-    call.args = args;
+    FinishedCall call = callOf(agent, tool, args);
     call.errorType = error.specName();
     call.errorMessage = error.message();
     tt->notifyCallFinished(call);

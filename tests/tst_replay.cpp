@@ -15,7 +15,6 @@
 #include "testutil.h"
 #include "treesnapshot.h"
 
-#include <QDirIterator>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QProcess>
@@ -78,12 +77,7 @@ class TestReplay : public QObject
     QString sampleCopy()
     {
         const QString dest = fresh(QStringLiteral("sample-"));
-        const QString source = QStringLiteral(ELSAI_SOURCE_DIR "/resources/sample-project");
-        QDirIterator it(source, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
-        while (it.hasNext()) {
-            const QString file = it.next();
-            writeHostFile(dest + file.mid(source.size()), readHostFile(file));
-        }
+        test::copyFiles(QStringLiteral(ELSAI_SOURCE_DIR "/resources/sample-project"), dest);
         return dest;
     }
 
