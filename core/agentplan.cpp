@@ -387,7 +387,7 @@ AgentPlan AgentPlan::parse(const QByteArray &json, const QString &fallbackName)
                       QStringLiteral("agent"),  QStringLiteral("stop_on_failure"),
                       QStringLiteral("steps")};
     if (plan.version >= 2)
-        known.append(QStringLiteral("start"));
+        known << QStringLiteral("start") << QStringLiteral("ignore");
     rejectUnknown(o, known, where);
     if (o.contains(QStringLiteral("name")) && !o.value(QStringLiteral("name")).isString())
         where.fail(QStringLiteral("name"), QStringLiteral("must be a string"));
@@ -409,6 +409,15 @@ AgentPlan AgentPlan::parse(const QByteArray &json, const QString &fallbackName)
         if (!hex.match(ps.digest).hasMatch())
             where.fail(sp + QStringLiteral("digest"), QStringLiteral("must be hex digits"));
         plan.start = ps;
+    }
+    if (o.contains(QStringLiteral("ignore"))) {
+        plan.ignore =
+            stringOrList(o.value(QStringLiteral("ignore")), QStringLiteral("ignore"), where);
+        for (const QString &g : std::as_const(plan.ignore)) {
+            if (!GlobPattern(g).isValid())
+                where.fail(QStringLiteral("ignore"),
+                           QStringLiteral("has an invalid glob '%1'").arg(g));
+        }
     }
     if (o.contains(QStringLiteral("stop_on_failure"))) {
         if (!o.value(QStringLiteral("stop_on_failure")).isBool())
@@ -534,7 +543,8 @@ QString Divergence::describe() const
 }
 
 QList<Divergence> compareRecorded(const PlanStep &step, bool recorded, const QString &errorType,
-                                  const QJsonObject &data, const WorkspaceProbe &probe)
+                                  const QJsonObject &data, const WorkspaceProbe &probe,
+                                  const GlobSet &ignore)
 {
     const PlanExpectation &e = step.expect;
     QList<Divergence> out;
@@ -576,8 +586,10 @@ QList<Divergence> compareRecorded(const PlanStep &step, bool recorded, const QSt
                     continue;
                 const qint64 seenCount = seen.value(k).toInteger();
                 QStringList seenList;
-                for (const QJsonValue &v : seenPaths.value(k).toArray())
-                    seenList.append(v.toString());
+                for (const QJsonValue &v : seenPaths.value(k).toArray()) {
+                    if (!ignore.matchesPathOrParent(v.toString(), false))
+                        seenList.append(v.toString());
+                }
                 const QString check = QStringLiteral("changes.") + k;
                 if (expected.isDouble() || !seenWhole) {
                     const qint64 count =
@@ -954,7 +966,8 @@ StepResult AgentPlanRunner::runStep(int index)
         };
         probe.namesHash = [&backend](const QString &p) { return listDirNamesHash(*backend, p); };
     }
-    r.divergences = compareRecorded(step, m_plan.start.has_value(), r.errorType, r.data, probe);
+    r.divergences = compareRecorded(step, m_plan.start.has_value(), r.errorType, r.data, probe,
+                                    GlobSet(m_plan.ignore));
     if (r.reason.isEmpty() && !r.divergences.isEmpty()) {
         QStringList lines;
         for (const Divergence &d : std::as_const(r.divergences))

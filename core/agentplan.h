@@ -5,6 +5,7 @@
 
 #include "agent.h"
 #include "errors.h"
+#include "glob.h"
 #include "offload.h"
 #include "sandbox.h"
 
@@ -101,6 +102,9 @@ struct AgentPlan
     QList<PlanStep> steps;
     int version = kVersion;
     std::optional<PlanStart> start; ///< version 2: a recorded plan's start
+    /// Version 2: globs (as seed excludes: a path or a parent folder matching) of paths whose
+    /// changes are not compared — build products that differ from run to run.
+    QStringList ignore;
 
     /// Parses and validates a plan; ValueError naming the plan, the step (number and name)
     /// and the field at fault. `fallbackName` is used when the plan has no "name".
@@ -161,8 +165,11 @@ struct WorkspaceProbe
 /// hashes of read_file's content and list_dir's names and — when `recorded` (a plan with a
 /// start) — the error raised (`errorType`, empty when none) and the exit code. Every
 /// difference, in that order; empty when none.
+/// Paths matching `ignore` (AgentPlan::ignore) are left out of the changes seen, as the
+/// recording left them out.
 QList<Divergence> compareRecorded(const PlanStep &step, bool recorded, const QString &errorType,
-                                  const QJsonObject &data, const WorkspaceProbe &probe);
+                                  const QJsonObject &data, const WorkspaceProbe &probe,
+                                  const GlobSet &ignore = GlobSet());
 
 /// How a replay found its start (AgentPlanRunner::prepareStart()).
 struct StartCheck

@@ -88,12 +88,24 @@ QString listDirNamesHash(ExecutionBackend &backend, const QString &path)
 
 namespace {
 
-/// A changed path class as an expectation: the exact list when it is whole, else the count.
-QJsonValue pathsOrCount(const QStringList &paths, qint64 count)
+/// The paths `ignore` does not match.
+QStringList kept(const QStringList &paths, const GlobSet &ignore)
 {
-    if (paths.size() == count)
-        return QJsonArray::fromStringList(paths);
-    return count;
+    QStringList out;
+    for (const QString &p : paths) {
+        if (!ignore.matchesPathOrParent(p, false))
+            out.append(p);
+    }
+    return out;
+}
+
+/// A changed path class as an expectation: the exact list when it is whole (without the
+/// ignored paths), else the count.
+QJsonValue pathsOrCount(const QStringList &paths, qint64 count, const GlobSet &ignore)
+{
+    if (paths.size() != count)
+        return count;
+    return QJsonArray::fromStringList(kept(paths, ignore));
 }
 
 QString stepLabel(int number, const QString &tool, const QJsonObject &args)
@@ -115,6 +127,8 @@ struct SessionRecorder::State
     mutable QMutex mutex;
     bool recording = true;
     QStringList agents;
+    QStringList ignorePatterns;
+    GlobSet ignore;
     QString checkpoint;
     QByteArray digest;
     QString name;
@@ -144,16 +158,17 @@ struct SessionRecorder::State
                               call.data.value(QStringLiteral("exit_code")).toInt());
             if (call.changes.tracked) {
                 const CallChanges &c = call.changes;
-                expect.insert(
-                    QStringLiteral("changes"),
-                    QJsonObject{
-                        {QStringLiteral("added"), pathsOrCount(c.addedPaths, c.added)},
-                        {QStringLiteral("modified"), pathsOrCount(c.modifiedPaths, c.modified)},
-                        {QStringLiteral("deleted"), pathsOrCount(c.deletedPaths, c.deleted)}});
+                expect.insert(QStringLiteral("changes"),
+                              QJsonObject{{QStringLiteral("added"),
+                                           pathsOrCount(c.addedPaths, c.added, ignore)},
+                                          {QStringLiteral("modified"),
+                                           pathsOrCount(c.modifiedPaths, c.modified, ignore)},
+                                          {QStringLiteral("deleted"),
+                                           pathsOrCount(c.deletedPaths, c.deleted, ignore)}});
                 QJsonObject files;
                 if (backend) {
                     for (const QStringList *list : {&c.addedPaths, &c.modifiedPaths}) {
-                        for (const QString &path : *list) {
+                        for (const QString &path : kept(*list, ignore)) {
                             try {
                                 files.insert(path, workspaceEntryState(*backend, path));
                             } catch (const SandboxError &) {
@@ -251,6 +266,8 @@ SessionRecorder::SessionRecorder(SandboxPtr sandbox, Options options)
     const QDateTime now = QDateTime::currentDateTimeUtc();
     State &s = *m_state;
     s.agents = options.agents;
+    s.ignorePatterns = options.ignore;
+    s.ignore = GlobSet(options.ignore);
     s.checkpoint =
         options.checkpoint.isEmpty()
             ? QStringLiteral("recording-") + now.toString(QStringLiteral("yyyyMMdd-hhmmss"))
@@ -350,6 +367,7 @@ QJsonObject SessionRecorder::plan() const
             {QStringLiteral("start"),
              QJsonObject{{QStringLiteral("checkpoint"), s.checkpoint},
                          {QStringLiteral("digest"), QString::fromLatin1(s.digest)}}},
+            {QStringLiteral("ignore"), QJsonArray::fromStringList(s.ignorePatterns)},
             {QStringLiteral("steps"), steps}};
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend.h"
+#include "types.h"
 
 #include <QByteArray>
 #include <QJsonObject>
@@ -43,6 +44,9 @@ struct SessionRecorderOptions
     QString checkpoint;
     /// The plan's name; empty: the checkpoint's.
     QString name;
+    /// Paths whose changes are not recorded (nor compared by the replay: the plan's
+    /// `ignore`), matched as seed excludes are: build products that differ from run to run.
+    QStringList ignore = DEFAULT_WORKSPACE_POLICY_EXCLUDES;
     /// Bounds: calls past them are counted (dropped()), not recorded.
     int maxSteps = 10000;
     qint64 maxPlanBytes = 15 * 1024 * 1024; ///< below the 16 MiB a plan file may have

@@ -199,9 +199,11 @@ private Q_SLOTS:
             agent(sandbox, QStringLiteral("reader"), SandboxAttachMode::ReadOnly);
         const AgentPtr console = agent(sandbox, QStringLiteral("console"));
         call(a1, QStringLiteral("execute"),
-             {{QStringLiteral("command"), QStringLiteral("mkdir -p out/x && printf 'hi\\n' > "
-                                                         "out/x/a.txt && rm tests/__init__.py "
-                                                         "&& exit 3")}});
+             {{QStringLiteral("command"),
+               QStringLiteral("mkdir -p out/x src/__pycache__ && printf 'hi\\n' > "
+                              "src/__pycache__/ops.pyc && printf 'hi\\n' > "
+                              "out/x/a.txt && rm tests/__init__.py "
+                              "&& exit 3")}});
         call(reader, QStringLiteral("read_file"),
              {{QStringLiteral("path"), QStringLiteral("README.md")}});
         call(reader, QStringLiteral("write_file"),
@@ -246,6 +248,10 @@ private Q_SLOTS:
         QCOMPARE(f1.value(QLatin1String("out/x/a.txt")).toString(), sha("hi\n"));
         QCOMPARE(f1.value(QLatin1String("out/x")).toString(), QStringLiteral("folder"));
         QVERIFY(!f1.contains(QLatin1String("tests/__init__.py"))); // deleted: in changes only
+        // build products are not expected (the plan's "ignore")
+        QVERIFY(!f1.contains(QLatin1String("src/__pycache__/ops.pyc")));
+        QCOMPARE(strings(plan.value(QLatin1String("ignore"))),
+                 QStringList({".git", "node_modules", "__pycache__", ".venv"}));
 
         const QJsonObject s2 = steps.at(1).toObject();
         QCOMPARE(s2.value(QLatin1String("agent")).toObject(),
@@ -325,6 +331,9 @@ private Q_SLOTS:
         // clang-format off
         QTest::newRow("v2 recorded") << head + "2," + start + fill(R"({"steps":[{"name":"s","tool":"read_file","args":{"path":"a"},"agent":{"name":"b","mode":"read_only"},"expect":{"content_sha256":"H_A"}}]})").mid(1) << QString();
         QTest::newRow("v2 changes and files") << head + fill(R"(2,"steps":[{"name":"s","tool":"execute","args":{"command":"x"},"expect":{"exit_code":0,"changes":{"added":["a"],"modified":3},"files":{"a":"folder","b":"absent","c":"size:9","d":"H_A"}}}]})") << QString();
+        QTest::newRow("v2 ignore") << head + R"(2,"ignore":["build/","*.pyc"],"steps":[{"name":"s","tool":"list_dir","args":{"path":"."}}]})" << QString();
+        QTest::newRow("v1 ignore refused") << head + R"(1,"ignore":["x"],"steps":[{"name":"s","tool":"list_dir","args":{"path":"."}}]})" << "field 'ignore' is unknown";
+        QTest::newRow("bad ignore glob") << head + "2,\"ignore\":[\"a[\"],\"steps\":[{\"name\":\"s\",\"tool\":\"list_dir\",\"args\":{\"path\":\".\"}}]}" << "invalid glob 'a['";
         QTest::newRow("v1 start refused") << head + "1," + start + QByteArray(R"({"steps":[{"name":"s","tool":"list_dir","args":{"path":"."}}]})").mid(1) << "field 'start' is unknown";
         QTest::newRow("v1 step agent refused") << head + R"(1,"steps":[{"name":"s","tool":"list_dir","args":{"path":"."},"agent":{"name":"b"}}]})" << "field 'agent' is unknown";
         QTest::newRow("v1 changes refused") << head + R"(1,"steps":[{"name":"s","tool":"list_dir","args":{"path":"."},"expect":{"changes":{}}}]})" << "field 'expect.changes' is unknown";
@@ -383,6 +392,22 @@ private Q_SLOTS:
                                        << QByteArray(R"({"changes":{"added":2,"paths":{"added":["a"]},"paths_truncated":true}})") << QStringList();
         // clang-format on
     }
+    void ignoredPathsAreNotCompared()
+    {
+        const PlanStep step = AgentPlan::parse(R"({"format":"elsai-agent-plan","version":2,
+            "ignore":["__pycache__"],"steps":[{"name":"s","tool":"execute",
+            "args":{"command":"x"},"expect":{"changes":{"added":["a"]}}}]})")
+                                  .steps.first();
+        const QJsonObject seen = QJsonDocument::fromJson(R"({"changes":{"added":2,
+            "paths":{"added":["a","src/__pycache__/m.pyc"]},"paths_truncated":false}})")
+                                     .object();
+        QCOMPARE(compareRecorded(step, true, QString(), seen, {}, GlobSet({"__pycache__"})).size(),
+                 0);
+        const QList<Divergence> all = compareRecorded(step, true, QString(), seen, {});
+        QCOMPARE(all.size(), 1);
+        QCOMPARE(all.first().unexpected, QStringList{"src/__pycache__/m.pyc"});
+    }
+
     void divergences()
     {
         QFETCH(QByteArray, expect);
