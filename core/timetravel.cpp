@@ -492,11 +492,11 @@ CallChanges TimeTravel::CallSpan::changes(bool finish)
 
 // ---- call observers --------------------------------------------------------------------------
 
-quint64 TimeTravel::addCallObserver(CallObserver observer)
+quint64 TimeTravel::addCallObserver(const CallObserver &observer)
 {
     QMutexLocker lock(&m_observerMutex);
     const quint64 id = m_nextObserver++;
-    m_observers.insert(id, std::move(observer));
+    m_observers.insert(id, observer);
     return id;
 }
 

@@ -173,7 +173,7 @@ public:
     ChangeTracker *tracker() const { return m_tracker.get(); }
 
     /// Observers of every finished tool call (TrackedCall tells them); an id to remove it.
-    quint64 addCallObserver(CallObserver observer);
+    quint64 addCallObserver(const CallObserver &observer);
     void removeCallObserver(quint64 id);
     void notifyCallFinished(const FinishedCall &call) const;
 

@@ -186,9 +186,9 @@ private:
     int m_next = 0;
     int m_passed = 0;
     int m_failed = 0;
-    bool m_stopping = false; ///< stop() came while a step was running
-    bool m_busy = false;     ///< a step started and onStepDone() has not seen it yet
-    bool m_shutDown = false; ///< shutdown() ran: no step starts
+    bool m_stopping = false;     ///< stop() came while a step was running
+    bool m_busy = false;         ///< a step started and onStepDone() has not seen it yet
+    bool m_shutDown = false;     ///< shutdown() ran: no step starts
     bool m_startChecked = false; ///< this run's start was brought about (a recorded plan)
 };
 
