@@ -592,6 +592,16 @@ private Q_SLOTS:
                                QStringLiteral("--record"), plan2, QStringLiteral("--record-agent"),
                                QStringLiteral("b")}),
             0);
+        // --record-agent without --record is a usage error; so is --record without a file.
+        QCOMPARE(QProcess::execute(QStringLiteral(ELSAI_WORKBENCH_BIN),
+                                   {QStringLiteral("--headless"), QStringLiteral("--record-agent"),
+                                    QStringLiteral("b"), QStringLiteral("--exec"),
+                                    QStringLiteral("true")}),
+                 2);
+        QCOMPARE(QProcess::execute(QStringLiteral(ELSAI_WORKBENCH_BIN),
+                                   {QStringLiteral("--headless"), QStringLiteral("--record="),
+                                    QStringLiteral("--exec"), QStringLiteral("true")}),
+                 2);
         const AgentPlan onlyB = AgentPlan::load(plan2);
         QCOMPARE(onlyB.agentName, QStringLiteral("b"));
         QCOMPARE(onlyB.steps.size(), 1);
