@@ -97,6 +97,11 @@ int runGui(int argc, char **argv)
                                   "serves MCP from its MCP dock"));
         return 2;
     }
+    if (!options.recordFile.isEmpty()) {
+        printError(QStringLiteral("--record runs with --headless; the window records with "
+                                  "Sandbox → Record Session…"));
+        return 2;
+    }
 
     AuditSinkPtr auditSink;
     try {

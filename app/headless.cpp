@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "localsandboxbackend.h"
 #include "mcprunner.h"
+#include "recording.h"
 #include "runagent.h"
 #include "sandbox.h"
 #include "sandboxplugin.h"
@@ -42,13 +43,18 @@ bool wantsHeadless(int argc, char **argv)
     return false;
 }
 
-static int runExec(const SandboxPtr &sandbox, const QStringList &commands)
+static int runExec(const SandboxPtr &sandbox, const QStringList &commands,
+                   HeadlessRecording &recording)
 {
     // Commands must not run in a half-seeded workspace (and the final flush must not write
     // into a folder that was never a project).
     if (const auto seed = sandbox->start(); seed && !seed->success()) {
         for (const QString &e : seed->errors)
             printError(QStringLiteral("seeding: ") + e);
+        sandbox->stop(false);
+        return 1;
+    }
+    if (!recording.begin(sandbox)) {
         sandbox->stop(false);
         return 1;
     }
@@ -77,6 +83,7 @@ static int runExec(const SandboxPtr &sandbox, const QStringList &commands)
         if (shutdownRequested())
             awaitShutdownExit(); // not the next command, not the final flush
     }
+    status = recording.finish(status);
     if (const auto sync = sandbox->stop(true)) {
         for (const QString &e : sync->errors)
             printError(QStringLiteral("flush: ") + e);
@@ -151,10 +158,11 @@ static int runHeadlessSession(int argc, char **argv)
         const SandboxPtr sandbox = options.spec.createSandbox();
         qCInfo(lcHeadless).noquote()
             << "workspace" << sandbox->workspaceId() << "at" << options.spec.workspaceRoot;
+        HeadlessRecording recording(options);
         if (!options.execCommands.isEmpty())
-            return runExec(sandbox, options.execCommands);
+            return runExec(sandbox, options.execCommands, recording);
         if (options.wantsMcp())
-            return runMcp(options, sandbox);
+            return runMcp(options, sandbox, recording);
 
         QFile in;
         const QString script =
@@ -174,10 +182,13 @@ static int runHeadlessSession(int argc, char **argv)
         QFile out;
         out.open(stdout, QIODevice::WriteOnly | QIODevice::Unbuffered);
         ScriptRunner runner(sandbox, options.offloadPolicy());
+        if (recording.wanted())
+            runner.onStarted = [&recording](const SandboxPtr &s) { recording.begin(s); };
         const int failures = runner.runAll(in, out);
+        const int status = recording.finish(failures == 0 ? 0 : 1);
         if (sandbox->isStarted())
             sandbox->stop(false);
-        return failures == 0 ? 0 : 1;
+        return status;
     } catch (const SandboxError &e) {
         printError(e.display());
         return 1;

@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "mcphttpserver.h"
 #include "mcpstdioserver.h"
+#include "recording.h"
 #include "sessionoptions.h"
 #include "shutdownsignals.h"
 
@@ -134,7 +135,7 @@ QStringList sandboxArguments()
 
 } // namespace
 
-int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
+int runMcp(const SessionOptions &options, const SandboxPtr &sandbox, HeadlessRecording &recording)
 {
     if (options.mcpStdio && !options.mcpHttp.isEmpty()) {
         printError(QStringLiteral("--mcp-stdio and --mcp-http cannot be combined; pick one"));
@@ -169,6 +170,10 @@ int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
     if (const auto seed = sandbox->start(); seed && !seed->success()) {
         for (const QString &e : seed->errors)
             printError(QStringLiteral("seeding: ") + e);
+    }
+    if (!recording.begin(sandbox)) {
+        sandbox->stop(false);
+        return 2;
     }
     int status = 0;
     if (options.mcpStdio) {
@@ -212,6 +217,7 @@ int runMcp(const SessionOptions &options, const SandboxPtr &sandbox)
         status = QCoreApplication::exec();
         server.close();
     }
+    status = recording.finish(status);
     sandbox->stop(false);
     return status;
 }

@@ -13,6 +13,7 @@
 namespace elsai {
 
 struct SessionOptions;
+class HeadlessRecording;
 
 /// Parses the --mcp-http value `[HOST:]PORT` (`[::1]:PORT` for IPv6); the host defaults to
 /// 127.0.0.1. ValueError naming the option otherwise.
@@ -25,6 +26,6 @@ std::pair<QHostAddress, quint16> parseMcpHttpAddress(const QString &value);
 /// {"agent","mode","url","token"}, or with --mcp-config the named clients' configurations
 /// (clientconfig.h); --mcp-config with --mcp-stdio prints them and returns without serving.
 /// Returns the exit status.
-int runMcp(const SessionOptions &options, const SandboxPtr &sandbox);
+int runMcp(const SessionOptions &options, const SandboxPtr &sandbox, HeadlessRecording &recording);
 
 } // namespace elsai

@@ -5,11 +5,13 @@
 
 #include "agentplan.h"
 #include "errors.h"
+#include "recording.h"
 #include "sandbox.h"
 #include "sessionoptions.h"
 
 #include <QFileDevice>
 #include <QIODevice>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 
@@ -32,6 +34,11 @@ int runAgentPlan(SessionOptions &options, QIODevice &out)
         return RunAgentUsageError;
     }
 
+    if (plan.start) {
+        // A recorded plan: a start to restore, and the changes of each call to compare.
+        options.spec.timeTravel.checkpoints = true;
+        options.spec.timeTravel.trackChanges = true;
+    }
     SandboxPtr sandbox;
     try {
         sandbox = options.spec.createSandbox();
@@ -62,8 +69,28 @@ int runAgentPlan(SessionOptions &options, QIODevice &out)
             sandbox->stop(false);
             return RunAgentSetupError;
         }
-        int passed = 0, failed = 0, notRun = 0;
+        StartCheck start;
+        try {
+            start = runner.prepareStart();
+        } catch (const SandboxError &e) {
+            printError(e.display());
+            sandbox->stop(false);
+            return RunAgentSetupError;
+        }
+        if (start.diverged())
+            printError(start.message); // the run goes on: its steps say what that changed
+        HeadlessRecording recording(options);
+        if (!recording.begin(sandbox)) {
+            sandbox->stop(false);
+            return RunAgentSetupError;
+        }
+        int passed = 0, failed = 0, notRun = 0, divergences = 0;
+        QJsonArray diverged;
         runner.run([&](const StepResult &r) {
+            if (!r.divergences.isEmpty()) {
+                divergences += int(r.divergences.size());
+                diverged.append(r.index + 1);
+            }
             if (r.outcome == StepOutcome::Skipped || r.outcome == StepOutcome::Cancelled)
                 ++notRun;
             else if (r.passed)
@@ -72,17 +99,23 @@ int runAgentPlan(SessionOptions &options, QIODevice &out)
                 ++failed;
             writeLine(out, r.toJson());
         });
-        const bool ok = failed == 0 && notRun == 0;
-        writeLine(out, {{QStringLiteral("plan"), plan.name},
-                        {QStringLiteral("agent"), runner.agentName()},
-                        {QStringLiteral("mode"), toString(runner.mode())},
-                        {QStringLiteral("steps"), int(plan.steps.size())},
-                        {QStringLiteral("passed"), passed},
-                        {QStringLiteral("failed"), failed},
-                        {QStringLiteral("not_run"), notRun},
-                        {QStringLiteral("ok"), ok},
-                        {QStringLiteral("workspace_root"), options.spec.workspaceRoot}});
-        status = ok ? RunAgentPassed : RunAgentFailed;
+        const bool ok = failed == 0 && notRun == 0 && !start.diverged();
+        QJsonObject summary{{QStringLiteral("plan"), plan.name},
+                            {QStringLiteral("agent"), runner.agentName()},
+                            {QStringLiteral("mode"), toString(runner.mode())},
+                            {QStringLiteral("steps"), int(plan.steps.size())},
+                            {QStringLiteral("passed"), passed},
+                            {QStringLiteral("failed"), failed},
+                            {QStringLiteral("not_run"), notRun},
+                            {QStringLiteral("ok"), ok},
+                            {QStringLiteral("workspace_root"), options.spec.workspaceRoot}};
+        if (plan.start) {
+            summary.insert(QStringLiteral("start"), start.toJson());
+            summary.insert(QStringLiteral("diverged_steps"), diverged);
+            summary.insert(QStringLiteral("divergences"), divergences);
+        }
+        writeLine(out, summary);
+        status = recording.finish(ok ? RunAgentPassed : RunAgentFailed);
     }
     sandbox->stop(false);
     return status;

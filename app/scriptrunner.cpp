@@ -198,6 +198,8 @@ QJsonValue ScriptRunner::dispatch(const QString &op, const QJsonObject &o)
 {
     if (op == QLatin1String("start")) {
         const auto seed = m_sandbox->start();
+        if (onStarted)
+            onStarted(m_sandbox);
         if (const auto interrupted = m_sandbox->interruptedRestore()) {
             // the seed result stays what it was; the restore to finish is said beside it
             QJsonObject r = seed ? seed->toJson() : QJsonObject();

@@ -10,6 +10,7 @@
 #include <QJsonObject>
 #include <QString>
 
+#include <functional>
 #include <optional>
 
 class QIODevice;
@@ -38,6 +39,9 @@ public:
     int runAll(QIODevice &in, QIODevice &out);
 
     AgentPtr agent(const QString &name) const { return m_agents.value(name); }
+
+    /// Called after each successful "start" operation (--record begins there).
+    std::function<void(const SandboxPtr &)> onStarted;
 
 private:
     QJsonValue dispatch(const QString &op, const QJsonObject &o);

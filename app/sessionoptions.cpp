@@ -44,7 +44,9 @@ audit records were lost, 128+N when stopped by signal N.
 --run-agent PLAN runs a scripted agent (a plan file, or demo:explore-readonly,
 demo:fix-failing-test, demo:readonly-denied) and prints one JSON line per step, then a
 summary line; exit status 0 when every expectation is met, 1 when one is not, 2 on a usage
-error or an invalid plan, 3 when the sandbox cannot start or the agent cannot attach.)";
+error or an invalid plan, 3 when the sandbox cannot start or the agent cannot attach.
+--record FILE records the tool calls of the session (MCP, script, --exec, --run-agent) as a
+plan; --run-agent FILE replays it and reports every divergence from the recording.)";
 
 void SessionOptions::describe(QCommandLineParser &p, Mode mode)
 {
@@ -129,6 +131,14 @@ void SessionOptions::describe(QCommandLineParser &p, Mode mode)
          QStringLiteral("MODE")},
         {QStringLiteral("agent-name"),
          QStringLiteral("Name of the --run-agent agent (default: the plan's)."),
+         QStringLiteral("NAME")},
+        {QStringLiteral("record"),
+         QStringLiteral("Record the session's tool calls (MCP agents, the script's, the "
+                        "console's, a scripted agent's) as a plan FILE to replay with "
+                        "--run-agent (headless; implies --checkpoints and --track-changes)."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("record-agent"),
+         QStringLiteral("Record only the calls of agent NAME (repeatable; needs --record)."),
          QStringLiteral("NAME")},
         {QStringLiteral("mcp-http"),
          QStringLiteral("Serve the sandbox over MCP Streamable HTTP at http://HOST:PORT/mcp "
@@ -283,6 +293,15 @@ SessionOptions SessionOptions::fromParser(const QCommandLineParser &p)
             parseByteSize(QStringLiteral("checkpoint-limit"), val("checkpoint-limit"));
     tt.autoCheckpointAgents = p.values(QStringLiteral("auto-checkpoint"));
     tt.trackChanges = has("track-changes");
+    if (has("record")) {
+        o.recordFile = val("record");
+        if (o.recordFile.isEmpty())
+            throw ValueError(QStringLiteral("--record needs the plan file to write"));
+        tt.checkpoints = tt.trackChanges = true; // a start to restore, the changes to expect
+    }
+    o.recordAgents = p.values(QStringLiteral("record-agent"));
+    if (!o.recordAgents.isEmpty() && o.recordFile.isEmpty())
+        throw ValueError(QStringLiteral("--record-agent needs --record FILE"));
     o.mcpCheckpoints = has("mcp-checkpoints");
     tt.agentTools = o.mcpCheckpoints;
     if (chosen.readOptions)

@@ -33,6 +33,10 @@ struct SessionOptions
     QString runAgent;
     std::optional<SandboxAttachMode> agentMode;
     std::optional<QString> agentName;
+    /// --record FILE: the session's tool calls as a plan (implies --checkpoints and
+    /// --track-changes); --record-agent NAME (repeatable): only these agents' calls.
+    QString recordFile;
+    QStringList recordAgents;
 
     bool offload = false;
     QString offloadDir;

@@ -13,6 +13,7 @@
 #include "sandboxmanager.h"
 #include "sandboxplugin.h"
 #include "timetravel.h"
+#include "trackedcall.h"
 #include "workspace.h"
 
 #include <QJsonArray>
@@ -224,6 +225,7 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
                 AuditRecorder audit(QStringLiteral("sandbox.") + name,
                                     SandboxManager::resolveWorkspaceId(*this), d->id, fields);
                 audit.fail(e, false);
+                TrackedCall::rejected(*this, name, arguments, e);
                 throw;
             }
         }
@@ -233,6 +235,7 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             auto invalid = [&](const ToolNotFoundError &e) {
                 auditInvalidToolCall(name, SandboxManager::resolveWorkspaceId(*this), d->id,
                                      e.specName(), e.message());
+                TrackedCall::rejected(*this, name, arguments, e);
                 return e;
             };
             if (d->config.sandboxMode == SandboxMode::Sandbox &&
@@ -258,6 +261,7 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
         } catch (const ValueError &e) {
             auditInvalidToolCall(name, SandboxManager::resolveWorkspaceId(*this), d->id,
                                  e.specName(), e.message());
+            TrackedCall::rejected(*this, name, arguments, e);
             throw;
         }
         if (commandsShutDown()) {
@@ -273,28 +277,9 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
             throw e;
         }
         beginInvocation();
-        // Time travel: the gate a restore closes, a cancellable command, the changes of a call
-        // that can change the workspace (in its result and in its audit record).
-        std::optional<ToolCallCancelScope> cancelScope;
-        std::unique_ptr<TimeTravel::CallSpan> span;
-        std::optional<AuditFieldsScope> changeFields;
-        bool tracked = false;
-        if (const SandboxPtr sandbox = attachedSandbox()) {
-            if (const auto tt = sandbox->timeTravel()) {
-                if (!ToolCallCancelScope::current())
-                    cancelScope.emplace(std::make_shared<CancellationToken>(),
-                                        ToolCallCancelScope::currentOutputObserver());
-                const bool mutating = isMutatingTool(name);
-                tracked = mutating && tt->tracker();
-                span = tt->beginCall(d->id, name, mutating);
-                if (tracked) {
-                    changeFields.emplace([&span] {
-                        return QJsonObject{
-                            {QStringLiteral("changes"), span->changes(false).auditJson()}};
-                    });
-                }
-            }
-        }
+        // Time travel and the call observers: the gate a restore closes, a cancellable
+        // command, the changes of a call that can change the workspace.
+        TrackedCall tracked(*this, name, arguments);
         // Every call has one record: the tool's own (execute, read_file, …) or, for a tool that
         // audits nothing itself (host tools, offload retrieval, custom tools), this one.
         const quint64 recordsBefore = AuditLog::threadEventCount();
@@ -314,6 +299,7 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
                     audit.fail(e, false);
                 }
             }
+            tracked.failed(e);
             throw;
         }
         if (AuditLog::threadEventCount() == recordsBefore)
@@ -336,8 +322,7 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
                                                {QStringLiteral("tokens"), totalTokens}});
             }
         }
-        if (tracked)
-            result.data.insert(QStringLiteral("changes"), span->changes(true).toJson());
+        tracked.finished(result);
         record(QStringLiteral("ok"));
         return result;
     } catch (const SandboxError &e) {

@@ -6,6 +6,8 @@
 #include "errors.h"
 #include "process.h"
 #include "sandboxplugin.h"
+#include "sessionrecorder.h"
+#include "treesnapshot.h"
 
 #include <QDeadlineTimer>
 #include <QDir>
@@ -18,6 +20,7 @@
 #include <QSet>
 
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace elsai {
@@ -125,18 +128,40 @@ QStringList requiredArgs(const QString &tool)
     return {};
 }
 
-PlanExpectation parseExpectation(const QJsonObject &o, const QString &tool, const Where &where)
+/// A recorded hash: "sha256:" and 64 hex digits.
+QString sha256Field(const QJsonObject &o, const QString &key, const Where &where, const QString &p)
 {
-    static const QStringList known = {QStringLiteral("error"),
-                                      QStringLiteral("error_contains"),
-                                      QStringLiteral("exit_code"),
-                                      QStringLiteral("output_contains"),
-                                      QStringLiteral("output_not_contains"),
-                                      QStringLiteral("output_matches"),
-                                      QStringLiteral("content"),
-                                      QStringLiteral("fields")};
+    static const QRegularExpression form(QStringLiteral("^sha256:[0-9a-f]{64}$"));
+    const QString v = optionalString(o, key, where, p).value_or(QString());
+    if (!form.match(v).hasMatch())
+        where.fail(p + key, QStringLiteral("must be \"sha256:\" and 64 hex digits"));
+    return v;
+}
+
+/// A recorded path state (workspaceEntryState()).
+bool isEntryState(const QString &v)
+{
+    static const QRegularExpression form(
+        QStringLiteral("^(sha256:[0-9a-f]{64}|size:[0-9]+|folder|symlink|other|absent)$"));
+    return form.match(v).hasMatch();
+}
+
+PlanExpectation parseExpectation(const QJsonObject &o, const QString &tool, int version,
+                                 const Where &where)
+{
+    static const QStringList known1 = {QStringLiteral("error"),
+                                       QStringLiteral("error_contains"),
+                                       QStringLiteral("exit_code"),
+                                       QStringLiteral("output_contains"),
+                                       QStringLiteral("output_not_contains"),
+                                       QStringLiteral("output_matches"),
+                                       QStringLiteral("content"),
+                                       QStringLiteral("fields")};
+    static const QStringList known2 =
+        known1 + QStringList{QStringLiteral("changes"), QStringLiteral("files"),
+                             QStringLiteral("content_sha256"), QStringLiteral("names_sha256")};
     const QString p = QStringLiteral("expect.");
-    rejectUnknown(o, known, where, p);
+    rejectUnknown(o, version >= 2 ? known2 : known1, where, p);
     PlanExpectation e;
     e.error = optionalString(o, QStringLiteral("error"), where, p);
     if (e.error && e.error->isEmpty())
@@ -174,9 +199,66 @@ PlanExpectation parseExpectation(const QJsonObject &o, const QString &tool, cons
             where.fail(p + QStringLiteral("fields"), QStringLiteral("must be an object"));
         e.fields = o.value(QStringLiteral("fields")).toObject();
     }
+    if (o.contains(QStringLiteral("changes"))) {
+        const QJsonValue v = o.value(QStringLiteral("changes"));
+        if (!v.isObject())
+            where.fail(p + QStringLiteral("changes"), QStringLiteral("must be an object"));
+        const QJsonObject c = v.toObject();
+        const QString cp = p + QStringLiteral("changes.");
+        rejectUnknown(
+            c, {QStringLiteral("added"), QStringLiteral("modified"), QStringLiteral("deleted")},
+            where, cp);
+        for (auto it = c.begin(); it != c.end(); ++it) {
+            if (it.value().isDouble()) {
+                wholeNumber(it.value(), 0, std::numeric_limits<qint32>::max(), cp + it.key(),
+                            where);
+                continue;
+            }
+            if (!it.value().isArray())
+                where.fail(cp + it.key(), QStringLiteral("must be an array of paths or a count"));
+            for (const QJsonValue &path : it.value().toArray()) {
+                if (!path.isString() || path.toString().isEmpty())
+                    where.fail(cp + it.key(),
+                               QStringLiteral("must be an array of paths or a count"));
+            }
+        }
+        e.changes = c;
+    }
+    if (o.contains(QStringLiteral("files"))) {
+        const QJsonValue v = o.value(QStringLiteral("files"));
+        if (!v.isObject())
+            where.fail(p + QStringLiteral("files"), QStringLiteral("must be an object"));
+        const QJsonObject files = v.toObject();
+        for (auto it = files.begin(); it != files.end(); ++it) {
+            if (it.key().isEmpty() || !isEntryState(it.value().toString()))
+                where.fail(p + QStringLiteral("files.") + it.key(),
+                           QStringLiteral("must be \"sha256:<64 hex>\", \"size:<bytes>\", "
+                                          "\"folder\", \"symlink\", \"other\" or "
+                                          "\"absent\""));
+            e.files.insert(it.key(), it.value().toString());
+        }
+    }
+    if (o.contains(QStringLiteral("content_sha256"))) {
+        if (tool != QLatin1String("read_file"))
+            where.fail(p + QStringLiteral("content_sha256"),
+                       QStringLiteral("applies to read_file only"));
+        e.contentSha256 = sha256Field(o, QStringLiteral("content_sha256"), where, p);
+    }
+    if (o.contains(QStringLiteral("names_sha256"))) {
+        if (tool != QLatin1String("list_dir"))
+            where.fail(p + QStringLiteral("names_sha256"),
+                       QStringLiteral("applies to list_dir only"));
+        e.namesSha256 = optionalString(o, QStringLiteral("names_sha256"), where, p);
+        static const QRegularExpression form(
+            QStringLiteral("^(sha256:[0-9a-f]{64}|absent|folder of [0-9]+ entries)$"));
+        if (!form.match(*e.namesSha256).hasMatch())
+            where.fail(p + QStringLiteral("names_sha256"),
+                       QStringLiteral("must be \"sha256:\" and 64 hex digits"));
+    }
     const bool checksResult = e.exitCode || !e.outputContains.isEmpty() ||
                               !e.outputNotContains.isEmpty() || e.outputMatches || e.content ||
-                              !e.fields.isEmpty();
+                              !e.fields.isEmpty() || !e.changes.isEmpty() || !e.files.isEmpty() ||
+                              e.contentSha256 || e.namesSha256;
     if (e.error && checksResult)
         where.fail(p + QStringLiteral("error"),
                    QStringLiteral("cannot be combined with result checks (a step that raises "
@@ -184,17 +266,39 @@ PlanExpectation parseExpectation(const QJsonObject &o, const QString &tool, cons
     return e;
 }
 
-PlanStep parseStep(const QJsonValue &value, int index, const Where &planWhere, QSet<QString> &names)
+/// An "agent" object: {"name", "mode"}, both optional.
+void parseAgent(const QJsonValue &a, const QString &field, const Where &where, QString *name,
+                SandboxAttachMode *mode)
+{
+    if (!a.isObject())
+        where.fail(field, QStringLiteral("must be an object"));
+    const QJsonObject agent = a.toObject();
+    const QString prefix = field + u'.';
+    rejectUnknown(agent, {QStringLiteral("name"), QStringLiteral("mode")}, where, prefix);
+    if (agent.contains(QStringLiteral("name")))
+        *name = requiredString(agent, QStringLiteral("name"), where, prefix);
+    if (const auto m = optionalString(agent, QStringLiteral("mode"), where, prefix)) {
+        try {
+            *mode = attachModeFromString(*m);
+        } catch (const ValueError &e) {
+            where.fail(prefix + QStringLiteral("mode"), e.message());
+        }
+    }
+}
+
+PlanStep parseStep(const QJsonValue &value, int index, int version, const Where &planWhere,
+                   QSet<QString> &names)
 {
     if (!value.isObject())
         planWhere.step(index, QString()).fail(QStringLiteral("must be an object"));
     const QJsonObject o = value.toObject();
     const QString rawName = o.value(QStringLiteral("name")).toString();
     const Where where = planWhere.step(index, rawName);
-    rejectUnknown(o,
-                  {QStringLiteral("name"), QStringLiteral("tool"), QStringLiteral("args"),
-                   QStringLiteral("expect"), QStringLiteral("delay_ms")},
-                  where);
+    QStringList known{QStringLiteral("name"), QStringLiteral("tool"), QStringLiteral("args"),
+                      QStringLiteral("expect"), QStringLiteral("delay_ms")};
+    if (version >= 2)
+        known.append(QStringLiteral("agent"));
+    rejectUnknown(o, known, where);
     PlanStep s;
     s.name = requiredString(o, QStringLiteral("name"), where);
     if (names.contains(s.name))
@@ -214,7 +318,16 @@ PlanStep parseStep(const QJsonValue &value, int index, const Where &planWhere, Q
     if (o.contains(QStringLiteral("expect"))) {
         if (!o.value(QStringLiteral("expect")).isObject())
             where.fail(QStringLiteral("expect"), QStringLiteral("must be an object"));
-        s.expect = parseExpectation(o.value(QStringLiteral("expect")).toObject(), s.tool, where);
+        s.expect =
+            parseExpectation(o.value(QStringLiteral("expect")).toObject(), s.tool, version, where);
+    }
+    if (o.contains(QStringLiteral("agent"))) {
+        QString name;
+        parseAgent(o.value(QStringLiteral("agent")), QStringLiteral("agent"), where, &name,
+                   &s.agentMode);
+        if (name.isEmpty())
+            where.fail(QStringLiteral("agent.name"), QStringLiteral("is required"));
+        s.agentName = name;
     }
     if (o.contains(QStringLiteral("delay_ms")))
         s.delayMs = wholeNumber(o.value(QStringLiteral("delay_ms")), 0, kMaxDelayMs,
@@ -257,41 +370,53 @@ AgentPlan AgentPlan::parse(const QByteArray &json, const QString &fallbackName)
     AgentPlan plan;
     plan.name = o.value(QStringLiteral("name")).toString(fallbackName);
     const Where where(plan.name.isEmpty() ? label : plan.name);
-    rejectUnknown(o,
-                  {QStringLiteral("format"), QStringLiteral("version"), QStringLiteral("name"),
-                   QStringLiteral("description"), QStringLiteral("agent"),
-                   QStringLiteral("stop_on_failure"), QStringLiteral("steps")},
-                  where);
     if (requiredString(o, QStringLiteral("format"), where) != formatName())
         where.fail(QStringLiteral("format"), QStringLiteral("must be \"%1\"").arg(formatName()));
     if (!o.contains(QStringLiteral("version")))
         where.fail(QStringLiteral("version"),
-                   QStringLiteral("is required (this build reads %1)").arg(kVersion));
-    if (o.value(QStringLiteral("version")).toDouble(-1) != kVersion)
+                   QStringLiteral("is required (this build reads versions 1 to %1)").arg(kVersion));
+    const double version = o.value(QStringLiteral("version")).toDouble(-1);
+    if (version != 1 && version != 2)
         where.fail(QStringLiteral("version"),
-                   QStringLiteral("is %1, but this build reads version %2 only")
+                   QStringLiteral("is %1, but this build reads versions 1 to %2 only")
                        .arg(compact(o.value(QStringLiteral("version"))))
                        .arg(kVersion));
+    plan.version = int(version);
+    QStringList known{QStringLiteral("format"), QStringLiteral("version"),
+                      QStringLiteral("name"),   QStringLiteral("description"),
+                      QStringLiteral("agent"),  QStringLiteral("stop_on_failure"),
+                      QStringLiteral("steps")};
+    if (plan.version >= 2)
+        known << QStringLiteral("start") << QStringLiteral("ignore");
+    rejectUnknown(o, known, where);
     if (o.contains(QStringLiteral("name")) && !o.value(QStringLiteral("name")).isString())
         where.fail(QStringLiteral("name"), QStringLiteral("must be a string"));
     plan.description = optionalString(o, QStringLiteral("description"), where).value_or(QString());
-    if (o.contains(QStringLiteral("agent"))) {
-        const QJsonValue a = o.value(QStringLiteral("agent"));
-        if (!a.isObject())
-            where.fail(QStringLiteral("agent"), QStringLiteral("must be an object"));
-        const QJsonObject agent = a.toObject();
-        rejectUnknown(agent, {QStringLiteral("name"), QStringLiteral("mode")}, where,
-                      QStringLiteral("agent."));
-        if (agent.contains(QStringLiteral("name")))
-            plan.agentName =
-                requiredString(agent, QStringLiteral("name"), where, QStringLiteral("agent."));
-        if (const auto mode =
-                optionalString(agent, QStringLiteral("mode"), where, QStringLiteral("agent."))) {
-            try {
-                plan.mode = attachModeFromString(*mode);
-            } catch (const ValueError &e) {
-                where.fail(QStringLiteral("agent.mode"), e.message());
-            }
+    if (o.contains(QStringLiteral("agent")))
+        parseAgent(o.value(QStringLiteral("agent")), QStringLiteral("agent"), where,
+                   &plan.agentName, &plan.mode);
+    if (o.contains(QStringLiteral("start"))) {
+        const QJsonValue v = o.value(QStringLiteral("start"));
+        if (!v.isObject())
+            where.fail(QStringLiteral("start"), QStringLiteral("must be an object"));
+        const QJsonObject start = v.toObject();
+        const QString sp = QStringLiteral("start.");
+        rejectUnknown(start, {QStringLiteral("checkpoint"), QStringLiteral("digest")}, where, sp);
+        PlanStart ps;
+        ps.checkpoint = requiredString(start, QStringLiteral("checkpoint"), where, sp);
+        ps.digest = requiredString(start, QStringLiteral("digest"), where, sp);
+        static const QRegularExpression hex(QStringLiteral("^[0-9a-f]{16,128}$"));
+        if (!hex.match(ps.digest).hasMatch())
+            where.fail(sp + QStringLiteral("digest"), QStringLiteral("must be hex digits"));
+        plan.start = ps;
+    }
+    if (o.contains(QStringLiteral("ignore"))) {
+        plan.ignore =
+            stringOrList(o.value(QStringLiteral("ignore")), QStringLiteral("ignore"), where);
+        for (const QString &g : std::as_const(plan.ignore)) {
+            if (!GlobPattern(g).isValid())
+                where.fail(QStringLiteral("ignore"),
+                           QStringLiteral("has an invalid glob '%1'").arg(g));
         }
     }
     if (o.contains(QStringLiteral("stop_on_failure"))) {
@@ -305,7 +430,7 @@ AgentPlan AgentPlan::parse(const QByteArray &json, const QString &fallbackName)
     QSet<QString> names;
     const QJsonArray array = steps.toArray();
     for (int i = 0; i < array.size(); ++i)
-        plan.steps.append(parseStep(array.at(i), i, where, names));
+        plan.steps.append(parseStep(array.at(i), i, plan.version, where, names));
     return plan;
 }
 
@@ -377,6 +502,176 @@ QJsonObject StepResult::toJson() const
     if (outcome == StepOutcome::Error)
         o.insert(QStringLiteral("error"), QJsonObject{{QStringLiteral("type"), errorType},
                                                       {QStringLiteral("message"), errorMessage}});
+    if (!divergences.isEmpty()) {
+        QJsonArray list;
+        for (const Divergence &d : divergences)
+            list.append(d.toJson());
+        o.insert(QStringLiteral("divergences"), list);
+    }
+    return o;
+}
+
+// ---- recorded plans ---------------------------------------------------------------------------
+
+QJsonObject Divergence::toJson() const
+{
+    QJsonObject o{{QStringLiteral("check"), check}};
+    if (!path.isEmpty())
+        o.insert(QStringLiteral("path"), path);
+    if (!expected.isUndefined())
+        o.insert(QStringLiteral("expected"), expected);
+    if (!seen.isUndefined())
+        o.insert(QStringLiteral("seen"), seen);
+    if (!missing.isEmpty())
+        o.insert(QStringLiteral("missing"), QJsonArray::fromStringList(missing));
+    if (!unexpected.isEmpty())
+        o.insert(QStringLiteral("unexpected"), QJsonArray::fromStringList(unexpected));
+    return o;
+}
+
+QString Divergence::describe() const
+{
+    QString text = path.isEmpty() ? check : QStringLiteral("%1 %2").arg(check, path);
+    QStringList parts;
+    if (!missing.isEmpty())
+        parts.append(QStringLiteral("not seen: %1").arg(missing.join(u", ")));
+    if (!unexpected.isEmpty())
+        parts.append(QStringLiteral("not recorded: %1").arg(unexpected.join(u", ")));
+    if (parts.isEmpty())
+        parts.append(QStringLiteral("expected %1, seen %2").arg(compact(expected), compact(seen)));
+    return text + QStringLiteral(": ") + parts.join(QStringLiteral("; "));
+}
+
+QList<Divergence> compareRecorded(const PlanStep &step, bool recorded, const QString &errorType,
+                                  const QJsonObject &data, const WorkspaceProbe &probe,
+                                  const GlobSet &ignore)
+{
+    const PlanExpectation &e = step.expect;
+    QList<Divergence> out;
+    auto differs = [&out](const QString &check, const QJsonValue &expected, const QJsonValue &seen,
+                          const QString &path = QString()) {
+        Divergence d;
+        d.check = check;
+        d.path = path;
+        d.expected = expected;
+        d.seen = seen;
+        out.append(d);
+    };
+    if (recorded) {
+        const QString expectedError = e.error.value_or(QString());
+        if (expectedError != errorType)
+            differs(QStringLiteral("error"),
+                    expectedError.isEmpty() ? QStringLiteral("none") : expectedError,
+                    errorType.isEmpty() ? QStringLiteral("none") : errorType);
+    }
+    if (!errorType.isEmpty())
+        return out; // a call that raised has no result to compare
+    if (recorded && e.exitCode) {
+        const QJsonValue code = data.value(QStringLiteral("exit_code"));
+        if (code.toInt(INT_MIN) != *e.exitCode)
+            differs(QStringLiteral("exit_code"), *e.exitCode, code);
+    }
+    if (!e.changes.isEmpty()) {
+        const QJsonObject seen = data.value(QStringLiteral("changes")).toObject();
+        if (seen.isEmpty()) {
+            differs(QStringLiteral("changes"), QStringLiteral("tracked"),
+                    QStringLiteral("not tracked (the sandbox needs --track-changes)"));
+        } else {
+            const QJsonObject seenPaths = seen.value(QStringLiteral("paths")).toObject();
+            const bool seenWhole = !seen.value(QStringLiteral("paths_truncated")).toBool();
+            for (const char *kind : {"added", "modified", "deleted"}) {
+                const QString k = QLatin1String(kind);
+                const QJsonValue expected = e.changes.value(k);
+                if (expected.isUndefined())
+                    continue;
+                const qint64 seenCount = seen.value(k).toInteger();
+                QStringList seenList;
+                for (const QJsonValue &v : seenPaths.value(k).toArray()) {
+                    if (!ignore.matchesPathOrParent(v.toString(), false))
+                        seenList.append(v.toString());
+                }
+                const QString check = QStringLiteral("changes.") + k;
+                if (expected.isDouble() || !seenWhole) {
+                    const qint64 count =
+                        expected.isDouble() ? expected.toInteger() : expected.toArray().size();
+                    if (count != seenCount)
+                        differs(check, count, seenCount);
+                    continue;
+                }
+                QStringList expectedList;
+                for (const QJsonValue &v : expected.toArray())
+                    expectedList.append(v.toString());
+                Divergence d;
+                d.check = check;
+                for (const QString &p : std::as_const(expectedList)) {
+                    if (!seenList.contains(p))
+                        d.missing.append(p);
+                }
+                for (const QString &p : std::as_const(seenList)) {
+                    if (!expectedList.contains(p))
+                        d.unexpected.append(p);
+                }
+                if (!d.missing.isEmpty() || !d.unexpected.isEmpty())
+                    out.append(d);
+            }
+        }
+    }
+    for (auto it = e.files.cbegin(); it != e.files.cend(); ++it) {
+        QString seen;
+        try {
+            seen = probe.entryState ? probe.entryState(it.key()) : QStringLiteral("other");
+        } catch (const SandboxError &err) {
+            seen = QStringLiteral("unreadable: ") + err.message();
+        }
+        if (seen != it.value())
+            differs(QStringLiteral("file"), it.value(), seen, it.key());
+    }
+    if (e.contentSha256) {
+        const QJsonValue content = data.value(QStringLiteral("content"));
+        const QString seen = content.isString() ? recordedHash(content.toString().toUtf8())
+                                                : QStringLiteral("no content");
+        if (seen != *e.contentSha256)
+            differs(QStringLiteral("content_sha256"), *e.contentSha256, seen);
+    }
+    if (e.namesSha256) {
+        QString seen;
+        try {
+            seen = probe.namesHash
+                       ? probe.namesHash(step.args.value(QStringLiteral("path")).toString())
+                       : QStringLiteral("absent");
+        } catch (const SandboxError &err) {
+            seen = QStringLiteral("unreadable: ") + err.message();
+        }
+        if (seen != *e.namesSha256)
+            differs(QStringLiteral("names_sha256"), *e.namesSha256, seen);
+    }
+    return out;
+}
+
+QString toString(StartCheck::Outcome outcome)
+{
+    switch (outcome) {
+    case StartCheck::Outcome::None:
+        return QStringLiteral("none");
+    case StartCheck::Outcome::Restored:
+        return QStringLiteral("restored");
+    case StartCheck::Outcome::Matched:
+        return QStringLiteral("matched");
+    case StartCheck::Outcome::Diverged:
+        return QStringLiteral("diverged");
+    }
+    return QString();
+}
+
+QJsonObject StartCheck::toJson() const
+{
+    QJsonObject o{{QStringLiteral("outcome"), toString(outcome)}};
+    if (outcome == Outcome::None)
+        return o;
+    o.insert(QStringLiteral("checkpoint"), checkpoint);
+    o.insert(QStringLiteral("expected_digest"), expectedDigest);
+    o.insert(QStringLiteral("seen_digest"), seenDigest);
+    o.insert(QStringLiteral("message"), message);
     return o;
 }
 
@@ -475,11 +770,17 @@ AgentPtr AgentPlanRunner::attach()
     if (m_agent && m_agent->attachedSandbox() == m_sandbox)
         return m_agent;
     for (const AttachedAgent &a : m_sandbox->attachedAgents()) {
-        if (a.agent && a.agent->id() == m_agentName && a.agent != m_agent)
-            throw SandboxAttachError(
-                QStringLiteral("an agent named '%1' is already attached to sandbox '%2'; run the "
-                               "plan under another name (--agent-name)")
-                    .arg(m_agentName, m_sandbox->workspaceId()));
+        if (!a.agent || a.agent->id() != m_agentName || a.agent == m_agent)
+            continue;
+        if (m_plan.start && !m_options.agentName && !m_agent) {
+            // A recorded agent's name taken here (the window's own "console"): its replay.
+            m_agentName += QStringLiteral(".replay");
+            continue;
+        }
+        throw SandboxAttachError(
+            QStringLiteral("an agent named '%1' is already attached to sandbox '%2'; run the "
+                           "plan under another name (--agent-name)")
+                .arg(m_agentName, m_sandbox->workspaceId()));
     }
     if (m_agent) {
         m_sandbox->attach(m_agent, m_mode);
@@ -500,11 +801,88 @@ AgentPtr AgentPlanRunner::agent() const
     return m_agent;
 }
 
+AgentPtr AgentPlanRunner::agentFor(const PlanStep &step)
+{
+    const AgentPtr main = attach();
+    if (!step.agentName || *step.agentName == m_plan.agentName)
+        return main;
+    QMutexLocker lock(&m_mutex);
+    AgentPtr a = m_stepAgents.value(*step.agentName);
+    if (a && a->attachedSandbox() == m_sandbox)
+        return a;
+    if (a) {
+        m_sandbox->attach(a, step.agentMode);
+        return a;
+    }
+    // The name as recorded, unless another agent of that name is attached here (the window's
+    // own "console"): then "<name>.replay".
+    QString name = *step.agentName;
+    for (const AttachedAgent &other : m_sandbox->attachedAgents()) {
+        if (other.agent && other.agent->id() == name)
+            name += QStringLiteral(".replay");
+    }
+    AgentConfig config;
+    config.sandbox = m_sandbox;
+    config.sandboxAttachMode = step.agentMode;
+    config.sandboxMode = SandboxMode::Sandbox;
+    config.sandboxOutputOffload = m_options.offload;
+    a = Agent::create(name, config);
+    m_stepAgents.insert(*step.agentName, a);
+    return a;
+}
+
 void AgentPlanRunner::detach()
 {
-    const AgentPtr a = agent();
-    if (a && a->attachedSandbox())
-        m_sandbox->detach(a);
+    QList<AgentPtr> agents;
+    {
+        QMutexLocker lock(&m_mutex);
+        agents = m_stepAgents.values();
+        agents.append(m_agent);
+    }
+    for (const AgentPtr &a : std::as_const(agents)) {
+        if (a && a->attachedSandbox())
+            m_sandbox->detach(a);
+    }
+}
+
+StartCheck AgentPlanRunner::prepareStart()
+{
+    StartCheck check;
+    if (!m_plan.start)
+        return check;
+    check.checkpoint = m_plan.start->checkpoint;
+    check.expectedDigest = m_plan.start->digest;
+    const auto tt = m_sandbox->timeTravel();
+    if (!tt || !tt->options().checkpoints)
+        throw ValueError(QStringLiteral("plan '%1' was recorded: its replay needs a sandbox with "
+                                        "checkpoints and change tracking (--checkpoints "
+                                        "--track-changes)")
+                             .arg(m_plan.name));
+    bool inStore = false;
+    for (const CheckpointInfo &c : m_sandbox->checkpoints())
+        inStore = inStore || c.name == check.checkpoint;
+    if (inStore)
+        m_sandbox->restore(check.checkpoint, m_agentName);
+    check.seenDigest = QString::fromLatin1(treeDigest(tt->captureNow()));
+    if (check.seenDigest != check.expectedDigest) {
+        check.outcome = StartCheck::Outcome::Diverged;
+        check.message =
+            inStore ? QStringLiteral("checkpoint '%1' was restored, but it is not the recorded "
+                                     "start (its digest differs): the steps may diverge")
+                          .arg(check.checkpoint)
+                    : QStringLiteral("the workspace is not the recorded start (checkpoint '%1' "
+                                     "is not in this store, and the workspace's digest "
+                                     "differs): the steps may diverge")
+                          .arg(check.checkpoint);
+    } else {
+        check.outcome = inStore ? StartCheck::Outcome::Restored : StartCheck::Outcome::Matched;
+        check.message = inStore ? QStringLiteral("restored checkpoint '%1' (the workspace's "
+                                                 "changes since were replaced)")
+                                      .arg(check.checkpoint)
+                                : QStringLiteral("the workspace is the recorded start (its "
+                                                 "digest is the recorded one)");
+    }
+    return check;
 }
 
 void AgentPlanRunner::cancel()
@@ -545,7 +923,7 @@ StepResult AgentPlanRunner::runStep(int index)
     const QString stopped = QStringLiteral("the run was stopped");
     if (m_cancelled)
         return notRun(index, StepOutcome::Cancelled, stopped);
-    const AgentPtr a = attach();
+    const AgentPtr a = agentFor(step);
     if (step.delayMs > 0) {
         if (m_options.sleeper)
             m_options.sleeper(step.delayMs);
@@ -580,6 +958,23 @@ StepResult AgentPlanRunner::runStep(int index)
     }
     r.durationMs = m_options.clock() - started;
     r.reason = checkExpectation(step, errorTypes, r.text, r.data, r.errorMessage);
+    const BackendPtr backend = m_sandbox->backend();
+    WorkspaceProbe probe;
+    if (backend) {
+        probe.entryState = [&backend](const QString &p) {
+            return workspaceEntryState(*backend, p);
+        };
+        probe.namesHash = [&backend](const QString &p) { return listDirNamesHash(*backend, p); };
+    }
+    r.divergences = compareRecorded(step, m_plan.start.has_value(), r.errorType, r.data, probe,
+                                    GlobSet(m_plan.ignore));
+    if (r.reason.isEmpty() && !r.divergences.isEmpty()) {
+        QStringList lines;
+        for (const Divergence &d : std::as_const(r.divergences))
+            lines.append(d.describe());
+        r.reason =
+            QStringLiteral("diverged from the recording: ") + lines.join(QStringLiteral("; "));
+    }
     r.passed = r.reason.isEmpty();
     return r;
 }

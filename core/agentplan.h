@@ -5,11 +5,13 @@
 
 #include "agent.h"
 #include "errors.h"
+#include "glob.h"
 #include "offload.h"
 #include "sandbox.h"
 
 #include <QJsonObject>
 #include <QList>
+#include <QMap>
 #include <QMetaType>
 #include <QMutex>
 #include <QRegularExpression>
@@ -39,6 +41,14 @@ struct PlanExpectation
     std::optional<QRegularExpression> outputMatches;
     std::optional<QString> content; ///< read_file only: the exact content returned
     QJsonObject fields;             ///< fields of the structured result, compared as JSON
+
+    // Version 2, what a recording saw (docs/agents.md, "Recorded plans"):
+    /// "added", "modified", "deleted": the exact path list, or a count (a list too long to
+    /// record); a kind not given is not checked.
+    QJsonObject changes;
+    QMap<QString, QString> files;         ///< path → workspaceEntryState() after the call
+    std::optional<QString> contentSha256; ///< read_file: recordedHash() of the content
+    std::optional<QString> namesSha256;   ///< list_dir: listDirNamesHash() of its path
 };
 
 struct PlanStep
@@ -48,13 +58,39 @@ struct PlanStep
     QJsonObject args;
     PlanExpectation expect;
     qint64 delayMs = 0; ///< waited before the call
+    /// Version 2: the agent that makes this call, when not the plan's (a recorded session of
+    /// several agents, the console among them).
+    std::optional<QString> agentName;
+    SandboxAttachMode agentMode = SandboxAttachMode::ReadWrite;
+};
+
+/// Version 2: where a recorded plan starts — a checkpoint, and the digest of the whole tree
+/// there (treeDigest()), so a fresh workspace can be recognised as that start.
+struct PlanStart
+{
+    QString checkpoint;
+    QString digest;
+};
+
+/// One difference between what a recorded step saw and what its replay saw.
+struct Divergence
+{
+    QString check; ///< "start", "error", "exit_code", "changes.added", "file", "content_sha256", …
+    QString path;  ///< "file": the path
+    QJsonValue expected;
+    QJsonValue seen;
+    QStringList missing;    ///< a path list: recorded but not seen
+    QStringList unexpected; ///< … seen but not recorded
+    QJsonObject toJson() const;
+    QString describe() const; ///< one line
 };
 
 /// A scripted agent: named tool calls with expectations, run as one agent attached to a
 /// sandbox. Immutable once parsed; safe to copy between threads.
 struct AgentPlan
 {
-    static constexpr int kVersion = 1;
+    /// The version written (recorded plans); version 1 plans are read too.
+    static constexpr int kVersion = 2;
     static QString formatName() { return QStringLiteral("elsai-agent-plan"); }
     static QString demoPrefix() { return QStringLiteral("demo:"); }
 
@@ -64,6 +100,11 @@ struct AgentPlan
     SandboxAttachMode mode = SandboxAttachMode::ReadWrite;
     bool stopOnFailure = true;
     QList<PlanStep> steps;
+    int version = kVersion;
+    std::optional<PlanStart> start; ///< version 2: a recorded plan's start
+    /// Version 2: globs (as seed excludes: a path or a parent folder matching) of paths whose
+    /// changes are not compared — build products that differ from run to run.
+    QStringList ignore;
 
     /// Parses and validates a plan; ValueError naming the plan, the step (number and name)
     /// and the field at fault. `fallbackName` is used when the plan has no "name".
@@ -100,6 +141,7 @@ struct StepResult
     QJsonObject data;      ///< the tool's structured result
     QString errorType;
     QString errorMessage;
+    QList<Divergence> divergences; ///< a recorded plan's: every one of this step
 
     /// One JSON line of `--run-agent`: step (1-based), name, tool, outcome, passed, reason,
     /// duration_ms, and result or error.
@@ -110,6 +152,43 @@ struct StepResult
 /// `errorTypes` lists the raised error's spec name and those of its bases (empty on success).
 QString checkExpectation(const PlanStep &step, const QStringList &errorTypes, const QString &text,
                          const QJsonObject &data, const QString &errorMessage);
+
+/// How a replay reads the workspace after a call: workspaceEntryState() of a path and
+/// listDirNamesHash() of a folder (injectable for tests).
+struct WorkspaceProbe
+{
+    std::function<QString(const QString &path)> entryState;
+    std::function<QString(const QString &path)> namesHash;
+};
+
+/// Compares what a step's call did with what its recording saw: the changes, the files, the
+/// hashes of read_file's content and list_dir's names and — when `recorded` (a plan with a
+/// start) — the error raised (`errorType`, empty when none) and the exit code. Every
+/// difference, in that order; empty when none.
+/// Paths matching `ignore` (AgentPlan::ignore) are left out of the changes seen, as the
+/// recording left them out.
+QList<Divergence> compareRecorded(const PlanStep &step, bool recorded, const QString &errorType,
+                                  const QJsonObject &data, const WorkspaceProbe &probe,
+                                  const GlobSet &ignore = GlobSet());
+
+/// How a replay found its start (AgentPlanRunner::prepareStart()).
+struct StartCheck
+{
+    enum class Outcome {
+        None,     ///< the plan names no start
+        Restored, ///< the starting checkpoint was restored
+        Matched,  ///< not in the store, but the workspace's digest is the recorded one
+        Diverged, ///< the workspace is not the recorded start (the run goes on)
+    };
+    Outcome outcome = Outcome::None;
+    QString checkpoint;
+    QString expectedDigest;
+    QString seenDigest;
+    QString message; ///< one line for people
+    bool diverged() const { return outcome == Outcome::Diverged; }
+    QJsonObject toJson() const;
+};
+QString toString(StartCheck::Outcome outcome); ///< "none", "restored", "matched", "diverged"
 
 /// The spec names an error answers to: its own, then its bases' ("FileNotFoundError",
 /// "OSError", "Exception").
@@ -151,6 +230,11 @@ public:
     AgentPtr agent() const;
     void detach();
 
+    /// Brings the workspace to a recorded plan's start (nothing for a plan without one):
+    /// restores the starting checkpoint when the store has it, else compares the workspace's
+    /// digest with the recorded one. ValueError when the sandbox keeps no checkpoints.
+    StartCheck prepareStart();
+
     /// Runs step `index` (attaching first when needed; SandboxAttachError then). Tool errors
     /// are results, never thrown.
     StepResult runStep(int index);
@@ -165,6 +249,8 @@ public:
 
 private:
     void defaultSleep(qint64 ms);
+    /// The agent of a step: the plan's, or the step's own (attached on first use).
+    AgentPtr agentFor(const PlanStep &step);
 
     AgentPlan m_plan;
     SandboxPtr m_sandbox;
@@ -174,6 +260,7 @@ private:
     mutable QMutex m_mutex; ///< guards m_agent and the delay wait
     QWaitCondition m_wake;
     AgentPtr m_agent;
+    QMap<QString, AgentPtr> m_stepAgents; ///< the steps' own agents, by the name in the plan
     std::atomic_bool m_cancelled{false};
     /// Handed to each tool call (ToolCallCancelScope): cancel() kills a running command.
     const std::shared_ptr<CancellationToken> m_cancelToken;
@@ -182,3 +269,4 @@ private:
 } // namespace elsai
 
 Q_DECLARE_METATYPE(elsai::StepResult)
+Q_DECLARE_METATYPE(elsai::StartCheck)

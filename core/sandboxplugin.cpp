@@ -11,6 +11,7 @@
 #include "processregistry.h"
 #include "sandbox.h"
 #include "sandboxmanager.h"
+#include "trackedcall.h"
 #include "workspace.h"
 #include "workspacesearch.h"
 
@@ -163,13 +164,31 @@ ExecuteResult executeAs(Agent &agent, const QString &command, const std::optiona
 {
     ExecuteResult r;
     ExecuteOptions run = options;
-    auditedCommand(
-        agent, QStringLiteral("sandbox.execute"), command, cwd, options.env,
-        [&](SandboxBackend &exec, const AgentWorkspace &, AuditRecorder &audit) {
-            r = exec.execute(command, timeoutSeconds, cwd.value_or(QString()), run);
-            recordExecuteResult(audit, r);
-        },
-        &run);
+    if (!run.cancel)
+        run.cancel = std::make_shared<CancellationToken>(); // so a restore can stop it
+    // The console's commands are calls of "execute" like an agent's: tracked, observed.
+    QJsonObject args{{QStringLiteral("command"), command}};
+    if (cwd)
+        args.insert(QStringLiteral("cwd"), *cwd);
+    if (timeoutSeconds)
+        args.insert(QStringLiteral("timeout"), *timeoutSeconds);
+    TrackedCall tracked(agent, QStringLiteral("execute"), args, run.cancel);
+    try {
+        auditedCommand(
+            agent, QStringLiteral("sandbox.execute"), command, cwd, options.env,
+            [&](SandboxBackend &exec, const AgentWorkspace &, AuditRecorder &audit) {
+                r = exec.execute(command, timeoutSeconds, cwd.value_or(QString()), run);
+                recordExecuteResult(audit, r);
+            },
+            &run);
+    } catch (const SandboxError &e) {
+        tracked.failed(e);
+        throw;
+    }
+    if (tracked.isActive()) {
+        ToolResult result{formatExecuteResult(r), r.toJson(), false};
+        tracked.finished(result);
+    }
     return r;
 }
 

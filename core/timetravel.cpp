@@ -490,4 +490,31 @@ CallChanges TimeTravel::CallSpan::changes(bool finish)
     return c;
 }
 
+// ---- call observers --------------------------------------------------------------------------
+
+quint64 TimeTravel::addCallObserver(const CallObserver &observer)
+{
+    QMutexLocker lock(&m_observerMutex);
+    const quint64 id = m_nextObserver++;
+    m_observers.insert(id, observer);
+    return id;
+}
+
+void TimeTravel::removeCallObserver(quint64 id)
+{
+    QMutexLocker lock(&m_observerMutex);
+    m_observers.remove(id);
+}
+
+void TimeTravel::notifyCallFinished(const FinishedCall &call) const
+{
+    QList<CallObserver> observers;
+    {
+        QMutexLocker lock(&m_observerMutex);
+        observers = m_observers.values();
+    }
+    for (const CallObserver &o : std::as_const(observers))
+        o(call); // outside the lock: an observer may read the workspace, or remove itself
+}
+
 } // namespace elsai

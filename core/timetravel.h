@@ -11,11 +11,13 @@
 
 #include <QJsonObject>
 #include <QList>
+#include <QMap>
 #include <QMutex>
 #include <QString>
 #include <QStringList>
 #include <QWaitCondition>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -102,6 +104,24 @@ struct RestoreResult
     QJsonObject toJson() const;
 };
 
+/// One finished tool call as a call observer sees it (a session recorder): who called what
+/// with which arguments, what it answered or raised, and what it changed.
+struct FinishedCall
+{
+    QString actor;
+    QString mode; ///< the actor's attach mode then ("read_write", "read_only"; empty: unknown)
+    QString tool;
+    QJsonObject args;
+    bool ok = false;
+    QString text;      ///< ok: what the agent saw
+    QJsonObject data;  ///< ok: the structured result
+    QString errorType; ///< not ok: the error's spec name
+    QString errorMessage;
+    CallChanges changes; ///< tracked only when the call could change the workspace
+};
+/// Told of every finished call, on the calling thread, before the call returns.
+using CallObserver = std::function<void(const FinishedCall &)>;
+
 /// The time travel of one started sandbox: its checkpoints, restores, the gate every tool
 /// call passes (a restore waits for no one: it stops the calls in flight), and the change
 /// tracker. Thread-safe. Made by Sandbox::start(), dropped by stop().
@@ -152,6 +172,11 @@ public:
 
     ChangeTracker *tracker() const { return m_tracker.get(); }
 
+    /// Observers of every finished tool call (TrackedCall tells them); an id to remove it.
+    quint64 addCallObserver(const CallObserver &observer);
+    void removeCallObserver(quint64 id);
+    void notifyCallFinished(const FinishedCall &call) const;
+
 private:
     struct InFlight
     {
@@ -179,6 +204,10 @@ private:
     quint64 m_nextCall = 1;
     QList<InFlight> m_inFlight;
     bool m_gcDone = false;
+
+    mutable QMutex m_observerMutex;
+    QMap<quint64, CallObserver> m_observers;
+    quint64 m_nextObserver = 1;
 };
 
 } // namespace elsai

@@ -269,6 +269,7 @@ void PlanRunner::setPlan(const AgentPlan &plan)
     m_model->setPlan(plan);
     m_next = m_passed = m_failed = 0;
     m_stopping = false;
+    m_startChecked = false;
     setState(State::Ready);
 }
 
@@ -297,6 +298,7 @@ void PlanRunner::setState(State state)
 
 void PlanRunner::resetRun()
 {
+    m_startChecked = false;
     m_runner.reset();
     m_model->clearResults();
     m_next = m_passed = m_failed = 0;
@@ -395,9 +397,12 @@ void PlanRunner::startStep()
     Q_EMIT stepStarted(index);
     m_busy = true;
     const std::shared_ptr<AgentPlanRunner> runner = m_runner;
-    m_watcher.setFuture(QtConcurrent::run(&m_pool, [runner, index] {
+    const bool checkStart = m_plan->start && !std::exchange(m_startChecked, true);
+    m_watcher.setFuture(QtConcurrent::run(&m_pool, [runner, index, checkStart] {
         Attempt a;
         try {
+            if (checkStart) // a recorded plan: its start first (a restore is slow work)
+                a.start = runner->prepareStart();
             a.result = runner->runStep(index); // tool errors are results; attach errors throw
         } catch (const SandboxError &e) {
             a.errorType = e.specName();
@@ -413,6 +418,8 @@ void PlanRunner::onStepDone()
         return;
     m_busy = false;
     const Attempt a = m_watcher.result();
+    if (a.start)
+        Q_EMIT startChecked(*a.start);
     if (!a.result) {
         Q_EMIT runFailed(a.errorType, a.errorMessage);
         finish(StepOutcome::Cancelled, tr("the agent could not attach: %1").arg(a.errorMessage));

@@ -156,11 +156,14 @@ Q_SIGNALS:
     void runFinished(int passed, int failed, int notRun);
     /// The run could not go on: no sandbox, or the agent could not attach.
     void runFailed(const QString &errorType, const QString &message);
+    /// A recorded plan's run began: how its start was found (restored, matched, diverged).
+    void startChecked(const elsai::StartCheck &check);
 
 private:
     /// A step's result, or why the run could not go on (the agent did not attach).
     struct Attempt
     {
+        std::optional<StartCheck> start; ///< the first step of a recorded plan's run
         std::optional<StepResult> result;
         QString errorType;
         QString errorMessage;
@@ -183,9 +186,10 @@ private:
     int m_next = 0;
     int m_passed = 0;
     int m_failed = 0;
-    bool m_stopping = false; ///< stop() came while a step was running
-    bool m_busy = false;     ///< a step started and onStepDone() has not seen it yet
-    bool m_shutDown = false; ///< shutdown() ran: no step starts
+    bool m_stopping = false;     ///< stop() came while a step was running
+    bool m_busy = false;         ///< a step started and onStepDone() has not seen it yet
+    bool m_shutDown = false;     ///< shutdown() ran: no step starts
+    bool m_startChecked = false; ///< this run's start was brought about (a recorded plan)
 };
 
 } // namespace elsai

@@ -11,6 +11,7 @@
 
 #include <QByteArray>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QList>
 #include <QMutex>
@@ -45,6 +46,17 @@ inline QByteArray readHostFile(const QString &path)
     if (!f.open(QIODevice::ReadOnly))
         return QByteArray("<missing>");
     return f.readAll();
+}
+
+/// Copies the files beneath `source` (hidden ones too) to `dest`, each written anew: every
+/// copy of a tree has the same contents and modes (a sample project for a test to change).
+inline void copyFiles(const QString &source, const QString &dest)
+{
+    QDirIterator it(source, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        const QString file = it.next();
+        writeHostFile(dest + file.mid(source.size()), readHostFile(file));
+    }
 }
 
 /// The sandbox tools an agent attached in `mode` gets on a backend that runs commands, sorted

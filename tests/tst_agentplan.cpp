@@ -110,8 +110,8 @@ private Q_SLOTS:
         QTest::newRow("no version") << QByteArray(R"({"format":"elsai-agent-plan","steps":[]})")
                                     << QStringList{"'version'", "required"};
         QTest::newRow("future version")
-            << QByteArray(R"({"format":"elsai-agent-plan","version":2,"steps":[]})")
-            << QStringList{"'version'", "is 2", "version 1"};
+            << QByteArray(R"({"format":"elsai-agent-plan","version":3,"steps":[]})")
+            << QStringList{"'version'", "is 3", "versions 1 to 2"};
         QTest::newRow("unknown top field") << planJson({ok}, {{QStringLiteral("stpes"), 1}})
                                            << QStringList{"'stpes'", "unknown", "steps"};
         QTest::newRow("empty steps") << planJson({}) << QStringList{"'steps'", "non-empty"};

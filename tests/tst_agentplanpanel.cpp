@@ -10,6 +10,7 @@
 #include "sandboxcontroller.h"
 #include "testutil.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QDirIterator>
 #include <QDockWidget>
@@ -17,6 +18,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -229,6 +231,76 @@ private Q_SLOTS:
         QCOMPARE(dock->widget(), panel);
         window.setCurrentWorkspace(m_id);
         QVERIFY(panel->statusLabel()->text().contains(m_id));
+        // Record and replay from the Sandbox menu: the panel's actions.
+        auto *record = window.findChild<QAction *>(QStringLiteral("actionRecordSession"));
+        QVERIFY(record);
+        QCOMPARE(record, panel->recording()->recordAction());
+        QVERIFY(record->isEnabled());
+        QVERIFY(!panel->recording()->stopAction()->isEnabled());
+    }
+
+    /// Sandbox → Record Session… of the console's command, then its replay in the dock.
+    void records_and_replays_in_the_window()
+    {
+        AgentPlanPanel panel(m_controller.get());
+        // A sandbox without change tracking cannot be recorded, and says how to make one.
+        panel.setWorkspace(m_id);
+        panel.recording()->start(m_tmp.filePath(QStringLiteral("never.json")));
+        QTRY_VERIFY(!panel.recording()->isBusy());
+        QVERIFY2(panel.recording()->statusText().contains("--track-changes"),
+                 qPrintable(panel.recording()->statusText()));
+        QVERIFY(!panel.recording()->isRecording());
+
+        SandboxSpec spec;
+        spec.workspaceId = m_id + QStringLiteral("-tt");
+        spec.workspaceRoot = m_root + QStringLiteral("-tt");
+        spec.seedFrom = m_controller->sandbox(m_id)->options().seedFrom;
+        spec.timeTravel.checkpoints = true;
+        spec.timeTravel.trackChanges = true;
+        spec.timeTravel.folder = m_tmp.filePath(QStringLiteral("store-%1").arg(m_n));
+        m_controller->addSandbox(spec);
+        QTRY_VERIFY(m_controller->state(spec.workspaceId) == SessionState::Running);
+        panel.setWorkspace(spec.workspaceId);
+        const QString file = m_tmp.filePath(QStringLiteral("recorded-%1.json").arg(m_n));
+        panel.recording()->start(file);
+        QTRY_VERIFY(panel.recording()->isRecording());
+        QVERIFY(panel.recording()->stopAction()->isEnabled());
+        QVERIFY(!panel.recording()->recordAction()->isEnabled());
+        QSignalSpy finished(m_controller.get(), &SandboxController::commandFinished);
+        m_controller->execute(spec.workspaceId, QStringLiteral("echo fixed >> README.md"));
+        QTRY_COMPARE(finished.size(), 1);
+        panel.recording()->stop();
+        QTRY_VERIFY(!panel.recording()->isRecording() && !panel.recording()->isBusy());
+        QVERIFY2(panel.recording()->statusText().contains("Recorded 1 call"),
+                 qPrintable(panel.recording()->statusText()));
+
+        // The replay restores the starting checkpoint (asked first; not here) and matches.
+        QVERIFY(panel.loadPlan(file));
+        QCOMPARE(panel.runner()->plan()->steps.first().agentName, std::nullopt);
+        panel.setConfirmRestore(false);
+        QTest::mouseClick(panel.playButton(), Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(panel.runner()->state(), State::Finished, 60000);
+        QVERIFY2(statuses(panel) == QList<Status>{Status::Passed},
+                 qPrintable(panel.runner()->stepsModel()->result(0)->reason));
+        QVERIFY2(panel.statusLabel()->text().contains("Start: restored checkpoint"),
+                 qPrintable(panel.statusLabel()->text()));
+
+        // A divergence shows as a failed step, with the divergence in its result.
+        m_controller->sandbox(spec.workspaceId)->restore(panel.runner()->plan()->start->checkpoint);
+        m_controller->sandbox(spec.workspaceId)
+            ->deleteCheckpoint(panel.runner()->plan()->start->checkpoint);
+        m_controller->sandbox(spec.workspaceId)
+            ->writeFile(QStringLiteral("README.md"), "another start\n");
+        QTest::mouseClick(panel.playButton(), Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(panel.runner()->state(), State::Finished, 60000);
+        QCOMPARE(statuses(panel), QList<Status>{Status::Failed});
+        QVERIFY(panel.statusLabel()->text().contains("Start diverged"));
+        const StepResult r = *panel.runner()->stepsModel()->result(0);
+        QCOMPARE(r.divergences.size(), 1);
+        QCOMPARE(r.divergences.first().check, QStringLiteral("file"));
+        QCOMPARE(r.divergences.first().path, QStringLiteral("README.md"));
+        m_controller->stopSandbox(spec.workspaceId, false);
+        QTRY_VERIFY(m_controller->state(spec.workspaceId) != SessionState::Running);
     }
 };
 

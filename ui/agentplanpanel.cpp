@@ -13,6 +13,7 @@
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSplitter>
@@ -108,6 +109,11 @@ AgentPlanPanel::AgentPlanPanel(SandboxController *controller, QWidget *parent)
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("planStatus"));
     m_status->setWordWrap(true);
+    m_recording = new SessionRecording(controller, this);
+    m_recordingStatus = new QLabel(this);
+    m_recordingStatus->setObjectName(QStringLiteral("recordingStatus"));
+    m_recordingStatus->setWordWrap(true);
+    m_recordingStatus->hide();
 
     m_view = new QTableView(this);
     m_view->setModel(m_runner->stepsModel());
@@ -142,6 +148,7 @@ AgentPlanPanel::AgentPlanPanel(SandboxController *controller, QWidget *parent)
     layout->addLayout(controls);
     layout->addWidget(split, 1);
     layout->addWidget(m_status);
+    layout->addWidget(m_recordingStatus);
 
     connect(m_plans, &QComboBox::currentIndexChanged, this, &AgentPlanPanel::onPlanChosen);
     connect(m_open, &QPushButton::clicked, this, &AgentPlanPanel::openPlanFile);
@@ -152,12 +159,27 @@ AgentPlanPanel::AgentPlanPanel(SandboxController *controller, QWidget *parent)
     });
     connect(m_play, &QPushButton::clicked, this, [this] {
         m_error.clear();
+        if (restoreDeclined())
+            return;
+        if (m_runner->state() == PlanRunner::State::Ready ||
+            m_runner->state() == PlanRunner::State::Finished)
+            m_start.clear(); // a new run checks its start again
         m_runner->play();
     });
     connect(m_pause, &QPushButton::clicked, m_runner, &PlanRunner::pause);
     connect(m_step, &QPushButton::clicked, this, [this] {
         m_error.clear();
+        if (restoreDeclined())
+            return;
+        if (m_runner->state() == PlanRunner::State::Ready ||
+            m_runner->state() == PlanRunner::State::Finished)
+            m_start.clear();
         m_runner->step();
+    });
+    connect(m_runner, &PlanRunner::startChecked, this, &AgentPlanPanel::showStart);
+    connect(m_recording, &SessionRecording::statusChanged, this, [this] {
+        m_recordingStatus->setText(m_recording->statusText());
+        m_recordingStatus->setVisible(!m_recording->statusText().isEmpty());
     });
     connect(m_stop, &QPushButton::clicked, m_runner, &PlanRunner::stop);
     connect(m_runner, &PlanRunner::stateChanged, this, &AgentPlanPanel::updateControls);
@@ -187,6 +209,7 @@ AgentPlanPanel::AgentPlanPanel(SandboxController *controller, QWidget *parent)
 void AgentPlanPanel::setWorkspace(const QString &workspaceId)
 {
     m_workspaceId = workspaceId;
+    m_recording->setWorkspace(workspaceId);
     m_runner->setSandbox(m_controller && !workspaceId.isEmpty() ? m_controller->sandbox(workspaceId)
                                                                 : SandboxPtr());
     updateControls();
@@ -222,12 +245,18 @@ void AgentPlanPanel::onPlanChosen(int index)
     const QString source = m_plans->itemData(index).toString();
     if (source.isEmpty())
         return;
+    m_start.clear();
     try {
         m_runner->loadPlan(source);
         const AgentPlan &plan = *m_runner->plan();
         m_info->setText(tr("<b>%1</b> — agent <i>%2</i>, %3<br>%4")
                             .arg(plan.name.toHtmlEscaped(), plan.agentName.toHtmlEscaped(),
                                  toString(plan.mode), plan.description.toHtmlEscaped()));
+        if (plan.start)
+            m_info->setText(m_info->text() +
+                            tr("<br>Recorded: replays from checkpoint <i>%1</i> and reports "
+                               "every divergence")
+                                .arg(plan.start->checkpoint.toHtmlEscaped()));
     } catch (const SandboxError &e) {
         m_info->clear();
         showError(e.display());
@@ -260,6 +289,13 @@ void AgentPlanPanel::updateStatus()
         m_status->setText(m_error);
         return;
     }
+    updateRunStatus();
+    if (!m_start.isEmpty() && m_runner->state() != PlanRunner::State::Ready)
+        m_status->setText(m_start + u'\n' + m_status->text());
+}
+
+void AgentPlanPanel::updateRunStatus()
+{
     const auto &plan = m_runner->plan();
     if (!plan) {
         m_status->setText(tr("No plan loaded"));
@@ -313,6 +349,38 @@ void AgentPlanPanel::updateDetails()
         shown.insert(QStringLiteral("outcome"), result.toJsonObject());
     m_details->setPlainText(
         QString::fromUtf8(QJsonDocument(shown).toJson(QJsonDocument::Indented)));
+}
+
+bool AgentPlanPanel::restoreDeclined()
+{
+    using S = PlanRunner::State;
+    const auto &plan = m_runner->plan();
+    const SandboxPtr sandbox = m_runner->sandbox();
+    if (!m_confirmRestore || !plan || !plan->start || !sandbox ||
+        (m_runner->state() != S::Ready && m_runner->state() != S::Finished))
+        return false;
+    bool inStore = false;
+    try {
+        for (const CheckpointInfo &c : sandbox->checkpoints())
+            inStore = inStore || c.name == plan->start->checkpoint;
+    } catch (const SandboxError &) {
+        return false; // no checkpoints here: the run says so
+    }
+    if (!inStore)
+        return false;
+    return QMessageBox::question(
+               this, tr("Replay a Recorded Session"),
+               tr("Replaying \"%1\" restores checkpoint \"%2\" first: the changes made in "
+                  "sandbox %3 since then are replaced. Replay?")
+                   .arg(plan->name, plan->start->checkpoint, m_workspaceId),
+               QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel) != QMessageBox::Yes;
+}
+
+void AgentPlanPanel::showStart(const StartCheck &check)
+{
+    m_start = check.diverged() ? tr("Start diverged: %1").arg(check.message)
+                               : tr("Start: %1").arg(check.message);
+    updateStatus();
 }
 
 void AgentPlanPanel::showError(const QString &text)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "planrunner.h"
+#include "sessionrecording.h"
 
 #include <QWidget>
 
@@ -38,6 +39,10 @@ public:
     QTableView *view() const { return m_view; }
     QLabel *statusLabel() const { return m_status; }
     QPlainTextEdit *details() const { return m_details; }
+    /// Record Session… / Stop Recording of the current sandbox (the Sandbox menu shows them).
+    SessionRecording *recording() const { return m_recording; }
+    /// Asks before a recorded plan's run restores its starting checkpoint (tests: false).
+    void setConfirmRestore(bool confirm) { m_confirmRestore = confirm; }
 
 public Q_SLOTS:
     /// The sandbox the next run attaches to.
@@ -51,8 +56,13 @@ private:
     void onPlanChosen(int index);
     void updateControls();
     void updateStatus();
+    void updateRunStatus();
     void updateDetails();
     void showError(const QString &text);
+    /// A recorded plan about to run from its start: true when its starting checkpoint would
+    /// replace the workspace and the user said no.
+    bool restoreDeclined();
+    void showStart(const StartCheck &check);
 
     SandboxController *m_controller;
     PlanRunner *m_runner;
@@ -66,6 +76,10 @@ private:
     QLabel *m_status;
     QPlainTextEdit *m_details;
     QString m_error;
+    SessionRecording *m_recording;
+    QLabel *m_recordingStatus;
+    QString m_start; ///< how a recorded plan's run found its start
+    bool m_confirmRestore = true;
 };
 
 } // namespace elsai

@@ -253,6 +253,13 @@ void MainWindow::createPanels()
     });
     auto say = [this](const QString &text) { statusBar()->showMessage(text, 15000); };
     connect(terminals, &TerminalDock::message, this, say);
+    // Record and replay (docs/agents.md): the recording of the current sandbox's calls.
+    d->sandboxMenu->insertActions(
+        runPlan, {plans->recording()->recordAction(), plans->recording()->stopAction()});
+    connect(plans->recording(), &SessionRecording::statusChanged, this, [say](const QString &m) {
+        if (!m.isEmpty())
+            say(m);
+    });
     connect(ports, &PortsPanel::message, this, say);
 
     connect(d->sessions, &SessionsPanel::currentWorkspaceChanged, this,
