@@ -17,6 +17,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
@@ -492,6 +493,41 @@ QByteArray DockerSandboxBackend::confined(const QString &op, const QString &rel,
 
 // ---- files ----------------------------------------------------------------------------------
 
+void DockerSandboxBackend::putArchive(const QString &dir, const QString &localParent,
+                                      const QString &member, const QString &what)
+{
+    // One archive of the member (a file or a folder), owned by the container's user, that
+    // the engine unpacks into `dir`.
+    const QString tarFile = localParent + u'/' + member + QStringLiteral(".tar");
+    const QStringList errors =
+        remote::runLocalTar({QStringLiteral("-c"), QStringLiteral("-f"), tarFile,
+                             QStringLiteral("--format=posix"), QStringLiteral("--numeric-owner"),
+                             QStringLiteral("--owner=") + m_owner.section(u':', 0, 0),
+                             QStringLiteral("--group=") + m_owner.section(u':', 1, 1),
+                             QStringLiteral("-C"), localParent, member});
+    const auto removeTar = qScopeGuard([&] { QFile::remove(tarFile); });
+    if (!errors.isEmpty())
+        throw OSError(errors.join(u'\n'));
+    putTar(dir, tarFile, what);
+}
+
+void DockerSandboxBackend::putTar(const QString &dir, const QString &tarFile, const QString &what)
+{
+    QFile tar(tarFile);
+    if (!tar.open(QIODevice::ReadOnly))
+        throw OSError(QStringLiteral("cannot read the archive for %1").arg(what));
+    EngineRequest put;
+    put.method = "PUT";
+    put.path = "/containers/" + pct(requireContainer()) + "/archive?path=" + pct(dir);
+    put.contentType = "application/x-tar";
+    put.bodyDevice = &tar;
+    put.bodySize = tar.size();
+    put.timeoutMs = m_options.operationTimeoutSeconds * 1000;
+    const EngineResponse r = m_engine.send(put);
+    if (!r.ok())
+        raise(r, what);
+}
+
 QByteArray DockerSandboxBackend::readFile(const QString &path)
 {
     return confined(QStringLiteral("read"), normalized(path));
@@ -524,29 +560,7 @@ void DockerSandboxBackend::writeFile(const QString &path, const QByteArray &cont
         QTemporaryDir work;
         if (!work.isValid() || !writeLocal(work.path() + u'/' + temp, content))
             throw OSError(QStringLiteral("cannot stage '%1' for upload").arg(path));
-        const QString tarFile = work.path() + QStringLiteral(".tar");
-        const QStringList errors = remote::runLocalTar(
-            {QStringLiteral("-c"), QStringLiteral("-f"), tarFile, QStringLiteral("--format=posix"),
-             QStringLiteral("--numeric-owner"),
-             QStringLiteral("--owner=") + m_owner.section(u':', 0, 0),
-             QStringLiteral("--group=") + m_owner.section(u':', 1, 1), QStringLiteral("-C"),
-             work.path(), temp});
-        const auto removeTar = qScopeGuard([&] { QFile::remove(tarFile); });
-        if (!errors.isEmpty())
-            throw OSError(errors.join(u'\n'));
-        QFile tar(tarFile);
-        if (!tar.open(QIODevice::ReadOnly))
-            throw OSError(QStringLiteral("cannot read the archive of '%1'").arg(path));
-        EngineRequest put;
-        put.method = "PUT";
-        put.path = "/containers/" + pct(requireContainer()) + "/archive?path=" + pct(dir);
-        put.contentType = "application/x-tar";
-        put.bodyDevice = &tar;
-        put.bodySize = tar.size();
-        put.timeoutMs = m_options.operationTimeoutSeconds * 1000;
-        const EngineResponse r = m_engine.send(put);
-        if (!r.ok())
-            raise(r, QStringLiteral("writing '%1'").arg(path));
+        putArchive(dir, work.path(), temp, QStringLiteral("writing '%1'").arg(path));
         confined(QStringLiteral("commit"), rel, {temp});
     } catch (const SandboxError &) {
         try {
@@ -712,7 +726,7 @@ WorkspaceSeedResult
 DockerSandboxBackend::seedWorkspace(const QString &source, const QStringList &excludes,
                                     const std::function<void(int, int)> &progress)
 {
-    const QString container = requireContainer();
+    requireContainer();
     // One archive (remote::SeedArchive), owned by the container's user, into the volume.
     const remote::SeedArchive archive(source, excludes, QDir::tempPath(),
                                       {QStringLiteral("--numeric-owner"),
@@ -722,20 +736,7 @@ DockerSandboxBackend::seedWorkspace(const QString &source, const QStringList &ex
         progress(0, archive.fileCount());
     QHash<QString, FileStamp> remote;
     if (!archive.tarFile().isEmpty()) {
-        QFile tar(archive.tarFile());
-        if (!tar.open(QIODevice::ReadOnly))
-            throw OSError(QStringLiteral("cannot read the seed archive of %1").arg(archive.root()));
-        EngineRequest put;
-        put.method = "PUT";
-        put.path =
-            "/containers/" + pct(container) + "/archive?path=" + pct(m_options.workspacePath);
-        put.contentType = "application/x-tar";
-        put.bodyDevice = &tar;
-        put.bodySize = tar.size();
-        put.timeoutMs = m_options.operationTimeoutSeconds * 1000;
-        const EngineResponse r = m_engine.send(put);
-        if (!r.ok())
-            raise(r, QStringLiteral("seeding the workspace"));
+        putTar(m_options.workspacePath, archive.tarFile(), QStringLiteral("seeding the workspace"));
         const QHash<QString, FindRecord> listed = tree();
         for (auto it = listed.cbegin(); it != listed.cend(); ++it) {
             if (it->type == 'f')
@@ -751,6 +752,44 @@ DockerSandboxBackend::seedWorkspace(const QString &source, const QStringList &ex
         !error.isEmpty())
         result.errors << error;
     return result;
+}
+
+// ---- checkpoints ------------------------------------------------------------------------------
+
+remote::TreeTransport DockerSandboxBackend::treeTransport()
+{
+    remote::TreeTransport t;
+    t.run = [this](const QString &op, const QStringList &args, const QString &) {
+        return confined(op, QString(), args);
+    };
+    // no stdin on an exec here: the input goes in by the archive endpoint
+    const auto put = [this](const QString &local) {
+        const QFileInfo info(local);
+        putArchive(m_options.workspacePath, info.path(), info.fileName(),
+                   QStringLiteral("a checkpoint transfer"));
+    };
+    t.upload = put;
+    t.sendFolder = put;
+    return t;
+}
+
+TreeManifest DockerSandboxBackend::captureTree(const CaptureOptions &options)
+{
+    TreeManifest m = m_tree.capture(treeTransport(), options);
+    m.source = id();
+    return m;
+}
+
+ApplyResult DockerSandboxBackend::applyTree(const TreeManifest &current, const TreeManifest &target,
+                                            const CheckpointStore &store, TreeHashCache *cache)
+{
+    return m_tree.apply(treeTransport(), current, target, store, cache);
+}
+
+std::unique_ptr<TreeWatch> DockerSandboxBackend::watchTree(int maxWatches)
+{
+    Q_UNUSED(maxWatches); // no watches: one listing per drain
+    return remote::RemoteTree::watch(treeTransport());
 }
 
 remote::RemoteFlush::Transport DockerSandboxBackend::flushTransport()

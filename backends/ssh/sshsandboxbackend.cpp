@@ -376,6 +376,39 @@ QHash<QString, FindRecord> SshSandboxBackend::listAll(const Session &s) const
     return remote::confinedTree(o.stdoutData);
 }
 
+// ---- checkpoints --------------------------------------------------------------------------
+
+remote::TreeTransport SshSandboxBackend::treeTransport(const Session &s) const
+{
+    remote::TreeTransport t;
+    t.scratchParent = s.conn->localDir();
+    t.run = [this, s](const QString &name, const QStringList &args, const QString &input) {
+        const ProcessOutcome o = op(s, name, QStringList{QString()} + args, input);
+        throwIfFailed(o, QStringLiteral("the remote operation '%1'").arg(name));
+        return o.stdoutData;
+    };
+    return t;
+}
+
+TreeManifest SshSandboxBackend::captureTree(const CaptureOptions &options)
+{
+    TreeManifest m = m_tree.capture(treeTransport(session()), options);
+    m.source = id();
+    return m;
+}
+
+ApplyResult SshSandboxBackend::applyTree(const TreeManifest &current, const TreeManifest &target,
+                                         const CheckpointStore &store, TreeHashCache *cache)
+{
+    return m_tree.apply(treeTransport(session()), current, target, store, cache);
+}
+
+std::unique_ptr<TreeWatch> SshSandboxBackend::watchTree(int maxWatches)
+{
+    Q_UNUSED(maxWatches); // no watches: one listing per drain
+    return remote::RemoteTree::watch(treeTransport(session()));
+}
+
 // ---- execute --------------------------------------------------------------------------------
 
 ExecuteResult SshSandboxBackend::execute(const QString &command,
