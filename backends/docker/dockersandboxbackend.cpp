@@ -11,7 +11,6 @@
 #include "inputchecks.h"
 #include "localtar.h"
 #include "seedarchive.h"
-#include "workspacefs.h"
 
 #include <QBuffer>
 #include <QDir>
@@ -57,19 +56,6 @@ QString randomHex(int bytes)
     QByteArray raw(bytes, Qt::Uninitialized);
     QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(raw.data()), bytes / 4);
     return QString::fromLatin1(raw.toHex());
-}
-
-QString normalized(const QString &path)
-{
-    if (path.isEmpty() || path == QLatin1String("."))
-        return {};
-    return WorkspaceFs::normalize(path);
-}
-
-bool writeLocal(const QString &path, const QByteArray &data)
-{
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
 }
 
 } // namespace
@@ -530,19 +516,20 @@ void DockerSandboxBackend::putTar(const QString &dir, const QString &tarFile, co
 
 QByteArray DockerSandboxBackend::readFile(const QString &path)
 {
-    return confined(QStringLiteral("read"), normalized(path));
+    return confined(QStringLiteral("read"), remote::confinedPath(path));
 }
 
 FileRange DockerSandboxBackend::readFileRange(const QString &path, qint64 offset, qint64 maxBytes)
 {
     const QStringList args = remote::confinedRangeArgs(offset, maxBytes);
-    return remote::confinedRange(confined(QStringLiteral("range"), normalized(path), args),
-                                 maxBytes, QLatin1String(kService));
+    return remote::confinedRange(
+        confined(QStringLiteral("range"), remote::confinedPath(path), args), maxBytes,
+        QLatin1String(kService));
 }
 
 void DockerSandboxBackend::writeFile(const QString &path, const QByteArray &content)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     if (rel.isEmpty())
         throw IsADirectoryError(
             QStringLiteral("cannot write '%1': it is the workspace root").arg(path), EISDIR);
@@ -558,7 +545,7 @@ void DockerSandboxBackend::writeFile(const QString &path, const QByteArray &cont
     const QString dir = QString::fromUtf8(confined(QStringLiteral("prepare"), rel));
     try {
         QTemporaryDir work;
-        if (!work.isValid() || !writeLocal(work.path() + u'/' + temp, content))
+        if (!work.isValid() || !remote::writeLocalFile(work.path() + u'/' + temp, content))
             throw OSError(QStringLiteral("cannot stage '%1' for upload").arg(path));
         putArchive(dir, work.path(), temp, QStringLiteral("writing '%1'").arg(path));
         confined(QStringLiteral("commit"), rel, {temp});
@@ -574,7 +561,7 @@ void DockerSandboxBackend::writeFile(const QString &path, const QByteArray &cont
 
 QList<FileInfo> DockerSandboxBackend::listDir(const QString &path)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     QList<FileInfo> out = remote::confinedEntries(confined(QStringLiteral("list"), rel), rel);
     std::sort(out.begin(), out.end(),
               [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
@@ -585,7 +572,7 @@ CappedListing DockerSandboxBackend::listDirFirst(const QString &path, qsizetype 
                                                  qsizetype statLimit)
 {
     Q_UNUSED(statLimit); // find reports the lstat data of every entry it sends anyway
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     const qsizetype cap = qMax<qsizetype>(0, maxEntries);
     CappedListing listing;
     if (!parseCappedListing(confined(QStringLiteral("list"), rel, {QString::number(cap)}), rel, cap,
@@ -599,7 +586,7 @@ CappedListing DockerSandboxBackend::listDirFirst(const QString &path, qsizetype 
 
 FileInfo DockerSandboxBackend::stat(const QString &path)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     const QList<FileInfo> found =
         remote::confinedEntries(confined(QStringLiteral("stat"), rel), {});
     if (found.isEmpty())
@@ -613,7 +600,7 @@ FileInfo DockerSandboxBackend::stat(const QString &path)
 
 void DockerSandboxBackend::removeFile(const QString &path, bool recursive)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     if (rel.isEmpty())
         throw PermissionError(
             QStringLiteral("refusing to remove the workspace root ('%1')").arg(path), EPERM);
@@ -623,7 +610,7 @@ void DockerSandboxBackend::removeFile(const QString &path, bool recursive)
 
 void DockerSandboxBackend::makeDirs(const QString &path)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     if (!rel.isEmpty())
         confined(QStringLiteral("mkdirs"), rel);
 }
@@ -632,7 +619,7 @@ void DockerSandboxBackend::walkTree(const QString &path, bool withStat,
                                     const std::function<WalkStep(const WalkEntry &)> &visit)
 {
     Q_UNUSED(withStat); // find reports sizes and times of every entry anyway
-    const QString root = normalized(path);
+    const QString root = remote::confinedPath(path);
     if (!root.isEmpty() && !stat(root).isDir)
         throw NotADirectoryError(QStringLiteral("'%1' is not a folder").arg(path), ENOTDIR);
     remote::walkConfinedTree(confined(QStringLiteral("tree"), root), root, visit);
@@ -654,7 +641,7 @@ ExecuteResult DockerSandboxBackend::execute(const QString &command,
     if (options.readOnlyWorkspace)
         throw PermissionError(QStringLiteral("the docker backend cannot run a command with the "
                                              "workspace read-only; use a read-write agent"));
-    const QString rel = normalized(cwd);
+    const QString rel = remote::confinedPath(cwd);
     const qint64 cap = std::max<qint64>(0, m_options.maxOutputBytes);
     remote::WrappedCommand wrapped;
     wrapped.command = command;
@@ -809,7 +796,7 @@ remote::RemoteFlush::Transport DockerSandboxBackend::flushTransport()
         const QString listFile = scratch + QStringLiteral("/list");
         const QString tarFile = scratch + QStringLiteral("/flush.tar");
         QFile tar(tarFile);
-        if (!writeLocal(listFile, list) || !tar.open(QIODevice::WriteOnly))
+        if (!remote::writeLocalFile(listFile, list) || !tar.open(QIODevice::WriteOnly))
             throw OSError(QStringLiteral("cannot write the flush list locally"));
         EngineRequest get;
         get.path =

@@ -8,6 +8,7 @@
 #include "errors.h"
 #include "findrecord.h"
 #include "shellquote.h"
+#include "workspacefs.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -304,6 +305,13 @@ QString confinedScript(Channel channel, const QString &root, const QString &op, 
     script += u'\n';
     script += QLatin1String(kScript);
     return script;
+}
+
+QString confinedPath(const QString &path)
+{
+    if (path.isEmpty() || path == QLatin1String("."))
+        return {};
+    return WorkspaceFs::normalize(path);
 }
 
 QString confinedTempName(const QString &entryName)

@@ -61,6 +61,11 @@ QString confinedScript(Channel channel, const QString &root, const QString &op, 
 
 inline constexpr int kConfinedRefusal = 253;
 
+/// The path every confined operation takes, confined on the client first: "" for the root
+/// ("" or "."), else WorkspaceFs::normalize() (`..`, absolute paths and NUL refused before
+/// anything is sent).
+QString confinedPath(const QString &path);
+
 /// The temp name `write` / `commit` use beside `entryName`: the local writer's own format
 /// (atomicTempName: ".<name>.elsai-tmp-<12 hex>"), so one recogniser (tempfiles.h) knows both.
 QString confinedTempName(const QString &entryName);

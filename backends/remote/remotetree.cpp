@@ -97,11 +97,10 @@ QByteArray escapedLine(const QByteArray &text)
     return out;
 }
 
-void writeLocalFile(const QString &path, const QByteArray &data)
+void writeStaged(const QString &path, const QByteArray &data)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(data) != data.size())
-        throw OSError(QStringLiteral("cannot write '%1' locally: %2").arg(path, f.errorString()));
+    if (!writeLocalFile(path, data))
+        throw OSError(QStringLiteral("cannot write '%1' locally").arg(path));
 }
 
 std::unique_ptr<QTemporaryDir> scratchDir(const TreeTransport &t, const char *what)
@@ -305,9 +304,9 @@ TreeManifest RemoteTree::captureOnce(const TreeTransport &t, const CaptureOption
         for (size_t i : needed)
             names += "./" + l.entries[i].path + '\0';
         const QString listFile = work->filePath(confinedTempName(QStringLiteral("pack")));
-        writeLocalFile(listFile, names);
+        writeStaged(listFile, names);
         const QString tarFile = work->filePath(QStringLiteral("files.tar"));
-        writeLocalFile(tarFile, runWithInput(t, QStringLiteral("pack"), listFile, {}));
+        writeStaged(tarFile, runWithInput(t, QStringLiteral("pack"), listFile, {}));
         const QString filesDir = work->filePath(QStringLiteral("files"));
         QDir().mkpath(filesDir);
         const QStringList tarErrors = runLocalTar(
@@ -444,7 +443,7 @@ ApplyResult RemoteTree::apply(const TreeTransport &t, const TreeManifest &curren
             ++result.modes;
         }
     }
-    writeLocalFile(stage + QStringLiteral("/plan"), plan);
+    writeStaged(stage + QStringLiteral("/plan"), plan);
 
     // ONE archive in, ONE command.
     const QString temp = confinedTempName(QStringLiteral("r"));
