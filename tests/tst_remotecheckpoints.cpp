@@ -249,6 +249,11 @@ private Q_SLOTS:
                           "chmod 700 ro && rm ro/in && chmod 500 ro; printf '\\0\\0' > new.bin; "
                           "rm 'odd\tname\\x'"));
         QVERIFY(hostDigest(r->hostWs) != r->baseDigest);
+        const auto leftovers = [r] {
+            return QDir(r->hostWs).entryList({QStringLiteral(".restore.elsai-tmp-*")},
+                                             QDir::AllEntries | QDir::Hidden | QDir::System);
+        };
+        QCOMPARE(leftovers().size(), 1); // the tar that arrived, out of every listing
         const RestoreResult res = r->sandbox->restore(QStringLiteral("base"));
         QCOMPARE(hostDigest(r->hostWs), r->baseDigest);
         QVERIFY(res.applied.written > 0 && res.applied.removed > 0 && res.applied.linked > 0 &&
@@ -310,6 +315,37 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(r->hostWs + QStringLiteral("/.restore.elsai-tmp-0123456789ab")));
         QFile::remove(r->hostWs + QStringLiteral("/.r.elsai-tmp-abcdef012345")); // not a change
         QCOMPARE(hostDigest(r->hostWs), r->baseDigest);
+    }
+
+    /// The transfer cut off for real: the tar arrived, the connection of the command that
+    /// applies it dropped. The journal stays; the next restore finishes and clears up.
+    void cutOffRestoreIsFinished()
+    {
+        Remote *r = remote(QStringLiteral("daytona"));
+        QVERIFY(r);
+        sh(r->hostWs, QStringLiteral("rm -r src && echo half > notes.txt"));
+        m_daytona->setInterceptor([](const test::FakeHttpServer::Request &q)
+                                      -> std::optional<test::FakeHttpServer::Response> {
+            if (!q.path().endsWith(QLatin1String("/process/execute")) ||
+                !q.body.contains("'apply'"))
+                return std::nullopt;
+            test::FakeHttpServer::Response cut;
+            cut.dropConnection = true;
+            return cut;
+        });
+        QVERIFY_THROWS_EXCEPTION(SandboxError, r->sandbox->restore(QStringLiteral("base")));
+        m_daytona->setInterceptor({});
+        QCOMPARE(r->sandbox->interruptedRestore(), std::optional<QString>(QStringLiteral("base")));
+        QVERIFY(hostDigest(r->hostWs) != r->baseDigest);
+        const auto leftovers = [r] {
+            return QDir(r->hostWs).entryList({QStringLiteral(".restore.elsai-tmp-*")},
+                                             QDir::AllEntries | QDir::Hidden | QDir::System);
+        };
+        QCOMPARE(leftovers().size(), 1); // the tar that arrived, out of every listing
+        const RestoreResult res = r->sandbox->restore(QStringLiteral("base"));
+        QVERIFY(res.wasInterrupted);
+        QCOMPARE(hostDigest(r->hostWs), r->baseDigest);
+        QCOMPARE(leftovers(), QStringList());
     }
 };
 

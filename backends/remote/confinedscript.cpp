@@ -219,8 +219,8 @@ apply)
   tmpname "$2"; S=$t
   case $1 in -|=) A=;; *) tmpname "$1"; A=$t;; esac
   tmpname "$3"; T=$t
-  for d in ./.restore.elsai-tmp-*; do
-    [ "$d" = "$S" ] || [ ! -d "$d" ] || [ -L "$d" ] || rm -rf -- "$d"
+  for d in ./.restore.elsai-tmp-*; do # what a restore cut off left (never followed)
+    [ "$d" = "$S" ] || [ "$d" = "$A" ] || rm -rf -- "$d"
   done
   if [ "$1" != = ]; then
     rm -rf -- "$S"; mkdir -m 700 -- "$S" || die EIO "cannot create the restore's staging folder"

@@ -114,17 +114,26 @@ std::unique_ptr<QTemporaryDir> scratchDir(const TreeTransport &t, const char *wh
 }
 
 /// Runs `op` with the local file `input` (named by confinedTempName()) reaching it: on stdin
-/// ("-" as the first argument), or uploaded beside the workspace (its name as the first).
+/// ("-" as the first argument), or uploaded beside the workspace (its name as the first). With
+/// `output`, the payload goes there (streamed where the transport can) and none is returned.
 QByteArray runWithInput(const TreeTransport &t, const QString &op, const QString &input,
-                        QStringList args)
+                        QStringList args, const QString &output = {})
 {
-    if (!t.upload) {
+    QString stdinFile;
+    if (t.upload) {
+        t.upload(input);
+        args.prepend(QFileInfo(input).fileName());
+    } else {
         args.prepend(QStringLiteral("-"));
-        return t.run(op, args, input);
+        stdinFile = input;
     }
-    t.upload(input);
-    args.prepend(QFileInfo(input).fileName());
-    return t.run(op, args, {});
+    if (output.isEmpty())
+        return t.run(op, args, stdinFile);
+    if (t.runToFile)
+        t.runToFile(op, args, stdinFile, output);
+    else
+        writeStaged(output, t.run(op, args, stdinFile));
+    return {};
 }
 
 } // namespace
@@ -306,7 +315,7 @@ TreeManifest RemoteTree::captureOnce(const TreeTransport &t, const CaptureOption
         const QString listFile = work->filePath(confinedTempName(QStringLiteral("pack")));
         writeStaged(listFile, names);
         const QString tarFile = work->filePath(QStringLiteral("files.tar"));
-        writeStaged(tarFile, runWithInput(t, QStringLiteral("pack"), listFile, {}));
+        runWithInput(t, QStringLiteral("pack"), listFile, {}, tarFile);
         const QString filesDir = work->filePath(QStringLiteral("files"));
         QDir().mkpath(filesDir);
         const QStringList tarErrors = runLocalTar(

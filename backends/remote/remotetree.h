@@ -27,6 +27,11 @@ struct TreeTransport
     /// Runs the confined operation `op` on the workspace root with `args`; with `input` (a
     /// local file) on its stdin. Returns the payload; throws the typed refusal or failure.
     std::function<QByteArray(const QString &op, const QStringList &args, const QString &input)> run;
+    /// Optional, for a transport that streams: run() with the payload written to the local
+    /// file `output` instead of held in memory (a capture's tar).
+    std::function<void(const QString &op, const QStringList &args, const QString &input,
+                       const QString &output)>
+        runToFile;
     /// For a transport without stdin: puts the local file into the workspace root under its
     /// own name (a temp name, confinedTempName()). Empty: run() takes `input` on stdin.
     std::function<void(const QString &file)> upload;

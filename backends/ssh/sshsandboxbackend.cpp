@@ -371,6 +371,11 @@ remote::TreeTransport SshSandboxBackend::treeTransport(const Session &s) const
         throwIfFailed(o, QStringLiteral("the remote operation '%1'").arg(name));
         return o.stdoutData;
     };
+    t.runToFile = [this, s](const QString &name, const QStringList &args, const QString &input,
+                            const QString &output) {
+        throwIfFailed(op(s, name, QStringList{QString()} + args, input, output),
+                      QStringLiteral("the remote operation '%1'").arg(name));
+    };
     return t;
 }
 
