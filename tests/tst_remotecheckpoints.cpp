@@ -11,6 +11,7 @@
 #include "agent.h"
 #include "agentcorebackend.h"
 #include "checkpointstore.h"
+#include "confinedscript.h"
 #include "errors.h"
 #include "fakeagentcore.h"
 #include "fakedaytona.h"
@@ -241,16 +242,21 @@ private Q_SLOTS:
     void restoreExact()
     {
         FETCH_REMOTE(r)
+        // and a folder the restore writes into replaced by a link to a folder outside
+        QTemporaryDir outside;
         sh(r->hostWs,
            QStringLiteral("sed -i s/hello/bye/ src/main.py; echo more >> notes.txt; "
                           "chmod 700 data.bin; ln -s notes.txt newlink; mv src/lib src/library; "
                           "mkdir -p a/b/c; rm -r empty && echo file > empty; "
                           "rm link && mkdir link; rm dangling && ln -s elsewhere dangling; "
                           "chmod 700 ro && rm ro/in && chmod 500 ro; printf '\\0\\0' > new.bin; "
-                          "rm 'odd\tname\\x'"));
+                          "rm 'odd\tname\\x'; rm -r src && ln -s '%1' src")
+               .arg(outside.path()));
         QVERIFY(hostDigest(r->hostWs) != r->baseDigest);
         const RestoreResult res = r->sandbox->restore(QStringLiteral("base"));
         QCOMPARE(hostDigest(r->hostWs), r->baseDigest);
+        QCOMPARE(QDir(outside.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot),
+                 QStringList()); // written into a folder made again, never through the link
         QVERIFY(res.applied.written > 0 && res.applied.removed > 0 && res.applied.linked > 0 &&
                 res.applied.created > 0 && res.applied.modes > 0);
         QCOMPARE(test::readHostFile(r->hostWs + QStringLiteral("/src/main.py")),
@@ -260,6 +266,32 @@ private Q_SLOTS:
         QCOMPARE(again.applied.written + again.applied.removed + again.applied.modes +
                      again.applied.linked,
                  qint64(0));
+    }
+
+    /// The `manifest` operation hashes only what changed after the time it is given (the
+    /// previous capture's start): the script itself, run here on a workspace folder.
+    void listingHashesOnlyWhatChanged()
+    {
+        Remote *r = remote(QStringLiteral("daytona"));
+        QVERIFY(r);
+        const auto hashes = [&](const QString &since) {
+            QProcess p;
+            p.start(QStringLiteral("/bin/sh"),
+                    {QStringLiteral("-c"),
+                     remote::confinedScript(remote::Channel::Binary, r->hostWs,
+                                            QStringLiteral("manifest"), QString(), {since})});
+            p.waitForFinished(30000);
+            const QByteArray out = p.readAllStandardOutput();
+            return out.left(out.indexOf(QByteArray("\0L\0", 3))).count("  ./");
+        };
+        QCOMPARE(hashes(QStringLiteral("0")), 6); // every file
+        const QString later = QString::number(QDateTime::currentSecsSinceEpoch() + 1000);
+        QCOMPARE(hashes(later), 0);
+        QCOMPARE(hashes(QStringLiteral("-")), 0); // the watch's listing: metadata only
+        sh(r->hostWs, QStringLiteral("touch -d '+2000 seconds' notes.txt"));
+        QCOMPARE(hashes(later), 1);
+        r->sandbox->restore(QStringLiteral("base"));
+        QCOMPARE(hostDigest(r->hostWs), r->baseDigest);
     }
 
     /// A second checkpoint after a change moves only the changed content into the store.
