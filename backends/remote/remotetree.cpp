@@ -17,8 +17,10 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QHash>
+#include <QSet>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -288,7 +290,6 @@ TreeManifest RemoteTree::captureOnce(const TreeTransport &t, const CaptureOption
             since = timeArg(m_lastStartNs - TreeHashCache::RacyWindowNs);
     }
     Listing l = parseListing(t.run(QStringLiteral("manifest"), {since}, {}));
-    TreeManifest m;
     std::vector<size_t> needed; // files whose content must come: unknown hash, or not stored
     std::vector<bool> moving(l.entries.size(), false);
     for (size_t i = 0; i < l.entries.size(); ++i) {
@@ -326,11 +327,16 @@ TreeManifest RemoteTree::captureOnce(const TreeTransport &t, const CaptureOption
         if (!filesFd.isValid())
             throwOsError(errno, QStringLiteral("cannot open the local staging folder"), filesDir);
         QStringList changed;
+        QSet<QByteArray> gone; // written and removed again during the walk: no entry
         for (size_t i : needed) {
             TreeEntry &e = l.entries[i];
             const UniqueFd fd =
                 openConfined(filesFd.get(), e.path, O_RDONLY | O_NOCTTY, ConfinedLinks::None);
             struct stat st;
+            if (!fd.isValid() && errno == ENOENT && moving[i]) {
+                gone.insert(e.path);
+                continue;
+            }
             if (!fd.isValid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
                 changed.append(e.displayPath()); // gone, or no longer a file
                 continue;
@@ -355,6 +361,12 @@ TreeManifest RemoteTree::captureOnce(const TreeTransport &t, const CaptureOption
                 changed.append(tarErrors.first());
             throw ChangedMeanwhile{changed};
         }
+        if (!gone.isEmpty()) {
+            l.entries.erase(
+                std::remove_if(l.entries.begin(), l.entries.end(),
+                               [&](const TreeEntry &e) { return gone.contains(e.path); }),
+                l.entries.end());
+        }
     }
 
     if (options.cache) {
@@ -368,6 +380,7 @@ TreeManifest RemoteTree::captureOnce(const TreeTransport &t, const CaptureOption
         m_lastCache = options.cache;
         m_lastStartNs = l.startNs;
     }
+    TreeManifest m;
     m.entries = std::move(l.entries);
     return m;
 }
