@@ -155,8 +155,8 @@ public:
     /// files the workspace lacks in one archive and the removals in one command).
     virtual ApplyResult applyTree(const TreeManifest &current, const TreeManifest &target,
                                   const CheckpointStore &store, TreeHashCache *cache);
-    /// A watch of the workspace's changes for change tracking (local, bwrap: inotify), or none
-    /// where there is none yet.
+    /// A watch of the workspace's changes for change tracking (local, bwrap: inotify; the
+    /// remote backends: a listing per drain, remote::RemoteTree), or none where there is none.
     virtual std::unique_ptr<TreeWatch> watchTree(int maxWatches)
     {
         Q_UNUSED(maxWatches);

@@ -63,7 +63,7 @@ struct CallChangeRecord
 class ChangeTracker
 {
 public:
-    /// Throws OSError when the backend has no watch (remote backends: not yet).
+    /// Throws OSError when the backend has no watch (ExecutionBackend::watchTree()).
     ChangeTracker(const BackendPtr &backend, int maxWatches, int maxListedPaths);
     ~ChangeTracker();
 

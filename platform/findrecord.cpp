@@ -7,10 +7,7 @@
 
 namespace elsai {
 
-namespace {
-
-/// "1732881234.1234567890" (find's %T@) → nanoseconds.
-qint64 parseMtimeNs(const QByteArray &text)
+qint64 parseFindTimeNs(const QByteArray &text)
 {
     const qsizetype dot = text.indexOf('.');
     const QByteArray secs = dot < 0 ? text : text.left(dot);
@@ -18,8 +15,6 @@ qint64 parseMtimeNs(const QByteArray &text)
     frac = frac.left(9).leftJustified(9, '0');
     return secs.toLongLong() * 1000000000LL + frac.toLongLong();
 }
-
-} // namespace
 
 FileInfo FindRecord::toInfo(const QString &path) const
 {
@@ -56,7 +51,7 @@ QList<FindRecord> parseFindRecords(const QByteArray &data)
         FindRecord r;
         r.type = f[0].at(0);
         r.size = f[1].toLongLong();
-        r.mtimeNs = parseMtimeNs(f[2]);
+        r.mtimeNs = parseFindTimeNs(f[2]);
         if (const qsizetype colon = f[3].indexOf(':'); colon > 0) {
             r.device = f[3].left(colon).toULongLong();
             r.inode = f[3].mid(colon + 1).toULongLong();

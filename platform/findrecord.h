@@ -41,6 +41,8 @@ struct FindRecord
 
 /// Parses NUL-separated records; malformed ones are dropped.
 QList<FindRecord> parseFindRecords(const QByteArray &data);
+/// A time as find prints it (%T@, %C@: "1732881234.1234567890") in nanoseconds.
+qint64 parseFindTimeNs(const QByteArray &text);
 
 /// The answer of a capped listing (`<count of all entries>\n` then the first records by
 /// name, as the remote `list` operations send it with a cap) as a DirListing of `dir`, and in

@@ -60,7 +60,67 @@ bool regularOrDirOrLink(mode_t m)
 
 } // namespace
 
-TreeWatch::TreeWatch(int rootFd, int maxWatches) : m_maxWatches(maxWatches)
+TreeWatch::~TreeWatch() = default;
+
+QList<PathChange> diffPathStates(const PathStates &before, const PathStates &after)
+{
+    QList<PathChange> out;
+    auto a = before.cbegin();
+    auto b = after.cbegin();
+    while (a != before.cend() || b != after.cend()) {
+        if (b == after.cend() || (a != before.cend() && a.key() < b.key())) {
+            out.append({a.key(), *a, std::nullopt});
+            ++a;
+        } else if (a == before.cend() || b.key() < a.key()) {
+            out.append({b.key(), std::nullopt, *b});
+            ++b;
+        } else {
+            if (!(*a == *b))
+                out.append({a.key(), *a, *b});
+            ++a;
+            ++b;
+        }
+    }
+    return out;
+}
+
+// ---- by listing ---------------------------------------------------------------------------
+
+ListingTreeWatch::ListingTreeWatch(std::function<PathStates()> list) : m_list(std::move(list))
+{
+    m_known = m_list();
+}
+
+ListingTreeWatch::~ListingTreeWatch() = default;
+
+QList<PathChange> ListingTreeWatch::drain()
+{
+    QMutexLocker lock(&m_mutex);
+    PathStates fresh;
+    try {
+        fresh = m_list();
+    } catch (const SandboxError &) {
+        return {}; // the next drain that can list sees the changes
+    }
+    QList<PathChange> out = diffPathStates(m_known, fresh);
+    m_known = std::move(fresh);
+    return out;
+}
+
+void ListingTreeWatch::reset()
+{
+    drain();
+}
+
+qsizetype ListingTreeWatch::knownPaths() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_known.size();
+}
+
+// ---- inotify ------------------------------------------------------------------------------
+
+InotifyTreeWatch::InotifyTreeWatch(int rootFd, int maxWatches) : m_maxWatches(maxWatches)
 {
     m_root.reset(::fcntl(rootFd, F_DUPFD_CLOEXEC, 0));
     if (!m_root.isValid())
@@ -70,27 +130,27 @@ TreeWatch::TreeWatch(int rootFd, int maxWatches) : m_maxWatches(maxWatches)
     walk(QByteArray(), m_known, m_inotify.isValid());
 }
 
-TreeWatch::~TreeWatch() = default;
+InotifyTreeWatch::~InotifyTreeWatch() = default;
 
-bool TreeWatch::watching() const
+bool InotifyTreeWatch::watching() const
 {
     QMutexLocker lock(&m_mutex);
     return m_inotify.isValid() && !m_overBound;
 }
 
-int TreeWatch::watchCount() const
+int InotifyTreeWatch::watchCount() const
 {
     QMutexLocker lock(&m_mutex);
     return int(m_watches.size());
 }
 
-qsizetype TreeWatch::knownPaths() const
+qsizetype InotifyTreeWatch::knownPaths() const
 {
     QMutexLocker lock(&m_mutex);
     return m_known.size();
 }
 
-void TreeWatch::addWatch(const QByteArray &rel)
+void InotifyTreeWatch::addWatch(const QByteArray &rel)
 {
     if (!m_inotify.isValid() || m_overBound)
         return;
@@ -118,7 +178,7 @@ void TreeWatch::addWatch(const QByteArray &rel)
     m_watches.insert(wd, rel);
 }
 
-void TreeWatch::walk(const QByteArray &from, Known &into, bool addWatches)
+void InotifyTreeWatch::walk(const QByteArray &from, Known &into, bool addWatches)
 {
     std::vector<QByteArray> pending{from};
     while (!pending.empty()) {
@@ -158,7 +218,7 @@ void TreeWatch::walk(const QByteArray &from, Known &into, bool addWatches)
     }
 }
 
-std::optional<PathState> TreeWatch::statPath(const QByteArray &rel) const
+std::optional<PathState> InotifyTreeWatch::statPath(const QByteArray &rel) const
 {
     const qsizetype slash = rel.lastIndexOf('/');
     const QByteArray dir = slash < 0 ? QByteArray() : rel.left(slash);
@@ -176,7 +236,7 @@ std::optional<PathState> TreeWatch::statPath(const QByteArray &rel) const
     return s;
 }
 
-QList<PathChange> TreeWatch::rescan()
+QList<PathChange> InotifyTreeWatch::rescan()
 {
     if (m_inotify.isValid()) { // what is queued is covered by the walk
         char buf[16384];
@@ -185,34 +245,18 @@ QList<PathChange> TreeWatch::rescan()
     }
     Known fresh;
     walk(QByteArray(), fresh, m_inotify.isValid() && !m_overBound);
-    QList<PathChange> out;
-    auto a = m_known.cbegin();
-    auto b = fresh.cbegin();
-    while (a != m_known.cend() || b != fresh.cend()) {
-        if (b == fresh.cend() || (a != m_known.cend() && a.key() < b.key())) {
-            out.append({a.key(), *a, std::nullopt});
-            ++a;
-        } else if (a == m_known.cend() || b.key() < a.key()) {
-            out.append({b.key(), std::nullopt, *b});
-            ++b;
-        } else {
-            if (!(*a == *b))
-                out.append({a.key(), *a, *b});
-            ++a;
-            ++b;
-        }
-    }
+    QList<PathChange> out = diffPathStates(m_known, fresh);
     m_known = std::move(fresh);
     return out;
 }
 
-void TreeWatch::reset()
+void InotifyTreeWatch::reset()
 {
     QMutexLocker lock(&m_mutex);
     rescan();
 }
 
-QList<PathChange> TreeWatch::drain()
+QList<PathChange> InotifyTreeWatch::drain()
 {
     QMutexLocker lock(&m_mutex);
     if (!m_inotify.isValid() || m_overBound)

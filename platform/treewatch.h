@@ -12,6 +12,7 @@
 #include <QMap>
 #include <QMutex>
 
+#include <functional>
 #include <optional>
 
 namespace elsai {
@@ -42,34 +43,54 @@ struct PathChange
     std::optional<PathState> after;
 };
 
-/// A live metadata mirror of the tree beneath a folder (change tracking, docs/checkpoints.md):
-/// inotify watches on every folder (up to `maxWatches`), and at each drain() the paths the
-/// events name are stat'ed again (beneath the root fd, never following a symlink) and compared
-/// with what was known. A folder created or moved in is walked whole. When the kernel's event
-/// queue overflows, when inotify is unavailable, or when there are more folders than
-/// `maxWatches`, drain() walks the whole tree's metadata instead (rescan mode: correct, slower:
-/// one lstat per entry). Thread-safe.
+/// The metadata of a tree by relative path (what a watch compares).
+using PathStates = QMap<QByteArray, PathState>;
+
+/// What changed from `before` to `after`, in path order (one pass over both).
+QList<PathChange> diffPathStates(const PathStates &before, const PathStates &after);
+
+/// A watch of the tree beneath a workspace for change tracking (docs/checkpoints.md): each
+/// drain() says what changed since the previous one. Thread-safe.
 class TreeWatch
 {
 public:
-    /// `rootFd`: any fd naming the folder (duplicated). Walks the tree once.
-    TreeWatch(int rootFd, int maxWatches);
+    TreeWatch() = default;
     virtual ~TreeWatch();
     TreeWatch(const TreeWatch &) = delete;
     TreeWatch &operator=(const TreeWatch &) = delete;
 
     /// What changed since the last drain (or the construction).
-    QList<PathChange> drain();
-    /// Forgets what was seen and walks again (after a restore: no change is anybody's).
-    void reset();
+    virtual QList<PathChange> drain() = 0;
+    /// Forgets what was seen and looks again (after a restore: no change is anybody's).
+    virtual void reset() = 0;
 
-    /// False while changes are found by walking (see above).
-    bool watching() const;
-    int watchCount() const;
-    qsizetype knownPaths() const;
+    /// False while changes are found by walking (a listing of the whole tree per drain).
+    virtual bool watching() const = 0;
+    virtual int watchCount() const = 0;
+    virtual qsizetype knownPaths() const = 0;
+};
+
+/// A live metadata mirror of the tree beneath a folder (local, bwrap): inotify watches on every
+/// folder (up to `maxWatches`), and at each drain() the paths the events name are stat'ed again
+/// (beneath the root fd, never following a symlink) and compared with what was known. A folder
+/// created or moved in is walked whole. When the kernel's event queue overflows, when inotify
+/// is unavailable, or when there are more folders than `maxWatches`, drain() walks the whole
+/// tree's metadata instead (rescan mode: correct, slower: one lstat per entry).
+class InotifyTreeWatch : public TreeWatch
+{
+public:
+    /// `rootFd`: any fd naming the folder (duplicated). Walks the tree once.
+    InotifyTreeWatch(int rootFd, int maxWatches);
+    ~InotifyTreeWatch() override;
+
+    QList<PathChange> drain() override;
+    void reset() override;
+    bool watching() const override;
+    int watchCount() const override;
+    qsizetype knownPaths() const override;
 
 private:
-    using Known = QMap<QByteArray, PathState>;
+    using Known = PathStates;
     void walk(const QByteArray &from, Known &into, bool addWatches);
     void addWatch(const QByteArray &rel);
     std::optional<PathState> statPath(const QByteArray &rel) const;
@@ -82,6 +103,29 @@ private:
     bool m_overBound = false;
     QHash<int, QByteArray> m_watches; ///< wd → folder
     Known m_known;
+};
+
+/// A watch by listing (ssh and the remote backends): every drain() takes a whole listing of
+/// the tree's metadata (one remote command) and compares it with the previous one. No
+/// notification, no state on the remote side; the cost is one listing per drain.
+class ListingTreeWatch : public TreeWatch
+{
+public:
+    /// `list` returns the tree's metadata now (throws SandboxError); called once here.
+    explicit ListingTreeWatch(std::function<PathStates()> list);
+    ~ListingTreeWatch() override;
+
+    /// A listing that fails (the connection is gone) reports no change and keeps the last one.
+    QList<PathChange> drain() override;
+    void reset() override;
+    bool watching() const override { return false; }
+    int watchCount() const override { return 0; }
+    qsizetype knownPaths() const override;
+
+private:
+    mutable QMutex m_mutex;
+    std::function<PathStates()> m_list;
+    PathStates m_known;
 };
 
 } // namespace elsai

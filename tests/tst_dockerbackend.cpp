@@ -4,15 +4,20 @@
 // skipped with the reason when none runs) what a container adds to the conformance suite:
 // sandboxes do not see each other, no network, a fork bomb meets the pids limit, nothing a
 // command starts outlives its call, the container is gone after close, a restarted workbench
-// reattaches, and the hardening is in place.
+// reattaches, and the hardening is in place; and time travel through the container's archive
+// endpoint (docs/checkpoints.md): each call's changes, a restore to the checkpoint's digest.
 
+#include "agent.h"
 #include "dockerfixture.h"
 #include "errors.h"
+#include "sandbox.h"
 #include "sessionoptions.h"
 #include "testutil.h"
 
 #include <QCommandLineParser>
 #include <QElapsedTimer>
+#include <QJsonArray>
+#include <QLoggingCategory>
 #include <QNetworkInterface>
 #include <QTcpServer>
 #include <QTemporaryDir>
@@ -405,6 +410,66 @@ private Q_SLOTS:
         QVERIFY2(flushed.errors.isEmpty(), qPrintable(flushed.errors.join(u'\n')));
         QCOMPARE(test::readHostFile(project.path() + QStringLiteral("/src/a.py")),
                  QByteArray("print(2)\n"));
+    }
+
+    void checkpointsAndChangesPerCall()
+    {
+        REQUIRE_ENGINE();
+        QLoggingCategory::setFilterRules(QStringLiteral("elsai.sandbox.audit=false"));
+        auto b = DockerEngine::makeBackend(QStringLiteral("ckpt"));
+        m_open.append(b);
+        QTemporaryDir store;
+        Sandbox::Options options;
+        options.timeTravel.checkpoints = true;
+        options.timeTravel.trackChanges = true;
+        options.timeTravel.baseline = false;
+        options.timeTravel.folder = store.path();
+        const SandboxPtr sandbox = Sandbox::create(b->workspaceId(), b, std::nullopt, options);
+        sandbox->start();
+        const auto stop = qScopeGuard([&] { sandbox->stop(false); });
+        QCOMPARE(b->execute(
+                      QStringLiteral("mkdir -p src/lib empty && printf 'hello\\n' > src/main.py && "
+                                     "echo u > src/lib/u.py && printf 'a\\nb\\n' > notes.txt && "
+                                     "chmod 600 notes.txt && ln -s src/main.py link && "
+                                     "mkdir priv && chmod 700 priv && echo s > priv/s"))
+                     .exitCode,
+                 0);
+        sandbox->checkpoint(QStringLiteral("base"));
+        const QByteArray base = treeDigest(sandbox->timeTravel()->manifest(QStringLiteral("base")));
+        QCOMPARE(treeDigest(b->captureTree({})), base);
+
+        AgentConfig config;
+        config.sandbox = sandbox;
+        config.sandboxMode = SandboxMode::Sandbox;
+        const AgentPtr agent = Agent::create(QStringLiteral("docker-agent"), config);
+        const auto paths = [&](const char *command) {
+            const ToolResult r =
+                agent->callTool(QStringLiteral("execute"),
+                                {{QStringLiteral("command"), QString::fromLatin1(command)}});
+            const QJsonObject p = r.data.value(QStringLiteral("changes"))
+                                      .toObject()
+                                      .value(QStringLiteral("paths"))
+                                      .toObject();
+            QStringList out;
+            for (const char *kind : {"added", "modified", "deleted"}) {
+                for (const QJsonValue &v : p.value(QLatin1String(kind)).toArray())
+                    out.append(QLatin1String(kind).left(1) + u':' + v.toString());
+            }
+            return out.join(u' ');
+        };
+        QCOMPARE(paths("sed -i s/a/b/ notes.txt && echo x >> src/main.py && chmod 755 "
+                       "src/lib/u.py && ln -s notes.txt l"),
+                 QStringLiteral("a:l m:notes.txt m:src/lib/u.py m:src/main.py"));
+        QCOMPARE(paths("mv src/lib src/x && mkdir -p n/m && rm -r priv && rm notes.txt && "
+                       "mkdir notes.txt"),
+                 QStringLiteral("a:n a:n/m a:notes.txt a:src/x a:src/x/u.py d:notes.txt "
+                                "d:priv d:priv/s d:src/lib d:src/lib/u.py"));
+        // back to the checkpoint: contents, modes, links, empty folders
+        const RestoreResult restored = sandbox->restore(QStringLiteral("base"));
+        QVERIFY(restored.applied.written > 0 && restored.applied.removed > 0);
+        QCOMPARE(treeDigest(b->captureTree({})), base);
+        QCOMPARE(b->readFile(QStringLiteral("src/main.py")), QByteArray("hello\n"));
+        QCOMPARE(paths("true"), QString());
     }
 };
 

@@ -13,6 +13,8 @@
 #include "findrecord.h"
 #include "workspacefs.h"
 
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QRegularExpression>
@@ -494,6 +496,46 @@ void AgentCoreSandboxBackend::writeConfined(const QString &rel, const QByteArray
         }
         throw;
     }
+}
+
+// ---- checkpoints ------------------------------------------------------------------------------
+
+remote::TreeTransport AgentCoreSandboxBackend::treeTransport()
+{
+    remote::TreeTransport t;
+    t.run = [this](const QString &op, const QStringList &args, const QString &) {
+        return confined(op, QString(), args);
+    };
+    t.upload = [this](const QString &file) {
+        QFile f(file);
+        if (!f.open(QIODevice::ReadOnly))
+            throw OSError(QStringLiteral("cannot read '%1' to upload").arg(file));
+        const QList<FileTransferResult> written =
+            writeBatch({{QFileInfo(file).fileName(), f.readAll()}});
+        if (!written.first().success())
+            throw OSError(*written.first().error);
+    };
+    return t;
+}
+
+TreeManifest AgentCoreSandboxBackend::captureTree(const CaptureOptions &options)
+{
+    TreeManifest m = m_tree.capture(treeTransport(), options);
+    m.source = id();
+    return m;
+}
+
+ApplyResult AgentCoreSandboxBackend::applyTree(const TreeManifest &current,
+                                               const TreeManifest &target,
+                                               const CheckpointStore &store, TreeHashCache *cache)
+{
+    return m_tree.apply(treeTransport(), current, target, store, cache);
+}
+
+std::unique_ptr<TreeWatch> AgentCoreSandboxBackend::watchTree(int maxWatches)
+{
+    Q_UNUSED(maxWatches); // no watches: one listing per drain
+    return remote::RemoteTree::watch(treeTransport());
 }
 
 QByteArray AgentCoreSandboxBackend::readFile(const QString &path)

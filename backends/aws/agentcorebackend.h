@@ -6,6 +6,7 @@
 #include "backend.h"
 #include "firstentries.h"
 #include "httpclient.h"
+#include "remotetree.h"
 #include "sigv4.h"
 #include "treecopy.h"
 
@@ -109,6 +110,14 @@ public:
     /// The service runs a command to its end: a cancel is only seen before it starts.
     bool cancelsRunningCommands() const override { return false; }
 
+    /// Checkpoints and change tracking through remote::RemoteTree: one listing command, one
+    /// tar each way (in: written beside the workspace by writeFiles; out: in the answer).
+    bool supportsCheckpoints() const override { return true; }
+    TreeManifest captureTree(const CaptureOptions &options) override;
+    ApplyResult applyTree(const TreeManifest &current, const TreeManifest &target,
+                          const CheckpointStore &store, TreeHashCache *cache) override;
+    std::unique_ptr<TreeWatch> watchTree(int maxWatches) override;
+
     /// One decoded tool result (CodeInterpreterResult, §2.4).
     struct ToolResult
     {
@@ -158,6 +167,8 @@ private:
     QHash<QString, QByteArray> readBatch(const QStringList &paths, QStringList *errors,
                                          ToolResult *raw = nullptr);
     Snapshot snapshot(const QString &dest, const WorkspaceSyncPolicy &policy);
+    /// RemoteTree's transport: the confined operations, input written by writeFiles.
+    remote::TreeTransport treeTransport();
 
     const QString m_workspaceId;
     const AgentCoreOptions m_options;
@@ -169,6 +180,7 @@ private:
     QString m_manifestRoot;
     QHash<QString, ManifestEntry> m_manifest;
     QMutex m_manifestMutex;
+    remote::RemoteTree m_tree;
 };
 
 /// Builds one AgentCore backend (one interpreter session) per workspace id; a second build for

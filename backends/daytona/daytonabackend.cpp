@@ -17,6 +17,8 @@
 #include <QDateTime>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QLoggingCategory>
 #include <QScopeGuard>
@@ -779,6 +781,41 @@ DaytonaSandboxBackend::syncArtifacts(const QString &dest, const WorkspaceSyncPol
                                      const std::function<void(int, int)> &progress)
 {
     return m_flush.syncArtifacts(dest, policy, flushTransport(remote()), progress);
+}
+
+remote::TreeTransport DaytonaSandboxBackend::treeTransport(const Remote &r)
+{
+    remote::TreeTransport t;
+    t.run = [this, r](const QString &op, const QStringList &args, const QString &) {
+        return confined(r, op, QString(), args);
+    };
+    t.upload = [this, r](const QString &file) {
+        QFile f(file);
+        if (!f.open(QIODevice::ReadOnly))
+            throw OSError(QStringLiteral("cannot read '%1' to upload").arg(file));
+        uploadBatch(r, {{joinRemote(r.root, QFileInfo(file).fileName()), f.readAll()}});
+    };
+    return t;
+}
+
+TreeManifest DaytonaSandboxBackend::captureTree(const CaptureOptions &options)
+{
+    TreeManifest m = m_tree.capture(treeTransport(remote()), options);
+    m.source = id();
+    return m;
+}
+
+ApplyResult DaytonaSandboxBackend::applyTree(const TreeManifest &current,
+                                             const TreeManifest &target,
+                                             const CheckpointStore &store, TreeHashCache *cache)
+{
+    return m_tree.apply(treeTransport(remote()), current, target, store, cache);
+}
+
+std::unique_ptr<TreeWatch> DaytonaSandboxBackend::watchTree(int maxWatches)
+{
+    Q_UNUSED(maxWatches); // no watches: one listing per drain
+    return remote::RemoteTree::watch(treeTransport(remote()));
 }
 
 void DaytonaSandboxBackend::identifyWorkspace(const Remote &r)

@@ -8,6 +8,7 @@
 #include "findrecord.h"
 #include "firstentries.h"
 #include "remoteflush.h"
+#include "remotetree.h"
 #include "treecopy.h"
 
 #include <QHash>
@@ -102,6 +103,14 @@ public:
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
     double defaultTimeoutSeconds() const override { return m_options.timeout; }
 
+    /// Checkpoints and change tracking through remote::RemoteTree: one listing command, one
+    /// tar each way (in: uploaded beside the workspace root; out: in the command's answer).
+    bool supportsCheckpoints() const override { return true; }
+    TreeManifest captureTree(const CaptureOptions &options) override;
+    ApplyResult applyTree(const TreeManifest &current, const TreeManifest &target,
+                          const CheckpointStore &store, TreeHashCache *cache) override;
+    std::unique_ptr<TreeWatch> watchTree(int maxWatches) override;
+
 private:
     struct Remote
     {
@@ -123,6 +132,8 @@ private:
     QHash<QString, FindRecord> remoteTree(const Remote &r);
     /// The flush's transport: the `tree` listing, the changed files by bulk download.
     remote::RemoteFlush::Transport flushTransport(const Remote &r);
+    /// RemoteTree's transport: the confined operations, input uploaded as a temp file.
+    remote::TreeTransport treeTransport(const Remote &r);
     /// Names the workspace folder (device:inode) to the flush bases once created.
     void identifyWorkspace(const Remote &r);
     /// POST /files/bulk-download; the files that came back whole, by relative path.
@@ -143,6 +154,7 @@ private:
     std::unique_ptr<WorkspaceFs> m_shadow;
     /// The flush bases (with the REMOTE stamps), kept on the host; the flush that uses them.
     remote::RemoteFlush m_flush;
+    remote::RemoteTree m_tree;
 };
 
 /// Builds one Daytona sandbox per workspace id (spec: templates with build_for_session).

@@ -11,12 +11,12 @@
 #include "inputchecks.h"
 #include "localtar.h"
 #include "seedarchive.h"
-#include "workspacefs.h"
 
 #include <QBuffer>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
@@ -56,19 +56,6 @@ QString randomHex(int bytes)
     QByteArray raw(bytes, Qt::Uninitialized);
     QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(raw.data()), bytes / 4);
     return QString::fromLatin1(raw.toHex());
-}
-
-QString normalized(const QString &path)
-{
-    if (path.isEmpty() || path == QLatin1String("."))
-        return {};
-    return WorkspaceFs::normalize(path);
-}
-
-bool writeLocal(const QString &path, const QByteArray &data)
-{
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
 }
 
 } // namespace
@@ -492,21 +479,57 @@ QByteArray DockerSandboxBackend::confined(const QString &op, const QString &rel,
 
 // ---- files ----------------------------------------------------------------------------------
 
+void DockerSandboxBackend::putArchive(const QString &dir, const QString &localParent,
+                                      const QString &member, const QString &what)
+{
+    // One archive of the member (a file or a folder), owned by the container's user, that
+    // the engine unpacks into `dir`.
+    const QString tarFile = localParent + u'/' + member + QStringLiteral(".tar");
+    const QStringList errors =
+        remote::runLocalTar({QStringLiteral("-c"), QStringLiteral("-f"), tarFile,
+                             QStringLiteral("--format=posix"), QStringLiteral("--numeric-owner"),
+                             QStringLiteral("--owner=") + m_owner.section(u':', 0, 0),
+                             QStringLiteral("--group=") + m_owner.section(u':', 1, 1),
+                             QStringLiteral("-C"), localParent, member});
+    const auto removeTar = qScopeGuard([&] { QFile::remove(tarFile); });
+    if (!errors.isEmpty())
+        throw OSError(errors.join(u'\n'));
+    putTar(dir, tarFile, what);
+}
+
+void DockerSandboxBackend::putTar(const QString &dir, const QString &tarFile, const QString &what)
+{
+    QFile tar(tarFile);
+    if (!tar.open(QIODevice::ReadOnly))
+        throw OSError(QStringLiteral("cannot read the archive for %1").arg(what));
+    EngineRequest put;
+    put.method = "PUT";
+    put.path = "/containers/" + pct(requireContainer()) + "/archive?path=" + pct(dir);
+    put.contentType = "application/x-tar";
+    put.bodyDevice = &tar;
+    put.bodySize = tar.size();
+    put.timeoutMs = m_options.operationTimeoutSeconds * 1000;
+    const EngineResponse r = m_engine.send(put);
+    if (!r.ok())
+        raise(r, what);
+}
+
 QByteArray DockerSandboxBackend::readFile(const QString &path)
 {
-    return confined(QStringLiteral("read"), normalized(path));
+    return confined(QStringLiteral("read"), remote::confinedPath(path));
 }
 
 FileRange DockerSandboxBackend::readFileRange(const QString &path, qint64 offset, qint64 maxBytes)
 {
     const QStringList args = remote::confinedRangeArgs(offset, maxBytes);
-    return remote::confinedRange(confined(QStringLiteral("range"), normalized(path), args),
-                                 maxBytes, QLatin1String(kService));
+    return remote::confinedRange(
+        confined(QStringLiteral("range"), remote::confinedPath(path), args), maxBytes,
+        QLatin1String(kService));
 }
 
 void DockerSandboxBackend::writeFile(const QString &path, const QByteArray &content)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     if (rel.isEmpty())
         throw IsADirectoryError(
             QStringLiteral("cannot write '%1': it is the workspace root").arg(path), EISDIR);
@@ -522,31 +545,9 @@ void DockerSandboxBackend::writeFile(const QString &path, const QByteArray &cont
     const QString dir = QString::fromUtf8(confined(QStringLiteral("prepare"), rel));
     try {
         QTemporaryDir work;
-        if (!work.isValid() || !writeLocal(work.path() + u'/' + temp, content))
+        if (!work.isValid() || !remote::writeLocalFile(work.path() + u'/' + temp, content))
             throw OSError(QStringLiteral("cannot stage '%1' for upload").arg(path));
-        const QString tarFile = work.path() + QStringLiteral(".tar");
-        const QStringList errors = remote::runLocalTar(
-            {QStringLiteral("-c"), QStringLiteral("-f"), tarFile, QStringLiteral("--format=posix"),
-             QStringLiteral("--numeric-owner"),
-             QStringLiteral("--owner=") + m_owner.section(u':', 0, 0),
-             QStringLiteral("--group=") + m_owner.section(u':', 1, 1), QStringLiteral("-C"),
-             work.path(), temp});
-        const auto removeTar = qScopeGuard([&] { QFile::remove(tarFile); });
-        if (!errors.isEmpty())
-            throw OSError(errors.join(u'\n'));
-        QFile tar(tarFile);
-        if (!tar.open(QIODevice::ReadOnly))
-            throw OSError(QStringLiteral("cannot read the archive of '%1'").arg(path));
-        EngineRequest put;
-        put.method = "PUT";
-        put.path = "/containers/" + pct(requireContainer()) + "/archive?path=" + pct(dir);
-        put.contentType = "application/x-tar";
-        put.bodyDevice = &tar;
-        put.bodySize = tar.size();
-        put.timeoutMs = m_options.operationTimeoutSeconds * 1000;
-        const EngineResponse r = m_engine.send(put);
-        if (!r.ok())
-            raise(r, QStringLiteral("writing '%1'").arg(path));
+        putArchive(dir, work.path(), temp, QStringLiteral("writing '%1'").arg(path));
         confined(QStringLiteral("commit"), rel, {temp});
     } catch (const SandboxError &) {
         try {
@@ -560,7 +561,7 @@ void DockerSandboxBackend::writeFile(const QString &path, const QByteArray &cont
 
 QList<FileInfo> DockerSandboxBackend::listDir(const QString &path)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     QList<FileInfo> out = remote::confinedEntries(confined(QStringLiteral("list"), rel), rel);
     std::sort(out.begin(), out.end(),
               [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
@@ -571,7 +572,7 @@ CappedListing DockerSandboxBackend::listDirFirst(const QString &path, qsizetype 
                                                  qsizetype statLimit)
 {
     Q_UNUSED(statLimit); // find reports the lstat data of every entry it sends anyway
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     const qsizetype cap = qMax<qsizetype>(0, maxEntries);
     CappedListing listing;
     if (!parseCappedListing(confined(QStringLiteral("list"), rel, {QString::number(cap)}), rel, cap,
@@ -585,7 +586,7 @@ CappedListing DockerSandboxBackend::listDirFirst(const QString &path, qsizetype 
 
 FileInfo DockerSandboxBackend::stat(const QString &path)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     const QList<FileInfo> found =
         remote::confinedEntries(confined(QStringLiteral("stat"), rel), {});
     if (found.isEmpty())
@@ -599,7 +600,7 @@ FileInfo DockerSandboxBackend::stat(const QString &path)
 
 void DockerSandboxBackend::removeFile(const QString &path, bool recursive)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     if (rel.isEmpty())
         throw PermissionError(
             QStringLiteral("refusing to remove the workspace root ('%1')").arg(path), EPERM);
@@ -609,7 +610,7 @@ void DockerSandboxBackend::removeFile(const QString &path, bool recursive)
 
 void DockerSandboxBackend::makeDirs(const QString &path)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     if (!rel.isEmpty())
         confined(QStringLiteral("mkdirs"), rel);
 }
@@ -618,7 +619,7 @@ void DockerSandboxBackend::walkTree(const QString &path, bool withStat,
                                     const std::function<WalkStep(const WalkEntry &)> &visit)
 {
     Q_UNUSED(withStat); // find reports sizes and times of every entry anyway
-    const QString root = normalized(path);
+    const QString root = remote::confinedPath(path);
     if (!root.isEmpty() && !stat(root).isDir)
         throw NotADirectoryError(QStringLiteral("'%1' is not a folder").arg(path), ENOTDIR);
     remote::walkConfinedTree(confined(QStringLiteral("tree"), root), root, visit);
@@ -640,7 +641,7 @@ ExecuteResult DockerSandboxBackend::execute(const QString &command,
     if (options.readOnlyWorkspace)
         throw PermissionError(QStringLiteral("the docker backend cannot run a command with the "
                                              "workspace read-only; use a read-write agent"));
-    const QString rel = normalized(cwd);
+    const QString rel = remote::confinedPath(cwd);
     const qint64 cap = std::max<qint64>(0, m_options.maxOutputBytes);
     remote::WrappedCommand wrapped;
     wrapped.command = command;
@@ -712,7 +713,7 @@ WorkspaceSeedResult
 DockerSandboxBackend::seedWorkspace(const QString &source, const QStringList &excludes,
                                     const std::function<void(int, int)> &progress)
 {
-    const QString container = requireContainer();
+    requireContainer();
     // One archive (remote::SeedArchive), owned by the container's user, into the volume.
     const remote::SeedArchive archive(source, excludes, QDir::tempPath(),
                                       {QStringLiteral("--numeric-owner"),
@@ -722,20 +723,7 @@ DockerSandboxBackend::seedWorkspace(const QString &source, const QStringList &ex
         progress(0, archive.fileCount());
     QHash<QString, FileStamp> remote;
     if (!archive.tarFile().isEmpty()) {
-        QFile tar(archive.tarFile());
-        if (!tar.open(QIODevice::ReadOnly))
-            throw OSError(QStringLiteral("cannot read the seed archive of %1").arg(archive.root()));
-        EngineRequest put;
-        put.method = "PUT";
-        put.path =
-            "/containers/" + pct(container) + "/archive?path=" + pct(m_options.workspacePath);
-        put.contentType = "application/x-tar";
-        put.bodyDevice = &tar;
-        put.bodySize = tar.size();
-        put.timeoutMs = m_options.operationTimeoutSeconds * 1000;
-        const EngineResponse r = m_engine.send(put);
-        if (!r.ok())
-            raise(r, QStringLiteral("seeding the workspace"));
+        putTar(m_options.workspacePath, archive.tarFile(), QStringLiteral("seeding the workspace"));
         const QHash<QString, FindRecord> listed = tree();
         for (auto it = listed.cbegin(); it != listed.cend(); ++it) {
             if (it->type == 'f')
@@ -751,6 +739,44 @@ DockerSandboxBackend::seedWorkspace(const QString &source, const QStringList &ex
         !error.isEmpty())
         result.errors << error;
     return result;
+}
+
+// ---- checkpoints ------------------------------------------------------------------------------
+
+remote::TreeTransport DockerSandboxBackend::treeTransport()
+{
+    remote::TreeTransport t;
+    t.run = [this](const QString &op, const QStringList &args, const QString &) {
+        return confined(op, QString(), args);
+    };
+    // no stdin on an exec here: the input goes in by the archive endpoint
+    const auto put = [this](const QString &local) {
+        const QFileInfo info(local);
+        putArchive(m_options.workspacePath, info.path(), info.fileName(),
+                   QStringLiteral("a checkpoint transfer"));
+    };
+    t.upload = put;
+    t.sendFolder = put;
+    return t;
+}
+
+TreeManifest DockerSandboxBackend::captureTree(const CaptureOptions &options)
+{
+    TreeManifest m = m_tree.capture(treeTransport(), options);
+    m.source = id();
+    return m;
+}
+
+ApplyResult DockerSandboxBackend::applyTree(const TreeManifest &current, const TreeManifest &target,
+                                            const CheckpointStore &store, TreeHashCache *cache)
+{
+    return m_tree.apply(treeTransport(), current, target, store, cache);
+}
+
+std::unique_ptr<TreeWatch> DockerSandboxBackend::watchTree(int maxWatches)
+{
+    Q_UNUSED(maxWatches); // no watches: one listing per drain
+    return remote::RemoteTree::watch(treeTransport());
 }
 
 remote::RemoteFlush::Transport DockerSandboxBackend::flushTransport()
@@ -770,7 +796,7 @@ remote::RemoteFlush::Transport DockerSandboxBackend::flushTransport()
         const QString listFile = scratch + QStringLiteral("/list");
         const QString tarFile = scratch + QStringLiteral("/flush.tar");
         QFile tar(tarFile);
-        if (!writeLocal(listFile, list) || !tar.open(QIODevice::WriteOnly))
+        if (!remote::writeLocalFile(listFile, list) || !tar.open(QIODevice::WriteOnly))
             throw OSError(QStringLiteral("cannot write the flush list locally"));
         EngineRequest get;
         get.path =

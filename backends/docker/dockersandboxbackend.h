@@ -8,6 +8,7 @@
 #include "findrecord.h"
 #include "firstentries.h"
 #include "remoteflush.h"
+#include "remotetree.h"
 #include "treecopy.h"
 
 #include <QHash>
@@ -117,6 +118,14 @@ public:
     void walkTree(const QString &path, bool withStat,
                   const std::function<WalkStep(const WalkEntry &)> &visit) override;
 
+    /// Checkpoints and change tracking through remote::RemoteTree: one listing exec, one tar
+    /// each way (in: the archive endpoint; out: the exec's output).
+    bool supportsCheckpoints() const override { return true; }
+    TreeManifest captureTree(const CaptureOptions &options) override;
+    ApplyResult applyTree(const TreeManifest &current, const TreeManifest &target,
+                          const CheckpointStore &store, TreeHashCache *cache) override;
+    std::unique_ptr<TreeWatch> watchTree(int maxWatches) override;
+
     /// Where the workspace volume is mounted.
     static QString volumeMount() { return QStringLiteral("/workspace"); }
 
@@ -149,6 +158,14 @@ private:
                             bool starting = false) const;
     /// The container's user as numbers ("uid:gid"), for the owner of archives sent in.
     QString numericUser(const QString &container);
+    /// Sends `member` of the local folder `localParent` (a file or a folder) as one archive,
+    /// owned by the container's user, into the container's folder `dir`.
+    void putArchive(const QString &dir, const QString &localParent, const QString &member,
+                    const QString &what);
+    /// PUT /containers/{id}/archive of the local tar into the container's folder `dir`.
+    void putTar(const QString &dir, const QString &tarFile, const QString &what);
+    /// RemoteTree's transport: the confined operations, input by the archive endpoint.
+    remote::TreeTransport treeTransport();
     /// The flush's transport: the `tree` listing, the changed files from one archive.
     remote::RemoteFlush::Transport flushTransport();
     QHash<QString, FindRecord> tree();
@@ -165,6 +182,7 @@ private:
     /// The flush bases (with the container's stamps), kept on the host and named by the
     /// volume; the flush that uses them.
     remote::RemoteFlush m_flush;
+    remote::RemoteTree m_tree;
 };
 
 } // namespace elsai

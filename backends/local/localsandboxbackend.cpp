@@ -321,7 +321,7 @@ ApplyResult LocalSandboxBackend::applyTree(const TreeManifest &current, const Tr
 std::unique_ptr<TreeWatch> LocalSandboxBackend::watchTree(int maxWatches)
 {
     // a bwrap command writes the same folder (bound at /workspace): one watch serves both
-    return std::make_unique<TreeWatch>(fs()->rootFd(), maxWatches);
+    return std::make_unique<InotifyTreeWatch>(fs()->rootFd(), maxWatches);
 }
 
 ExecuteResult LocalSandboxBackend::execute(const QString &command,

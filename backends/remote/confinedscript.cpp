@@ -8,6 +8,7 @@
 #include "errors.h"
 #include "findrecord.h"
 #include "shellquote.h"
+#include "workspacefs.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -178,6 +179,95 @@ archive-out)
   # (-T) would be opened as whole paths: what is not wanted is excluded instead (stdin).
   walk "$p" all; check
   emit tar -c -f - --format=posix --no-wildcards --anchored -X - . 2>&9;;
+manifest)
+  # The walk's start (the sandbox's clock); with a time ($1), the BLAKE2b-256 (b2sum -l 256:
+  # the checkpoint store's own hash) of every file whose ctime or mtime is after it; then,
+  # after a NUL-ended "L", every folder, file and link with its metadata. Hashed before
+  # listed: a file changed after its hash was taken shows a ctime past the start.
+  walk "$p" all; check
+  case $1 in -) ;; ''|*[!0-9.]*) die EINVAL "a manifest needs a time or '-'";; *)
+    command -v b2sum >/dev/null ||
+      die ENOENT "b2sum is missing in the sandbox (GNU coreutils 8.26 or later)";; esac
+  listed() {
+    date +%s.%N | tr -d '\n'; printf '\000'
+    [ "$1" = - ] ||
+      find . -mindepth 1 -type f \( -newerct "@$1" -o -newermt "@$1" \) -print0 |
+        xargs -0 -r b2sum -z -l 256 -- || :
+    printf 'L\000'
+    find . -mindepth 1 \( -type f -o -type d -o -type l \) \
+      -printf '%y\t%m\t%s\t%T@\t%C@\t%D:%i\t%P\0%l\0'
+  }
+  emit listed "$1";;
+pack)
+  # A tar of the NUL-separated ./names of the input ($1: "-" stdin, else the temp file $1 in
+  # the folder, read without following a link, then removed). tar keeps a link as a link; a
+  # name that vanished is left out (the caller checks what arrived against its listing).
+  walk "$p" all; check
+  if [ "$1" = - ]; then names() { cat; }
+  else tmpname "$1"; names() { dd if="$t" iflag=nofollow status=none; rm -f -- "$t"; }; fi
+  packed() { names | tar -c -f - --format=posix --no-recursion --null -T - || :; }
+  emit packed;;
+apply)
+  # A restore (remotetree.h). $1: the tar, "-" on stdin, "=" already unpacked in the staging
+  # folder, else the temp file $1 in the folder (removed); $2: the staging folder (a temp name
+  # in the folder); $3: the temp name each file and link is made under before its rename. The tar holds `plan`
+  # and the files to write named 0, 1, ...: five lines a record, `\` and newline of a path or
+  # link text escaped as `\\` and `\n`: R path (remove), D path (folders), F path index mode
+  # mtime (write), L path text (link), M path mode (a folder's mode). Every path is walked to
+  # from the root like any other operation's, the last component never followed.
+  walk "$p" all; check
+  tmpname "$2"; S=$t
+  case $1 in -|=) A=;; *) tmpname "$1"; A=$t;; esac
+  tmpname "$3"; T=$t
+  for d in ./.restore.elsai-tmp-*; do # what a restore cut off left (never followed)
+    [ "$d" = "$S" ] || [ "$d" = "$A" ] || rm -rf -- "$d"
+  done
+  if [ "$1" != = ]; then
+    rm -rf -- "$S"; mkdir -m 700 -- "$S" || die EIO "cannot create the restore's staging folder"
+  fi
+  cd -P -- "$S" || die EIO "the restore's staging folder is missing"
+  where && [ "$w" = "$R/${S#./}" ] || die EACCES "the restore's staging folder was replaced"
+  SP=$w
+  if [ "$1" = - ]; then tar -x -f - --no-same-owner --no-same-permissions ||
+      die EIO "cannot unpack the restore's files"
+  elif [ -n "$A" ]; then
+    dd if="$R/${A#./}" iflag=nofollow status=none |
+      tar -x -f - --no-same-owner --no-same-permissions ||
+      die EIO "cannot unpack the restore's files"
+    rm -f -- "$R/${A#./}"
+  fi
+  command exec 3<./plan || die EIO "the restore's plan did not arrive"
+  dec() { case $1 in *\\*) v=$(printf '%bx' "$1"); v=${v%x};; *) v=$1;; esac; }
+  while IFS= read -r k <&3 && IFS= read -r q <&3 && IFS= read -r x <&3 &&
+        IFS= read -r y <&3 && IFS= read -r z <&3; do
+    dec "$q"; p=$v
+    cd -P -- "$R" || die ENOENT "the workspace folder is gone; restart the sandbox"
+    moved=1
+    case $k in
+    R) walk "$p" parent; check; [ -n "$name" ] || die EACCES "refusing to remove the workspace root"
+       rm -rf -- "./$name" || die EIO "cannot remove '$p'";;
+    D) walk "$p" all 1; check;;
+    F) case $x:$y:$z in *[!0-9.:]*|:*|*::*|*:) die EINVAL "a malformed restore step for '$p'";; esac
+       walk "$p" parent 1; check; [ -n "$name" ] || die EISDIR "cannot write the workspace root"
+       rm -f -- "$T"; set -C
+       command exec 4>"$T" || die EIO "cannot create a temporary file beside '$p'"
+       set +C
+       if [ -f /dev/fd/4 ] && cat -- "$SP/$x" >&4 && chmod "$y" /dev/fd/4 &&
+          touch -c -m -d "@$z" /dev/fd/4 && exec 4>&- && mv -f -T -- "$T" "./$name"; then :
+       else exec 4>&-; rm -f -- "$T"; die EIO "cannot restore '$p'"; fi;;
+    L) dec "$x"; walk "$p" parent 1; check; [ -n "$name" ] || die EISDIR "cannot link the root"
+       rm -f -- "$T"
+       ln -s -T -- "$v" "$T" && mv -f -T -- "$T" "./$name" ||
+         { rm -f -- "$T"; die EIO "cannot restore the link '$p'"; };;
+    M) case $x in ''|*[!0-7]*) die EINVAL "a malformed mode for '$p'";; esac
+       walk "$p" all; check; chmod "$x" . || die EIO "cannot restore the mode of '$p'";;
+    *) die EINVAL "an unknown restore step '$k'";;
+    esac
+  done
+  exec 3<&-
+  cd -P -- "$R" && rm -rf -- "$S"
+  sync -f . 2>/dev/null || sync
+  exit 0;;
 run)
   walk "$p" all; check
   exec 2>&9 9>&-
@@ -215,6 +305,13 @@ QString confinedScript(Channel channel, const QString &root, const QString &op, 
     script += u'\n';
     script += QLatin1String(kScript);
     return script;
+}
+
+QString confinedPath(const QString &path)
+{
+    if (path.isEmpty() || path == QLatin1String("."))
+        return {};
+    return WorkspaceFs::normalize(path);
 }
 
 QString confinedTempName(const QString &entryName)

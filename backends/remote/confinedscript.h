@@ -51,12 +51,20 @@ enum class Channel {
 ///   archive-in (Binary: a tar on stdin extracted into the folder; prints the `tree` of its
 ///   files; exit status tar's) | archive-out (Binary: newline-separated `./` names NOT
 ///   wanted on stdin; a tar of the rest of the folder on stdout) |
-///   run (arg: a script, see commandwrapper.h: run with /bin/sh in the folder)
+///   run (arg: a script, see commandwrapper.h: run with /bin/sh in the folder) |
+///   manifest, pack, apply (checkpoints and change tracking, remotetree.h: the tree's
+///   metadata and the hashes of the files changed since a time; a tar of the listed names;
+///   a restore's plan run from a tar of the plan and the files to write)
 /// A refusal is one line "\x01elsai:<errno name>:<message>" with exit kConfinedRefusal.
 QString confinedScript(Channel channel, const QString &root, const QString &op, const QString &path,
                        const QStringList &args = {});
 
 inline constexpr int kConfinedRefusal = 253;
+
+/// The path every confined operation takes, confined on the client first: "" for the root
+/// ("" or "."), else WorkspaceFs::normalize() (`..`, absolute paths and NUL refused before
+/// anything is sent).
+QString confinedPath(const QString &path);
 
 /// The temp name `write` / `commit` use beside `entryName`: the local writer's own format
 /// (atomicTempName: ".<name>.elsai-tmp-<12 hex>"), so one recogniser (tempfiles.h) knows both.

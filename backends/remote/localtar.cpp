@@ -6,6 +6,7 @@
 #include "process.h"
 #include "shellquote.h"
 
+#include <QFile>
 #include <QProcessEnvironment>
 
 namespace elsai::remote {
@@ -31,6 +32,12 @@ QStringList runLocalTar(const QStringList &args)
             errors << QStringLiteral("local tar failed with exit code %1").arg(o.exitCode);
     }
     return errors;
+}
+
+bool writeLocalFile(const QString &path, const QByteArray &data)
+{
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
 }
 
 } // namespace elsai::remote

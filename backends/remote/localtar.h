@@ -3,6 +3,7 @@
 
 #pragma once
 
+#include <QByteArray>
 #include <QStringList>
 
 namespace elsai::remote {
@@ -12,5 +13,9 @@ namespace elsai::remote {
 /// a private staging folder). Returns tar's error lines, each as "local tar: …"; none on
 /// success.
 QStringList runLocalTar(const QStringList &args);
+
+/// Writes `data` to the private local file `path` (what a tar is made of or told to take: a
+/// name list, a staged file); false when it cannot.
+bool writeLocalFile(const QString &path, const QByteArray &data);
 
 } // namespace elsai::remote

@@ -13,7 +13,6 @@
 #include "localtar.h"
 #include "seedarchive.h"
 #include "shellquote.h"
-#include "workspacefs.h"
 
 #include <QDir>
 #include <QFile>
@@ -35,21 +34,6 @@ using remote::Channel;
 using ssh::SshConnection;
 
 namespace {
-
-/// Client-side confinement: `..`, absolute paths and NUL bytes are refused before anything is
-/// sent; "" is the workspace root.
-QString normalized(const QString &path)
-{
-    if (path.isEmpty() || path == QLatin1String("."))
-        return {};
-    return WorkspaceFs::normalize(path);
-}
-
-bool writeLocal(const QString &path, const QByteArray &data)
-{
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
-}
 
 /// Output a capped helper call keeps beyond its payload: the helper's one refusal line on
 /// stderr (the output cap counts stdout and stderr together).
@@ -222,7 +206,7 @@ static void throwIfFailed(const ProcessOutcome &o, const QString &what)
 
 QByteArray SshSandboxBackend::readFile(const QString &path)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     const ProcessOutcome o = op(session(), QStringLiteral("read"), {rel});
     throwIfFailed(o, QStringLiteral("reading '%1'").arg(path));
     return o.stdoutData;
@@ -232,7 +216,7 @@ FileRange SshSandboxBackend::readFileRange(const QString &path, qint64 offset, q
 {
     if (offset < 0 || maxBytes < 0)
         throw ValueError(QStringLiteral("a file range needs offset >= 0 and max_bytes >= 0"));
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     const Session s = session();
     SshConnection::Call call;
     call.remoteCommand = remote::confinedScript(Channel::Binary, s.root, QStringLiteral("range"),
@@ -249,7 +233,7 @@ FileRange SshSandboxBackend::readFileRange(const QString &path, qint64 offset, q
 
 void SshSandboxBackend::writeFile(const QString &path, const QByteArray &content)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     if (rel.isEmpty())
         throw IsADirectoryError(
             QStringLiteral("cannot write '%1': it is the workspace root").arg(path), EISDIR);
@@ -271,7 +255,7 @@ void SshSandboxBackend::writeFile(const QString &path, const QByteArray &content
 
 QList<FileInfo> SshSandboxBackend::listDir(const QString &path)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     const ProcessOutcome o = op(session(), QStringLiteral("list"), {rel});
     throwIfFailed(o, QStringLiteral("listing '%1'").arg(path));
     QList<FileInfo> out = remote::confinedEntries(o.stdoutData, rel);
@@ -284,7 +268,7 @@ void SshSandboxBackend::walkTree(const QString &path, bool withStat,
                                  const std::function<WalkStep(const WalkEntry &)> &visit)
 {
     Q_UNUSED(withStat); // find reports sizes and times of every entry anyway
-    const QString root = normalized(path);
+    const QString root = remote::confinedPath(path);
     if (!root.isEmpty() && !stat(root).isDir)
         throw NotADirectoryError(QStringLiteral("'%1' is not a folder").arg(path), ENOTDIR);
     const ProcessOutcome o = op(session(), QStringLiteral("tree"), {root});
@@ -296,7 +280,7 @@ CappedListing SshSandboxBackend::listDirFirst(const QString &path, qsizetype max
                                               qsizetype statLimit)
 {
     Q_UNUSED(statLimit); // find reports the lstat data of every entry it sends anyway
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     const Session s = session();
     SshConnection::Call call;
     const qsizetype cap = qMax<qsizetype>(0, maxEntries);
@@ -319,7 +303,7 @@ CappedListing SshSandboxBackend::listDirFirst(const QString &path, qsizetype max
 
 void SshSandboxBackend::removeFile(const QString &path, bool recursive)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     if (rel.isEmpty())
         throw PermissionError(
             QStringLiteral("refusing to remove the workspace root ('%1')").arg(path), EPERM);
@@ -330,7 +314,7 @@ void SshSandboxBackend::removeFile(const QString &path, bool recursive)
 
 FileInfo SshSandboxBackend::stat(const QString &path)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     const ProcessOutcome o = op(session(), QStringLiteral("stat"), {rel});
     throwIfFailed(o, QStringLiteral("stat of '%1'").arg(path));
     const QList<FindRecord> recs = parseFindRecords(o.stdoutData);
@@ -341,7 +325,7 @@ FileInfo SshSandboxBackend::stat(const QString &path)
 
 void SshSandboxBackend::makeDirs(const QString &path)
 {
-    const QString rel = normalized(path);
+    const QString rel = remote::confinedPath(path);
     if (rel.isEmpty())
         return;
     throwIfFailed(op(session(), QStringLiteral("mkdirs"), {rel}),
@@ -376,6 +360,44 @@ QHash<QString, FindRecord> SshSandboxBackend::listAll(const Session &s) const
     return remote::confinedTree(o.stdoutData);
 }
 
+// ---- checkpoints --------------------------------------------------------------------------
+
+remote::TreeTransport SshSandboxBackend::treeTransport(const Session &s) const
+{
+    remote::TreeTransport t;
+    t.scratchParent = s.conn->localDir();
+    t.run = [this, s](const QString &name, const QStringList &args, const QString &input) {
+        const ProcessOutcome o = op(s, name, QStringList{QString()} + args, input);
+        throwIfFailed(o, QStringLiteral("the remote operation '%1'").arg(name));
+        return o.stdoutData;
+    };
+    t.runToFile = [this, s](const QString &name, const QStringList &args, const QString &input,
+                            const QString &output) {
+        throwIfFailed(op(s, name, QStringList{QString()} + args, input, output),
+                      QStringLiteral("the remote operation '%1'").arg(name));
+    };
+    return t;
+}
+
+TreeManifest SshSandboxBackend::captureTree(const CaptureOptions &options)
+{
+    TreeManifest m = m_tree.capture(treeTransport(session()), options);
+    m.source = id();
+    return m;
+}
+
+ApplyResult SshSandboxBackend::applyTree(const TreeManifest &current, const TreeManifest &target,
+                                         const CheckpointStore &store, TreeHashCache *cache)
+{
+    return m_tree.apply(treeTransport(session()), current, target, store, cache);
+}
+
+std::unique_ptr<TreeWatch> SshSandboxBackend::watchTree(int maxWatches)
+{
+    Q_UNUSED(maxWatches); // no watches: one listing per drain
+    return remote::RemoteTree::watch(treeTransport(session()));
+}
+
 // ---- execute --------------------------------------------------------------------------------
 
 ExecuteResult SshSandboxBackend::execute(const QString &command,
@@ -391,7 +413,7 @@ ExecuteResult SshSandboxBackend::execute(const QString &command,
     // which Linux limits to 128 KiB; leave room for the helper.
     constexpr qsizetype MaxSshCommandBytes = 100000;
     checkCommandFits(command, MaxSshCommandBytes, QStringLiteral("SSH backend"));
-    const QString rel = normalized(cwd);
+    const QString rel = remote::confinedPath(cwd);
     remote::WrappedCommand wrapped;
     wrapped.command = command;
     wrapped.env = m_options.env;
@@ -501,8 +523,8 @@ remote::RemoteFlush::Transport SshSandboxBackend::flushTransport(const Session &
         const QString tarFile = scratch + QStringLiteral("/flush.tar");
         const QString excludeFile = scratch + QStringLiteral("/exclude");
         const QSet<QString> wanted(paths.cbegin(), paths.cend());
-        if (!writeLocal(listFile, list) ||
-            !writeLocal(excludeFile, packExclusions(listing, wanted)))
+        if (!remote::writeLocalFile(listFile, list) ||
+            !remote::writeLocalFile(excludeFile, packExclusions(listing, wanted)))
             throw OSError(QStringLiteral("cannot write the flush list locally"));
         QStringList errors;
         const ProcessOutcome o = op(s, QStringLiteral("archive-out"), {}, excludeFile, tarFile);

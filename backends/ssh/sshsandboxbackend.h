@@ -6,6 +6,7 @@
 #include "backend.h"
 #include "firstentries.h"
 #include "remoteflush.h"
+#include "remotetree.h"
 #include "sshconnection.h"
 #include "treecopy.h"
 
@@ -83,6 +84,14 @@ public:
     void walkTree(const QString &path, bool withStat,
                   const std::function<WalkStep(const WalkEntry &)> &visit) override;
 
+    /// Checkpoints and change tracking through remote::RemoteTree: one listing command, one
+    /// tar each way over the connection.
+    bool supportsCheckpoints() const override { return true; }
+    TreeManifest captureTree(const CaptureOptions &options) override;
+    ApplyResult applyTree(const TreeManifest &current, const TreeManifest &target,
+                          const CheckpointStore &store, TreeHashCache *cache) override;
+    std::unique_ptr<TreeWatch> watchTree(int maxWatches) override;
+
 private:
     struct Session
     {
@@ -103,6 +112,8 @@ private:
                                      const QSet<QString> &wanted);
     /// The flush's transport: the `tree` listing, and the changed files in one tar stream.
     remote::RemoteFlush::Transport flushTransport(const Session &s) const;
+    /// RemoteTree's transport: the confined operations over `s`, input on stdin.
+    remote::TreeTransport treeTransport(const Session &s) const;
     /// Names the remote folder (device:inode) to the flush bases, once connected.
     void identifyWorkspace();
 
@@ -112,6 +123,7 @@ private:
     QString m_root;
     /// The flush bases (with the REMOTE stamps), kept on the host; the flush that uses them.
     remote::RemoteFlush m_flush;
+    remote::RemoteTree m_tree;
 };
 
 } // namespace elsai
