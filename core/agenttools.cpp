@@ -365,10 +365,11 @@ Tool treeTool()
         QJsonArray entries;
         for (const WalkEntry &e : tr.entries) {
             QJsonObject o{{QStringLiteral("path"), e.path},
-                          {QStringLiteral("type"), e.type == FileInfo::Type::Directory ? "dir"
-                                                   : e.type == FileInfo::Type::Symlink ? "symlink"
-                                                   : e.type == FileInfo::Type::File    ? "file"
-                                                                                       : "other"}};
+                          {QStringLiteral("type"),
+                           QLatin1String(e.type == FileInfo::Type::Directory ? "dir"
+                                         : e.type == FileInfo::Type::Symlink ? "symlink"
+                                         : e.type == FileInfo::Type::File    ? "file"
+                                                                             : "other")}};
             if (e.size)
                 o.insert(QStringLiteral("size"), *e.size);
             entries.append(o);

@@ -129,7 +129,7 @@ QString hexDump(const QByteArray &bytes, qint64 limit)
             if (offset + i < shown) {
                 const auto c = uchar(bytes.at(offset + i));
                 hex += QStringLiteral("%1 ").arg(c, 2, 16, QLatin1Char('0'));
-                ascii += (c >= 0x20 && c < 0x7f) ? QChar(c) : QLatin1Char('.');
+                ascii += (c >= 0x20 && c < 0x7f) ? QLatin1Char(char(c)) : QLatin1Char('.');
             } else {
                 hex += QStringLiteral("   ");
             }

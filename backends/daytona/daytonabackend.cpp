@@ -111,7 +111,8 @@ QJsonObject DaytonaSandboxBackend::waitForState(const QString &sandboxId, const 
     int intervalMs = 100;
     for (;;) {
         const HttpResponse r =
-            m_api.control("GET", QStringLiteral("/sandbox/") + QUrl::toPercentEncoding(sandboxId));
+            m_api.control("GET", QStringLiteral("/sandbox/") +
+                                     QString::fromLatin1(QUrl::toPercentEncoding(sandboxId)));
         if (!r.ok())
             DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("get sandbox"), sandboxId);
         const QJsonObject sandbox = DaytonaApi::object(r);
@@ -149,7 +150,8 @@ void DaytonaSandboxBackend::create()
     QString sid;
     if (!m_options.existingSandbox.isEmpty()) {
         sid = m_options.existingSandbox;
-        const QString path = QStringLiteral("/sandbox/") + QUrl::toPercentEncoding(sid);
+        const QString path =
+            QStringLiteral("/sandbox/") + QString::fromLatin1(QUrl::toPercentEncoding(sid));
         HttpResponse r = m_api.control("GET", path);
         if (!r.ok())
             DaytonaApi::raise(r, CallKind::ControlPlane, QStringLiteral("get sandbox"), sid);
@@ -204,7 +206,8 @@ void DaytonaSandboxBackend::create()
         remote.sandboxId = sid;
         while (proxy.endsWith(QLatin1Char('/')))
             proxy.chop(1);
-        remote.toolbox = QUrl(proxy + QLatin1Char('/') + QUrl::toPercentEncoding(sid));
+        remote.toolbox =
+            QUrl(proxy + QLatin1Char('/') + QString::fromLatin1(QUrl::toPercentEncoding(sid)));
         remote.root = m_options.remoteRoot;
         if (remote.root.isEmpty()) {
             const HttpResponse r =
@@ -242,7 +245,8 @@ void DaytonaSandboxBackend::create()
     } catch (...) {
         // Do not leak a sandbox we created and cannot use.
         if (m_options.existingSandbox.isEmpty())
-            m_api.control("DELETE", QStringLiteral("/sandbox/") + QUrl::toPercentEncoding(sid));
+            m_api.control("DELETE", QStringLiteral("/sandbox/") +
+                                        QString::fromLatin1(QUrl::toPercentEncoding(sid)));
         throw;
     }
 }
@@ -253,7 +257,8 @@ void DaytonaSandboxBackend::close()
     if (!isCreated())
         return;
     const Remote current = remote();
-    const QString path = QStringLiteral("/sandbox/") + QUrl::toPercentEncoding(current.sandboxId);
+    const QString path = QStringLiteral("/sandbox/") +
+                         QString::fromLatin1(QUrl::toPercentEncoding(current.sandboxId));
     const HttpResponse r = m_options.deleteOnClose
                                ? m_api.control("DELETE", path)
                                : m_api.control("POST", path + QStringLiteral("/stop"));
