@@ -289,6 +289,8 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
         try {
             result = tool->invoke(*this, arguments);
         } catch (const SandboxError &e) {
+            if (span)
+                span->setOutcome(e.specName()); // the change log's outcome of the call
             if (AuditLog::threadEventCount() == recordsBefore) {
                 if (dynamic_cast<const ValueError *>(&e)) {
                     // a tool's own argument check; its message is not ours to log
@@ -323,8 +325,11 @@ ToolResult Agent::callTool(const QString &name, const QJsonObject &arguments)
                                                {QStringLiteral("tokens"), totalTokens}});
             }
         }
-        if (tracked)
+        if (tracked) {
+            if (const int code = result.data.value(QStringLiteral("exit_code")).toInt(); code != 0)
+                span->setOutcome(QStringLiteral("exit %1").arg(code));
             result.data.insert(QStringLiteral("changes"), span->changes(true).toJson());
+        }
         record(QStringLiteral("ok"));
         return result;
     } catch (const SandboxError &e) {
