@@ -616,10 +616,22 @@ quint64 SandboxController::execute(const QString &workspaceId, const QString &co
     };
     // More than the console keeps: its bytes for "save output", converted on the pool.
     const qint64 kept = console->keptBytes();
-    auto future = QtConcurrent::run(&m_pool, [agent, command, cwd, options, kept] {
+    const SandboxPtr sandbox = e->sandbox;
+    auto future = QtConcurrent::run(&m_pool, [agent, sandbox, command, cwd, options, kept] {
+        // A console command is a call like an agent's: the Timeline lists it with what it
+        // changed, and a restore stops it (its token is the one the restore cancels).
+        const ToolCallCancelScope scope(options.cancel);
+        std::unique_ptr<TimeTravel::CallSpan> span;
+        if (const auto tt = sandbox->timeTravel())
+            span = tt->beginCall(consoleAgent(), QStringLiteral("execute"), true);
         ConsoleRun run;
         run.result =
             executeAs(*agent, command, cwd.isEmpty() ? std::nullopt : std::optional(cwd), options);
+        if (span) {
+            if (run.result.exitCode != 0)
+                span->setOutcome(QStringLiteral("exit %1").arg(run.result.exitCode));
+            span->changes(true);
+        }
         if (run.result.output.size() + run.result.stderr_.size() > kept)
             run.full = ConsoleHistoryModel::FullOutput{run.result.output.toUtf8(),
                                                        run.result.stderr_.toUtf8()};
