@@ -786,7 +786,8 @@ void SandboxController::onAuditEvent(const AuditEvent &event)
     // Incremental tree updates for every mutation, whoever made it.
     QStringList paths;
     const QJsonObject &f = event.fields;
-    if (event.event == QLatin1String("sandbox.execute")) {
+    if (event.event == QLatin1String("sandbox.execute") ||
+        event.event == QLatin1String("sandbox.restore")) {
         e->tree->refreshAll();
         Q_EMIT workspaceChanged(event.workspaceId, {});
         return;
