@@ -5,18 +5,23 @@
 // confirmation answered, and declined) / fork / delete a checkpoint, and every control named.
 
 #include "agent.h"
+#include "appsettings.h"
 #include "confirm.h"
 #include "diffview.h"
 #include "messagebar.h"
 #include "modelroles.h"
+#include "newsandboxdialog.h"
 #include "sandboxcontroller.h"
 #include "testutil.h"
 #include "timelinemodel.h"
 #include "timelinepanel.h"
 
 #include <QAbstractButton>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QLoggingCategory>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -61,6 +66,8 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_tmp.isValid());
+        QStandardPaths::setTestModeEnabled(true); // the dialog remembers its switches
+        AppSettings::store().clear();
         QLoggingCategory::setFilterRules(QStringLiteral("elsai.*=false"));
         setConfirmHook([this](QWidget *, const Confirmation &q) {
             m_asked.append(q);
@@ -68,6 +75,38 @@ private Q_SLOTS:
         });
     }
     void cleanupTestCase() { setConfirmHook({}); }
+
+    // The New Sandbox dialog's history switches: on at first where the backend supports
+    // them, off (and greyed) elsewhere, and the last choice is remembered.
+    void newSandboxHistory()
+    {
+        {
+            NewSandboxDialog dialog;
+            auto *checkpoints = dialog.findChild<QCheckBox *>(QStringLiteral("keepCheckpoints"));
+            auto *tracking = dialog.findChild<QCheckBox *>(QStringLiteral("trackChanges"));
+            QVERIFY(checkpoints && tracking);
+            QVERIFY(checkpoints->isChecked() && checkpoints->isEnabled());
+            QVERIFY(tracking->isChecked());
+            SandboxSpec s = dialog.spec();
+            QVERIFY(s.timeTravel.checkpoints && s.timeTravel.trackChanges);
+            dialog.findChild<QComboBox *>(QStringLiteral("backend"))
+                ->setCurrentText(QStringLiteral("docker"));
+            QVERIFY(!checkpoints->isEnabled() && !tracking->isEnabled());
+            dialog.findChild<QComboBox *>(QStringLiteral("backend"))
+                ->setCurrentText(QStringLiteral("bwrap"));
+            checkpoints->setChecked(false);
+            dialog.accept();
+        }
+        NewSandboxDialog again;
+        QVERIFY(!again.findChild<QCheckBox *>(QStringLiteral("keepCheckpoints"))->isChecked());
+        QVERIFY(again.findChild<QCheckBox *>(QStringLiteral("trackChanges"))->isChecked());
+        // the command line's --checkpoints wins over the remembered choice
+        SandboxSpec cli;
+        cli.timeTravel.checkpoints = true;
+        again.setSpec(cli);
+        QVERIFY(again.findChild<QCheckBox *>(QStringLiteral("keepCheckpoints"))->isChecked());
+        AppSettings::store().clear();
+    }
 
     void panel()
     {
