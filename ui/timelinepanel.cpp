@@ -304,32 +304,9 @@ void TimelinePanel::fail(const QString &operation, const QString &message)
     Q_EMIT operationFinished(operation, false);
 }
 
-namespace {
-
-/// The diff work of one selection, on the bulk pool.
-QFuture<CheckpointDiff> diffLater(QThreadPool *pool, SandboxPtr sandbox,
-                                  std::function<CheckpointDiff(TimeTravel &)> work)
+void TimelinePanel::showDiff(const QString &title, const QString &reading,
+                             std::function<CheckpointDiff(TimeTravel &)> work)
 {
-    return QtConcurrent::run(pool, [sandbox, work] {
-        lowerThreadPriority();
-        const auto tt = sandbox->timeTravel();
-        if (!tt)
-            throw OSError(QStringLiteral("sandbox '%1' is not running, or keeps no history")
-                              .arg(sandbox->workspaceId()));
-        return work(*tt);
-    });
-}
-
-} // namespace
-
-void TimelinePanel::showCall(quint64 id)
-{
-    const int row = m_model->rowOfCall(id);
-    QString title = tr("Call %1").arg(id);
-    if (row >= 0) {
-        const TimelineRow &r = m_model->rowAt(row);
-        title = tr("Call %1: %2 by %3 (%4)").arg(id).arg(r.tool, r.actor, r.outcome);
-    }
     const SandboxPtr sandbox = m_controller->sandbox(workspaceId());
     const quint64 serial = ++m_diffSerial;
     if (!sandbox) {
@@ -337,7 +314,7 @@ void TimelinePanel::showCall(quint64 id)
         Q_EMIT diffReady();
         return;
     }
-    m_diff->setMessage(tr("Reading what call %1 changed…").arg(id));
+    m_diff->setMessage(reading);
     auto *watcher = new QFutureWatcher<CheckpointDiff>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, serial, title] {
         watcher->deleteLater();
@@ -350,36 +327,34 @@ void TimelinePanel::showCall(quint64 id)
         }
         Q_EMIT diffReady();
     });
-    watcher->setFuture(diffLater(m_controller->bulkPool(), sandbox,
-                                 [id](TimeTravel &tt) { return tt.callDiff(id); }));
+    watcher->setFuture(QtConcurrent::run(m_controller->bulkPool(), [sandbox, work] {
+        lowerThreadPriority();
+        const auto tt = sandbox->timeTravel();
+        if (!tt)
+            throw OSError(QStringLiteral("sandbox '%1' is not running, or keeps no history")
+                              .arg(sandbox->workspaceId()));
+        return work(*tt);
+    }));
+}
+
+void TimelinePanel::showCall(quint64 id)
+{
+    const int row = m_model->rowOfCall(id);
+    QString title = tr("Call %1").arg(id);
+    if (row >= 0) {
+        const TimelineRow &r = m_model->rowAt(row);
+        title = tr("Call %1: %2 by %3 (%4)").arg(id).arg(r.tool, r.actor, r.outcome);
+    }
+    showDiff(title, tr("Reading what call %1 changed…").arg(id),
+             [id](TimeTravel &tt) { return tt.callDiff(id); });
 }
 
 void TimelinePanel::compare(const QString &from, const QString &to)
 {
-    const SandboxPtr sandbox = m_controller->sandbox(workspaceId());
-    const quint64 serial = ++m_diffSerial;
     const QString title = to == QLatin1String("now") ? tr("From checkpoint %1 to now").arg(from)
                                                      : tr("From %1 to %2").arg(from, to);
-    if (!sandbox) {
-        m_diff->setMessage(tr("No sandbox."));
-        Q_EMIT diffReady();
-        return;
-    }
-    m_diff->setMessage(tr("Comparing %1 with %2…").arg(from, to));
-    auto *watcher = new QFutureWatcher<CheckpointDiff>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, serial, title] {
-        watcher->deleteLater();
-        if (serial != m_diffSerial)
-            return;
-        try {
-            m_diff->setDiff(timelineDiffText(watcher->result(), title));
-        } catch (...) {
-            m_diff->setMessage(tr("%1: %2").arg(title, errorText(std::current_exception())));
-        }
-        Q_EMIT diffReady();
-    });
-    watcher->setFuture(diffLater(m_controller->bulkPool(), sandbox,
-                                 [from, to](TimeTravel &tt) { return tt.diff(from, to); }));
+    showDiff(title, tr("Comparing %1 with %2…").arg(from, to),
+             [from, to](TimeTravel &tt) { return tt.diff(from, to); });
 }
 
 void TimelinePanel::fillCompareMenu()

@@ -5,16 +5,20 @@
 
 #include <QWidget>
 
+#include <functional>
+
 class QLabel;
 class QTableView;
 class QToolButton;
 
 namespace elsai {
 
+struct CheckpointDiff;
 class DiffView;
 class MessageBar;
 class SandboxController;
 class TimelineModel;
+class TimeTravel;
 
 /// "What did each call change, and put it back" (docs/window.md, Timeline): the current
 /// sandbox's calls and checkpoints in time order (TimelineModel, live while the panel is
@@ -78,6 +82,9 @@ private:
     template<typename T, typename Work, typename Done>
     void run(const QString &operation, Work work, Done done);
     void fail(const QString &operation, const QString &message);
+    /// Shows the diff `work` makes on the bulk pool (a newer selection drops it).
+    void showDiff(const QString &title, const QString &reading,
+                  std::function<CheckpointDiff(TimeTravel &)> work);
 
     SandboxController *m_controller;
     TimelineModel *m_model;
