@@ -256,6 +256,15 @@ void TestCallJournal::callDiffThroughCalls()
     QVERIFY2(again.contains(QLatin1String(" x = 1\n")) && again.contains(QLatin1String("+again")),
              qPrintable(again));
 
+    // a host edit (the window's, a script's) is a call of the log too
+    sandbox->writeFile(QStringLiteral("app.py"), "by hand\n", QStringLiteral("human"));
+    const CallChangeRecord edit = tt->tracker()->log().last();
+    QCOMPARE(edit.actor, QStringLiteral("human"));
+    QCOMPARE(edit.tool, QStringLiteral("write_file"));
+    QCOMPARE(edit.changes.modified, qint64(1));
+    QVERIFY(diffText(tt->callDiff(edit.id), QStringLiteral("app.py"))
+                .contains(QLatin1String("-again\n+by hand")));
+
     QVERIFY_THROWS_EXCEPTION(FileNotFoundError, tt->callDiff(12345));
     sandbox->stop(false);
 }
