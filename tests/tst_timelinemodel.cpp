@@ -6,6 +6,7 @@
 // come and go; and the text a Timeline diff shows.
 
 #include "agent.h"
+#include "checkpointtreemodel.h"
 #include "filediff.h"
 #include "modelroles.h"
 #include "sandboxcontroller.h"
@@ -135,6 +136,21 @@ private Q_SLOTS:
         QVERIFY(inserted.count() >= 2);
         QVERIFY(seedRow.isValid() && seedRow.row() == 0);
 
+        // the workspace at the seed, read-only, from the store (a.txt has changed since)
+        CheckpointTreeModel tree;
+        QAbstractItemModelTester treeTester(&tree,
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy loaded(&tree, &CheckpointTreeModel::loaded);
+        tree.load(controller.sandbox(QStringLiteral("tl"))->timeTravel(), QStringLiteral("seed"),
+                  controller.bulkPool());
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(tree.rowCount(), 1);
+        QCOMPARE(tree.index(0, 0).data().toString(), QStringLiteral("a.txt"));
+        QCOMPARE(tree.indexForPath(QStringLiteral("a.txt")), tree.index(0, 0));
+        QFuture<QByteArray> bytes = tree.readFile(QStringLiteral("a.txt"), controller.bulkPool());
+        bytes.waitForFinished();
+        QCOMPARE(bytes.result(), QByteArray("one\n"));
+
         // nothing changed: a fetch changes no row
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         inserted.clear();
@@ -180,6 +196,34 @@ private Q_SLOTS:
                  qPrintable(model.problem()));
         QCOMPARE(model.rowCount(), rows);
         controller.shutdown();
+    }
+
+    // The tree of a manifest: folders first, then by name; every entry under its folder.
+    void checkpointTree()
+    {
+        TreeManifest m;
+        const auto add = [&m](const char *path, TreeEntry::Type type) {
+            TreeEntry e;
+            e.path = path;
+            e.type = type;
+            m.entries.push_back(e);
+        };
+        add("a", TreeEntry::Type::Dir);
+        add("a/b.txt", TreeEntry::Type::File);
+        add("a/c", TreeEntry::Type::Symlink);
+        add("b", TreeEntry::Type::Dir);
+        add("z.txt", TreeEntry::Type::File);
+        add("Y.txt", TreeEntry::Type::File);
+        m.sort();
+        const CheckpointTreeModel::Tree t = buildCheckpointTree(m);
+        QStringList top;
+        for (int id : t.nodes[0].children)
+            top.append(t.nodes[size_t(id)].name);
+        QCOMPARE(top, (QStringList{QStringLiteral("a"), QStringLiteral("b"),
+                                   QStringLiteral("Y.txt"), QStringLiteral("z.txt")}));
+        const int a = t.nodes[0].children[0];
+        QCOMPARE(t.nodes[size_t(a)].children.size(), size_t(2));
+        QCOMPARE(t.nodes[size_t(t.nodes[size_t(a)].children[1])].name, QStringLiteral("c"));
     }
 
     void diffText()

@@ -6,6 +6,8 @@
 
 #include "agent.h"
 #include "appsettings.h"
+#include "checkpointbrowser.h"
+#include "checkpointtreemodel.h"
 #include "confirm.h"
 #include "diffview.h"
 #include "messagebar.h"
@@ -20,10 +22,12 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLoggingCategory>
+#include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTreeView>
 #include <QtTest>
 
 using namespace elsai;
@@ -189,6 +193,18 @@ private Q_SLOTS:
         QCOMPARE(readHostFile(spec.workspaceRoot + QStringLiteral("/app.py")),
                  QByteArray("x = 1\n"));
         QVERIFY(!QFile::exists(spec.workspaceRoot + QStringLiteral("/new.py")));
+
+        // the workspace at v1, read-only from the store: new.py is gone from the workspace
+        CheckpointBrowser *browser = panel.browseCheckpoint(QStringLiteral("v1"));
+        QVERIFY(browser);
+        QSignalSpy loaded(browser->model(), &CheckpointTreeModel::loaded);
+        QVERIFY(loaded.wait(10000));
+        QSignalSpy shown(browser, &CheckpointBrowser::fileShown);
+        browser->tree()->setCurrentIndex(browser->model()->indexForPath(QStringLiteral("new.py")));
+        QVERIFY(shown.wait(10000));
+        QCOMPARE(browser->fileView()->toPlainText(), QStringLiteral("y = 2\n"));
+        QVERIFY(browser->fileView()->isReadOnly());
+        browser->close();
 
         // fork v1: a non-empty folder is refused, a new one becomes a new sandbox
         const QString busy = m_tmp.filePath(QStringLiteral("busy"));

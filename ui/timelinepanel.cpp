@@ -3,6 +3,7 @@
 
 #include "timelinepanel.h"
 
+#include "checkpointbrowser.h"
 #include "confirm.h"
 #include "diffview.h"
 #include "errors.h"
@@ -137,6 +138,8 @@ TimelinePanel::TimelinePanel(SandboxController *controller, QWidget *parent)
     m_compare->menu()->setAccessibleName(tr("Compare with"));
     m_delete = toolButton(this, tr("Delete Checkpoint…"), tr("Delete checkpoint"),
                           tr("Remove the selected checkpoint (asks first)"));
+    m_browse = toolButton(this, tr("Show Workspace…"), tr("Show workspace at checkpoint"),
+                          tr("The workspace as the selected checkpoint recorded it, read-only"));
     auto *refresh = new QToolButton(this);
     refresh->setIcon(style()->standardIcon(QStyle::SP_BrowserReload));
     refresh->setToolTip(tr("Read the history again"));
@@ -147,7 +150,7 @@ TimelinePanel::TimelinePanel(SandboxController *controller, QWidget *parent)
     auto *top = new FlowLayout;
     top->setContentsMargins(0, 0, 0, 0);
     top->addWidget(m_summary, 1);
-    for (QToolButton *b : {m_take, m_restore, m_fork, m_compare, m_delete, refresh})
+    for (QToolButton *b : {m_take, m_restore, m_fork, m_compare, m_browse, m_delete, refresh})
         top->addWidget(b);
     auto *splitter = new QSplitter(Qt::Horizontal, this);
     splitter->setObjectName(QStringLiteral("timelineSplitter"));
@@ -169,6 +172,10 @@ TimelinePanel::TimelinePanel(SandboxController *controller, QWidget *parent)
     connect(m_delete, &QToolButton::clicked, this,
             [this] { deleteCheckpoint(selectedCheckpoint()); });
     connect(m_compare->menu(), &QMenu::aboutToShow, this, &TimelinePanel::fillCompareMenu);
+    connect(m_browse, &QToolButton::clicked, this, [this] {
+        if (CheckpointBrowser *browser = browseCheckpoint(selectedCheckpoint()))
+            browser->show();
+    });
     connect(refresh, &QToolButton::clicked, m_model, &TimelineModel::refresh);
     connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &TimelinePanel::onSelectionChanged);
@@ -221,7 +228,7 @@ void TimelinePanel::updateActions()
     const bool checkpoints = running && m_model->checkpointsOn();
     const bool one = !selectedCheckpoint().isEmpty();
     m_take->setEnabled(checkpoints);
-    for (QToolButton *b : {m_restore, m_fork, m_compare, m_delete})
+    for (QToolButton *b : {m_restore, m_fork, m_compare, m_browse, m_delete})
         b->setEnabled(checkpoints && one);
 
     QString text;
@@ -572,6 +579,18 @@ void TimelinePanel::deleteCheckpoint(const QString &name)
                                8000);
             Q_EMIT operationFinished(QStringLiteral("delete"), removed);
         });
+}
+
+CheckpointBrowser *TimelinePanel::browseCheckpoint(const QString &name)
+{
+    const SandboxPtr sandbox = m_controller->sandbox(workspaceId());
+    const auto tt = sandbox ? sandbox->timeTravel() : nullptr;
+    if (!tt || name.isEmpty()) {
+        m_bar->showMessage(tr("Select a checkpoint of a running sandbox to show its workspace."),
+                           MessageBar::Type::Warning);
+        return nullptr;
+    }
+    return new CheckpointBrowser(tt, workspaceId(), name, m_controller->bulkPool(), this);
 }
 
 } // namespace elsai

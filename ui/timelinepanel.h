@@ -13,6 +13,7 @@ class QToolButton;
 
 namespace elsai {
 
+class CheckpointBrowser;
 struct CheckpointDiff;
 class DiffView;
 class MessageBar;
@@ -56,6 +57,8 @@ public:
     void forkCheckpoint(const QString &name, const QString &folder);
     /// Asks first (kind "delete-checkpoint").
     void deleteCheckpoint(const QString &name);
+    /// Opens the workspace as checkpoint `name` recorded it, read-only (CheckpointBrowser).
+    CheckpointBrowser *browseCheckpoint(const QString &name);
 
 public Q_SLOTS:
     void setWorkspace(const QString &workspaceId);
@@ -97,6 +100,7 @@ private:
     QToolButton *m_fork;
     QToolButton *m_compare;
     QToolButton *m_delete;
+    QToolButton *m_browse;
     quint64 m_diffSerial = 0;
 };
 
