@@ -83,7 +83,20 @@ TimelineModel::TimelineModel(SandboxController *controller, QObject *parent)
             refresh();
     };
     connect(controller, &SandboxController::workspaceChanged, this, ours);
-    connect(controller, &SandboxController::sandboxStarted, this, ours);
+    connect(controller, &SandboxController::sandboxStarted, this, [this](const QString &id) {
+        if (id != m_workspaceId)
+            return;
+        // A new start, a new change log (its ids start again): the calls of the last run go.
+        QList<TimelineRow> kept;
+        for (const TimelineRow &row : std::as_const(m_rows)) {
+            if (row.kind != TimelineRow::Kind::Call)
+                kept.append(row);
+        }
+        mergeRows(kept);
+        m_haveGeneration = false;
+        ++m_serial; // a fetch of the old run still on its way is dropped
+        refresh();
+    });
     connect(controller, &SandboxController::sandboxStopped, this, ours);
     connect(controller, &SandboxController::sandboxRemoved, this, [this](const QString &id) {
         if (id == m_workspaceId)

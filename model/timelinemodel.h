@@ -51,7 +51,8 @@ struct TimelineRow
 /// the controller's bulk pool: the calls logged after the last one it has, the checkpoint
 /// list, and the size of each checkpoint it has not seen (one manifest read each). Merged row
 /// by row (MergingTableModel): rows are inserted and removed, never reset; selections survive.
-/// GUI thread only.
+/// The change log lives as long as the sandbox runs: when it starts again, the calls of the
+/// last run are removed (its checkpoints stay). GUI thread only.
 ///
 /// Columns: Time, Agent, Call (the tool, or the checkpoint's name), Outcome (or the note),
 /// Changes ("+2 ~1 −0", "shared" when attributed to several calls; a checkpoint's size).

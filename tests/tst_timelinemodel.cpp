@@ -157,6 +157,19 @@ private Q_SLOTS:
         QVERIFY(waitFetch(model));
         QCOMPARE(inserted.count(), 0);
         QCOMPARE(changed.count(), 0);
+
+        // a new start is a new change log: the last run's calls go, its checkpoints stay
+        controller.stopSandbox(QStringLiteral("tl"), false);
+        QVERIFY(QTest::qWaitFor(
+            [&] { return controller.state(QStringLiteral("tl")) != SessionState::Running; }));
+        controller.startSandbox(QStringLiteral("tl"));
+        QVERIFY(waitStarted(controller, QStringLiteral("tl")));
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                return kinds(model) == QList<K>{K::Checkpoint, K::Now};
+            },
+            10000));
+        QCOMPARE(resets.count(), 0);
         controller.shutdown();
     }
 
