@@ -222,10 +222,12 @@ private Q_SLOTS:
                  QByteArray("x = 10\nx += 1\n"));
         QCOMPARE(readHostFile(forkRoot + QStringLiteral("/new.py")), QByteArray("y = 2\n"));
 
-        // delete v1 (asked first)
+        // delete v1 (asked first): the Delete key on its row
         m_asked.clear();
+        QVERIFY(select(panel, {model->rowOfCheckpoint(QStringLiteral("v1"))}));
+        panel.view()->setFocus();
         QVERIFY(finished(
-            panel, [&] { panel.deleteCheckpoint(QStringLiteral("v1")); }, &ok));
+            panel, [&] { QTest::keyClick(panel.view(), Qt::Key_Delete); }, &ok));
         QVERIFY(ok);
         QCOMPARE(m_asked.value(0).kind, QStringLiteral("delete-checkpoint"));
         QVERIFY(QTest::qWaitFor([&] { return model->rowOfCheckpoint(QStringLiteral("v1")) < 0; }));

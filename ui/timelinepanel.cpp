@@ -32,6 +32,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
+#include <QShortcut>
 #include <QSplitter>
 #include <QStyle>
 #include <QTableView>
@@ -165,6 +166,22 @@ TimelinePanel::TimelinePanel(SandboxController *controller, QWidget *parent)
     layout->addLayout(top);
     layout->addWidget(splitter, 1);
 
+    // Keyboard: the context menu (Menu key, Shift+F10) has the buttons' actions; Delete
+    // deletes the selected checkpoint (asking first).
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_view, &QWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
+        QMenu menu(this);
+        menu.setAccessibleName(tr("Timeline actions"));
+        for (QToolButton *b : {m_take, m_restore, m_fork, m_browse, m_delete})
+            menu.addAction(b->text(), b, &QToolButton::click)->setEnabled(b->isEnabled());
+        menu.exec(m_view->viewport()->mapToGlobal(pos));
+    });
+    auto *deleteKey = new QShortcut(QKeySequence::Delete, m_view);
+    deleteKey->setContext(Qt::WidgetShortcut);
+    connect(deleteKey, &QShortcut::activated, this, [this] {
+        if (m_delete->isEnabled())
+            m_delete->click();
+    });
     connect(m_take, &QToolButton::clicked, this, &TimelinePanel::askCheckpoint);
     connect(m_restore, &QToolButton::clicked, this,
             [this] { restoreCheckpoint(selectedCheckpoint()); });
