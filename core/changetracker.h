@@ -52,7 +52,7 @@ struct CallChangeRecord
     qint64 startedMs = 0;
     qint64 endedMs = 0;
     CallChanges changes;
-    /// "ok", the error type the call raised (`OSError`, …), or empty when nobody said.
+    /// "ok", the error type raised (`OSError`, …), "exit N" (non-zero), "error" (unsaid).
     QString outcome;
 };
 
