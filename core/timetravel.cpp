@@ -367,6 +367,12 @@ QList<CheckpointInfo> TimeTravel::checkpoints() const
     return out;
 }
 
+QList<TimeTravel::RestoreMark> TimeTravel::restores() const
+{
+    QMutexLocker gate(&m_gateMutex);
+    return m_restores;
+}
+
 std::optional<QString> TimeTravel::interruptedRestore() const
 {
     return m_space ? m_space->journal() : std::nullopt;
@@ -529,6 +535,12 @@ RestoreResult TimeTravel::restore(const QString &name)
         m_tracker->rescan(); // what the restore did is nobody's call
     if (m_journal)
         m_journal->rebase(name); // the next call's "before" is the checkpoint
+    {
+        QMutexLocker gate(&m_gateMutex);
+        m_restores.append({name, QDateTime::currentMSecsSinceEpoch()});
+        if (m_restores.size() > 1000)
+            m_restores.removeFirst();
+    }
     bumpGeneration();
     return result;
 }

@@ -131,6 +131,13 @@ public:
     /// "before call N", `to` "call N". ValueError when checkpoints or tracking are off,
     /// FileNotFoundError when the journal no longer has the call.
     CheckpointDiff callDiff(quint64 callId, const CheckpointDiffOptions &options = {});
+    /// The restores done since the sandbox started (the last 1,000): which checkpoint, when.
+    struct RestoreMark
+    {
+        QString name;
+        qint64 ms = 0;
+    };
+    QList<RestoreMark> restores() const;
     /// Bumped by every finished tracked call, checkpoint, restore and deletion: a view polls
     /// it to know when to look again (cheap, any thread).
     quint64 historyGeneration() const { return m_generation.load(std::memory_order_relaxed); }
@@ -202,6 +209,7 @@ private:
     bool m_restoring = false;
     quint64 m_nextCall = 1;
     QList<InFlight> m_inFlight;
+    QList<RestoreMark> m_restores; // m_gateMutex
     bool m_gcDone = false;
 };
 

@@ -52,6 +52,8 @@ QString TimelineRow::key() const
         return QStringLiteral("c:") + QString::number(callId);
     case Kind::Checkpoint:
         return checkpointKey(name, timeMs);
+    case Kind::Restore:
+        return QStringLiteral("r:%1@%2").arg(name).arg(timeMs);
     case Kind::Now:
         break;
     }
@@ -67,6 +69,7 @@ struct TimelineModel::Fetch
     bool whole = true; ///< `calls` is the whole log (the last call the model had is not in it)
     QList<CallChangeRecord> calls;
     QList<CheckpointInfo> checkpoints;
+    QList<TimeTravel::RestoreMark> restores;
     QHash<QString, std::pair<qint64, qint64>> sizes; ///< read now
 };
 
@@ -235,6 +238,7 @@ void TimelineModel::startFetch()
             f.calls = log.mid(from);
         }
         if (f.checkpointsOn) {
+            f.restores = tt->restores();
             f.checkpoints = tt->checkpoints();
             int reads = 0;
             for (const CheckpointInfo &c : std::as_const(f.checkpoints)) {
@@ -328,6 +332,13 @@ void TimelineModel::apply(Fetch &f)
         row.bytes = size.second;
         next.append(row);
     }
+    for (const TimeTravel::RestoreMark &r : std::as_const(f.restores)) {
+        TimelineRow row;
+        row.kind = TimelineRow::Kind::Restore;
+        row.timeMs = r.ms;
+        row.name = r.name;
+        next.append(row);
+    }
     if (!f.checkpointsOn && !f.trackingOn) {
         mergeRows({});
         return;
@@ -365,7 +376,8 @@ int TimelineModel::rowOfCheckpoint(const QString &name) const
 {
     for (int i = int(m_rows.size()) - 1; i >= 0; --i) {
         const TimelineRow &r = m_rows.at(i);
-        if (r.kind != TimelineRow::Kind::Call && r.name == name)
+        if ((r.kind == TimelineRow::Kind::Checkpoint || r.kind == TimelineRow::Kind::Now) &&
+            r.name == name)
             return i;
     }
     return -1;
@@ -405,15 +417,21 @@ QVariant TimelineModel::data(const QModelIndex &index, int role) const
         case AgentColumn:
             if (r.kind == K::Call)
                 return r.actor;
+            if (r.kind == K::Restore)
+                return tr("restore");
             return r.kind == K::Checkpoint
                        ? (r.automatic ? tr("auto checkpoint") : tr("checkpoint"))
                        : QString();
         case CallColumn:
             if (r.kind == K::Call)
                 return r.tool;
+            if (r.kind == K::Restore)
+                return QStringLiteral("↺ ") + r.name;
             return r.kind == K::Checkpoint ? QStringLiteral("◆ ") + r.name
                                            : tr("the workspace now");
         case OutcomeColumn:
+            if (r.kind == K::Restore)
+                return tr("the workspace became %1").arg(r.name);
             return r.kind == K::Call ? r.outcome : r.note;
         case ChangesColumn:
             if (r.kind == K::Call) {
@@ -447,6 +465,8 @@ QVariant TimelineModel::data(const QModelIndex &index, int role) const
                 .arg(r.name, r.automatic ? tr("automatic") : tr("named"),
                      QDateTime::fromMSecsSinceEpoch(r.timeMs).toString(Qt::ISODate),
                      r.note.isEmpty() ? QString() : QStringLiteral("\n") + r.note);
+        if (r.kind == K::Restore)
+            return tr("Restored to checkpoint %1: the calls after this start from it").arg(r.name);
         return tr("The workspace as it is now");
     case Qt::AccessibleTextRole:
         if (r.kind == K::Call)
@@ -457,13 +477,15 @@ QVariant TimelineModel::data(const QModelIndex &index, int role) const
                 .arg(r.deleted);
         if (r.kind == K::Checkpoint)
             return tr("checkpoint %1 at %2").arg(r.name, clock(r.timeMs));
+        if (r.kind == K::Restore)
+            return tr("restored to %1 at %2").arg(r.name, clock(r.timeMs));
         return tr("the workspace now");
     case Roles::TimelineKindRole:
         return int(r.kind);
     case Roles::CallIdRole:
         return r.kind == K::Call ? QVariant(r.callId) : QVariant();
     case Roles::CheckpointNameRole:
-        return r.kind == K::Call ? QVariant() : QVariant(r.name);
+        return r.kind == K::Checkpoint || r.kind == K::Now ? QVariant(r.name) : QVariant();
     case Roles::AutomaticRole:
         return r.automatic;
     case Roles::AddedRole:

@@ -16,12 +16,13 @@ namespace elsai {
 class SandboxController;
 struct FileDiff;
 
-/// One row of the Timeline: a finished call, a checkpoint, or "now" (the live workspace).
+/// One row of the Timeline: a finished call, a checkpoint, a restore, or "now" (the live
+/// workspace).
 struct TimelineRow
 {
-    enum class Kind { Call, Checkpoint, Now };
+    enum class Kind { Call, Checkpoint, Now, Restore };
     Kind kind = Kind::Call;
-    qint64 timeMs = 0; ///< a call's end, a checkpoint's creation
+    qint64 timeMs = 0; ///< a call's end, a checkpoint's creation, a restore's end
     // a call
     quint64 callId = 0;
     QString actor;
@@ -31,7 +32,7 @@ struct TimelineRow
     qint64 added = 0, modified = 0, deleted = 0;
     bool shared = false;
     QStringList paths; ///< the first few changed paths (a tooltip)
-    // a checkpoint
+    // a checkpoint (a restore: the checkpoint restored)
     QString name;
     QString note;
     bool automatic = false;
@@ -43,7 +44,8 @@ struct TimelineRow
 
 /// One sandbox's history in time order (docs/window.md, Timeline): every finished call the
 /// change tracker logged (time, agent, tool, outcome, files changed, attribution) and its
-/// checkpoints as marker rows (name, note, automatic or not, size), then a last "now" row.
+/// checkpoints as marker rows (name, note, automatic or not, size), the restores done since the
+/// sandbox started (which checkpoint), then a last "now" row.
 ///
 /// Live: a finished call, a checkpoint, a restore or a deletion bumps the sandbox's
 /// TimeTravel::historyGeneration(); while active, the model looks at it on a short timer (a

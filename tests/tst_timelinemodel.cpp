@@ -151,6 +151,13 @@ private Q_SLOTS:
         bytes.waitForFinished();
         QCOMPARE(bytes.result(), QByteArray("one\n"));
 
+        // a restore is a marker row of its own
+        controller.sandbox(QStringLiteral("tl"))->restore(QStringLiteral("seed"));
+        QVERIFY(QTest::qWaitFor([&] { return model.rowCount() == 5; }, 10000));
+        QCOMPARE(kinds(model), (QList<K>{K::Checkpoint, K::Call, K::Call, K::Restore, K::Now}));
+        QCOMPARE(model.rowAt(3).name, QStringLiteral("seed"));
+        QCOMPARE(model.rowOfCheckpoint(QStringLiteral("seed")), 0);
+
         // nothing changed: a fetch changes no row
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         inserted.clear();

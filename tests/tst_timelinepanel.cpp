@@ -193,6 +193,9 @@ private Q_SLOTS:
         QCOMPARE(readHostFile(spec.workspaceRoot + QStringLiteral("/app.py")),
                  QByteArray("x = 1\n"));
         QVERIFY(!QFile::exists(spec.workspaceRoot + QStringLiteral("/new.py")));
+        QVERIFY(QTest::qWaitFor([&] {
+            return model->rowAt(model->rowCount() - 2).kind == TimelineRow::Kind::Restore;
+        }));
 
         // the workspace at v1, read-only from the store: new.py is gone from the workspace
         CheckpointBrowser *browser = panel.browseCheckpoint(QStringLiteral("v1"));

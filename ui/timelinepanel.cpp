@@ -279,6 +279,11 @@ void TimelinePanel::onSelectionChanged()
     const auto kindOf = [](const QModelIndex &i) {
         return Kind(i.data(Roles::TimelineKindRole).toInt());
     };
+    const auto say = [this](const QString &text) { // no diff: a newer word than any diff
+        ++m_diffSerial;
+        m_diff->setMessage(text);
+        Q_EMIT diffReady();
+    };
     if (rows.size() == 1) {
         const QModelIndex &r = rows.first();
         if (kindOf(r) == Kind::Call)
@@ -286,21 +291,24 @@ void TimelinePanel::onSelectionChanged()
         else if (kindOf(r) == Kind::Checkpoint)
             compare(r.data(Roles::CheckpointNameRole).toString(), QStringLiteral("now"));
         else
-            m_diff->setMessage(tr("The workspace now: select a checkpoint with it (Ctrl-click) "
-                                  "to see what changed since."));
+            say(kindOf(r) == Kind::Restore
+                    ? tr("Here the workspace was restored to a checkpoint: the calls after this "
+                         "start from it.")
+                    : tr("The workspace now: select a checkpoint with it (Ctrl-click) to see "
+                         "what changed since."));
         return;
     }
-    ++m_diffSerial;
-    if (rows.size() == 2 && kindOf(rows[0]) != Kind::Call && kindOf(rows[1]) != Kind::Call) {
+    const auto isPoint = [&](const QModelIndex &i) {
+        return kindOf(i) == Kind::Checkpoint || kindOf(i) == Kind::Now;
+    };
+    if (rows.size() == 2 && isPoint(rows[0]) && isPoint(rows[1])) {
         compare(rows[0].data(Roles::CheckpointNameRole).toString(),
                 rows[1].data(Roles::CheckpointNameRole).toString());
         return;
     }
-    m_diff->setMessage(rows.size() == 2
-                           ? tr("Two checkpoints, or a checkpoint and now, can be compared; "
-                                "select a call alone to see what it changed.")
-                           : tr("Select one call, one checkpoint, or two points to compare."));
-    Q_EMIT diffReady();
+    say(rows.size() == 2 ? tr("Two checkpoints, or a checkpoint and now, can be compared; "
+                              "select a call alone to see what it changed.")
+                         : tr("Select one call, one checkpoint, or two points to compare."));
 }
 
 template<typename T, typename Work, typename Done>
