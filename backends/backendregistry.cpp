@@ -110,7 +110,7 @@ BackendDescriptor localBackend()
     d.name = QStringLiteral("local");
     d.title = QStringLiteral("Local folder");
     d.summary = QStringLiteral("Commands run on this machine as you, in the workspace folder.");
-    d.capabilities = {true, true, true, false};
+    d.capabilities = {true, true, true, false, true};
     d.create = [](SandboxSpec &spec) -> BackendPtr {
         return std::make_shared<LocalSandboxBackend>(hostWorkspace(spec), spec.local);
     };
@@ -125,7 +125,7 @@ BackendDescriptor bwrapBackend()
     d.summary = QStringLiteral("Commands run in bubblewrap namespaces: /usr read-only, the "
                                "workspace at /workspace, a private /tmp, an allowlisted "
                                "environment.");
-    d.capabilities = {true, false, true, false};
+    d.capabilities = {true, false, true, false, true};
     d.helpHint = QStringLiteral("--bwrap-*");
     d.options = {
         flag("bwrap-network",

@@ -31,6 +31,9 @@ struct BackendCapabilities
     bool killGrace = false;
     /// Interactive terminals (a PTY) can be opened in the sandbox.
     bool pty = false;
+    /// Checkpoints and change tracking (TimeTravelOptions) work: the window turns them on by
+    /// default for such a backend (docs/window.md, Timeline).
+    bool timeTravel = false;
 };
 
 /// One backend as the rest of the program sees it: adding a backend is one descriptor here

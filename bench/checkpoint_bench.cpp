@@ -9,6 +9,8 @@
 //   4. diff of two checkpoints, 10 changes   vs `diff -r` of two copies  (<= 0.5)
 //   5. execute("true") with change tracking  vs without                  (<= 1.3)
 //   6. a command touching 10,000 files: the count its result reports (must be 10,000)
+//   7. a command changing 10 files with checkpoints too (the call journal stores their
+//      contents for the call's diff)  vs  with change tracking alone       (<= 1.3)
 //
 //   checkpoint_bench [--rounds N] [--work DIR]
 // Where: /dev/shm when it has room (the tools' own cost, no disk writeback), else $TMPDIR.
@@ -221,8 +223,34 @@ int main(int argc, char **argv)
                                     .toInteger();
         std::printf("%-44s %lld of 10000 reported %s\n", "a command touching 10,000 files",
                     static_cast<long long>(modified), modified == 10000 ? "ok" : "WRONG");
+        // 7. the call journal: each call's changed contents go to the store, interleaved
+        run({"/bin/cp", "-a", ws, ws + QStringLiteral("-j")});
+        const SandboxPtr journaled =
+            makeSandbox(ws + QStringLiteral("-j"), root + QStringLiteral("/store-j"), true, true);
+        journaled->start();
+        AgentConfig c3;
+        c3.sandbox = journaled;
+        const AgentPtr a3 = Agent::create(QStringLiteral("journaled"), c3);
+        std::vector<double> journal, trackedOnly;
+        for (int i = 0; i < 10 * rounds; ++i) {
+            const QJsonObject edit{
+                {QStringLiteral("command"),
+                 QStringLiteral("for f in src/d0/s0/f*.txt; do echo %1 >> $f; done").arg(i)}};
+            if (i % 2) {
+                trackedOnly.push_back(
+                    timed([&] { a2->callTool(QStringLiteral("execute"), edit); }));
+                journal.push_back(timed([&] { a3->callTool(QStringLiteral("execute"), edit); }));
+            } else {
+                journal.push_back(timed([&] { a3->callTool(QStringLiteral("execute"), edit); }));
+                trackedOnly.push_back(
+                    timed([&] { a2->callTool(QStringLiteral("execute"), edit); }));
+            }
+        }
+        report("a command changing 10 files, journaled", journal, trackedOnly, "tracking alone",
+               1.3);
         plain->stop(false);
         tracked->stop(false);
+        journaled->stop(false);
         return modified == 10000 ? 0 : 1;
     } catch (const SandboxError &e) {
         std::fprintf(stderr, "%s\n", qPrintable(e.display()));

@@ -113,7 +113,7 @@ CallChanges ChangeTracker::peek(quint64 id)
     return it == m_running.constEnd() ? CallChanges() : summarize(*it);
 }
 
-CallChanges ChangeTracker::end(quint64 id)
+CallChanges ChangeTracker::end(quint64 id, const QString &outcome, QList<PathChange> *changed)
 {
     QMutexLocker lock(&m_mutex);
     drainLocked();
@@ -125,7 +125,15 @@ CallChanges ChangeTracker::end(quint64 id)
                             it->tool,
                             it->startedMs,
                             QDateTime::currentMSecsSinceEpoch(),
-                            summarize(*it)};
+                            summarize(*it),
+                            outcome};
+    if (changed) {
+        for (auto p = it->paths.cbegin(); p != it->paths.cend(); ++p) {
+            const auto &[before, after] = p.value();
+            if (before.has_value() != after.has_value() || (before && !(*before == *after)))
+                changed->append({p.key(), before, after});
+        }
+    }
     m_running.erase(it);
     m_log.push_back(record);
     while (m_log.size() > size_t(MaxLog))

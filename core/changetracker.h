@@ -52,6 +52,8 @@ struct CallChangeRecord
     qint64 startedMs = 0;
     qint64 endedMs = 0;
     CallChanges changes;
+    /// "ok", the error type raised (`OSError`, …), "exit N" (non-zero), "error" (unsaid).
+    QString outcome;
 };
 
 /// Attributes the workspace's changes to the calls running when they happened. A drain of the
@@ -69,7 +71,9 @@ public:
 
     void begin(quint64 id, const QString &actor, const QString &tool);
     CallChanges peek(quint64 id);
-    CallChanges end(quint64 id);
+    /// Ends the call: its record goes to the log with `outcome`; `*changed` (when given) gets
+    /// every path it changed (not capped) with the states before and after.
+    CallChanges end(quint64 id, const QString &outcome = {}, QList<PathChange> *changed = nullptr);
     /// Forgets the changes seen so far (a restore's are nobody's).
     void rescan();
 

@@ -386,12 +386,41 @@ void Sandbox::onSessionClosed(const QString &reason)
         detach(a.agent);
 }
 
+namespace {
+
+/// A host operation (the window's edits, a script's) as a call of the change log: the
+/// Timeline lists it with what it changed, and a restore waits for it. Nothing without time
+/// travel.
+struct HostCall
+{
+    HostCall(const std::shared_ptr<TimeTravel> &timeTravel, const QString &actor,
+             const QString &tool)
+        : tt(timeTravel), span(tt ? tt->beginCall(actor, tool, true) : nullptr)
+    {
+    }
+    void ok()
+    {
+        if (span)
+            span->changes(true);
+    }
+    void fail(const SandboxError &e)
+    {
+        if (span)
+            span->setOutcome(e.specName());
+    }
+    std::shared_ptr<TimeTravel> tt; // outlives the span
+    std::unique_ptr<TimeTravel::CallSpan> span;
+};
+
+} // namespace
+
 QStringList Sandbox::addFiles(const QList<QPair<QString, FileSource>> &files, bool overwrite,
                               const QString &actor)
 {
     AuditRecorder audit(
         QStringLiteral("sandbox.add_files"), d->workspaceId, actor,
         {{QStringLiteral("count"), files.size()}, {QStringLiteral("overwrite"), overwrite}});
+    HostCall call(timeTravel(), actor, QStringLiteral("add_files"));
     try {
         const BackendPtr b = requireBackend();
         // Resolve every content first, so an unreadable host file fails before any write.
@@ -426,9 +455,11 @@ QStringList Sandbox::addFiles(const QList<QPair<QString, FileSource>> &files, bo
         d->manager->touch(d->workspaceId);
         audit.setField(QStringLiteral("paths"), QJsonArray::fromStringList(written));
         audit.setField(QStringLiteral("bytes"), bytes);
+        call.ok();
         audit.ok();
         return written;
     } catch (const SandboxError &e) {
+        call.fail(e);
         audit.fail(e);
         throw;
     }
@@ -474,13 +505,16 @@ void Sandbox::deleteFiles(const QStringList &paths, const QString &actor)
 {
     AuditRecorder audit(QStringLiteral("sandbox.delete_files"), d->workspaceId, actor,
                         {{QStringLiteral("paths"), QJsonArray::fromStringList(paths)}});
+    HostCall call(timeTravel(), actor, QStringLiteral("delete_files"));
     try {
         const BackendPtr b = requireBackend();
         for (const QString &p : paths)
             b->removeFile(p, true);
         d->manager->touch(d->workspaceId);
+        call.ok();
         audit.ok();
     } catch (const SandboxError &e) {
+        call.fail(e);
         audit.fail(e);
         throw;
     }
@@ -491,11 +525,14 @@ void Sandbox::writeFile(const QString &path, const QByteArray &content, const QS
     AuditRecorder audit(
         QStringLiteral("sandbox.write_file"), d->workspaceId, actor,
         {{QStringLiteral("path"), path}, {QStringLiteral("bytes"), content.size()}});
+    HostCall call(timeTravel(), actor, QStringLiteral("write_file"));
     try {
         requireBackend()->writeFile(path, content);
         d->manager->touch(d->workspaceId);
+        call.ok();
         audit.ok();
     } catch (const SandboxError &e) {
+        call.fail(e);
         audit.fail(e);
         throw;
     }
@@ -505,11 +542,14 @@ void Sandbox::makeFolder(const QString &path, const QString &actor)
 {
     AuditRecorder audit(QStringLiteral("sandbox.make_folder"), d->workspaceId, actor,
                         {{QStringLiteral("path"), path}});
+    HostCall call(timeTravel(), actor, QStringLiteral("make_folder"));
     try {
         requireBackend()->makeDirs(path);
         d->manager->touch(d->workspaceId);
+        call.ok();
         audit.ok();
     } catch (const SandboxError &e) {
+        call.fail(e);
         audit.fail(e);
         throw;
     }
@@ -519,6 +559,7 @@ bool Sandbox::moveFile(const QString &src, const QString &dest, const QString &a
 {
     AuditRecorder audit(QStringLiteral("sandbox.move_file"), d->workspaceId, actor,
                         {{QStringLiteral("src"), src}, {QStringLiteral("dest"), dest}});
+    HostCall call(timeTravel(), actor, QStringLiteral("move_file"));
     try {
         const BackendPtr b = requireBackend();
         const FileInfo from = b->stat(src);
@@ -538,6 +579,7 @@ bool Sandbox::moveFile(const QString &src, const QString &dest, const QString &a
         }
         if (same) {
             audit.setField(QStringLiteral("same_file"), true);
+            call.ok();
             audit.ok();
             return false;
         }
@@ -545,9 +587,11 @@ bool Sandbox::moveFile(const QString &src, const QString &dest, const QString &a
         b->writeFile(dest, b->readFile(src));
         b->removeFile(src);
         d->manager->touch(d->workspaceId);
+        call.ok();
         audit.ok();
         return true;
     } catch (const SandboxError &e) {
+        call.fail(e);
         audit.fail(e);
         throw;
     }

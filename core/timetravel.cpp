@@ -14,6 +14,8 @@
 #include <QStringDecoder>
 #include <QThread>
 
+#include <functional>
+
 Q_LOGGING_CATEGORY(lcTimeTravel, "elsai.timetravel", QtInfoMsg)
 
 namespace elsai {
@@ -53,6 +55,96 @@ std::optional<QString> asText(const QByteArray &bytes)
         return std::nullopt;
     return text;
 }
+
+/// Turns changes into CheckpointDiff entries: the counts whole, the entries and the diff text
+/// bounded by the options. `content` reads one side's bytes (throws SandboxError when it
+/// cannot: the entry then gets sizes only).
+class DiffBuilder
+{
+public:
+    using Content = std::function<QByteArray(const TreeEntry &, bool toSide)>;
+    DiffBuilder(CheckpointDiff &out, const CheckpointDiffOptions &options, Content content)
+        : m_out(out), m_options(options), m_content(std::move(content))
+    {
+    }
+
+    /// `from` none for an added path, or for a modified one whose earlier state is unknown.
+    void add(TreeChange::Kind kind, const QByteArray &path, const TreeEntry *from,
+             const TreeEntry *to, bool contentChanged)
+    {
+        qint64 &count = kind == TreeChange::Kind::Added      ? m_out.added
+                        : kind == TreeChange::Kind::Modified ? m_out.modified
+                                                             : m_out.deleted;
+        ++count;
+        if (m_out.entries.size() >= m_options.maxEntries) {
+            m_out.truncated = true;
+            return;
+        }
+        const TreeEntry *any = to ? to : from;
+        CheckpointDiffEntry e;
+        e.path = QString::fromUtf8(path);
+        e.change = toString(kind);
+        e.type = any ? typeName(any->type) : typeName(TreeEntry::Type::File);
+        if (from) {
+            if (from->type == TreeEntry::Type::File)
+                e.sizeFrom = from->size;
+            if (from->type != TreeEntry::Type::Symlink)
+                e.modeFrom = from->mode;
+            else
+                e.linkFrom = QString::fromUtf8(from->target);
+        }
+        if (to) {
+            if (to->type == TreeEntry::Type::File)
+                e.sizeTo = to->size;
+            if (to->type != TreeEntry::Type::Symlink)
+                e.modeTo = to->mode;
+            else
+                e.linkTo = QString::fromUtf8(to->target);
+        }
+        if (e.modeFrom && e.modeTo && *e.modeFrom == *e.modeTo) {
+            e.modeFrom.reset();
+            e.modeTo.reset();
+        }
+        if (!m_options.unified || !any || any->type != TreeEntry::Type::File || !contentChanged) {
+            m_out.entries.append(e);
+            return;
+        }
+        const qint64 biggest = qMax(from ? from->size : 0, to ? to->size : 0);
+        const bool unknownBefore = kind == TreeChange::Kind::Modified && !from;
+        if (unknownBefore || biggest > m_options.maxTextBytes ||
+            m_diffBytes >= m_options.maxDiffBytes) {
+            e.diffOmitted = true;
+            m_out.entries.append(e);
+            return;
+        }
+        try {
+            const auto oldText = from ? asText(m_content(*from, false)) : QString();
+            const auto newText = to ? asText(m_content(*to, true)) : QString();
+            if (!oldText || !newText) {
+                e.binary = true;
+            } else {
+                e.diff =
+                    unifiedDiff(*oldText, *newText,
+                                from ? QStringLiteral("a/") + e.path : QStringLiteral("/dev/null"),
+                                to ? QStringLiteral("b/") + e.path : QStringLiteral("/dev/null"));
+                if (m_diffBytes + e.diff.size() > m_options.maxDiffBytes) {
+                    e.diff.clear();
+                    e.diffOmitted = true;
+                }
+                m_diffBytes += e.diff.size();
+            }
+        } catch (const SandboxError &) {
+            e.diffOmitted = true; // changed again meanwhile, gone, or not kept: sizes only
+        }
+        m_out.entries.append(e);
+    }
+
+private:
+    CheckpointDiff &m_out;
+    const CheckpointDiffOptions &m_options;
+    Content m_content;
+    qint64 m_diffBytes = 0;
+};
 
 } // namespace
 
@@ -163,6 +255,9 @@ TimeTravel::TimeTravel(const TimeTravelOptions &options, const QString &workspac
     if (m_options.trackChanges)
         m_tracker = std::make_unique<ChangeTracker>(m_backend, m_options.maxWatches,
                                                     m_options.maxListedPaths);
+    if (m_tracker && m_space)
+        m_journal =
+            std::make_unique<CallJournal>(m_store, QStringLiteral("seed"), m_options.journal);
 }
 
 TimeTravel::~TimeTravel() = default;
@@ -239,6 +334,7 @@ CheckpointInfo TimeTravel::checkpoint(const QString &name, const QString &note, 
     }
     CheckpointInfo info = CheckpointInfo::fromManifest(m);
     enforceLimit(info);
+    bumpGeneration();
     return info;
 }
 
@@ -271,6 +367,12 @@ QList<CheckpointInfo> TimeTravel::checkpoints() const
     return out;
 }
 
+QList<TimeTravel::RestoreMark> TimeTravel::restores() const
+{
+    QMutexLocker gate(&m_gateMutex);
+    return m_restores;
+}
+
 std::optional<QString> TimeTravel::interruptedRestore() const
 {
     return m_space ? m_space->journal() : std::nullopt;
@@ -279,7 +381,9 @@ std::optional<QString> TimeTravel::interruptedRestore() const
 bool TimeTravel::deleteCheckpoint(const QString &name)
 {
     QMutexLocker lock(&m_checkpointMutex);
-    return space().remove(name);
+    const bool removed = space().remove(name);
+    bumpGeneration();
+    return removed;
 }
 
 CheckpointDiff TimeTravel::diff(const QString &from, const QString &to,
@@ -293,74 +397,74 @@ CheckpointDiff TimeTravel::diff(const QString &from, const QString &to,
     CheckpointDiff out;
     out.from = from;
     out.to = to;
-    qint64 diffBytes = 0;
-    const auto content = [&](const QString &sideName, const TreeEntry &e) {
-        if (sideName == QLatin1String(kNow))
+    DiffBuilder builder(out, options, [&](const TreeEntry &e, bool toSide) {
+        if ((toSide ? to : from) == QLatin1String(kNow))
             return m_backend->readFile(e.displayPath());
         return m_store->readBlob(e.hash);
-    };
-    for (const TreeChange &c : diffManifests(a, b)) {
-        qint64 &count = c.kind == TreeChange::Kind::Added      ? out.added
-                        : c.kind == TreeChange::Kind::Modified ? out.modified
-                                                               : out.deleted;
-        ++count;
-        if (out.entries.size() >= options.maxEntries) {
-            out.truncated = true;
-            continue;
-        }
-        const TreeEntry &any = c.to ? *c.to : *c.from;
-        CheckpointDiffEntry e;
-        e.path = any.displayPath();
-        e.change = toString(c.kind);
-        e.type = typeName(any.type);
-        if (c.from) {
-            if (c.from->type == TreeEntry::Type::File)
-                e.sizeFrom = c.from->size;
-            if (c.from->type != TreeEntry::Type::Symlink)
-                e.modeFrom = c.from->mode;
-            else
-                e.linkFrom = QString::fromUtf8(c.from->target);
-        }
-        if (c.to) {
-            if (c.to->type == TreeEntry::Type::File)
-                e.sizeTo = c.to->size;
-            if (c.to->type != TreeEntry::Type::Symlink)
-                e.modeTo = c.to->mode;
-            else
-                e.linkTo = QString::fromUtf8(c.to->target);
-        }
-        if (e.modeFrom && e.modeTo && *e.modeFrom == *e.modeTo) {
-            e.modeFrom.reset();
-            e.modeTo.reset();
-        }
-        if (options.unified && any.type == TreeEntry::Type::File && c.contentChanged) {
-            const qint64 biggest = qMax(c.from ? c.from->size : 0, c.to ? c.to->size : 0);
-            if (biggest > options.maxTextBytes || diffBytes >= options.maxDiffBytes) {
-                e.diffOmitted = true;
-            } else {
+    });
+    for (const TreeChange &c : diffManifests(a, b))
+        builder.add(c.kind, c.path, c.from, c.to, c.contentChanged);
+    return out;
+}
+
+CheckpointDiff TimeTravel::callDiff(quint64 callId, const CheckpointDiffOptions &options)
+{
+    if (!m_journal)
+        throw ValueError(QStringLiteral("the diff of a call needs checkpoints and change "
+                                        "tracking both on for workspace '%1'")
+                             .arg(m_workspaceId));
+    const std::optional<CallJournalRecord> record = m_journal->call(callId);
+    if (!record)
+        throw FileNotFoundError(QStringLiteral("the changes of call %1 are no longer kept (the "
+                                               "journal keeps the most recent calls); diff two "
+                                               "checkpoints instead")
+                                    .arg(callId),
+                                ENOENT);
+    CheckpointDiff out;
+    out.from = QStringLiteral("before call %1").arg(callId);
+    out.to = QStringLiteral("call %1").arg(callId);
+    DiffBuilder builder(out, options, [this](const TreeEntry &e, bool) {
+        if (e.hash.isEmpty())
+            throw OSError(QStringLiteral("the content of '%1' was not kept").arg(e.displayPath()));
+        return m_store->readBlob(e.hash);
+    });
+    std::optional<TreeManifest> baseline;
+    bool baselineRead = false;
+    using Kind = TreeChange::Kind;
+    for (const CallPathState &p : record->paths) {
+        std::optional<TreeEntry> before = p.before;
+        bool unknown = p.beforeUnknown;
+        if (p.beforeFromBaseline) {
+            if (!baselineRead) {
+                baselineRead = true;
                 try {
-                    const auto oldText = c.from ? asText(content(from, *c.from)) : QString();
-                    const auto newText = c.to ? asText(content(to, *c.to)) : QString();
-                    if (!oldText || !newText) {
-                        e.binary = true;
-                    } else {
-                        e.diff = unifiedDiff(
-                            *oldText, *newText,
-                            c.from ? QStringLiteral("a/") + e.path : QStringLiteral("/dev/null"),
-                            c.to ? QStringLiteral("b/") + e.path : QStringLiteral("/dev/null"));
-                        if (diffBytes + e.diff.size() > options.maxDiffBytes) {
-                            e.diff.clear();
-                            e.diffOmitted = true;
-                        }
-                        diffBytes += e.diff.size();
-                    }
+                    baseline = loadManifest(record->baseline);
                 } catch (const SandboxError &) {
-                    e.diffOmitted = true; // changed again meanwhile, or gone: sizes only
+                    // damaged or gone: what was before is unknown
                 }
             }
+            if (!baseline)
+                unknown = true;
+            else if (const TreeEntry *e = baseline->find(p.path))
+                before = *e;
         }
-        out.entries.append(e);
+        const TreeEntry *from = before ? &*before : nullptr;
+        const TreeEntry *to = p.after ? &*p.after : nullptr;
+        if (unknown) {
+            builder.add(to ? Kind::Modified : Kind::Deleted, p.path, nullptr, to, true);
+        } else if (from && to && from->type != to->type) {
+            builder.add(Kind::Deleted, p.path, from, nullptr, true);
+            builder.add(Kind::Added, p.path, nullptr, to, true);
+        } else if (from && to) {
+            builder.add(Kind::Modified, p.path, from, to,
+                        from->hash != to->hash || from->target != to->target ||
+                            (to->type == TreeEntry::Type::File && to->hash.isEmpty()));
+        } else if (from || to) {
+            builder.add(from ? Kind::Deleted : Kind::Added, p.path, from, to, true);
+        }
     }
+    if (record->unjournaled > 0)
+        out.truncated = true;
     return out;
 }
 
@@ -429,6 +533,15 @@ RestoreResult TimeTravel::restore(const QString &name)
     s.clearJournal();
     if (m_tracker)
         m_tracker->rescan(); // what the restore did is nobody's call
+    if (m_journal)
+        m_journal->rebase(name); // the next call's "before" is the checkpoint
+    {
+        QMutexLocker gate(&m_gateMutex);
+        m_restores.append({name, QDateTime::currentMSecsSinceEpoch()});
+        if (m_restores.size() > 1000)
+            m_restores.removeFirst();
+    }
+    bumpGeneration();
     return result;
 }
 
@@ -467,11 +580,38 @@ void TimeTravel::endCall(quint64 id)
     m_gateChanged.wakeAll();
 }
 
+CallChanges TimeTravel::finishTracking(quint64 id, const QString &outcome)
+{
+    if (!m_tracker)
+        return {};
+    QList<PathChange> changed;
+    const CallChanges c = m_tracker->end(id, outcome, m_journal ? &changed : nullptr);
+    if (m_journal && !changed.isEmpty()) {
+        m_journal->record(
+            id, changed,
+            [this](const QByteArray &path, qint64 maxBytes) -> std::optional<QByteArray> {
+                const QString name = QString::fromUtf8(path);
+                if (name.toUtf8() != path)
+                    return std::nullopt; // not UTF-8: the backend cannot name it
+                try {
+                    const FileRange r = m_backend->readFileRange(name, 0, maxBytes);
+                    if (r.totalSize > maxBytes)
+                        return std::nullopt;
+                    return r.data;
+                } catch (const SandboxError &) {
+                    return std::nullopt; // gone or changed into a folder since
+                }
+            });
+    }
+    if (c.tracked)
+        bumpGeneration();
+    return c;
+}
+
 TimeTravel::CallSpan::~CallSpan()
 {
     if (!m_finished && m_owner) {
-        if (m_owner->m_tracker)
-            m_owner->m_tracker->end(m_id);
+        m_owner->finishTracking(m_id, m_outcome.isEmpty() ? QStringLiteral("error") : m_outcome);
         m_owner->endCall(m_id);
     }
 }
@@ -481,8 +621,10 @@ CallChanges TimeTravel::CallSpan::changes(bool finish)
     CallChanges c;
     if (m_finished || !m_owner)
         return c;
-    if (m_owner->m_tracker)
-        c = finish ? m_owner->m_tracker->end(m_id) : m_owner->m_tracker->peek(m_id);
+    if (finish)
+        c = m_owner->finishTracking(m_id, m_outcome.isEmpty() ? QStringLiteral("ok") : m_outcome);
+    else if (m_owner->m_tracker)
+        c = m_owner->m_tracker->peek(m_id);
     if (finish) {
         m_finished = true;
         m_owner->endCall(m_id);

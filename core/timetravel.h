@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend.h"
+#include "calljournal.h"
 #include "changetracker.h"
 #include "checkpointstore.h"
 #include "process.h"
@@ -17,6 +18,7 @@
 #include <QStringList>
 #include <QWaitCondition>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -46,6 +48,9 @@ struct TimeTravelOptions
     int maxWatches = 65536;
     /// Paths listed per class in a call's result (the counts are always whole).
     int maxListedPaths = 100;
+    /// With checkpoints and tracking both on: the bounds of the contents kept per call for
+    /// its diff (TimeTravel::callDiff()).
+    CallJournal::Limits journal;
 };
 
 /// A checkpoint as checkpoints() lists it.
@@ -140,6 +145,22 @@ public:
     CheckpointDiff diff(const QString &from, const QString &to,
                         const CheckpointDiffOptions &options = {});
     RestoreResult restore(const QString &name);
+    /// What the finished call `callId` (CallChangeRecord::id) changed, with unified diffs:
+    /// each path's state after the previous call that changed it (or in the baseline
+    /// checkpoint) against its state after this call (CallJournal). `from` is
+    /// "before call N", `to` "call N". ValueError when checkpoints or tracking are off,
+    /// FileNotFoundError when the journal no longer has the call.
+    CheckpointDiff callDiff(quint64 callId, const CheckpointDiffOptions &options = {});
+    /// The restores done since the sandbox started (the last 1,000): which checkpoint, when.
+    struct RestoreMark
+    {
+        QString name;
+        qint64 ms = 0;
+    };
+    QList<RestoreMark> restores() const;
+    /// Bumped by every finished tracked call, checkpoint, restore and deletion: a view polls
+    /// it to know when to look again (cheap, any thread).
+    quint64 historyGeneration() const { return m_generation.load(std::memory_order_relaxed); }
     bool deleteCheckpoint(const QString &name);
     /// The checkpoint an interrupted restore was bringing back (a kill mid-restore), if any:
     /// restore() of it finishes the job.
@@ -158,8 +179,11 @@ public:
     public:
         ~CallSpan();
         /// What the call changed so far (the counts and capped paths); ends the span on
-        /// `finish`.
+        /// `finish` (outcome "ok").
         CallChanges changes(bool finish);
+        /// The log record's outcome when it is not "ok" (finished) / "error" (unfinished): the
+        /// error type the call raised, "exit N" for a command's non-zero exit.
+        void setOutcome(const QString &outcome) { m_outcome = outcome; }
 
     private:
         friend class TimeTravel;
@@ -167,10 +191,13 @@ public:
         TimeTravel *m_owner = nullptr;
         quint64 m_id = 0;
         bool m_finished = false;
+        QString m_outcome;
     };
     std::unique_ptr<CallSpan> beginCall(const QString &actor, const QString &tool, bool mutating);
 
     ChangeTracker *tracker() const { return m_tracker.get(); }
+    /// The contents of the calls' changes; none unless checkpoints and tracking are both on.
+    CallJournal *journal() const { return m_journal.get(); }
 
     /// Observers of every finished tool call (TrackedCall tells them); an id to remove it.
     quint64 addCallObserver(const CallObserver &observer);
@@ -185,6 +212,8 @@ private:
         std::shared_ptr<CancellationToken> cancel;
     };
     void endCall(quint64 id);
+    CallChanges finishTracking(quint64 id, const QString &outcome);
+    void bumpGeneration() { m_generation.fetch_add(1, std::memory_order_relaxed); }
     CheckpointSpace &space() const;
     std::optional<TreeManifest> loadManifest(const QString &name) const;
     void enforceLimit(CheckpointInfo &info);
@@ -196,6 +225,8 @@ private:
     std::unique_ptr<CheckpointSpace> m_space;
     TreeHashCache m_cache;
     std::unique_ptr<ChangeTracker> m_tracker;
+    std::unique_ptr<CallJournal> m_journal;
+    std::atomic<quint64> m_generation{0};
     QMutex m_checkpointMutex; // one checkpoint / restore at a time per workspace
 
     mutable QMutex m_gateMutex;
@@ -203,6 +234,7 @@ private:
     bool m_restoring = false;
     quint64 m_nextCall = 1;
     QList<InFlight> m_inFlight;
+    QList<RestoreMark> m_restores; // m_gateMutex
     bool m_gcDone = false;
 
     mutable QMutex m_observerMutex;

@@ -59,6 +59,9 @@ void TrackedCall::finished(ToolResult &result)
 {
     if (!m_timeTravel || m_done)
         return;
+    // the change log's outcome of the call (the Timeline shows it)
+    if (const int code = result.data.value(QStringLiteral("exit_code")).toInt(); code != 0)
+        m_span->setOutcome(QStringLiteral("exit %1").arg(code));
     FinishedCall call = ended(true);
     if (m_tracked)
         result.data.insert(QStringLiteral("changes"), call.changes.toJson());
@@ -71,6 +74,7 @@ void TrackedCall::failed(const SandboxError &error)
 {
     if (!m_timeTravel || m_done)
         return;
+    m_span->setOutcome(error.specName());
     FinishedCall call = ended(false);
     call.errorType = error.specName();
     call.errorMessage = error.message();

@@ -47,6 +47,15 @@ enum : int {
     ProcessKindRole, ///< "terminal", "command", "background"
     PortRole,        ///< int TCP port
     UrlRole,         ///< QString: where a browser reaches it (may need a forward first)
+    // Timeline (calls and checkpoints in time order)
+    TimelineKindRole,   ///< TimelineRow::Kind as int
+    CallIdRole,         ///< quint64 CallChangeRecord::id
+    CheckpointNameRole, ///< QString
+    AutomaticRole,      ///< bool: an automatic checkpoint
+    AddedRole,          ///< qint64 paths a call added
+    ModifiedRole,       ///< qint64 paths a call modified
+    DeletedRole,        ///< qint64 paths a call deleted
+    SharedRole,         ///< bool: its changes are attributed to other calls too
 };
 } // namespace Roles
 

@@ -616,6 +616,8 @@ quint64 SandboxController::execute(const QString &workspaceId, const QString &co
     };
     // More than the console keeps: its bytes for "save output", converted on the pool.
     const qint64 kept = console->keptBytes();
+    // A console command is a call like an agent's (executeAs, core/trackedcall.h): the
+    // Timeline lists it with what it changed, and a restore stops it.
     auto future = QtConcurrent::run(&m_pool, [agent, command, cwd, options, kept] {
         ConsoleRun run;
         run.result =
@@ -774,7 +776,8 @@ void SandboxController::onAuditEvent(const AuditEvent &event)
     // Incremental tree updates for every mutation, whoever made it.
     QStringList paths;
     const QJsonObject &f = event.fields;
-    if (event.event == QLatin1String("sandbox.execute")) {
+    if (event.event == QLatin1String("sandbox.execute") ||
+        event.event == QLatin1String("sandbox.restore")) {
         e->tree->refreshAll();
         Q_EMIT workspaceChanged(event.workspaceId, {});
         return;

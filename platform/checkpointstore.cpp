@@ -270,6 +270,20 @@ qint64 CheckpointStore::bytesAdded() const
     return m_bytesAdded;
 }
 
+void CheckpointStore::pin(const QByteArray &hash)
+{
+    QMutexLocker lock(&m_mutex);
+    ++m_pins[hash];
+}
+
+void CheckpointStore::unpin(const QByteArray &hash)
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = m_pins.find(hash);
+    if (it != m_pins.end() && --*it <= 0)
+        m_pins.erase(it);
+}
+
 QStringList CheckpointStore::collectGarbage(qint64 limitBytes, qint64 *usedBytes)
 {
     const Lock lock(*this, true);
@@ -345,7 +359,11 @@ QStringList CheckpointStore::collectGarbage(qint64 limitBytes, qint64 *usedBytes
                 used -= size;
         }
     }
-    // Sweep every blob nothing refers to (a crash's leftovers included).
+    // Sweep every blob nothing refers to (a crash's leftovers included) and nobody pinned.
+    const QHash<QByteArray, int> pins = [this] {
+        QMutexLocker guard(&m_mutex);
+        return m_pins;
+    }();
     for (int b = 0; b < 256; ++b) {
         const QByteArray dir = QByteArray::number(b, 16).rightJustified(2, '0');
         const UniqueFd dirFd(::openat(m_blobsFd.get(), dir.constData(),
@@ -360,7 +378,8 @@ QStringList CheckpointStore::collectGarbage(qint64 limitBytes, qint64 *usedBytes
             const QByteArray name(e->d_name);
             if (name == "." || name == "..")
                 continue;
-            if (refs.value(QByteArray::fromHex(dir + name)) == 0)
+            const QByteArray hash = QByteArray::fromHex(dir + name);
+            if (refs.value(hash) == 0 && !pins.contains(hash))
                 dead.append(name);
         }
         ::closedir(d);

@@ -118,6 +118,10 @@ public:
     void syncBlobs();
     /// Bytes added by addBlob() since this object was made (what a size check adds).
     qint64 bytesAdded() const;
+    /// Keeps a blob from this process's garbage collection while no checkpoint refers to it
+    /// (the call journal's contents, core/calljournal.h); counted, unpin() once per pin().
+    void pin(const QByteArray &hash);
+    void unpin(const QByteArray &hash);
 
     /// Removes the oldest automatic checkpoints (of any workspace; a workspace's restore target
     /// is kept) until the distinct blobs of those left fit in `limitBytes`, then every blob no
@@ -136,6 +140,7 @@ private:
     qint64 m_bytesAdded = 0;
     mutable QSet<QByteArray> m_present; ///< blobs known present (m_mutex)
     QByteArray m_generation;            ///< of the last collection seen (m_mutex)
+    QHash<QByteArray, int> m_pins;      ///< pin() counts (m_mutex)
 };
 
 } // namespace elsai

@@ -165,6 +165,23 @@ void AppSettings::setWordWrap(bool wrap)
     Q_EMIT wordWrapChanged(wrap);
 }
 
+bool AppSettings::newSandboxCheckpoints() const
+{
+    return store().value(QLatin1String(SettingsKey::NewSandboxCheckpoints), true).toBool();
+}
+
+bool AppSettings::newSandboxTrackChanges() const
+{
+    return store().value(QLatin1String(SettingsKey::NewSandboxTrackChanges), true).toBool();
+}
+
+void AppSettings::setNewSandboxHistory(bool checkpoints, bool trackChanges)
+{
+    QSettings s = store();
+    s.setValue(QLatin1String(SettingsKey::NewSandboxCheckpoints), checkpoints);
+    s.setValue(QLatin1String(SettingsKey::NewSandboxTrackChanges), trackChanges);
+}
+
 QStringList AppSettings::recentSandboxes() const
 {
     return store().value(QLatin1String(SettingsKey::RecentSandboxes)).toStringList();

@@ -22,6 +22,10 @@ inline constexpr char WindowGeometry[] = "window/geometry"; ///< QWidget::saveGe
 inline constexpr char WindowState[] = "window/state";
 inline constexpr char RecentSandboxes[] = "recent/sandboxes";     ///< JSON objects, newest first
 inline constexpr char RecentSeedFolders[] = "recent/seedFolders"; ///< paths, newest first
+/// The New Sandbox dialog's "Keep checkpoints" and "Track changes per call" (bool, default on;
+/// for the backends that support them).
+inline constexpr char NewSandboxCheckpoints[] = "newSandbox/checkpoints";
+inline constexpr char NewSandboxTrackChanges[] = "newSandbox/trackChanges";
 } // namespace SettingsKey
 
 /// The window's application-wide preferences: theme, editor font, word wrap, recent lists.
@@ -60,6 +64,10 @@ public:
     void setEditorFont(const QFont &font);
     bool wordWrap() const;
     void setWordWrap(bool wrap);
+    /// What the New Sandbox dialog starts with (the last choice made there; on at first).
+    bool newSandboxCheckpoints() const;
+    bool newSandboxTrackChanges() const;
+    void setNewSandboxHistory(bool checkpoints, bool trackChanges);
 
     /// Recent sandboxes: each a JSON object with the spec's non-secret fields
     /// (workspace_id, backend, workspace_root, seed_from), newest first.

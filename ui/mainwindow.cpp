@@ -30,6 +30,7 @@
 #include "settingsdialog.h"
 #include "shortcutsdialog.h"
 #include "terminaldock.h"
+#include "timelinepanel.h"
 #include "welcomepage.h"
 #include "workspacepanel.h"
 
@@ -90,6 +91,7 @@ constexpr DockPlacement defaultPlacements[] = {
     {"consoleDock", Qt::BottomDockWidgetArea, Place::First, nullptr},
     {"auditDock", Qt::BottomDockWidgetArea, Place::Beside, "consoleDock"},
     {"changesDock", Qt::BottomDockWidgetArea, Place::Tabbed, "auditDock"},
+    {"timelineDock", Qt::BottomDockWidgetArea, Place::Tabbed, "auditDock"},
     {"inspectDock", Qt::RightDockWidgetArea, Place::Tabbed, "agentsDock"},
     {"terminalDock", Qt::BottomDockWidgetArea, Place::Tabbed, "consoleDock"},
     {"processesDock", Qt::BottomDockWidgetArea, Place::Tabbed, "consoleDock"},
@@ -226,6 +228,10 @@ void MainWindow::createPanels()
     auto *changes = new ChangesPanel(controller, this);
     connect(this, &MainWindow::currentWorkspaceChanged, changes, &ChangesPanel::setWorkspace);
     addPanel(changes, tr("Changes"), QStringLiteral("changesDock"), Qt::BottomDockWidgetArea);
+    // Each call's changes and the checkpoints, to compare, restore or fork (ui/timelinepanel.*).
+    auto *timeline = new TimelinePanel(controller, this);
+    connect(this, &MainWindow::currentWorkspaceChanged, timeline, &TimelinePanel::setWorkspace);
+    addPanel(timeline, tr("Timeline"), QStringLiteral("timelineDock"), Qt::BottomDockWidgetArea);
     auto *inspect = new InspectPanel(controller, this);
     inspect->setMcpModel(d->mcp->model());
     connect(this, &MainWindow::currentWorkspaceChanged, inspect, &InspectPanel::setWorkspace);

@@ -3,6 +3,7 @@
 
 #include "newsandboxdialog.h"
 
+#include "appsettings.h"
 #include "backendregistry.h"
 
 #include "errors.h"
@@ -175,6 +176,8 @@ struct NewSandboxDialog::Ui
     QDoubleSpinBox *timeout;
     QSpinBox *maxOutput;
     QCheckBox *inheritEnv;
+    QCheckBox *checkpoints;
+    QCheckBox *trackChanges;
     ListEditor env;
     QSpinBox *killGrace;
     QDialogButtonBox *buttons;
@@ -275,6 +278,29 @@ NewSandboxDialog::NewSandboxDialog(QWidget *parent) : QDialog(parent), m_ui(std:
     form->addRow(QString(), ui.inheritEnv);
     ui.env = makeListEditor(settings, QStringLiteral("env"), QStringLiteral("NAME=value"), false);
     form->addRow(tr("&Environment:"), ui.env.widget);
+    // History for the Timeline (docs/window.md): on by default where the backend supports it.
+    ui.checkpoints = new QCheckBox(tr("Keep chec&kpoints"), settings);
+    ui.checkpoints->setObjectName(QStringLiteral("keepCheckpoints"));
+    ui.checkpoints->setToolTip(
+        tr("A baseline of the workspace at start (about one copy of it, deduplicated in the "
+           "checkpoint store), checkpoints to compare, restore and fork from"));
+    ui.trackChanges = new QCheckBox(tr("Track changes per &call"), settings);
+    ui.trackChanges->setObjectName(QStringLiteral("trackChanges"));
+    ui.trackChanges->setToolTip(tr("What every call changed, shell commands included (one "
+                                   "inotify watch per folder); with checkpoints, each call's "
+                                   "diff too"));
+    auto *history = new QWidget(settings);
+    auto *historyLayout = new QHBoxLayout(history);
+    historyLayout->setContentsMargins(0, 0, 0, 0);
+    historyLayout->addWidget(ui.checkpoints);
+    historyLayout->addWidget(ui.trackChanges);
+    historyLayout->addStretch(1);
+    form->addRow(tr("History:"), history);
+    connect(this, &QDialog::accepted, this, [this] {
+        if (m_ui->checkpoints->isEnabled())
+            AppSettings::instance()->setNewSandboxHistory(m_ui->checkpoints->isChecked(),
+                                                          m_ui->trackChanges->isChecked());
+    });
     tabs->addTab(scroll, tr("Settings"));
 
     auto *previewPage = new QWidget(tabs);
@@ -408,6 +434,8 @@ void NewSandboxDialog::backendChanged(const QString &backend)
         hostFolder ? tr("a new folder under the temp folder (kept)")
                    : tr("on the %1 side, named by the backend").arg(backend));
     ui.inheritEnv->setEnabled(can.inheritsEnvironment);
+    ui.checkpoints->setEnabled(can.timeTravel);
+    ui.trackChanges->setEnabled(can.timeTravel);
     ui.killGrace->setEnabled(can.killGrace);
     ui.backendPages->showBackend(backend);
 }
@@ -436,6 +464,12 @@ void NewSandboxDialog::setSpec(const SandboxSpec &spec)
         int(qMin<qint64>(spec.local.maxOutputBytes, std::numeric_limits<int>::max())));
     ui.killGrace->setValue(spec.local.killGraceMs);
     ui.inheritEnv->setChecked(spec.local.inheritEnv);
+    m_timeTravel = spec.timeTravel;
+    // What the command line asked for, else the last choice made here (on at first).
+    ui.checkpoints->setChecked(spec.timeTravel.checkpoints ||
+                               AppSettings::instance()->newSandboxCheckpoints());
+    ui.trackChanges->setChecked(spec.timeTravel.trackChanges ||
+                                AppSettings::instance()->newSandboxTrackChanges());
     QStringList env;
     for (auto it = spec.local.env.cbegin(); it != spec.local.env.cend(); ++it)
         env.append(it.key() + QLatin1Char('=') + it.value());
@@ -493,6 +527,13 @@ SandboxSpec NewSandboxDialog::spec() const
     s.local.maxOutputBytes = ui.maxOutput->value();
     s.local.killGraceMs = ui.killGrace->value();
     s.local.inheritEnv = ui.inheritEnv->isChecked();
+    s.timeTravel = m_timeTravel;
+    s.timeTravel.checkpoints = ui.checkpoints->isEnabled() && ui.checkpoints->isChecked();
+    s.timeTravel.trackChanges = ui.trackChanges->isEnabled() && ui.trackChanges->isChecked();
+    if (!s.timeTravel.checkpoints) { // what needs a checkpoint store goes with it
+        s.timeTravel.agentTools = false;
+        s.timeTravel.autoCheckpointAgents.clear();
+    }
     for (const QString &line : ui.env.items()) {
         const qsizetype eq = line.indexOf(QLatin1Char('='));
         if (eq <= 0)

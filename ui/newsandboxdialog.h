@@ -68,6 +68,8 @@ private:
     qint64 m_readFileMaxBytes = DefaultReadFileMaxBytes;
     /// Not shown either; kept from setSpec() (--execute-soft-return).
     std::optional<double> m_executeSoftReturnSeconds;
+    /// The spec's store folder, size limit and the rest: the dialog sets the two switches.
+    TimeTravelOptions m_timeTravel;
     void updateOk();
     void backendChanged(const QString &backend);
 };
