@@ -80,8 +80,7 @@ const QList<Input> &inputs()
         {"nested arrays, 500 deep",
          [](qsizetype n) {
              const QByteArray deep = QByteArray(500, '[') + QByteArray(500, ']') + ',';
-             return callOf(R"({"path":"x","content":"y","extra":[)" + repeated(deep, n) +
-                           "0]}");
+             return callOf(R"({"path":"x","content":"y","extra":[)" + repeated(deep, n) + "0]}");
          }},
         {"whitespace",
          [](qsizetype n) {
@@ -105,8 +104,7 @@ double timeOf(const QByteArray &payload, const Tool &tool, int rounds)
         const jsonrpc::Payload p = jsonrpc::parsePayload(payload);
         if (const auto *m = std::get_if<jsonrpc::Message>(&p.single)) {
             try {
-                validateToolArguments(
-                    tool, m->params.value(QLatin1String("arguments")).toObject());
+                validateToolArguments(tool, m->params.value(QLatin1String("arguments")).toObject());
             } catch (const SandboxError &) {
                 // refused arguments are the common case here: the refusal is what is timed
             }
