@@ -55,10 +55,10 @@ int runAgentPlan(SessionOptions &options, QIODevice &out)
         return RunAgentSetupError;
     }
 
-    AgentPlanRunner::Options runOptions;
-    runOptions.agentName = options.agentName;
-    runOptions.mode = options.agentMode;
-    runOptions.offload = options.offloadPolicy();
+    // Made whole, not assigned field by field: GCC 14 at -O1 takes the assignment of the
+    // optional name for a read of an uninitialized string.
+    const AgentPlanRunner::Options runOptions{
+        options.agentName, options.agentMode, options.offloadPolicy(), {}, {}};
     int status = RunAgentPassed;
     {
         AgentPlanRunner runner(plan, sandbox, runOptions);

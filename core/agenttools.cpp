@@ -426,7 +426,8 @@ Tool statTool()
             text += QStringLiteral(", %1 bytes").arg(*info->size);
         if (info->mtimeMs > 0)
             text += QStringLiteral(", modified %1")
-                        .arg(QDateTime::fromMSecsSinceEpoch(info->mtimeMs, Qt::UTC)
+                        .arg(QDateTime::fromMSecsSinceEpoch(info->mtimeMs)
+                                 .toUTC()
                                  .toString(Qt::ISODateWithMs));
         return ToolResult{text, data, false};
     };

@@ -1087,7 +1087,8 @@ void TestMainWindow::welcomePageWhileNoFileIsOpen()
         QVERIFY(b->focusPolicy() & Qt::TabFocus);
         QVERIFY(!b->accessibleName().isEmpty());
     }
-    QApplication::setActiveWindow(m_window.get());
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
     welcome->button(WelcomePage::Step::OpenFile)->click();
     QTRY_VERIFY(m_window->workspacePanel()->view()->hasFocus());
     welcome->button(WelcomePage::Step::RunCommand)->click();
@@ -1254,8 +1255,8 @@ void TestMainWindow::shortcutsAndAbout()
 // panel on screen, every shown panel is reached once per round, Shift+F6 goes back.
 void TestMainWindow::f6CyclesThroughThePanels()
 {
-    QApplication::setActiveWindow(m_window.get());
-    QTRY_VERIFY(m_window->isActiveWindow());
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
     const auto panelOf = [this]() -> QString {
         const QWidget *focus = QApplication::focusWidget();
         if (!focus)
