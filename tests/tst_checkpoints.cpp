@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "treemanifest.h"
 #include "treesnapshot.h"
+#include "treetestutil.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>
@@ -23,28 +24,12 @@
 #include <unistd.h>
 
 using namespace elsai;
+using test::digestOf;
 using test::readHostFile;
+using test::sh;
 using test::writeHostFile;
 
 namespace {
-
-/// The digest of a folder as a fresh walk sees it (no cache, nothing shared with the engine's
-/// walk but the walker itself: contents, modes and links are compared by treeDigest()).
-QByteArray digestOf(const QString &root)
-{
-    const UniqueFd fd(::open(QFile::encodeName(root).constData(), O_RDONLY | O_DIRECTORY));
-    return treeDigest(captureTree(fd.get(), {}));
-}
-
-void sh(const QString &cwd, const QString &command)
-{
-    QProcess p;
-    p.setWorkingDirectory(cwd);
-    p.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), command});
-    QVERIFY(p.waitForFinished(30000));
-    QVERIFY2(p.exitCode() == 0, qPrintable(command + QStringLiteral(": ") +
-                                           QString::fromUtf8(p.readAllStandardError())));
-}
 
 /// A tree with every kind of entry a checkpoint records.
 void makeTree(const QString &ws)

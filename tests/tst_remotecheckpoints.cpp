@@ -19,6 +19,7 @@
 #include "sshfixture.h"
 #include "testutil.h"
 #include "treesnapshot.h"
+#include "treetestutil.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>
@@ -28,25 +29,10 @@
 #include <unistd.h>
 
 using namespace elsai;
+using test::digestOf;
+using test::sh;
 
 namespace {
-
-/// The digest of the workspace folder as a fresh local walk sees it (tst_checkpoints' digestOf).
-QByteArray hostDigest(const QString &root)
-{
-    const UniqueFd fd(::open(QFile::encodeName(root).constData(), O_RDONLY | O_DIRECTORY));
-    return treeDigest(captureTree(fd.get(), {}));
-}
-
-void sh(const QString &cwd, const QString &command)
-{
-    QProcess p;
-    p.setWorkingDirectory(cwd);
-    p.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), command});
-    QVERIFY(p.waitForFinished(30000));
-    QVERIFY2(p.exitCode() == 0, qPrintable(command + QStringLiteral(": ") +
-                                           QString::fromUtf8(p.readAllStandardError())));
-}
 
 QStringList strings(const QJsonValue &v)
 {
@@ -109,7 +95,7 @@ private:
                                     "chmod 555 ro && ln -s src/main.py link && "
                                     "ln -s /etc/passwd abs-link && ln -s missing dangling"));
         r.sandbox->checkpoint(QStringLiteral("base"));
-        r.baseDigest = hostDigest(r.hostWs);
+        r.baseDigest = digestOf(r.hostWs);
         AgentConfig config;
         config.sandbox = r.sandbox;
         config.sandboxMode = SandboxMode::Sandbox;
@@ -227,7 +213,7 @@ private Q_SLOTS:
         // back to the checkpoint, byte for byte and mode for mode; the restore is nobody's
         // call, and a call that changes nothing reports nothing
         r->sandbox->restore(QStringLiteral("base"));
-        QCOMPARE(hostDigest(r->hostWs), r->baseDigest);
+        QCOMPARE(digestOf(r->hostWs), r->baseDigest);
         const ToolResult quiet =
             r->agent->callTool(QStringLiteral("execute"),
                                {{QStringLiteral("command"), QStringLiteral("cat notes.txt")}});
@@ -252,9 +238,9 @@ private Q_SLOTS:
                           "chmod 700 ro && rm ro/in && chmod 500 ro; printf '\\0\\0' > new.bin; "
                           "rm 'odd\tname\\x'; rm -r src && ln -s '%1' src")
                .arg(outside.path()));
-        QVERIFY(hostDigest(r->hostWs) != r->baseDigest);
+        QVERIFY(digestOf(r->hostWs) != r->baseDigest);
         const RestoreResult res = r->sandbox->restore(QStringLiteral("base"));
-        QCOMPARE(hostDigest(r->hostWs), r->baseDigest);
+        QCOMPARE(digestOf(r->hostWs), r->baseDigest);
         QCOMPARE(QDir(outside.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot),
                  QStringList()); // written into a folder made again, never through the link
         QVERIFY(res.applied.written > 0 && res.applied.removed > 0 && res.applied.linked > 0 &&
@@ -291,7 +277,7 @@ private Q_SLOTS:
         sh(r->hostWs, QStringLiteral("touch -d '+2000 seconds' notes.txt"));
         QCOMPARE(hashes(later), 1);
         r->sandbox->restore(QStringLiteral("base"));
-        QCOMPARE(hostDigest(r->hostWs), r->baseDigest);
+        QCOMPARE(digestOf(r->hostWs), r->baseDigest);
     }
 
     /// A second checkpoint after a change moves only the changed content into the store.
@@ -310,7 +296,7 @@ private Q_SLOTS:
         QCOMPARE(d.modified, qint64(1));
         QVERIFY(d.entries.value(0).diff.contains(QLatin1String("+changed in")));
         r->sandbox->restore(QStringLiteral("base"));
-        QCOMPARE(hostDigest(r->hostWs), r->baseDigest);
+        QCOMPARE(digestOf(r->hostWs), r->baseDigest);
     }
 
     /// A restore cut off half-way (the transfer killed after some steps ran): the journal
@@ -335,7 +321,7 @@ private Q_SLOTS:
         QCOMPARE(r->sandbox->interruptedRestore(), std::nullopt);
         QVERIFY(!QFileInfo::exists(r->hostWs + QStringLiteral("/.restore.elsai-tmp-0123456789ab")));
         QFile::remove(r->hostWs + QStringLiteral("/.r.elsai-tmp-abcdef012345")); // not a change
-        QCOMPARE(hostDigest(r->hostWs), r->baseDigest);
+        QCOMPARE(digestOf(r->hostWs), r->baseDigest);
     }
 
     /// The transfer cut off for real: the tar arrived, the connection of the command that
@@ -357,7 +343,7 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(SandboxError, r->sandbox->restore(QStringLiteral("base")));
         m_daytona->setInterceptor({});
         QCOMPARE(r->sandbox->interruptedRestore(), std::optional<QString>(QStringLiteral("base")));
-        QVERIFY(hostDigest(r->hostWs) != r->baseDigest);
+        QVERIFY(digestOf(r->hostWs) != r->baseDigest);
         const auto leftovers = [r] {
             return QDir(r->hostWs).entryList({QStringLiteral(".restore.elsai-tmp-*")},
                                              QDir::AllEntries | QDir::Hidden | QDir::System);
@@ -365,7 +351,7 @@ private Q_SLOTS:
         QCOMPARE(leftovers().size(), 1); // the tar that arrived, out of every listing
         const RestoreResult res = r->sandbox->restore(QStringLiteral("base"));
         QVERIFY(res.wasInterrupted);
-        QCOMPARE(hostDigest(r->hostWs), r->baseDigest);
+        QCOMPARE(digestOf(r->hostWs), r->baseDigest);
         QCOMPARE(leftovers(), QStringList());
     }
 };
