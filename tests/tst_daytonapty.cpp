@@ -134,13 +134,14 @@ struct Driver
 {
     explicit Driver(PtySession *s) : session(s)
     {
-        QObject::connect(session.get(), &PtySession::output,
+        QObject::connect(session.get(), &PtySession::output, session.get(),
                          [this](const QByteArray &b) { out += b; });
-        QObject::connect(session.get(), &PtySession::finished, [this](int code, const QString &e) {
-            exitCode = code;
-            error = e;
-            done = true;
-        });
+        QObject::connect(session.get(), &PtySession::finished, session.get(),
+                         [this](int code, const QString &e) {
+                             exitCode = code;
+                             error = e;
+                             done = true;
+                         });
     }
     std::unique_ptr<PtySession> session;
     QByteArray out;

@@ -280,7 +280,7 @@ private Q_SLOTS:
                 addresses << a.toString();
         }
         std::atomic_bool accepted{false};
-        QObject::connect(&server, &QTcpServer::newConnection, [&] { accepted = true; });
+        QObject::connect(&server, &QTcpServer::newConnection, &server, [&] { accepted = true; });
         auto b = started(QStringLiteral("nonet"));
         QString script;
         for (const QString &a : addresses)

@@ -41,7 +41,7 @@ int serveFromTerminal(const BackendPtr &backend, const QString &workspaceId,
 {
     out.reset(createPtySession(backend, workspaceId));
     auto text = std::make_shared<QByteArray>();
-    QObject::connect(out.get(), &PtySession::output,
+    QObject::connect(out.get(), &PtySession::output, out.get(),
                      [text](const QByteArray &b) { text->append(b); });
     out->start(120, 30);
     if (!QTest::qWaitFor([&] { return out->isRunning(); }, Wait))

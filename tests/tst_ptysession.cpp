@@ -34,9 +34,9 @@ struct Driver
 {
     explicit Driver(PtySession *s) : session(s)
     {
-        QObject::connect(session.get(), &PtySession::output,
+        QObject::connect(session.get(), &PtySession::output, session.get(),
                          [this](const QByteArray &b) { out += b; });
-        QObject::connect(session.get(), &PtySession::finished,
+        QObject::connect(session.get(), &PtySession::finished, session.get(),
                          [this](int code, const QString &error) {
                              exitCode = code;
                              this->error = error;

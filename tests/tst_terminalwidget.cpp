@@ -32,7 +32,7 @@ QByteArray sent(TerminalScreen &s, const std::function<void()> &fn)
 {
     QByteArray out;
     const auto c =
-        QObject::connect(&s, &TerminalScreen::input, [&](const QByteArray &b) { out += b; });
+        QObject::connect(&s, &TerminalScreen::input, &s, [&](const QByteArray &b) { out += b; });
     fn();
     QObject::disconnect(c);
     return out;
@@ -95,7 +95,7 @@ private:
         o->view->resize(size);
         o->view->show();
         o->session.reset(createPtySession(m_backend, QStringLiteral("ws")));
-        QObject::connect(o->session.get(), &PtySession::finished,
+        QObject::connect(o->session.get(), &PtySession::finished, o->session.get(),
                          [d = o.get()](int, const QString &) { d->done = true; });
         o->view->setSession(o->session.get());
         o->session->start(o->view->screen()->columns(), o->view->screen()->rows());
