@@ -56,6 +56,7 @@ private Q_SLOTS:
     void sessionTokenIsSigned();
     void fileRoundTrip();
     void listDirAndStat();
+    void theSearchWalkIsOneInvocation();
     void fileErrorsAreTyped();
     void pathsConfinedBeforeAnyRequest_data();
     void pathsConfinedBeforeAnyRequest();
@@ -205,6 +206,33 @@ void TestAgentCoreBackend::listDirAndStat()
     QVERIFY(backend->stat(QStringLiteral(".")).isDir);
     QVERIFY_THROWS_EXCEPTION(FileNotFoundError, backend->stat(QStringLiteral("src/none")));
     QVERIFY_THROWS_EXCEPTION(FileNotFoundError, backend->stat(QStringLiteral("no/such/x")));
+}
+
+// grep, glob and tree walk the workspace: one `tree` command, not one listing per folder.
+void TestAgentCoreBackend::theSearchWalkIsOneInvocation()
+{
+    FakeAgentCore fake;
+    auto backend = started(fake);
+    backend->writeFile(QStringLiteral("src/pkg/deep/b.py"), "1");
+    backend->writeFile(QStringLiteral("src/a.py"), "12345");
+    backend->writeFile(QStringLiteral("top.md"), "#");
+    const auto invocations = [&] {
+        qsizetype n = 0;
+        for (const auto &r : fake.server().requests())
+            n += r.target.endsWith("/tools/invoke") ? 1 : 0;
+        return n;
+    };
+    const qsizetype before = invocations();
+    QStringList seen;
+    backend->walkTree(QStringLiteral("src"), true, [&](const WalkEntry &e) {
+        seen << QStringLiteral("%1 %2 %3").arg(e.path).arg(e.depth).arg(e.size.value_or(-1));
+        return e.path.endsWith(QLatin1String("/deep")) ? WalkStep::SkipFolder : WalkStep::Continue;
+    });
+    QCOMPARE(invocations() - before, 1);
+    QCOMPARE(seen.size(), 3);
+    QCOMPARE(seen.at(0), QStringLiteral("src/a.py 0 5"));
+    QVERIFY(seen.at(1).startsWith(QLatin1String("src/pkg 0 ")));
+    QVERIFY(seen.at(2).startsWith(QLatin1String("src/pkg/deep 1 "))); // skipped: b.py not seen
 }
 
 void TestAgentCoreBackend::fileErrorsAreTyped()

@@ -204,6 +204,27 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(hostPath(*b, QStringLiteral("deep"))));
     }
 
+    // grep, glob and tree walk the workspace: one `tree` command, not one listing per folder.
+    void theSearchWalkIsOneCommand()
+    {
+        FakeDaytona fake;
+        auto b = started(fake);
+        b->writeFile(QStringLiteral("a/b/c/deep.txt"), "x");
+        b->writeFile(QStringLiteral("a/top.txt"), "top");
+        b->writeFile(QStringLiteral("z.txt"), "z");
+        const int before = countPath(fake.http(), QStringLiteral("/process/execute"));
+        QStringList seen;
+        b->walkTree(QStringLiteral("a"), true, [&](const WalkEntry &e) {
+            if (e.type == FileInfo::Type::Directory)
+                seen << QStringLiteral("%1/ %2").arg(e.path).arg(e.depth);
+            else
+                seen << QStringLiteral("%1 %2 %3").arg(e.path).arg(e.depth).arg(*e.size);
+            return WalkStep::Continue;
+        });
+        QCOMPARE(countPath(fake.http(), QStringLiteral("/process/execute")) - before, 1);
+        QCOMPARE(seen, (QStringList{"a/b/ 0", "a/b/c/ 1", "a/b/c/deep.txt 2 1", "a/top.txt 0 3"}));
+    }
+
     void symlinksAreReportedNotFollowed()
     {
         FakeDaytona fake;

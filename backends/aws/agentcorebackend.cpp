@@ -587,6 +587,16 @@ CappedListing AgentCoreSandboxBackend::listDirFirst(const QString &path, qsizety
     return listing;
 }
 
+void AgentCoreSandboxBackend::walkTree(const QString &path, bool withStat,
+                                       const std::function<WalkStep(const WalkEntry &)> &visit)
+{
+    Q_UNUSED(withStat); // find reports sizes and times of every entry anyway
+    // One InvokeCodeInterpreter for the whole walk, not one listing per folder: `tree`
+    // refuses a path that is not a folder (ENOTDIR) or leaves the workspace.
+    const QString root = WorkspaceFs::normalize(path);
+    remote::walkConfinedTree(confined(QStringLiteral("tree"), root), root, visit);
+}
+
 FileInfo AgentCoreSandboxBackend::stat(const QString &path)
 {
     const QString p = WorkspaceFs::normalize(path);

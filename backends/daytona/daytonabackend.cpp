@@ -417,6 +417,16 @@ CappedListing DaytonaSandboxBackend::listDirFirst(const QString &path, qsizetype
     return listing;
 }
 
+void DaytonaSandboxBackend::walkTree(const QString &path, bool withStat,
+                                     const std::function<WalkStep(const WalkEntry &)> &visit)
+{
+    Q_UNUSED(withStat); // find reports sizes and times of every entry anyway
+    // One /process/execute for the whole walk, not one listing per folder: `tree` refuses a
+    // path that is not a folder (ENOTDIR) or leaves the workspace.
+    const QString root = WorkspaceFs::normalize(path);
+    remote::walkConfinedTree(confined(remote(), QStringLiteral("tree"), root), root, visit);
+}
+
 FileInfo DaytonaSandboxBackend::stat(const QString &path)
 {
     const QString rel = WorkspaceFs::normalize(path);

@@ -88,6 +88,8 @@ public:
                                qsizetype statLimit) override;
     void removeFile(const QString &path, bool recursive = false) override;
     FileInfo stat(const QString &path) override;
+    void walkTree(const QString &path, bool withStat,
+                  const std::function<WalkStep(const WalkEntry &)> &visit) override;
     void makeDirs(const QString &path) override;
 
     QList<FileTransferResult> uploadFiles(const QList<QPair<QString, QByteArray>> &files) override;

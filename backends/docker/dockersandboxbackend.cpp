@@ -619,9 +619,8 @@ void DockerSandboxBackend::walkTree(const QString &path, bool withStat,
                                     const std::function<WalkStep(const WalkEntry &)> &visit)
 {
     Q_UNUSED(withStat); // find reports sizes and times of every entry anyway
+    // One exec: `tree` refuses a path that is not a folder (ENOTDIR) or leaves the workspace.
     const QString root = remote::confinedPath(path);
-    if (!root.isEmpty() && !stat(root).isDir)
-        throw NotADirectoryError(QStringLiteral("'%1' is not a folder").arg(path), ENOTDIR);
     remote::walkConfinedTree(confined(QStringLiteral("tree"), root), root, visit);
 }
 

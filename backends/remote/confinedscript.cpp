@@ -59,6 +59,7 @@ stuck() {
   fi
   [ -e "./$1" ] || die ENOENT "'$p': no such file or folder"
   [ -d "./$1" ] || { [ -z "$rest" ] && [ -n "$mk" ] && die EEXIST "'$p' exists and is not a folder"
+    [ -z "$rest" ] && die ENOTDIR "'$p' is not a folder"
     die ENOTDIR "'$p': '$1' is not a folder"; }
   die EACCES "'$p': cannot enter the folder '$1'"
 }

@@ -268,9 +268,8 @@ void SshSandboxBackend::walkTree(const QString &path, bool withStat,
                                  const std::function<WalkStep(const WalkEntry &)> &visit)
 {
     Q_UNUSED(withStat); // find reports sizes and times of every entry anyway
+    // One command: `tree` refuses a path that is not a folder (ENOTDIR) or leaves the workspace.
     const QString root = remote::confinedPath(path);
-    if (!root.isEmpty() && !stat(root).isDir)
-        throw NotADirectoryError(QStringLiteral("'%1' is not a folder").arg(path), ENOTDIR);
     const ProcessOutcome o = op(session(), QStringLiteral("tree"), {root});
     throwIfFailed(o, QStringLiteral("listing '%1'").arg(path));
     remote::walkConfinedTree(o.stdoutData, root, visit);

@@ -530,6 +530,10 @@ private Q_SLOTS:
         row("list",   "f.txt",        "NotADirectoryError");
         row("list",   "loop",         "PermissionError");
         row("list",   "out",          "PermissionError");
+        row("walk",   "missing",      "FileNotFoundError");
+        row("walk",   "f.txt",        "NotADirectoryError");
+        row("walk",   "loop",         "PermissionError");
+        row("walk",   "out",          "PermissionError");
         row("write",  "d",            "IsADirectoryError");
         row("write",  "loop/x",       "PermissionError");
         row("write",  "f.txt/x",      "NotADirectoryError");
@@ -558,6 +562,8 @@ private Q_SLOTS:
                 b->stat(path);
             else if (op == QLatin1String("list"))
                 b->listDir(path);
+            else if (op == QLatin1String("walk"))
+                b->walkTree(path, true, [](const WalkEntry &) { return WalkStep::Continue; });
             else if (op == QLatin1String("write"))
                 b->writeFile(path, "x");
             else if (op == QLatin1String("mkdirs"))
