@@ -121,7 +121,7 @@ void auditedCommand(Agent &agent, const QString &event, const QString &command,
         if (cwd)
             audit.setField(QStringLiteral("cwd"), *cwd);
         ws.manager->touch(ws.workspaceId);
-        std::optional<ProcessRegistration> registration;
+        ProcessRegistration registration; // none unless listed
         if (listed) {
             // Listed in the Processes panel while it runs, which can read its output and stop it.
             if (!listed->cancel)
@@ -133,9 +133,9 @@ void auditedCommand(Agent &agent, const QString &event, const QString &command,
             entry.actor = agent.id();
             entry.backend = ws.backend->typeName();
             entry.cwd = cwd.value_or(QString());
-            registration.emplace(entry,
-                                 ProcessHooks{[token = listed->cancel] { token->cancel(); }, {}});
-            listed->onOutput = [id = registration->id(), next = listed->onOutput](
+            registration = ProcessRegistration(
+                entry, ProcessHooks{[token = listed->cancel] { token->cancel(); }, {}});
+            listed->onOutput = [id = registration.id(), next = listed->onOutput](
                                    OutputChannel channel, const QByteArray &bytes) {
                 ProcessRegistry::instance().appendOutput(id, bytes);
                 if (next)
