@@ -235,6 +235,7 @@ private Q_SLOTS:
     void settingsApplyLive();
     void shortcutsAndAbout();
     void f6CyclesThroughThePanels();
+    void viewMenuBringsATabbedPanelToTheFront();
     void toolbarHasIcons();
     void layoutIsSavedAndRestored();
     void layoutIsVersioned();
@@ -1299,6 +1300,45 @@ void TestMainWindow::f6CyclesThroughThePanels()
     QCOMPARE(panelOf(), seen.at(seen.size() - 2));
     QCOMPARE(m_window->action(QStringLiteral("actionNextPanel"))->shortcut(),
              QKeySequence(Qt::Key_F6));
+}
+
+// The keyboard's way to a panel behind another's tab (Processes behind Console): its View
+// action brings it to the front with the focus in it, where the plain toggle would hide it.
+void TestMainWindow::viewMenuBringsATabbedPanelToTheFront()
+{
+    m_window->resetLayout();
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    QDockWidget *processes = m_window->panelDock(QStringLiteral("processesDock"));
+    QDockWidget *console = m_window->panelDock(QStringLiteral("consoleDock"));
+    QVERIFY(processes && console);
+    QVERIFY(m_window->tabifiedDockWidgets(console).contains(processes));
+    console->raise();
+    QTRY_VERIFY(processes->visibleRegion().isEmpty()); // behind the Console's tab
+    QAction *show = m_window->action(QStringLiteral("actionShow_processesDock"));
+    QVERIFY(show && show->isChecked());
+    const auto focusIn = [](QWidget *w) {
+        return QApplication::focusWidget() && w->isAncestorOf(QApplication::focusWidget());
+    };
+
+    show->trigger();
+    QTRY_VERIFY(!processes->visibleRegion().isEmpty());
+    QVERIFY(!processes->isHidden());
+    QVERIFY(show->isChecked());
+    QTRY_VERIFY(focusIn(processes));
+
+    show->trigger(); // in front: hides it, as before
+    QVERIFY(processes->isHidden());
+    QVERIFY(!show->isChecked());
+
+    show->trigger(); // closed: opens it, focused
+    QVERIFY(!processes->isHidden());
+    QVERIFY(show->isChecked());
+    QTRY_VERIFY(focusIn(processes));
+    processes->close(); // the dock's own close button keeps the action in step
+    QVERIFY(!show->isChecked());
+    m_window->resetLayout();
+    QVERIFY(show->isChecked());
 }
 
 void TestMainWindow::toolbarHasIcons()

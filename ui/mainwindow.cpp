@@ -606,8 +606,24 @@ QDockWidget *MainWindow::addPanel(QWidget *panel, const QString &title, const QS
     for (QAbstractItemView *view : views)
         fitColumnsToContent(view);
     nameUnnamedControls(panel, title);
-    QAction *toggle = dock->toggleViewAction();
+    // View → the panel: opens a closed panel, brings one behind another's tab to the front
+    // (both with the focus in it: the keyboard's way to a tabbed panel), hides the one in front.
+    auto *toggle = new QAction(title, dock);
     toggle->setObjectName(QStringLiteral("actionShow_") + objectName);
+    toggle->setCheckable(true);
+    toggle->setChecked(!dock->isHidden());
+    connect(dock->toggleViewAction(), &QAction::toggled, toggle, &QAction::setChecked);
+    connect(toggle, &QAction::triggered, dock, [this, dock, toggle](bool checked) {
+        const bool inFront = !dock->isHidden() && !dock->visibleRegion().isEmpty();
+        if (!checked && inFront) {
+            dock->close();
+        } else {
+            dock->show();
+            dock->raise();
+            focusPanel(dock->widget());
+        }
+        toggle->setChecked(!dock->isHidden());
+    });
     d->viewMenu->addAction(toggle);
     // A panel registered after construction (an extension) gets its saved place back.
     if (d->restored)
@@ -644,20 +660,27 @@ void MainWindow::focusNextPanel(int step)
         QWidget *panel = panels[(start + k * step % n + n) % n];
         if (auto *dock = qobject_cast<QDockWidget *>(panel))
             panel = dock->widget();
-        // Its last focused control, else the first that takes focus by Tab.
-        QWidget *target = panel->focusWidget();
-        for (QWidget *w = panel; !target && w;) {
-            w = w->nextInFocusChain();
-            if (w == panel || !panel->isAncestorOf(w))
-                break;
-            if ((w->focusPolicy() & Qt::TabFocus) && w->isVisible() && w->isEnabled())
-                target = w;
-        }
-        if (target) {
-            target->setFocus(Qt::ShortcutFocusReason);
+        if (focusPanel(panel))
             return;
-        }
     }
+}
+
+bool MainWindow::focusPanel(QWidget *panel)
+{
+    if (!panel)
+        return false;
+    // Its last focused control, else the first that takes focus by Tab.
+    QWidget *target = panel->focusWidget();
+    for (QWidget *w = panel; !target && w;) {
+        w = w->nextInFocusChain();
+        if (w == panel || !panel->isAncestorOf(w))
+            break;
+        if ((w->focusPolicy() & Qt::TabFocus) && w->isVisible() && w->isEnabled())
+            target = w;
+    }
+    if (target)
+        target->setFocus(Qt::ShortcutFocusReason);
+    return target;
 }
 
 QDockWidget *MainWindow::panelDock(const QString &objectName) const

@@ -122,6 +122,8 @@ protected:
 
 private:
     void createPanels();
+    /// Focuses the panel's last focused control, else its first that takes focus by Tab.
+    bool focusPanel(QWidget *panel);
     void createStatusBar();
     void createMenus();
     void createToolBar();
