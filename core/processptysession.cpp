@@ -11,7 +11,10 @@
 #include <QPointer>
 #include <QSocketNotifier>
 
+#include <QTimer>
+
 #include <cerrno>
+#include <csignal>
 
 #include <unistd.h>
 
@@ -211,15 +214,40 @@ void ProcessPtySession::doTerminate()
     m_shared->cancel->cancel();
 }
 
-bool ProcessPtySession::hasForegroundProgram() const
+pid_t ProcessPtySession::foregroundProgramGroup() const
 {
     if (m_master < 0 || !isRunning())
-        return false;
+        return 0;
     const pid_t group = ptyForegroundGroup(m_master);
     if (group <= 0 || group == pid_t(m_shared->pid.load()))
-        return false;
+        return 0;
     const QString name = processName(group);
-    return !name.isEmpty() && !m_idleNames.contains(name);
+    return !name.isEmpty() && !m_idleNames.contains(name) ? group : 0;
+}
+
+bool ProcessPtySession::hasForegroundProgram() const
+{
+    return foregroundProgramGroup() != 0;
+}
+
+QString ProcessPtySession::foregroundCommand() const
+{
+    const pid_t group = foregroundProgramGroup();
+    return group ? processCommandLine(group, ProcessEntry::MaxLabel) : QString();
+}
+
+bool ProcessPtySession::stopForeground()
+{
+    const pid_t group = foregroundProgramGroup();
+    if (!group || ::kill(-group, SIGTERM) != 0)
+        return false;
+    // SIGKILL after the grace, only if that group still holds the terminal: a group id
+    // freed in between may belong to another program by then.
+    QTimer::singleShot(DefaultKillGraceMs * 4, this, [this, group] {
+        if (m_master >= 0 && ptyForegroundGroup(m_master) == group)
+            ::kill(-group, SIGKILL);
+    });
+    return true;
 }
 
 void ProcessPtySession::onProgramEnded(int exitCode, const QString &error)

@@ -66,6 +66,8 @@ public:
     ~ProcessPtySession() override;
 
     bool hasForegroundProgram() const override;
+    QString foregroundCommand() const override;
+    bool stopForeground() override;
     /// The PTY master (tests read its window size), -1 when not running.
     int masterFd() const;
 
@@ -85,6 +87,9 @@ private:
     void onWritable();
     void onProgramEnded(int exitCode, const QString &error);
     void closeMaster();
+    /// The terminal's foreground process group when a program other than the shell holds
+    /// it, else 0.
+    pid_t foregroundProgramGroup() const;
     /// Reads at most `budget` bytes, for at most `timeBudgetMs` (-1: no limit) counting the
     /// time the receivers of output() take; false at EOF or on an error (the slave is gone).
     bool readSome(qsizetype budget, int timeBudgetMs = -1);

@@ -55,6 +55,19 @@ void ProcessRegistry::setPid(quint64 id, qint64 pid)
     }
 }
 
+void ProcessRegistry::setForeground(quint64 id, const QString &command, bool stopped)
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = m_items.find(id);
+    if (it == m_items.end())
+        return;
+    if (it->entry.foreground != command || (stopped && it->entry.stopping)) {
+        it->entry.foreground = command;
+        it->entry.stopping = it->entry.stopping && !stopped;
+        ++m_generation;
+    }
+}
+
 void ProcessRegistry::appendOutput(quint64 id, const QByteArray &bytes)
 {
     QMutexLocker lock(&m_mutex);

@@ -32,6 +32,9 @@ struct ProcessEntry
     QString cwd;     ///< workspace-relative; empty: the workspace
     QDateTime startedAt;
     qint64 pid = 0; ///< a host process that leads its tree (a local terminal's shell), or 0
+    /// A terminal's program in the foreground now (its command line, e.g. `python3 -m
+    /// http.server`); empty while only the shell runs or where the backend cannot tell.
+    QString foreground;
     bool stopping = false;
 
     static QString kindName(Kind kind);         ///< "terminal", "command", "background"
@@ -64,6 +67,9 @@ public:
     quint64 add(ProcessEntry entry, ProcessHooks hooks);
     void remove(quint64 id);
     void setPid(quint64 id, qint64 pid);
+    /// A terminal's foreground program changed; `stopped`: the one a stop() was for is gone
+    /// and the terminal stays (the entry is no longer stopping).
+    void setForeground(quint64 id, const QString &command, bool stopped = false);
     /// Keeps the last OutputTailBytes of a process's output.
     void appendOutput(quint64 id, const QByteArray &bytes);
 

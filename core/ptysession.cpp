@@ -15,11 +15,20 @@ namespace elsai {
 namespace {
 constexpr int MaxCells = 4096; // columns or rows: more is a bug or a hostile resize
 constexpr qint64 ActivityIntervalMs = 1000;
+constexpr int ForegroundPollMs = 1000;
 } // namespace
 
 PtySession::PtySession(QString workspaceId, QString backendType, QObject *parent)
     : QObject(parent), m_workspaceId(std::move(workspaceId)), m_backendType(std::move(backendType))
 {
+    m_foregroundPoll.setInterval(ForegroundPollMs);
+    connect(&m_foregroundPoll, &QTimer::timeout, this, [this] {
+        const QString command = foregroundCommand();
+        const bool stopped = !m_stoppingForeground.isEmpty() && command != m_stoppingForeground;
+        if (stopped)
+            m_stoppingForeground.clear();
+        ProcessRegistry::instance().setForeground(m_registration.id(), command, stopped);
+    });
 }
 
 PtySession::~PtySession() = default;
@@ -99,12 +108,18 @@ void PtySession::reportStarted(qint64 pid)
         QMetaObject::invokeMethod(
             self.data(),
             [self] {
-                if (self)
+                if (!self)
+                    return;
+                const QString program = self->foregroundCommand();
+                if (!program.isEmpty() && self->stopForeground())
+                    self->m_stoppingForeground = program; // the poll sees it go
+                else
                     self->terminate();
             },
             Qt::QueuedConnection);
     };
     m_registration = ProcessRegistration(std::move(entry), std::move(hooks));
+    m_foregroundPoll.start();
     AuditLog::instance().emitEvent(QStringLiteral("terminal.open"), m_workspaceId, actor(),
                                    QStringLiteral("ok"),
                                    {{QStringLiteral("backend"), m_backendType},
@@ -127,6 +142,7 @@ void PtySession::reportFinished(int exitCode, const QString &error)
         return;
     const bool wasRunning = m_state == State::Running;
     m_state = State::Finished;
+    m_foregroundPoll.stop();
     m_registration.reset();
     if (wasRunning) {
         QJsonObject fields{{QStringLiteral("backend"), m_backendType},

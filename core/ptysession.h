@@ -9,6 +9,7 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
+#include <QTimer>
 
 #include <functional>
 
@@ -64,6 +65,13 @@ public:
     /// True when a program other than the shell holds the terminal (closing asks first).
     /// Backends that cannot tell answer false.
     virtual bool hasForegroundProgram() const { return false; }
+    /// The command line of that program (the Processes panel shows it beside the shell), or
+    /// empty.
+    virtual QString foregroundCommand() const { return {}; }
+    /// Stops that program alone (SIGTERM to its process group, SIGKILL after the grace), the
+    /// shell staying; false when there is none or the backend cannot (the Processes panel's
+    /// Stop then ends the whole terminal).
+    virtual bool stopForeground() { return false; }
     /// The host process that leads the session's tree (a local shell), or 0.
     qint64 leaderPid() const { return m_pid; }
     /// The session's entry in the ProcessRegistry (0 while not running).
@@ -108,6 +116,8 @@ private:
     QElapsedTimer m_lastActivity;
     std::function<void()> m_activity;
     ProcessRegistration m_registration;
+    QTimer m_foregroundPoll;      ///< keeps the registry's `foreground` current while running
+    QString m_stoppingForeground; ///< the foreground program a stop() is ending
 };
 
 } // namespace elsai

@@ -104,13 +104,16 @@ QVariant ProcessesModel::data(const QModelIndex &index, int role) const
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const ProcessEntry &e = m_rows[index.row()];
+    // A terminal with a program in the foreground: the shell and that program.
+    const QString command =
+        e.foreground.isEmpty() ? e.label : tr("%1: %2").arg(e.label, e.foreground);
     switch (role) {
     case Roles::ProcessIdRole:
         return e.id;
     case Roles::ProcessKindRole:
         return ProcessEntry::kindName(e.kind);
     case Roles::CommandRole:
-        return e.label;
+        return command;
     case Roles::TimestampRole:
         return e.startedAt;
     case Roles::DurationRole:
@@ -119,7 +122,7 @@ QVariant ProcessesModel::data(const QModelIndex &index, int role) const
         return !e.stopping;
     case Qt::ToolTipRole:
         if (index.column() == What)
-            return e.label;
+            return command;
         break;
     case Qt::DisplayRole:
         switch (index.column()) {
@@ -127,8 +130,8 @@ QVariant ProcessesModel::data(const QModelIndex &index, int role) const
             return e.stopping ? tr("%1 (stopping)").arg(ProcessEntry::kindName(e.kind))
                               : ProcessEntry::kindName(e.kind);
         case What: {
-            const QString first = e.label.section(QLatin1Char('\n'), 0, 0);
-            return first.size() > 200 || e.label.contains(QLatin1Char('\n'))
+            const QString first = command.section(QLatin1Char('\n'), 0, 0);
+            return first.size() > 200 || command.contains(QLatin1Char('\n'))
                        ? first.left(200) + QChar(0x2026)
                        : first;
         }

@@ -78,4 +78,14 @@ QString processName(pid_t pid)
     return QString::fromLocal8Bit(f.readAll()).trimmed();
 }
 
+QString processCommandLine(pid_t pid, qsizetype maxChars)
+{
+    QFile f(QStringLiteral("/proc/%1/cmdline").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    QByteArray raw = f.read(std::max<qsizetype>(maxChars, 0) * 4); // UTF-8: 4 bytes a character
+    raw.replace('\0', ' ');
+    return QString::fromLocal8Bit(raw).trimmed().left(maxChars);
+}
+
 } // namespace elsai

@@ -38,4 +38,8 @@ pid_t ptyForegroundGroup(int masterFd);
 /// The name (/proc/PID/comm) of a process, or empty when it is gone or unreadable.
 QString processName(pid_t pid);
 
+/// The command line (/proc/PID/cmdline, arguments joined by spaces) of a process, at most
+/// `maxChars` characters; empty when it is gone or unreadable.
+QString processCommandLine(pid_t pid, qsizetype maxChars);
+
 } // namespace elsai

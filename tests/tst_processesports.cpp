@@ -243,6 +243,17 @@ private Q_SLOTS:
         const QUrl url = sandboxPortUrl(backend, p);
         QCOMPARE(url, QUrl(QStringLiteral("http://127.0.0.1:%1/").arg(port)));
         QVERIFY(httpStatus(port).contains(" 200"));
+        // The Processes panel names the server beside the terminal's shell.
+        ProcessesModel model;
+        model.setInterval(50);
+        model.setWorkspace(QStringLiteral("lp"));
+        QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), 1, Wait);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            model.index(0, ProcessesModel::What)
+                .data()
+                .toString()
+                .endsWith(QLatin1String(": /usr/bin/python3 -m http.server 0 --bind 127.0.0.1")),
+            Wait);
         term->terminate();
         QTRY_VERIFY_WITH_TIMEOUT(term->state() == PtySession::State::Finished, Wait);
         QTRY_VERIFY_WITH_TIMEOUT(listSandboxPorts(backend, QStringLiteral("lp")).isEmpty(), Wait);

@@ -262,6 +262,47 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(d->done, Wait);
     }
 
+    // The Processes panel shows what runs in a terminal, and its Stop ends that program
+    // (SIGKILL when it ignores SIGTERM) with the shell left running; then the terminal.
+    void processesShowAndStopTheForegroundProgram_data()
+    {
+        QTest::addColumn<QString>("backend");
+        QTest::newRow("local") << QStringLiteral("local");
+        QTest::newRow("bwrap") << QStringLiteral("bwrap");
+    }
+    void processesShowAndStopTheForegroundProgram()
+    {
+        QFETCH(QString, backend);
+        const BackendPtr b = backend == QLatin1String("local") ? BackendPtr(m_backend) : m_bwrap;
+        if (!b)
+            QSKIP(qPrintable(m_bwrapSkip));
+        Driver d(createPtySession(b, QStringLiteral("fg")));
+        d.session->start(80, 24);
+        QTRY_VERIFY2_WITH_TIMEOUT(d.session->isRunning(), qPrintable(d.error), Wait);
+        const quint64 id = d.session->processId();
+        const auto foreground = [id] {
+            const auto e = ProcessRegistry::instance().find(id);
+            return e ? e->foreground : QStringLiteral("(gone)");
+        };
+        QCOMPARE(foreground(), QString());
+        d.session->write("sleep 1003\n");
+        QTRY_COMPARE_WITH_TIMEOUT(foreground(), QStringLiteral("sleep 1003"), Wait);
+        // Typed ahead: the shell runs it once the sleep is over.
+        d.session->write("(trap '' TERM; echo \"deaf$((3*3))\"; exec sleep 1004)\n");
+        QVERIFY(ProcessRegistry::instance().stop(id)); // SIGTERM ends the sleep
+        QTRY_VERIFY_WITH_TIMEOUT(d.sees("deaf9"), Wait);
+        QTRY_COMPARE_WITH_TIMEOUT(foreground(), QStringLiteral("sleep 1004"), Wait);
+        QVERIFY(ProcessRegistry::instance().stop(id)); // ignores TERM: KILL after the grace
+        QTRY_COMPARE_WITH_TIMEOUT(foreground(), QString(), Wait);
+        d.session->write("echo \"alive$((4*4))\"\n");
+        QTRY_VERIFY_WITH_TIMEOUT(d.sees("alive16"), Wait);
+        QVERIFY(d.session->isRunning()); // the shell stayed
+        QTRY_VERIFY_WITH_TIMEOUT(!ProcessRegistry::instance().find(id)->stopping, Wait);
+
+        QVERIFY(ProcessRegistry::instance().stop(id)); // nothing in the foreground: the terminal
+        QTRY_VERIFY_WITH_TIMEOUT(d.done, Wait);
+    }
+
     void closingEndsTheWholeTree()
     {
         auto d = open();

@@ -98,7 +98,12 @@ void ProcessesPanel::showSelected()
     const auto entry = ProcessRegistry::instance().find(id);
     QString text;
     if (entry && entry->kind == ProcessEntry::Kind::Terminal) {
-        text = tr("An interactive terminal: its output is in its tab of the Terminal panel.");
+        text = entry->foreground.isEmpty()
+                   ? tr("An interactive terminal: its output is in its tab of the Terminal "
+                        "panel. Stop ends the terminal.")
+                   : tr("An interactive terminal running %1: its output is in its tab of the "
+                        "Terminal panel. Stop ends that program; the shell stays.")
+                         .arg(entry->foreground);
     } else {
         text = QString::fromUtf8(ProcessRegistry::instance().output(id));
         if (text.isEmpty())
