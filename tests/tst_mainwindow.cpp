@@ -33,6 +33,8 @@
 #include "sessionspanel.h"
 #include "settingsdialog.h"
 #include "shortcutsdialog.h"
+#include "terminaldock.h"
+#include "terminalwidget.h"
 #include "welcomepage.h"
 #include "workspacepanel.h"
 #include "workspacetreemodel.h"
@@ -236,6 +238,7 @@ private Q_SLOTS:
     void shortcutsAndAbout();
     void f6CyclesThroughThePanels();
     void viewMenuBringsATabbedPanelToTheFront();
+    void anotherTerminalFromInsideATerminal();
     void toolbarHasIcons();
     void layoutIsSavedAndRestored();
     void layoutIsVersioned();
@@ -1339,6 +1342,34 @@ void TestMainWindow::viewMenuBringsATabbedPanelToTheFront()
     QVERIFY(!show->isChecked());
     m_window->resetLayout();
     QVERIFY(show->isChecked());
+}
+
+// A terminal takes Ctrl+Alt+T for its program; Ctrl+Shift+T opens another one from there.
+void TestMainWindow::anotherTerminalFromInsideATerminal()
+{
+    setCurrentWorkspaceTo(sandboxId());
+    auto *dock = m_window->findChild<TerminalDock *>();
+    QVERIFY(dock);
+    QAction *newTerminal = dock->newTerminalAction();
+    QVERIFY(newTerminal->isEnabled());
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    newTerminal->trigger();
+    QCOMPARE(dock->terminals(sandboxId()).size(), 1);
+    TerminalPane *first = dock->terminals(sandboxId()).first();
+    QTRY_VERIFY_WITH_TIMEOUT(first->session()->isRunning(), 15000);
+    first->view()->setFocus();
+    QTRY_VERIFY(first->view()->hasFocus());
+
+    const qint64 sent = first->session()->bytesIn();
+    QTest::keyClick(first->view(), Qt::Key_T, Qt::ControlModifier | Qt::AltModifier);
+    QCOMPARE(dock->terminals(sandboxId()).size(), 1);
+    QCOMPARE(first->session()->bytesIn(), sent + 2); // ESC ^T, to the program
+    QTest::keyClick(first->view(), Qt::Key_T, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(dock->terminals(sandboxId()).size(), 2);
+    QCOMPARE(first->session()->bytesIn(), sent + 2);
+    dock->closeTerminals(sandboxId());
+    QTRY_COMPARE(dock->terminals(sandboxId()).size(), 0);
 }
 
 void TestMainWindow::toolbarHasIcons()

@@ -118,7 +118,10 @@ TerminalDock::TerminalDock(SandboxController *controller, QWidget *parent)
       m_empty(new QLabel(this))
 {
     m_newAction->setObjectName(QStringLiteral("actionNewTerminal"));
-    m_newAction->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_T));
+    // Ctrl+Alt+T reaches the program inside a terminal (it takes every Ctrl/Alt key); from
+    // there Ctrl+Shift+T opens another one, as in Konsole and GNOME Terminal.
+    m_newAction->setShortcuts({QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_T),
+                               QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T)});
     m_newAction->setIcon(themeIcon(QStringLiteral("utilities-terminal")));
     m_newAction->setIconText(tr("Terminal"));
     connect(m_newAction, &QAction::triggered, this, [this] { openTerminal(); });
