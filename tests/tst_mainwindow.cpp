@@ -239,6 +239,7 @@ private Q_SLOTS:
     void f6CyclesThroughThePanels();
     void viewMenuBringsATabbedPanelToTheFront();
     void anotherTerminalFromInsideATerminal();
+    void mnemonicsAreUnambiguous();
     void toolbarHasIcons();
     void layoutIsSavedAndRestored();
     void layoutIsVersioned();
@@ -1370,6 +1371,55 @@ void TestMainWindow::anotherTerminalFromInsideATerminal()
     QCOMPARE(first->session()->bytesIn(), sent + 2);
     dock->closeTerminals(sandboxId());
     QTRY_COMPARE(dock->terminals(sandboxId()).size(), 0);
+}
+
+// Alt+letter presses a button only when nothing else on screen has that letter: the menu bar's
+// &Sandbox and a panel's &Stop would only move the focus back and forth.
+void TestMainWindow::mnemonicsAreUnambiguous()
+{
+    m_window->resetLayout();
+    const auto letterOf = [](const QString &text) -> QChar {
+        for (qsizetype i = 0; i + 1 < text.size(); ++i) {
+            if (text.at(i) != QLatin1Char('&'))
+                continue;
+            if (text.at(i + 1) != QLatin1Char('&'))
+                return text.at(i + 1).toLower();
+            ++i; // "&&": a literal ampersand
+        }
+        return {};
+    };
+    QHash<QChar, QString> menus;
+    for (QAction *menu : m_window->menuBar()->actions()) {
+        if (const QChar c = letterOf(menu->text()); !c.isNull())
+            menus.insert(c, menu->text());
+    }
+    QVERIFY(menus.size() >= 5);
+    const auto docks = m_window->findChildren<QDockWidget *>();
+    for (QDockWidget *front : docks) {
+        front->raise(); // each panel in front once, with what shows beside it
+        QCoreApplication::processEvents();
+        QHash<QChar, QString> seen = menus;
+        QStringList clashes;
+        const auto note = [&](const QString &text, const QWidget *w) {
+            const QChar c = letterOf(text);
+            if (c.isNull() || !w->isVisible() || !w->window()->isAncestorOf(w) ||
+                w->window() != m_window.get())
+                return;
+            if (seen.contains(c))
+                clashes << QStringLiteral("%1 / %2").arg(seen.value(c), text);
+            else
+                seen.insert(c, text);
+        };
+        for (const QAbstractButton *b : m_window->findChildren<QAbstractButton *>())
+            note(b->text(), b);
+        for (const QLabel *l : m_window->findChildren<QLabel *>()) {
+            if (l->buddy())
+                note(l->text(), l);
+        }
+        QVERIFY2(clashes.isEmpty(), qPrintable(front->objectName() + QStringLiteral(": ") +
+                                               clashes.join(QStringLiteral(", "))));
+    }
+    m_window->resetLayout();
 }
 
 void TestMainWindow::toolbarHasIcons()

@@ -24,7 +24,7 @@ namespace elsai {
 
 ProcessesPanel::ProcessesPanel(QWidget *parent)
     : QWidget(parent), m_model(new ProcessesModel(this)), m_view(makeTable(this)),
-      m_output(makeDetails(this)), m_stop(new QPushButton(tr("&Stop"), this)),
+      m_output(makeDetails(this)), m_stop(new QPushButton(tr("Sto&p"), this)),
       m_outputTimer(new QTimer(this))
 {
     m_view->setModel(m_model);
