@@ -230,12 +230,12 @@ QUrl sandboxPortUrl(const BackendPtr &backend, const SandboxPort &port)
                                    : port.address;
         ProcessSpec spec;
         spec.arguments = {
-            QStandardPaths::findExecutable(conn->target().sshProgram),
-            QStringLiteral("-F"),
+            QStandardPaths::findExecutable(conn->target().sshProgram), QStringLiteral("-F"),
             conn->configPath(),
-            QStringLiteral("-O"),
-            QStringLiteral("forward"),
-            QStringLiteral("-L"),
+            // The config's ClearAllForwardings (no forward at login) would drop this -L
+            // before it reaches the master, and -O forward would still exit 0.
+            QStringLiteral("-o"), QStringLiteral("ClearAllForwardings=no"), QStringLiteral("-O"),
+            QStringLiteral("forward"), QStringLiteral("-L"),
             QStringLiteral("127.0.0.1:%1:[%2]:%3").arg(local).arg(target).arg(port.port),
             ssh::SshConnection::alias()};
         if (spec.arguments.first().isEmpty())

@@ -42,6 +42,8 @@ class SshServer
 public:
     SshServer() = default;
     ~SshServer() { stop(); }
+    /// Lets clients forward TCP ports (off: the suites need none); set before start().
+    bool tcpForwarding = false;
     SshServer(const SshServer &) = delete;
     SshServer &operator=(const SshServer &) = delete;
 
@@ -90,7 +92,8 @@ public:
             QStringLiteral("UsePAM no"),
             QStringLiteral("StrictModes no"),
             QStringLiteral("X11Forwarding no"),
-            QStringLiteral("AllowTcpForwarding no"),
+            QStringLiteral("AllowTcpForwarding ") +
+                (tcpForwarding ? QStringLiteral("local") : QStringLiteral("no")),
             QStringLiteral("PrintMotd no"),
             QStringLiteral("MaxSessions 100"), // many channels over one master
             QStringLiteral("MaxStartups 100"),

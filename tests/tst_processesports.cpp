@@ -3,7 +3,7 @@
 // The Processes and Ports sources: the process registry fed by agents' commands (output so far,
 // stop = TERM then KILL, the result says cancelled), its model under QAbstractItemModelTester,
 // /proc/net/tcp parsing, and the ports a sandbox's terminal listens on — local directly, bwrap
-// through the loopback proxy into its network namespace.
+// through the loopback proxy into its network namespace, ssh through a forward of the master.
 
 #include "bwrapsandboxbackend.h"
 #include "errors.h"
@@ -16,6 +16,7 @@
 #include "sandbox.h"
 #include "sandboxplugin.h"
 #include "sandboxports.h"
+#include "sshfixture.h"
 #include "testutil.h"
 
 #include <QAbstractItemModelTester>
@@ -288,6 +289,40 @@ private Q_SLOTS:
         QVERIFY2(status.contains(" 200"), status.constData());
         term->terminate();
         QTRY_VERIFY_WITH_TIMEOUT(term->state() == PtySession::State::Finished, Wait);
+    }
+
+    // "Open in Browser" on an ssh sandbox: a local port forwarded through the master, which
+    // answers (ssh -O forward exits 0 even when it forwarded nothing).
+    void sshTerminalPortThroughTheMaster()
+    {
+        if (!QFileInfo(QStringLiteral("/usr/bin/python3")).isExecutable())
+            QSKIP("/usr/bin/python3 is not installed");
+        test::SshServer sshd;
+        sshd.tcpForwarding = true;
+        if (!sshd.start())
+            QSKIP(qPrintable(sshd.error()));
+        const auto backend = sshd.makeBackend(QStringLiteral("sp"));
+        backend->create();
+        std::unique_ptr<PtySession> term;
+        const int port = serveFromTerminal(backend, QStringLiteral("sp"), term);
+        QVERIFY(port > 0);
+        QList<SandboxPort> ports;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (ports = listSandboxPorts(backend, QStringLiteral("sp")),
+             std::any_of(ports.begin(), ports.end(),
+                         [&](const SandboxPort &p) { return p.port == port; })),
+            Wait);
+        const SandboxPort p = *std::find_if(ports.begin(), ports.end(),
+                                            [&](const SandboxPort &p) { return p.port == port; });
+        QCOMPARE(p.reach, SandboxPort::Reach::SshForward);
+        const QUrl url = sandboxPortUrl(backend, p);
+        QCOMPARE(url.host(), QStringLiteral("127.0.0.1"));
+        QVERIFY(url.port() > 0 && url.port() != port);
+        const QByteArray status = httpStatus(url.port());
+        QVERIFY2(status.contains(" 200"), status.constData());
+        term->terminate();
+        QTRY_VERIFY_WITH_TIMEOUT(term->state() == PtySession::State::Finished, Wait);
+        backend->close();
     }
 };
 
