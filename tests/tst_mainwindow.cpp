@@ -961,6 +961,15 @@ void TestMainWindow::screenshots()
     QTRY_VERIFY(!console->hasPendingOutput());
     QTRY_VERIFY(hasLine(console->output(), QStringLiteral("to-stderr")));
     AuditPanel *audit = m_window->auditPanel();
+    // The console's command is the last record once the log's batch arrived: shown selected.
+    const auto lastEvent = [audit] {
+        return audit->proxy()
+            ->index(audit->proxy()->rowCount() - 1, 0)
+            .data(Roles::AuditEventRole)
+            .value<AuditEvent>()
+            .event;
+    };
+    QTRY_COMPARE(lastEvent(), QStringLiteral("sandbox.execute"));
     audit->view()->setCurrentIndex(audit->proxy()->index(audit->proxy()->rowCount() - 1, 0));
     QTRY_VERIFY(m_window->statusSummary().contains(QStringLiteral("TTL")));
     m_window->statusBar()->clearMessage();
@@ -993,7 +1002,12 @@ void TestMainWindow::screenshots()
     // The console re-renders in accents chosen for a dark base.
     const QColor errDark = foregroundOf(console->output(), QStringLiteral("to-stderr"));
     QVERIFY(errDark.lightness() > 128);
-    // The dark one with the find bar open on a match.
+    // The dark one with the find bar open on a match, and the Timeline in front of the Audit:
+    // the console's command is a call there, with its changes.
+    QDockWidget *timeline = m_window->panelDock(QStringLiteral("timelineDock"));
+    QVERIFY(timeline);
+    timeline->raise();
+    QTRY_VERIFY(!timeline->visibleRegion().isEmpty());
     tabs->showFindBar(false);
     FindBar *find = tabs->findBar(tabs->currentIndex());
     QVERIFY(find && find->isVisible());
@@ -1007,6 +1021,7 @@ void TestMainWindow::screenshots()
     QVERIFY2(darkMean < lightMean - 40,
              qPrintable(QStringLiteral("%1 vs %2").arg(darkMean).arg(lightMean)));
     find->closeBar();
+    m_window->panelDock(QStringLiteral("auditDock"))->raise();
     QApplication::setPalette(QApplication::style()->standardPalette());
     QCoreApplication::processEvents();
 }
@@ -1553,6 +1568,16 @@ void TestMainWindow::noCutHeadersOrStates()
         QCoreApplication::processEvents();
         // Let the column fitter run (it is debounced).
         QTest::qWait(300);
+        // A panel whose minimum is wider or taller than its dock is cut at the edge.
+        if (QWidget *panel = dock->widget();
+            panel && (panel->width() > dock->width() || panel->height() > dock->height()))
+            problems << QStringLiteral("%1 %2: the panel is %3x%4 in a dock of %5x%6")
+                            .arg(size.width())
+                            .arg(dock->objectName())
+                            .arg(panel->width())
+                            .arg(panel->height())
+                            .arg(dock->width())
+                            .arg(dock->height());
         for (QAbstractItemView *view : dock->findChildren<QAbstractItemView *>()) {
             if (!view->isVisible())
                 continue;
