@@ -147,6 +147,16 @@ void ChangeTracker::rescan()
     m_watch->reset();
 }
 
+std::optional<QSet<QByteArray>> ChangeTracker::takeTouched(bool attribute)
+{
+    QMutexLocker lock(&m_mutex);
+    if (attribute)
+        drainLocked();
+    else
+        m_watch->drain();
+    return m_watch->takeTouched();
+}
+
 QList<CallChangeRecord> ChangeTracker::log() const
 {
     QMutexLocker lock(&m_mutex);
