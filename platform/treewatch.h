@@ -77,6 +77,9 @@ public:
     /// vouch for the rest since then (this default, the listing watch: it sees metadata only).
     /// Call right after drain(): what is still queued goes into the next set.
     virtual std::optional<QSet<QByteArray>> takeTouched() { return std::nullopt; }
+    /// Whether takeTouched() can ever answer: a checkpoint drains a watch only for it (a
+    /// listing watch's drain is one more whole listing, for nothing).
+    virtual bool keepsTouched() const { return false; }
     /// Touched paths kept at most between two takes; past it the watch no longer vouches.
     static constexpr qsizetype MaxTouched = 200000;
 };
@@ -106,6 +109,7 @@ public:
     int watchCount() const override;
     qsizetype knownPaths() const override;
     std::optional<QSet<QByteArray>> takeTouched() override;
+    bool keepsTouched() const override { return true; }
 
 private:
     using Known = PathStates;
