@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 The elsai workbench authors
 // SPDX-License-Identifier: MIT
 // Checkpoints on a remote backend (SSH; docs/checkpoints.md, Backends) against rsync over the
-// same SSH connection, on a generated tree of 5,000 files of 200 B - 4 KB in 500 folders. A
+// same SSH connection, on a generated tree of 2,000 files of 200 B - 4 KB in 200 folders. A
 // throwaway sshd on 127.0.0.1 (tests/sshfixture.h) is the remote: the figures are the
 // protocol's and the tools' own cost, no network. Every figure is the median of the per-round
 // ratios of interleaved rounds run in one process:
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
     QCoreApplication app(argc, argv);
     QLoggingCategory::setFilterRules(QStringLiteral("elsai.*=false"));
     int rounds = 5;
-    int files = 5000;
+    int files = 2000;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (qstrcmp(argv[i], "--rounds") == 0)
             rounds = qMax(1, atoi(argv[i + 1]));

@@ -81,7 +81,7 @@ else
     exit 2
 fi
 echo
-echo "== checkpoints over ssh (5,000 files) vs rsync over the same ControlMaster (throwaway sshd) =="
+echo "== checkpoints over ssh (2,000 files) vs rsync over the same ControlMaster (throwaway sshd) =="
 if [[ -x $BUILD_DIR/bench/remote_checkpoint_bench ]]; then
     "$BUILD_DIR/bench/remote_checkpoint_bench" --rounds $((RUNS < 5 ? 1 : 3)) || echo "bench: remote_checkpoint_bench failed"
 else
