@@ -188,7 +188,7 @@ BackendDescriptor sshBackend()
     d.title = QStringLiteral("SSH host");
     d.summary = QStringLiteral("Commands run on a remote host over OpenSSH, as the remote user, "
                                "in a workspace folder there.");
-    d.capabilities = {false, false, true, false};
+    d.capabilities = {false, false, true, false, false, true};
     d.helpHint = QStringLiteral("--ssh-*");
     d.options = {
         valued("ssh-host", QStringLiteral("ssh: remote host (required)."), "HOST"),
@@ -246,6 +246,7 @@ BackendDescriptor daytonaBackend()
     d.title = QStringLiteral("Daytona sandbox");
     d.summary = QStringLiteral("Commands run in a Daytona cloud sandbox, through its toolbox "
                                "API.");
+    d.capabilities.timeTravelByListing = true;
     d.helpHint = QStringLiteral("--daytona-*, DAYTONA_API_KEY");
     d.options = {
         valued("daytona-api-url",
@@ -304,6 +305,7 @@ BackendDescriptor agentcoreBackend()
     d.title = QStringLiteral("AWS Bedrock AgentCore");
     d.summary = QStringLiteral("Commands run in an AWS Bedrock AgentCore Code Interpreter "
                                "session.");
+    d.capabilities.timeTravelByListing = true;
     d.helpHint = QStringLiteral("AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, "
                                 "AWS_REGION");
     d.options = {
@@ -355,7 +357,7 @@ BackendDescriptor dockerBackend()
     d.summary = QStringLiteral("Commands run in a container of their own through the Docker "
                                "Engine API (Docker or Podman): no network, no capabilities, a "
                                "read-only image, the workspace in a volume.");
-    d.capabilities = {false, false, true, false};
+    d.capabilities = {false, false, true, false, false, true};
     d.helpHint = QStringLiteral("--docker-*");
     d.options = {
         valued("docker-image",

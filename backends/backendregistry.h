@@ -34,6 +34,10 @@ struct BackendCapabilities
     /// Checkpoints and change tracking (TimeTravelOptions) work: the window turns them on by
     /// default for such a backend (docs/window.md, Timeline).
     bool timeTravel = false;
+    /// They work by listing the remote workspace (one remote command per checkpoint, and at
+    /// the start and end of every call with change tracking): the window offers them off by
+    /// default and says what they cost.
+    bool timeTravelByListing = false;
 };
 
 /// One backend as the rest of the program sees it: adding a backend is one descriptor here

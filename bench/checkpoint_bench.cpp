@@ -7,6 +7,9 @@
 //   2. second checkpoint after 10 changes    vs `cp -a`                  (target <= 0.1)
 //   3. restore after 10 changes              vs `rsync -a --delete` from a copy (<= 0.5)
 //   4. diff of two checkpoints, 10 changes   vs `diff -r` of two copies  (<= 0.5)
+//      (1-4 with change tracking on, as the window starts a local sandbox: the second
+//      checkpoint and the restore look only at the paths the tracker saw touched; the same
+//      two without tracking follow, each whole-tree walk then)
 //   5. execute("true") with change tracking  vs without                  (<= 1.3)
 //   6. a command touching 10,000 files: the count its result reports (must be 10,000)
 //   7. a command changing 10 files with checkpoints too (the call journal stores their
@@ -132,10 +135,12 @@ int main(int argc, char **argv)
                 qPrintable(root));
     try {
         std::vector<double> first, cpFirst, second, cpSecond, restore, rsync, diff, diffR;
+        std::vector<double> secondWalk, cpSecondWalk, restoreWalk, rsyncWalk;
+        quint64 walks = 0;
         for (int r = 0; r < rounds; ++r) {
             const QString store = root + QStringLiteral("/store%1").arg(r);
             const QString copy = root + QStringLiteral("/copy%1").arg(r);
-            const SandboxPtr s = makeSandbox(ws, store, true, false);
+            const SandboxPtr s = makeSandbox(ws, store, true, true);
             s->start();
             // 1. first checkpoint vs cp -a (alternating which goes first)
             const auto cp = [&] { return timed([&] { run({"/bin/cp", "-a", ws, copy}); }); };
@@ -167,7 +172,28 @@ int main(int argc, char **argv)
             rsync.push_back(timed([&] {
                 run({"/usr/bin/rsync", "-a", "--delete", copy + u'/', ws + u'/'});
             }));
+            walks += s->timeTravel()->treeWalks();
             s->stop(false);
+            // 2 and 3 without change tracking: a whole-tree walk each (the hash cache helps)
+            {
+                const SandboxPtr w = makeSandbox(ws, store + QStringLiteral("-w"), true, false);
+                w->start();
+                w->checkpoint(QStringLiteral("c0"));
+                change10(ws, r + 200);
+                secondWalk.push_back(timed([&] { w->checkpoint(QStringLiteral("c1")); }));
+                cpSecondWalk.push_back(timed([&] {
+                    run({"/bin/cp", "-a", ws, copy + QStringLiteral("-3")});
+                }));
+                restoreWalk.push_back(timed([&] { w->restore(QStringLiteral("c0")); }));
+                change10(ws, r + 300);
+                rsyncWalk.push_back(timed([&] {
+                    run({"/usr/bin/rsync", "-a", "--delete", copy + u'/', ws + u'/'});
+                }));
+                w->stop(false);
+                QDir(copy + QStringLiteral("-3")).removeRecursively();
+                run({"/bin/chmod", "-R", "u+w", store + QStringLiteral("-w")});
+                QDir(store + QStringLiteral("-w")).removeRecursively();
+            }
             QDir(copy).removeRecursively();
             QDir(copy + QStringLiteral("-2")).removeRecursively();
             run({"/bin/chmod", "-R", "u+w", store});
@@ -177,6 +203,12 @@ int main(int argc, char **argv)
         report("second checkpoint (10 changed)", second, cpSecond, "cp -a", 0.1);
         report("restore after 10 changes", restore, rsync, "rsync -a --delete", 0.5);
         report("diff of two checkpoints (10 changes)", diff, diffR, "diff -r", 0.5);
+        std::printf("  (with change tracking: %.1f whole-tree walks per round, the first "
+                    "checkpoint's)\n",
+                    double(walks) / rounds);
+        report("second checkpoint, no tracking", secondWalk, cpSecondWalk, "cp -a", 0.1);
+        report("restore after 10 changes, no tracking", restoreWalk, rsyncWalk, "rsync -a --delete",
+               0.5);
 
         // 5. tracking overhead on execute("true"), interleaved
         const SandboxPtr plain = makeSandbox(ws, QString(), false, false);

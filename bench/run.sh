@@ -81,6 +81,13 @@ else
     exit 2
 fi
 echo
+echo "== checkpoints over ssh (2,000 files) vs rsync over the same ControlMaster (throwaway sshd) =="
+if [[ -x $BUILD_DIR/bench/remote_checkpoint_bench ]]; then
+    "$BUILD_DIR/bench/remote_checkpoint_bench" --rounds $((RUNS < 5 ? 1 : 3)) || echo "bench: remote_checkpoint_bench failed"
+else
+    echo "bench: remote_checkpoint_bench not built; cmake --build $BUILD_DIR --target remote_checkpoint_bench" >&2
+fi
+echo
 echo "== the docker backend: execute(\"true\") vs the raw Engine API and the CLI; seeding vs docker cp =="
 if [[ -z ${ELSAI_TEST_DOCKER_HOST:-} ]]; then
     echo "bench: docker_bench skipped: no engine (eval \"\$(bash .ci/docker --start)\" starts one)"

@@ -566,6 +566,15 @@ QList<Divergence> compareRecorded(const PlanStep &step, bool recorded, const QSt
     }
     if (!errorType.isEmpty())
         return out; // a call that raised has no result to compare
+    if (recorded && step.tool == QLatin1String("process_start")) {
+        // What a background process does after this call returned (its output, its exit, the
+        // files it changes between the calls) was recorded by no call: a replay cannot be
+        // shown identical, so it says so instead of passing (docs/agents.md).
+        differs(QStringLiteral("background_process"), QStringLiteral("replayable"),
+                QStringLiteral("not comparable: what process %1 did after process_start "
+                               "returned was not recorded")
+                    .arg(data.value(QStringLiteral("process_id")).toString()));
+    }
     if (recorded && e.exitCode) {
         const QJsonValue code = data.value(QStringLiteral("exit_code"));
         if (code.toInt(INT_MIN) != *e.exitCode)

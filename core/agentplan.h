@@ -163,8 +163,10 @@ struct WorkspaceProbe
 
 /// Compares what a step's call did with what its recording saw: the changes, the files, the
 /// hashes of read_file's content and list_dir's names and — when `recorded` (a plan with a
-/// start) — the error raised (`errorType`, empty when none) and the exit code. Every
-/// difference, in that order; empty when none.
+/// start) — the error raised (`errorType`, empty when none), the exit code, and a
+/// `background_process` divergence for each process_start (what a background process does
+/// between the calls is not recorded, so its replay cannot be compared). Every difference, in
+/// that order; empty when none.
 /// Paths matching `ignore` (AgentPlan::ignore) are left out of the changes seen, as the
 /// recording left them out.
 QList<Divergence> compareRecorded(const PlanStep &step, bool recorded, const QString &errorType,

@@ -147,6 +147,23 @@ void ChangeTracker::rescan()
     m_watch->reset();
 }
 
+std::optional<QSet<QByteArray>> ChangeTracker::takeTouched(bool attribute)
+{
+    QMutexLocker lock(&m_mutex);
+    if (!m_watch->keepsTouched()) {
+        // a listing watch: no drain for a capture that walks anyway; what a restore did is
+        // nobody's (the next drain starts from the tree as it is now)
+        if (!attribute)
+            m_watch->reset();
+        return std::nullopt;
+    }
+    if (attribute)
+        drainLocked();
+    else
+        m_watch->drain();
+    return m_watch->takeTouched();
+}
+
 QList<CallChangeRecord> ChangeTracker::log() const
 {
     QMutexLocker lock(&m_mutex);

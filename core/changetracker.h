@@ -76,6 +76,11 @@ public:
     CallChanges end(quint64 id, const QString &outcome = {}, QList<PathChange> *changed = nullptr);
     /// Forgets the changes seen so far (a restore's are nobody's).
     void rescan();
+    /// The paths that may have changed since the last call, for a checkpoint that looks at
+    /// those only (TreeWatch::takeTouched()); none when the watch cannot vouch for the rest.
+    /// Drains first: the changes go to the calls running (`attribute`), or to nobody. A watch
+    /// that keeps no touched paths (a listing) is not drained; without `attribute` it is reset.
+    std::optional<QSet<QByteArray>> takeTouched(bool attribute);
 
     /// The last finished calls, oldest first (at most MaxLog).
     QList<CallChangeRecord> log() const;

@@ -295,6 +295,30 @@ TreeManifest TimeTravel::captureNow()
     return m_backend->captureTree(options);
 }
 
+TreeManifest TimeTravel::captureTracked(CheckpointStore *store, bool attribute)
+{
+    std::optional<QSet<QByteArray>> touched;
+    if (m_tracker)
+        touched = m_tracker->takeTouched(attribute);
+    CaptureOptions options;
+    options.store = store;
+    options.cache = &m_cache;
+    std::optional<TreeManifest> last;
+    last.swap(m_lastTree); // a capture that fails leaves no base: its touched paths are taken
+    if (touched && last) {
+        options.base = &*last;
+        options.touched = &*touched;
+    }
+    bool walked = true; // a backend that does not say walked
+    options.walkedWhole = &walked;
+    TreeManifest m = m_backend->captureTree(options);
+    if (walked)
+        m_treeWalks.fetch_add(1, std::memory_order_relaxed);
+    if (m_tracker)
+        m_lastTree = m;
+    return m;
+}
+
 CheckpointInfo TimeTravel::checkpoint(const QString &name, const QString &note, bool automatic,
                                       bool replace)
 {
@@ -321,10 +345,7 @@ CheckpointInfo TimeTravel::checkpoint(const QString &name, const QString &note, 
     {
         const CheckpointStore::Lock storeLock(*m_store, false);
         m_store->refreshPresence();
-        CaptureOptions options;
-        options.store = m_store.get();
-        options.cache = &m_cache;
-        m = m_backend->captureTree(options);
+        m = captureTracked(m_store.get(), true);
         m.name = chosen;
         m.note = note;
         m.automatic = automatic;
@@ -515,10 +536,11 @@ RestoreResult TimeTravel::restore(const QString &name)
 
     const CheckpointStore::Lock storeLock(*m_store, false);
     s.writeJournal(name);
-    const TreeManifest current = captureNow();
+    const TreeManifest current = captureTracked(nullptr, true);
     result.applied = m_backend->applyTree(current, target, *m_store, &m_cache);
-    // Exactly the checkpoint, or an error that says what differs (the journal stays).
-    const TreeManifest after = captureNow();
+    // Exactly the checkpoint, or an error that says what differs (the journal stays). With
+    // the tracker: what the restore changed goes to nobody's call.
+    const TreeManifest after = captureTracked(nullptr, false);
     const std::vector<TreeChange> left = diffManifests(after, target);
     if (!left.empty()) {
         QStringList paths;
@@ -531,8 +553,6 @@ RestoreResult TimeTravel::restore(const QString &name)
                           .arg(paths.join(QStringLiteral(", "))));
     }
     s.clearJournal();
-    if (m_tracker)
-        m_tracker->rescan(); // what the restore did is nobody's call
     if (m_journal)
         m_journal->rebase(name); // the next call's "before" is the checkpoint
     {

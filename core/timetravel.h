@@ -170,6 +170,10 @@ public:
     CheckpointStore &store() const { return *m_store; }
     /// A capture of the workspace now (hashes, no copies).
     TreeManifest captureNow();
+    /// The whole-tree walks checkpoints and restores made so far; with change tracking, only
+    /// the first and those after the tracker could not vouch for what changed (the tests, the
+    /// bench).
+    quint64 treeWalks() const { return m_treeWalks.load(std::memory_order_relaxed); }
 
     /// One tool call (or host operation) that may change the workspace, from begin to end:
     /// waits while a restore runs, makes the call's command cancellable by a restore, takes
@@ -217,6 +221,11 @@ private:
     CheckpointSpace &space() const;
     std::optional<TreeManifest> loadManifest(const QString &name) const;
     void enforceLimit(CheckpointInfo &info);
+    /// A capture of the workspace, its files stored when `store` is given: from the last one
+    /// and the paths the tracker saw touched since, when it vouches for them, else a walk
+    /// (CaptureOptions::base). The tracker's drain first: its changes go to the calls running
+    /// (`attribute`) or to nobody (a restore's). With m_checkpointMutex held.
+    TreeManifest captureTracked(CheckpointStore *store, bool attribute);
 
     TimeTravelOptions m_options;
     QString m_workspaceId;
@@ -227,7 +236,9 @@ private:
     std::unique_ptr<ChangeTracker> m_tracker;
     std::unique_ptr<CallJournal> m_journal;
     std::atomic<quint64> m_generation{0};
-    QMutex m_checkpointMutex; // one checkpoint / restore at a time per workspace
+    std::atomic<quint64> m_treeWalks{0};
+    QMutex m_checkpointMutex;               // one checkpoint / restore at a time per workspace
+    std::optional<TreeManifest> m_lastTree; ///< the last captureTracked() (m_checkpointMutex)
 
     mutable QMutex m_gateMutex;
     QWaitCondition m_gateChanged;

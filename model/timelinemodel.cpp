@@ -456,6 +456,11 @@ QVariant TimelineModel::data(const QModelIndex &index, int role) const
             if (r.shared)
                 tip += QLatin1Char('\n') + tr("Shared: another call was running when these "
                                               "changes happened; they are its changes too.");
+            if (r.tool == QLatin1String("process_start"))
+                tip += QLatin1Char('\n') +
+                       tr("A background process: what it changes after this call returned is "
+                          "no call's (or the calls' running then), and a replay of a recording "
+                          "reports it as a divergence.");
             if (!r.paths.isEmpty())
                 tip += QLatin1Char('\n') + r.paths.join(QLatin1Char('\n'));
             return tip;

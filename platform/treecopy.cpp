@@ -9,6 +9,7 @@
 #include "faultinjection.h"
 #include "fdutil.h"
 #include "hostfiles.h"
+#include "parallel.h"
 #include "workspacefs.h"
 
 #include <QDir>
@@ -19,10 +20,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -41,10 +38,6 @@ namespace {
 /// Folder nesting deeper than this is reported as an error instead of entered: the walk keeps
 /// one open folder per level, and no real project comes close.
 constexpr int kMaxDepth = 256;
-/// Files per unit of copying work (one folder's files come in chunks of this size), and per extra
-/// copying thread.
-constexpr int kFilesPerThread = 64;
-constexpr int kMaxThreads = 4;
 
 using Fd = UniqueFd;
 
@@ -218,58 +211,6 @@ void walkTree(int rootFd, QStringList &errors, Visit &&visit)
         if (openFrame(fd, rel, &child))
             stack.push_back(std::move(child)); // `top` is invalid from here on
     }
-}
-
-// ---- Parallel file jobs -------------------------------------------------------------------
-
-/// Runs `job(unit, done)` for each unit in [0, units) on up to kMaxThreads threads, the calling
-/// thread among them; jobs add the files they finish to `done`. Progress (files done of
-/// `totalFiles`) is reported from the calling thread only, so callers need no locking.
-template<typename Job>
-void runParallel(int units, int totalFiles, const TreeProgress &progress, Job &&job)
-{
-    std::atomic<int> nextUnit{0};
-    std::atomic<int> done{0};
-    // not capped by the CPU count: the time goes to the kernel's file creation, which runs in
-    // parallel across folders, and a busy machine shares CPU per thread
-    const int threads = std::min({kMaxThreads, 1 + totalFiles / kFilesPerThread, units});
-    std::mutex mutex;
-    std::condition_variable finished;
-    int running = threads - 1;
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t) {
-        pool.emplace_back([&] {
-            for (int u; (u = nextUnit.fetch_add(1, std::memory_order_relaxed)) < units;)
-                job(u, done);
-            std::lock_guard lock(mutex);
-            --running;
-            finished.notify_all();
-        });
-    }
-    int reported = -1;
-    auto report = [&] {
-        const int d = done.load(std::memory_order_relaxed);
-        if (progress && d != reported) {
-            reported = d;
-            progress(d, totalFiles);
-        }
-    };
-    for (int u; (u = nextUnit.fetch_add(1, std::memory_order_relaxed)) < units;) {
-        job(u, done);
-        report();
-    }
-    {
-        std::unique_lock lock(mutex);
-        while (running > 0) {
-            finished.wait_for(lock, std::chrono::milliseconds(100));
-            lock.unlock();
-            report();
-            lock.lock();
-        }
-    }
-    for (std::thread &t : pool)
-        t.join();
-    report();
 }
 
 /// The process umask, read without changing it (umask() would race with other threads).

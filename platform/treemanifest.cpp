@@ -64,9 +64,9 @@ qint64 TreeManifest::byteCount() const
 
 const TreeEntry *TreeManifest::find(const QByteArray &path) const
 {
-    const auto it =
-        std::lower_bound(entries.begin(), entries.end(), path,
-                         [](const TreeEntry &e, const QByteArray &p) { return e.path < p; });
+    const auto it = std::lower_bound(
+        entries.begin(), entries.end(), path,
+        [](const TreeEntry &e, const QByteArray &p) { return pathLess(e.path, p); });
     return it != entries.end() && it->path == path ? &*it : nullptr;
 }
 

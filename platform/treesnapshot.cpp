@@ -8,11 +8,19 @@
 #include "confinedopen.h"
 #include "errors.h"
 #include "faultinjection.h"
+#include "parallel.h"
 #include "tempfiles.h"
 #include "treecopy.h"
 #include "workspacefs.h"
 
 #include <QCryptographicHash>
+#include <QSet>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <optional>
 
 #include <cerrno>
 #include <dirent.h>
@@ -195,14 +203,60 @@ QByteArray hashFile(int dirFd, const QByteArray &name, const QByteArray &rel, Tr
     return hash; // still changing: the last read is what the checkpoint holds
 }
 
-} // namespace
-
-TreeManifest captureTree(int rootFd, const CaptureOptions &options)
+/// The entry of what `st` describes (the lstat of `name` in `dirFd`): a folder, a symlink with
+/// its text, or a file with its hash when the cache knows it and the store has its content
+/// (else none yet: hashFile()). None for a special file or a link that vanished.
+std::optional<TreeEntry> entryOf(int dirFd, const QByteArray &name, const QByteArray &rel,
+                                 const struct stat &st, const CaptureOptions &options,
+                                 qint64 walkStart)
 {
-    const qint64 walkStart = realtimeNs();
-    TreeManifest m;
-    // Pre-order, each folder's names in byte order: the entries come out in pathLess() order,
-    // so the tree is never sorted as a whole. One fd per level (at most MaxDepth).
+    TreeEntry e;
+    e.path = rel;
+    e.mode = st.st_mode & 01777;
+    e.stamp = stampOf(st); // a folder's too: an incremental capture tells folders apart by it
+    if (S_ISDIR(st.st_mode)) {
+        e.type = TreeEntry::Type::Dir;
+    } else if (S_ISREG(st.st_mode)) {
+        e.type = TreeEntry::Type::File;
+        e.size = st.st_size;
+        if (options.cache) {
+            const QByteArray cached = options.cache->lookup(e.stamp, walkStart);
+            if (!cached.isEmpty() && (!options.store || options.store->hasBlob(cached, e.size)))
+                e.hash = cached;
+        }
+    } else if (S_ISLNK(st.st_mode)) {
+        e.type = TreeEntry::Type::Symlink;
+        e.mode = 0777;
+        e.stamp = {};
+        QByteArray target(qsizetype(st.st_size > 0 ? st.st_size : PATH_MAX) + 1, Qt::Uninitialized);
+        const ssize_t n =
+            ::readlinkat(dirFd, name.constData(), target.data(), size_t(target.size()));
+        if (n < 0) {
+            if (errno == ENOENT || errno == EINVAL)
+                return std::nullopt;
+            throwOsError(errno, QStringLiteral("cannot read the link for a checkpoint"),
+                         shown(rel));
+        }
+        target.resize(n);
+        e.target = target;
+        e.size = n;
+    } else {
+        return std::nullopt;
+    }
+    return e;
+}
+
+/// Files of a capture still to hash: indexes into its entries, in walk order.
+using Pending = std::vector<size_t>;
+
+/// Appends what the folder `startRel` beneath `rootFd` holds (not the folder itself) to `m`, in
+/// pathLess() order: folders, links, and files with their hash when the cache knows it (and the
+/// store has the content), else with none and their index in `pending`. `depth`: the levels of
+/// `startRel`. Pre-order, each folder's names in byte order, so the tree is never sorted as a
+/// whole; one fd per level (at most MaxDepth).
+void walkInto(int rootFd, const QByteArray &startRel, int depth, TreeManifest &m, Pending &pending,
+              const CaptureOptions &options, qint64 walkStart)
+{
     struct Frame
     {
         UniqueFd fd;
@@ -212,7 +266,7 @@ TreeManifest captureTree(int rootFd, const CaptureOptions &options)
     };
     std::vector<Frame> stack;
     const auto enter = [&](int parentFd, const QByteArray &name, const QByteArray &rel) {
-        if (stack.size() >= size_t(MaxDepth))
+        if (int(stack.size()) + depth >= MaxDepth)
             throw OSError(QStringLiteral("cannot checkpoint '%1': folders nested deeper than %2 "
                                          "levels")
                               .arg(shown(rel))
@@ -249,7 +303,7 @@ TreeManifest captureTree(int rootFd, const CaptureOptions &options)
         std::sort(names.begin(), names.end());
         stack.push_back({std::move(fd), rel, std::move(names), 0});
     };
-    enter(rootFd, QByteArray(), QByteArray());
+    enter(rootFd, startRel, startRel);
     while (!stack.empty()) {
         Frame &top = stack.back();
         if (top.next >= top.names.size()) {
@@ -265,44 +319,231 @@ TreeManifest captureTree(int rootFd, const CaptureOptions &options)
                 continue;
             throwOsError(errno, QStringLiteral("cannot read for a checkpoint"), shown(rel));
         }
-        TreeEntry e;
-        e.path = rel;
-        e.mode = st.st_mode & 01777;
-        if (S_ISDIR(st.st_mode)) {
-            e.type = TreeEntry::Type::Dir;
-            m.entries.push_back(std::move(e));
-            enter(dirFd, name, rel); // `top` is not used past this point
-            continue;
-        }
-        if (S_ISREG(st.st_mode)) {
-            e.type = TreeEntry::Type::File;
-            e.size = st.st_size;
-            e.stamp = stampOf(st);
-            e.hash = hashFile(dirFd, name, rel, e, options, walkStart);
-            if (e.hash.isEmpty())
-                continue;
-        } else if (S_ISLNK(st.st_mode)) {
-            e.type = TreeEntry::Type::Symlink;
-            e.mode = 0777;
-            QByteArray target(qsizetype(st.st_size > 0 ? st.st_size : PATH_MAX) + 1,
-                              Qt::Uninitialized);
-            const ssize_t n =
-                ::readlinkat(dirFd, name.constData(), target.data(), size_t(target.size()));
-            if (n < 0) {
-                if (errno == ENOENT || errno == EINVAL)
-                    continue;
-                throwOsError(errno, QStringLiteral("cannot read the link for a checkpoint"),
-                             shown(rel));
-            }
-            target.resize(n);
-            e.target = target;
-            e.size = n;
-        } else {
+        std::optional<TreeEntry> e = entryOf(dirFd, name, rel, st, options, walkStart);
+        if (!e) {
             m.skipped.append(QString::fromUtf8(rel));
             continue;
         }
-        m.entries.push_back(std::move(e));
+        if (e->type == TreeEntry::Type::File && e->hash.isEmpty())
+            pending.push_back(m.entries.size());
+        const bool isDir = e->type == TreeEntry::Type::Dir;
+        m.entries.push_back(std::move(*e));
+        if (isDir)
+            enter(dirFd, name, rel); // `top` is not used past this point
     }
+}
+
+/// Hashes (and stores) the pending files on several threads (parallel.h), a chunk of one
+/// folder's files at a time. A file that vanished keeps no hash (dropVanished()). Throws the
+/// first failure.
+void hashPending(int rootFd, std::vector<TreeEntry> &entries, const Pending &pending,
+                 const CaptureOptions &options, qint64 walkStart)
+{
+    struct Chunk
+    {
+        QByteArray parent;
+        size_t first, last; // into `pending`
+    };
+    std::vector<Chunk> chunks;
+    for (size_t i = 0; i < pending.size();) {
+        const QByteArray parent = splitParent(entries[pending[i]].path).first;
+        size_t j = i + 1;
+        while (j < pending.size() && j - i < size_t(kFilesPerThread) &&
+               splitParent(entries[pending[j]].path).first == parent)
+            ++j;
+        chunks.push_back({parent, i, j});
+        i = j;
+    }
+    std::mutex failMutex;
+    std::exception_ptr failure;
+    std::atomic<bool> failed{false};
+    runParallel(int(chunks.size()), int(pending.size()), {}, [&](int unit, std::atomic<int> &done) {
+        const Chunk &c = chunks[size_t(unit)];
+        done.fetch_add(int(c.last - c.first), std::memory_order_relaxed);
+        if (failed.load(std::memory_order_relaxed))
+            return;
+        try {
+            const UniqueFd dir =
+                openConfined(rootFd, c.parent, O_PATH | O_DIRECTORY, ConfinedLinks::None);
+            if (!dir.isValid()) {
+                if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
+                    return; // gone since the listing, with its files
+                throwOsError(errno, QStringLiteral("cannot read the folder for a checkpoint"),
+                             shown(c.parent));
+            }
+            for (size_t i = c.first; i < c.last; ++i) {
+                TreeEntry &e = entries[pending[i]];
+                e.hash =
+                    hashFile(dir.get(), splitParent(e.path).second, e.path, e, options, walkStart);
+            }
+        } catch (...) {
+            const std::lock_guard lock(failMutex);
+            if (!failure)
+                failure = std::current_exception();
+            failed.store(true, std::memory_order_relaxed);
+        }
+    });
+    if (failure)
+        std::rethrow_exception(failure);
+}
+
+/// Removes the files that vanished before they were read (no hash).
+void dropVanished(std::vector<TreeEntry> &entries)
+{
+    entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                 [](const TreeEntry &e) {
+                                     return e.type == TreeEntry::Type::File && e.hash.isEmpty();
+                                 }),
+                  entries.end());
+}
+
+/// captureTree() from options.base and the touched paths only.
+std::optional<TreeManifest> captureChanged(int rootFd, const CaptureOptions &options)
+{
+    const qint64 walkStart = realtimeNs();
+    const TreeManifest &base = *options.base;
+    QByteArrayList paths(options.touched->cbegin(), options.touched->cend());
+    std::sort(paths.begin(), paths.end(), pathLess);
+
+    // 1. The state now of each touched path, and all of a folder that is not the one `base`
+    //    has there (new, or another in its place): `fresh`, in pathLess() order, one range per
+    //    path.
+    struct Override
+    {
+        QByteArray path;
+        size_t first = 0, last = 0; // into fresh.entries
+        bool dropBeneath = false;   // what `base` has beneath the path goes
+    };
+    TreeManifest fresh;
+    Pending unused;
+    std::vector<Override> overrides;
+    QSet<QByteArray> freshDirs;
+    QByteArray covered; // a folder walked or gone whole: the touched paths beneath it are done
+    for (const QByteArray &p : std::as_const(paths)) {
+        if (p.isEmpty())
+            continue; // the root itself: not an entry
+        if (!covered.isEmpty() && p.size() > covered.size() && p.startsWith(covered) &&
+            p.at(covered.size()) == '/')
+            continue;
+        const TreeEntry *was = base.find(p);
+        const bool wasDir = was && was->type == TreeEntry::Type::Dir;
+        const auto [dir, name] = splitParent(p);
+        Override o{p, fresh.entries.size(), 0, wasDir};
+        struct stat st;
+        bool there = false;
+        if (!isStaleTempName(name)) {
+            const UniqueFd parent =
+                openConfined(rootFd, dir, O_PATH | O_DIRECTORY, ConfinedLinks::None);
+            if (parent.isValid()) {
+                there = ::fstatat(parent.get(), name.constData(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+                if (!there && errno != ENOENT)
+                    throwOsError(errno, QStringLiteral("cannot read for a checkpoint"), shown(p));
+                if (there) {
+                    const TreeEntry *pe = dir.isEmpty() ? nullptr : base.find(dir);
+                    if (!dir.isEmpty() && !freshDirs.contains(dir) &&
+                        !(pe && pe->type == TreeEntry::Type::Dir))
+                        return std::nullopt; // its folder is not known: the watch missed it
+                }
+                if (there) {
+                    std::optional<TreeEntry> e =
+                        entryOf(parent.get(), name, p, st, options, walkStart);
+                    if (!e) {
+                        fresh.skipped.append(QString::fromUtf8(p));
+                    } else if (e->type == TreeEntry::Type::Dir) {
+                        const bool same = wasDir && was->stamp.ino != 0 &&
+                                          was->stamp.dev == e->stamp.dev &&
+                                          was->stamp.ino == e->stamp.ino;
+                        fresh.entries.push_back(std::move(*e));
+                        freshDirs.insert(p);
+                        o.dropBeneath = !same;
+                        if (!same) // new here: all of it
+                            walkInto(rootFd, p, int(p.count('/')) + 1, fresh, unused, options,
+                                     walkStart);
+                    } else {
+                        fresh.entries.push_back(std::move(*e));
+                    }
+                }
+            } else if (errno != ENOENT && errno != ELOOP && errno != ENOTDIR) {
+                throwOsError(errno, QStringLiteral("cannot read the folder for a checkpoint"),
+                             shown(dir));
+            }
+        }
+        if (o.dropBeneath)
+            covered = p;
+        o.last = fresh.entries.size();
+        overrides.push_back(std::move(o));
+    }
+
+    // 2. `base` with those ranges in place of what it has there; the files without a hash
+    //    (not in the cache, or their content is not in the store) are read.
+    TreeManifest out;
+    out.entries.reserve(base.entries.size() + fresh.entries.size());
+    Pending pending;
+    const auto append = [&](const TreeEntry &e) {
+        out.entries.push_back(e);
+        TreeEntry &added = out.entries.back();
+        if (added.type != TreeEntry::Type::File)
+            return;
+        if (!added.hash.isEmpty() && options.store &&
+            !options.store->hasBlob(added.hash, added.size))
+            added.hash.clear(); // collected since (or never stored): read it again
+        if (added.hash.isEmpty())
+            pending.push_back(out.entries.size() - 1);
+    };
+    const std::vector<TreeEntry> &b = base.entries;
+    size_t i = 0;
+    for (const Override &o : overrides) {
+        while (i < b.size() && pathLess(b[i].path, o.path))
+            append(b[i++]);
+        if (i < b.size() && b[i].path == o.path)
+            ++i;
+        if (o.dropBeneath) {
+            const QByteArray prefix = o.path + '/';
+            while (i < b.size() && b[i].path.startsWith(prefix))
+                ++i;
+        }
+        for (size_t k = o.first; k < o.last; ++k)
+            append(fresh.entries[k]);
+    }
+    while (i < b.size())
+        append(b[i++]);
+    hashPending(rootFd, out.entries, pending, options, walkStart);
+    dropVanished(out.entries);
+
+    // 3. The special files: those of `base` no touched path replaced, and the new ones.
+    for (const QString &s : base.skipped) {
+        const QByteArray rel = s.toUtf8();
+        bool gone = options.touched->contains(rel);
+        for (const Override &o : overrides) {
+            if (gone)
+                break;
+            gone = o.dropBeneath && rel.startsWith(o.path + '/');
+        }
+        if (!gone)
+            out.skipped.append(s);
+    }
+    out.skipped += fresh.skipped;
+    return out;
+}
+
+} // namespace
+
+TreeManifest captureTree(int rootFd, const CaptureOptions &options)
+{
+    if (options.walkedWhole)
+        *options.walkedWhole = false;
+    if (options.base && options.touched) {
+        if (auto m = captureChanged(rootFd, options))
+            return std::move(*m);
+    }
+    if (options.walkedWhole)
+        *options.walkedWhole = true;
+    const qint64 walkStart = realtimeNs();
+    TreeManifest m;
+    Pending pending;
+    walkInto(rootFd, QByteArray(), 0, m, pending, options, walkStart);
+    hashPending(rootFd, m.entries, pending, options, walkStart);
+    dropVanished(m.entries);
     return m;
 }
 
@@ -443,10 +684,11 @@ ApplyResult applyTree(int rootFd, const TreeManifest &current, const TreeManifes
     }
     parent.forget();
 
-    // 3. Folder modes last (a read-only folder is filled first), deepest first.
-    for (auto it = target.entries.rbegin(); it != target.entries.rend(); ++it) {
-        if (it->type == TreeEntry::Type::Dir &&
-            chmodFolder(rootFd, it->path, mode_t(it->mode & 01777), true)) {
+    // 3. Folder modes last (a read-only folder is filled first), deepest first: of the folders
+    //    made and of those whose mode differs (the others' are right already).
+    for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
+        if (it->kind != TreeChange::Kind::Deleted && it->to->type == TreeEntry::Type::Dir &&
+            chmodFolder(rootFd, it->path, mode_t(it->to->mode & 01777), true)) {
             ++result.modes;
         }
     }

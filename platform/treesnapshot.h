@@ -8,6 +8,7 @@
 #include <QByteArray>
 #include <QHash>
 #include <QMutex>
+#include <QSet>
 #include <QStringList>
 
 namespace elsai {
@@ -47,6 +48,15 @@ struct CaptureOptions
     /// Where the content of each file goes; none: hashes only (a diff against "now").
     CheckpointStore *store = nullptr;
     TreeHashCache *cache = nullptr;
+    /// Both or neither: a capture the tree is known to equal except at the `touched` paths (a
+    /// change tracker's word, TreeWatch::takeTouched()). Only those are looked at: a folder
+    /// among them that is not the one `base` has there (device and inode) is walked whole, the
+    /// rest of `base` is kept (a kept file whose content the store lacks is read again). A
+    /// backend may ignore them (a full capture is never wrong).
+    const TreeManifest *base = nullptr;
+    const QSet<QByteArray> *touched = nullptr;
+    /// Set to whether the whole tree was walked (no base, or the base could not be used).
+    bool *walkedWhole = nullptr;
 };
 
 /// Walks the tree beneath `rootFd` (any fd naming a folder) without following any symlink:
@@ -55,7 +65,9 @@ struct CaptureOptions
 /// files are named in `skipped`). Permission bits are recorded without setuid/setgid (restore
 /// never sets them, as seeding does not). Folders deeper than 256 levels are an error.
 /// Throws OSError (an unreadable folder or file fails the capture: a checkpoint is whole or
-/// nothing).
+/// nothing). Files the cache does not know are read on several threads (parallel.h). With
+/// `options.base`, only the touched paths (see there); when one of them lies in a folder `base`
+/// does not have, the tracker missed something and the whole tree is walked after all.
 TreeManifest captureTree(int rootFd, const CaptureOptions &options);
 
 /// What applyTree() did.

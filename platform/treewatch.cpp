@@ -42,6 +42,7 @@ PathState stateOf(const struct stat &st)
     s.size = st.st_size;
     s.mtimeNs = qint64(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
     s.ino = st.st_ino;
+    s.links = quint32(st.st_nlink);
     return s;
 }
 
@@ -172,6 +173,8 @@ void InotifyTreeWatch::addWatch(const QByteArray &rel)
             m_overBound = true;
             m_inotify.reset();
             m_watches.clear();
+        } else if (errno != ENOENT) {
+            m_blind = true; // changes in it would go unseen
         }
         return;
     }
@@ -184,12 +187,17 @@ void InotifyTreeWatch::walk(const QByteArray &from, Known &into, bool addWatches
     while (!pending.empty()) {
         const QByteArray dirRel = std::move(pending.back());
         pending.pop_back();
-        if (dirRel.count('/') >= MaxDepth)
+        if (dirRel.count('/') >= MaxDepth) {
+            m_blind = true;
             continue;
+        }
         UniqueFd dirFd =
             openConfined(m_root.get(), dirRel, O_RDONLY | O_DIRECTORY, ConfinedLinks::None);
-        if (!dirFd.isValid())
+        if (!dirFd.isValid()) {
+            if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+                m_blind = true; // unreadable: neither listed nor watched
             continue;
+        }
         if (addWatches)
             addWatch(dirRel);
         DIR *dir = ::fdopendir(dirFd.release());
@@ -211,6 +219,8 @@ void InotifyTreeWatch::walk(const QByteArray &from, Known &into, bool addWatches
             if (S_ISLNK(st.st_mode))
                 s.target = linkText(fd, name, st.st_size);
             into.insert(rel, s);
+            if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+                m_linked.insert(rel);
             if (S_ISDIR(st.st_mode))
                 pending.push_back(rel);
         }
@@ -244,9 +254,38 @@ QList<PathChange> InotifyTreeWatch::rescan()
         }
     }
     Known fresh;
+    m_vouch = false; // the walk sees metadata only
+    m_touched.clear();
+    m_linked.clear();
+    m_blind = false;
     walk(QByteArray(), fresh, m_inotify.isValid() && !m_overBound);
     QList<PathChange> out = diffPathStates(m_known, fresh);
     m_known = std::move(fresh);
+    return out;
+}
+
+void InotifyTreeWatch::touch(const QByteArray &path)
+{
+    if (!m_vouch)
+        return;
+    m_touched.insert(path);
+    if (m_touched.size() > MaxTouched) {
+        m_touched.clear();
+        m_vouch = false;
+    }
+}
+
+std::optional<QSet<QByteArray>> InotifyTreeWatch::takeTouched()
+{
+    QMutexLocker lock(&m_mutex);
+    std::optional<QSet<QByteArray>> out;
+    if (m_vouch && !m_blind && m_inotify.isValid() && !m_overBound &&
+        m_linked.size() <= MaxTouched) {
+        out = std::move(m_touched);
+        out->unite(m_linked);
+    }
+    m_touched = {};
+    m_vouch = true;
     return out;
 }
 
@@ -262,6 +301,7 @@ QList<PathChange> InotifyTreeWatch::drain()
     if (!m_inotify.isValid() || m_overBound)
         return rescan();
     QSet<QByteArray> dirty;
+    QSet<QByteArray> madeDirs; // a folder made or moved in: walked even when its inode is reused
     alignas(struct inotify_event) char buf[65536];
     for (;;) {
         const ssize_t n = ::read(m_inotify.get(), buf, sizeof buf);
@@ -285,41 +325,55 @@ QList<PathChange> InotifyTreeWatch::drain()
             if (!name.isEmpty() && isStaleTempName(name))
                 continue;
             const QByteArray path = name.isEmpty() ? *it : join(*it, name);
-            if (!path.isEmpty())
-                dirty.insert(path);
+            if (path.isEmpty())
+                continue;
+            dirty.insert(path);
+            if ((ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO)))
+                madeDirs.insert(path);
         }
     }
     QList<QByteArray> paths(dirty.cbegin(), dirty.cend());
     std::sort(paths.begin(), paths.end());
     QList<PathChange> out;
     for (const QByteArray &p : std::as_const(paths)) {
+        touch(p);
         const std::optional<PathState> now = statPath(p);
         const auto known = m_known.constFind(p);
         const std::optional<PathState> before =
             known == m_known.constEnd() ? std::nullopt : std::optional(*known);
-        if (before == now)
+        const bool wasDir = before && before->type == TreeEntry::Type::Dir;
+        const bool isDir = now && now->type == TreeEntry::Type::Dir;
+        // made again under the same inode (a file system that reuses them): another folder
+        const bool remade = wasDir && isDir && madeDirs.contains(p);
+        if (before == now && !remade)
             continue;
-        out.append({p, before, now});
+        if (!(before == now))
+            out.append({p, before, now});
         if (now)
             m_known.insert(p, *now);
         else
             m_known.remove(p);
-        const bool wasDir = before && before->type == TreeEntry::Type::Dir;
-        const bool isDir = now && now->type == TreeEntry::Type::Dir;
-        if (wasDir && (!isDir || before->ino != now->ino)) {
+        if (now && now->type == TreeEntry::Type::File && now->links > 1)
+            m_linked.insert(p);
+        else
+            m_linked.remove(p);
+        if (wasDir && (!isDir || before->ino != now->ino || remade)) {
             // the folder went (or another took its name): everything known beneath it went
             const QByteArray prefix = p + '/';
             for (auto it = m_known.lowerBound(prefix);
                  it != m_known.end() && it.key().startsWith(prefix);) {
                 out.append({it.key(), *it, std::nullopt});
+                touch(it.key());
+                m_linked.remove(it.key());
                 it = m_known.erase(it);
             }
         }
-        if (isDir && (!wasDir || before->ino != now->ino)) {
+        if (isDir && (!wasDir || before->ino != now->ino || remade)) {
             // created or moved in: all of it is new here (and watched from now on)
             Known sub;
             walk(p, sub, true);
             for (auto it = sub.cbegin(); it != sub.cend(); ++it) {
+                touch(it.key());
                 const auto old = m_known.constFind(it.key());
                 const std::optional<PathState> was =
                     old == m_known.constEnd() ? std::nullopt : std::optional(*old);

@@ -11,6 +11,7 @@
 #include <QList>
 #include <QMap>
 #include <QMutex>
+#include <QSet>
 
 #include <functional>
 #include <optional>
@@ -27,6 +28,7 @@ struct PathState
     qint64 mtimeNs = 0;
     quint64 ino = 0;
     QByteArray target; ///< symlinks
+    quint32 links = 1; ///< hard links (not compared: a link elsewhere changes nothing here)
     bool operator==(const PathState &o) const
     {
         // a folder's own mtime and size change with its entries: those are their own paths
@@ -68,6 +70,18 @@ public:
     virtual bool watching() const = 0;
     virtual int watchCount() const = 0;
     virtual qsizetype knownPaths() const = 0;
+
+    /// The paths that may have changed since the last call (every path an event named, all of
+    /// a folder that came, went or was replaced, every file with other hard links), so that a
+    /// checkpoint looks at those only (CaptureOptions::touched); none when the watch cannot
+    /// vouch for the rest since then (this default, the listing watch: it sees metadata only).
+    /// Call right after drain(): what is still queued goes into the next set.
+    virtual std::optional<QSet<QByteArray>> takeTouched() { return std::nullopt; }
+    /// Whether takeTouched() can ever answer: a checkpoint drains a watch only for it (a
+    /// listing watch's drain is one more whole listing, for nothing).
+    virtual bool keepsTouched() const { return false; }
+    /// Touched paths kept at most between two takes; past it the watch no longer vouches.
+    static constexpr qsizetype MaxTouched = 200000;
 };
 
 /// A live metadata mirror of the tree beneath a folder (local, bwrap): inotify watches on every
@@ -76,6 +90,12 @@ public:
 /// created or moved in is walked whole. When the kernel's event queue overflows, when inotify
 /// is unavailable, or when there are more folders than `maxWatches`, drain() walks the whole
 /// tree's metadata instead (rescan mode: correct, slower: one lstat per entry).
+///
+/// takeTouched() vouches only while nothing escaped the events since the previous take: not
+/// after a walk in rescan mode, nor while a folder could not be watched (unreadable, too deep);
+/// a file with other hard links is always touched (a write through a link elsewhere names no
+/// path here). What no event reports at all is a write through a shared memory mapping while
+/// the file stays open: its path is touched when the writer closes it (docs/checkpoints.md).
 class InotifyTreeWatch : public TreeWatch
 {
 public:
@@ -88,6 +108,8 @@ public:
     bool watching() const override;
     int watchCount() const override;
     qsizetype knownPaths() const override;
+    std::optional<QSet<QByteArray>> takeTouched() override;
+    bool keepsTouched() const override { return true; }
 
 private:
     using Known = PathStates;
@@ -103,6 +125,11 @@ private:
     bool m_overBound = false;
     QHash<int, QByteArray> m_watches; ///< wd → folder
     Known m_known;
+    QSet<QByteArray> m_touched; ///< since the last takeTouched()
+    QSet<QByteArray> m_linked;  ///< files known with more than one hard link
+    bool m_vouch = true;        ///< nothing escaped the events since the last take
+    bool m_blind = false;       ///< a folder is not watched (until a walk watches it)
+    void touch(const QByteArray &path);
 };
 
 /// A watch by listing (ssh and the remote backends): every drain() takes a whole listing of

@@ -377,6 +377,47 @@ private Q_SLOTS:
         QVERIFY(sandbox->attachedAgents().isEmpty());
     }
 
+    // A recorded session's background process cannot be replayed identically (what it does
+    // between the calls was recorded by none): its process_start diverges instead of passing;
+    // a hand-written plan (no start) expects what it says and passes.
+    void backgroundProcessDiverges_data()
+    {
+        QTest::addColumn<bool>("recorded");
+        QTest::newRow("recorded") << true;
+        QTest::newRow("hand-written") << false;
+    }
+
+    void backgroundProcessDiverges()
+    {
+        QFETCH(bool, recorded);
+        const SandboxPtr sandbox = startedSandbox();
+        QJsonObject o{
+            {"format", AgentPlan::formatName()},
+            {"version", 2},
+            {"name", "bg"},
+            {"steps", QJsonArray{step("start", "process_start", {{"command", "echo hi > bg.txt"}}),
+                                 step("after", "execute", {{"command", "true"}})}}};
+        if (recorded)
+            o.insert("start", QJsonObject{{"checkpoint", "c"}, {"digest", QString(64, u'0')}});
+        const AgentPlan plan = AgentPlan::parse(QJsonDocument(o).toJson());
+        AgentPlanRunner runner(plan, sandbox);
+        const QList<StepResult> results = runner.run();
+        QCOMPARE(results.size(), 2);
+        QCOMPARE(results[1].divergences.size(), 0);
+        if (!recorded) {
+            QVERIFY2(results[0].passed, qPrintable(results[0].reason));
+            return;
+        }
+        QVERIFY(!results[0].passed);
+        QCOMPARE(results[0].divergences.size(), 1);
+        const Divergence &d = results[0].divergences.first();
+        QCOMPARE(d.check, QStringLiteral("background_process"));
+        const QString id = results[0].data.value("process_id").toString();
+        QVERIFY(!id.isEmpty());
+        QVERIFY(d.seen.toString().contains(id));
+        QVERIFY(results[0].reason.contains("background_process"));
+    }
+
     void failureSkipsTheRest_data()
     {
         QTest::addColumn<bool>("stopOnFailure");

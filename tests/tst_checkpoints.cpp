@@ -130,6 +130,10 @@ private Q_SLOTS:
     void manifestRoundTrip();
     void restoreExact_data();
     void restoreExact();
+    void incrementalExact_data();
+    void incrementalExact();
+    void incrementalFallback_data();
+    void incrementalFallback();
     void dedupAndDiff();
     void namesAndLimit();
     void fork();
@@ -184,30 +188,34 @@ void TestCheckpoints::manifestRoundTrip()
     QVERIFY(header && header->entries.empty() && header->name == QLatin1String("n"));
 }
 
+namespace {
+// Shell changes of every kind to makeTree()'s tree.
+// clang-format off
+const char *const kMutations[] = {
+    "sed -i 's/hello/bye/' src/main.py",
+    "echo more >> notes.txt",
+    "chmod 700 src/main.py",
+    "ln -s notes.txt newlink",
+    "mv src/lib src/library",
+    "rm -r src",
+    "mkdir -p a/b/c",
+    "rm notes.txt && mkdir notes.txt && echo in > notes.txt/f",
+    "rm -r empty && echo file > empty",
+    "rm link-to-main && ln -s notes.txt link-to-main",
+    "rm link-to-main && mkdir link-to-main",
+    "chmod 700 ro && rm ro/inside && chmod 500 ro",
+    "chmod 700 empty",
+    "printf '\\0\\0' > data.bin",
+    "rm -rf ./* && touch only",
+};
+// clang-format on
+} // namespace
+
 void TestCheckpoints::restoreExact_data()
 {
     QTest::addColumn<bool>("bwrap");
     QTest::addColumn<QString>("mutation");
-    // clang-format off
-    const char *mutations[] = {
-        "sed -i 's/hello/bye/' src/main.py",
-        "echo more >> notes.txt",
-        "chmod 700 src/main.py",
-        "ln -s notes.txt newlink",
-        "mv src/lib src/library",
-        "rm -r src",
-        "mkdir -p a/b/c",
-        "rm notes.txt && mkdir notes.txt && echo in > notes.txt/f",
-        "rm -r empty && echo file > empty",
-        "rm link-to-main && ln -s notes.txt link-to-main",
-        "rm link-to-main && mkdir link-to-main",
-        "chmod 700 ro && rm ro/inside && chmod 500 ro",
-        "chmod 700 empty",
-        "printf '\\0\\0' > data.bin",
-        "rm -rf ./* && touch only",
-    };
-    // clang-format on
-    for (const char *m : mutations)
+    for (const char *m : kMutations)
         QTest::newRow(m) << false << QString::fromLatin1(m);
     QTest::newRow("bwrap: many at once")
         << true
@@ -246,6 +254,114 @@ void TestCheckpoints::restoreExact()
     // restoring the state it is in changes nothing
     const RestoreResult again = f.sandbox->restore(QStringLiteral("c1"));
     QCOMPARE(again.applied.written + again.applied.removed + again.applied.modes, qint64(0));
+}
+
+void TestCheckpoints::incrementalExact_data()
+{
+    QTest::addColumn<QString>("mutation");
+    for (const char *m : kMutations)
+        QTest::newRow(m) << QString::fromLatin1(m);
+    // what the tracker's metadata calls unchanged: the event still names the path
+    QTest::newRow("same size and mtime")
+        << QStringLiteral("touch -r notes.txt ../ref && printf 'x\\ny\\nz\\n' > notes.txt && "
+                          "touch -r ../ref notes.txt");
+    QTest::newRow("a folder made again")
+        << QStringLiteral("rm -r src/lib && mkdir src/lib && echo new > src/lib/util.py");
+    QTest::newRow("a new tree moved in")
+        << QStringLiteral("mkdir -p ../t/u && echo v > ../t/u/w && mv ../t moved");
+}
+
+// With change tracking on, a checkpoint and a restore look only at the paths the tracker saw
+// touched since the last capture: each result is exactly what a full walk sees.
+void TestCheckpoints::incrementalExact()
+{
+    QFETCH(QString, mutation);
+    TimeTravelOptions o = checkpointsOn();
+    o.trackChanges = true;
+    Fixture f(false, o);
+    makeTree(f.ws);
+    f.sandbox->start();
+    TimeTravel *tt = f.sandbox->timeTravel().get();
+    const QByteArray before = digestOf(f.ws);
+    f.sandbox->checkpoint(QStringLiteral("c1"));
+    const quint64 walks = tt->treeWalks();
+    QVERIFY(walks >= 1); // the baseline's
+
+    sh(f.ws, mutation);
+    const QByteArray changed = digestOf(f.ws);
+    QVERIFY(changed != before);
+    f.sandbox->checkpoint(QStringLiteral("c2"));
+    QCOMPARE(treeDigest(tt->manifest(QStringLiteral("c2"))), changed);
+    f.sandbox->restore(QStringLiteral("c1"));
+    QCOMPARE(digestOf(f.ws), before);
+    f.sandbox->checkpoint(QStringLiteral("c3"));
+    QCOMPARE(treeDigest(tt->manifest(QStringLiteral("c3"))), before);
+    f.sandbox->restore(QStringLiteral("c2"));
+    QCOMPARE(digestOf(f.ws), changed);
+    QCOMPARE(tt->treeWalks(), walks); // none of them walked the whole tree
+}
+
+void TestCheckpoints::incrementalFallback_data()
+{
+    QTest::addColumn<int>("maxWatches");
+    QTest::addColumn<bool>("flood");
+    QTest::addColumn<QString>("mutation");
+    QTest::addColumn<int>("walks"); // of the 4 captures after the first checkpoint
+    // clang-format off
+    QTest::newRow("more folders than watches") << 1     << false
+        << QStringLiteral("echo more >> src/lib/util.py") << 4;
+    QTest::newRow("the event queue overflowed") << 65536 << true
+        << QStringLiteral("touch -r notes.txt ../ref && printf 'x\\ny\\nz\\n' > notes.txt && "
+                          "touch -r ../ref notes.txt") << 1;
+    // no event here names a write through a hard link elsewhere: such files are always looked at
+    QTest::newRow("a hard link outside") << 65536 << false
+        << QStringLiteral("echo more >> ../outside") << 0;
+    // clang-format on
+}
+
+// What the tracker cannot vouch for makes the capture walk the tree, and stays exact.
+void TestCheckpoints::incrementalFallback()
+{
+    QFETCH(int, maxWatches);
+    QFETCH(bool, flood);
+    QFETCH(QString, mutation);
+    QFETCH(int, walks);
+    TimeTravelOptions o = checkpointsOn();
+    o.trackChanges = true;
+    o.maxWatches = maxWatches;
+    Fixture f(false, o);
+    makeTree(f.ws);
+    writeHostFile(f.ws + QStringLiteral("/shared.txt"), "shared\n");
+    QVERIFY(::link(QFile::encodeName(f.ws + QStringLiteral("/shared.txt")).constData(),
+                   QFile::encodeName(f.tmp.path() + QStringLiteral("/outside")).constData()) == 0);
+    f.sandbox->start();
+    TimeTravel *tt = f.sandbox->timeTravel().get();
+    const QByteArray before = digestOf(f.ws);
+    f.sandbox->checkpoint(QStringLiteral("c1"));
+    const quint64 first = tt->treeWalks();
+
+    if (flood) {
+        // more events than the kernel queues (two files in turn: equal events are merged)
+        QFile limit(QStringLiteral("/proc/sys/fs/inotify/max_queued_events"));
+        QVERIFY(limit.open(QIODevice::ReadOnly));
+        const int events = limit.readAll().trimmed().toInt();
+        if (events <= 0 || events > 1000000)
+            QSKIP("the inotify queue is too long to fill quickly");
+        const QByteArray a = QFile::encodeName(f.ws + QStringLiteral("/src/main.py"));
+        const QByteArray b = QFile::encodeName(f.ws + QStringLiteral("/bin/run.sh"));
+        for (int i = 0; i < events + 100; ++i)
+            QVERIFY(::utimensat(AT_FDCWD, (i % 2 ? a : b).constData(), nullptr, 0) == 0);
+    }
+    sh(f.ws, mutation);
+    const QByteArray changed = digestOf(f.ws);
+    QVERIFY(changed != before);
+    f.sandbox->checkpoint(QStringLiteral("c2"));
+    QCOMPARE(treeDigest(tt->manifest(QStringLiteral("c2"))), changed);
+    f.sandbox->restore(QStringLiteral("c1"));
+    QCOMPARE(digestOf(f.ws), before);
+    f.sandbox->checkpoint(QStringLiteral("c3"));
+    QCOMPARE(treeDigest(tt->manifest(QStringLiteral("c3"))), before);
+    QCOMPARE(tt->treeWalks() - first, quint64(walks));
 }
 
 void TestCheckpoints::dedupAndDiff()

@@ -136,6 +136,20 @@ private Q_SLOTS:
         QVERIFY(inserted.count() >= 2);
         QVERIFY(seedRow.isValid() && seedRow.row() == 0);
 
+        // a background process's row says what no call records of it
+        agent->callTool(QStringLiteral("process_start"),
+                        {{QStringLiteral("command"), QStringLiteral("true")}});
+        QVERIFY(QTest::qWaitFor([&] { return model.rowCount() == 5; }, 10000));
+        QCOMPARE(model.rowAt(3).tool, QStringLiteral("process_start"));
+        QVERIFY(model.index(3, 0)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("A background process")));
+        QVERIFY(!model.index(1, 0)
+                     .data(Qt::ToolTipRole)
+                     .toString()
+                     .contains(QStringLiteral("background")));
+
         // the workspace at the seed, read-only, from the store (a.txt has changed since)
         CheckpointTreeModel tree;
         QAbstractItemModelTester treeTester(&tree,
@@ -153,9 +167,10 @@ private Q_SLOTS:
 
         // a restore is a marker row of its own
         controller.sandbox(QStringLiteral("tl"))->restore(QStringLiteral("seed"));
-        QVERIFY(QTest::qWaitFor([&] { return model.rowCount() == 5; }, 10000));
-        QCOMPARE(kinds(model), (QList<K>{K::Checkpoint, K::Call, K::Call, K::Restore, K::Now}));
-        QCOMPARE(model.rowAt(3).name, QStringLiteral("seed"));
+        QVERIFY(QTest::qWaitFor([&] { return model.rowCount() == 6; }, 10000));
+        QCOMPARE(kinds(model),
+                 (QList<K>{K::Checkpoint, K::Call, K::Call, K::Call, K::Restore, K::Now}));
+        QCOMPARE(model.rowAt(4).name, QStringLiteral("seed"));
         QCOMPARE(model.rowOfCheckpoint(QStringLiteral("seed")), 0);
 
         // nothing changed: a fetch changes no row

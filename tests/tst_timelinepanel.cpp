@@ -21,6 +21,7 @@
 #include <QAbstractButton>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLineEdit>
 #include <QLoggingCategory>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
@@ -80,8 +81,9 @@ private Q_SLOTS:
     }
     void cleanupTestCase() { setConfirmHook({}); }
 
-    // The New Sandbox dialog's history switches: on at first where the backend supports
-    // them, off (and greyed) elsewhere, and the last choice is remembered.
+    // The New Sandbox dialog's history switches: on at first where the backend reads the
+    // workspace directly, off (with the cost said) where it lists a remote one, and the last
+    // choice for a local backend is remembered.
     void newSandboxHistory()
     {
         {
@@ -93,13 +95,47 @@ private Q_SLOTS:
             QVERIFY(tracking->isChecked());
             SandboxSpec s = dialog.spec();
             QVERIFY(s.timeTravel.checkpoints && s.timeTravel.trackChanges);
-            dialog.findChild<QComboBox *>(QStringLiteral("backend"))
-                ->setCurrentText(QStringLiteral("docker"));
-            QVERIFY(!checkpoints->isEnabled() && !tracking->isEnabled());
-            dialog.findChild<QComboBox *>(QStringLiteral("backend"))
-                ->setCurrentText(QStringLiteral("bwrap"));
+            auto *backend = dialog.findChild<QComboBox *>(QStringLiteral("backend"));
+            // a remote backend lists its workspace for them: offered, off, the cost said
+            backend->setCurrentText(QStringLiteral("docker"));
+            QVERIFY(checkpoints->isEnabled() && tracking->isEnabled());
+            QVERIFY(!checkpoints->isChecked() && !tracking->isChecked());
+            QVERIFY(checkpoints->toolTip().contains(QStringLiteral("lists the whole remote")));
+            QVERIFY(tracking->toolTip().contains(QStringLiteral("listing of the whole remote")));
+            QCOMPARE(checkpoints->accessibleName(), QStringLiteral("Keep checkpoints"));
+            QCOMPARE(tracking->accessibleName(), QStringLiteral("Track changes per call"));
+            checkpoints->setChecked(true);
+            backend->setCurrentText(QStringLiteral("ssh")); // another remote one: as chosen
+            QVERIFY(checkpoints->isChecked() && !tracking->isChecked());
+            dialog.findChild<QLineEdit *>(QStringLiteral("sshHost"))
+                ->setText(QStringLiteral("build.example"));
+            s = dialog.spec();
+            QVERIFY(s.timeTravel.checkpoints && !s.timeTravel.trackChanges);
+            tracking->setChecked(true);
+            s = dialog.spec();
+            QVERIFY(s.timeTravel.checkpoints && s.timeTravel.trackChanges);
+            for (const char *other : {"daytona", "agentcore"}) {
+                backend->setCurrentText(QString::fromLatin1(other));
+                QCOMPARE(backend->currentText(), QString::fromLatin1(other));
+                QVERIFY2(checkpoints->isEnabled() && tracking->isEnabled(), other);
+                QVERIFY2(checkpoints->toolTip().contains(QStringLiteral("Off by default")), other);
+            }
+            tracking->setChecked(false);
+            // back to a local one: the remembered choice, and the local tooltip
+            backend->setCurrentText(QStringLiteral("bwrap"));
+            QVERIFY(checkpoints->isChecked() && tracking->isChecked());
+            QVERIFY(!checkpoints->toolTip().contains(QStringLiteral("remote")));
             checkpoints->setChecked(false);
             dialog.accept();
+        }
+        {
+            // a choice made for a remote backend is not remembered for the local ones
+            NewSandboxDialog remote;
+            remote.findChild<QComboBox *>(QStringLiteral("backend"))
+                ->setCurrentText(QStringLiteral("ssh"));
+            remote.findChild<QCheckBox *>(QStringLiteral("keepCheckpoints"))->setChecked(true);
+            remote.findChild<QCheckBox *>(QStringLiteral("trackChanges"))->setChecked(false);
+            remote.accept();
         }
         NewSandboxDialog again;
         QVERIFY(!again.findChild<QCheckBox *>(QStringLiteral("keepCheckpoints"))->isChecked());

@@ -278,17 +278,14 @@ NewSandboxDialog::NewSandboxDialog(QWidget *parent) : QDialog(parent), m_ui(std:
     form->addRow(QString(), ui.inheritEnv);
     ui.env = makeListEditor(settings, QStringLiteral("env"), QStringLiteral("NAME=value"), false);
     form->addRow(tr("&Environment:"), ui.env.widget);
-    // History for the Timeline (docs/window.md): on by default where the backend supports it.
+    // History for the Timeline (docs/window.md): on by default where the backend reads the
+    // workspace directly, off where it lists a remote one (backendChanged() says the cost).
     ui.checkpoints = new QCheckBox(tr("Keep chec&kpoints"), settings);
     ui.checkpoints->setObjectName(QStringLiteral("keepCheckpoints"));
-    ui.checkpoints->setToolTip(
-        tr("A baseline of the workspace at start (about one copy of it, deduplicated in the "
-           "checkpoint store), checkpoints to compare, restore and fork from"));
+    ui.checkpoints->setAccessibleName(tr("Keep checkpoints"));
     ui.trackChanges = new QCheckBox(tr("Track changes per &call"), settings);
     ui.trackChanges->setObjectName(QStringLiteral("trackChanges"));
-    ui.trackChanges->setToolTip(tr("What every call changed, shell commands included (one "
-                                   "inotify watch per folder); with checkpoints, each call's "
-                                   "diff too"));
+    ui.trackChanges->setAccessibleName(tr("Track changes per call"));
     auto *history = new QWidget(settings);
     auto *historyLayout = new QHBoxLayout(history);
     historyLayout->setContentsMargins(0, 0, 0, 0);
@@ -297,7 +294,7 @@ NewSandboxDialog::NewSandboxDialog(QWidget *parent) : QDialog(parent), m_ui(std:
     historyLayout->addStretch(1);
     form->addRow(tr("History:"), history);
     connect(this, &QDialog::accepted, this, [this] {
-        if (m_ui->checkpoints->isEnabled())
+        if (m_ui->checkpoints->isEnabled() && !m_historyByListing)
             AppSettings::instance()->setNewSandboxHistory(m_ui->checkpoints->isChecked(),
                                                           m_ui->trackChanges->isChecked());
     });
@@ -434,10 +431,43 @@ void NewSandboxDialog::backendChanged(const QString &backend)
         hostFolder ? tr("a new folder under the temp folder (kept)")
                    : tr("on the %1 side, named by the backend").arg(backend));
     ui.inheritEnv->setEnabled(can.inheritsEnvironment);
-    ui.checkpoints->setEnabled(can.timeTravel);
-    ui.trackChanges->setEnabled(can.timeTravel);
+    const bool byListing = !can.timeTravel && can.timeTravelByListing;
+    ui.checkpoints->setEnabled(can.timeTravel || byListing);
+    ui.trackChanges->setEnabled(can.timeTravel || byListing);
+    if (byListing) {
+        ui.checkpoints->setToolTip(
+            tr("Off by default here: each checkpoint lists the whole remote workspace (one "
+               "remote command) and brings the files the checkpoint store lacks in one archive; "
+               "a restore sends them back the same way"));
+        ui.trackChanges->setToolTip(
+            tr("Off by default here: every call costs a listing of the whole remote workspace "
+               "(one remote command) when it starts and when it ends"));
+    } else {
+        ui.checkpoints->setToolTip(
+            tr("A baseline of the workspace at start (about one copy of it, deduplicated in the "
+               "checkpoint store), checkpoints to compare, restore and fork from"));
+        ui.trackChanges->setToolTip(tr("What every call changed, shell commands included (one "
+                                       "inotify watch per folder); with checkpoints, each "
+                                       "call's diff too"));
+    }
+    if (byListing != m_historyByListing) {
+        m_historyByListing = byListing;
+        setHistoryDefaults();
+    }
     ui.killGrace->setEnabled(can.killGrace);
     ui.backendPages->showBackend(backend);
+}
+
+void NewSandboxDialog::setHistoryDefaults()
+{
+    // What the command line asked for, else the last choice made here (on at first) where the
+    // workspace is read directly; off where every checkpoint and call costs a remote listing.
+    const bool remembered = !m_historyByListing;
+    m_ui->checkpoints->setChecked(m_timeTravel.checkpoints ||
+                                  (remembered && AppSettings::instance()->newSandboxCheckpoints()));
+    m_ui->trackChanges->setChecked(
+        m_timeTravel.trackChanges ||
+        (remembered && AppSettings::instance()->newSandboxTrackChanges()));
 }
 
 void NewSandboxDialog::setSpec(const SandboxSpec &spec)
@@ -465,11 +495,7 @@ void NewSandboxDialog::setSpec(const SandboxSpec &spec)
     ui.killGrace->setValue(spec.local.killGraceMs);
     ui.inheritEnv->setChecked(spec.local.inheritEnv);
     m_timeTravel = spec.timeTravel;
-    // What the command line asked for, else the last choice made here (on at first).
-    ui.checkpoints->setChecked(spec.timeTravel.checkpoints ||
-                               AppSettings::instance()->newSandboxCheckpoints());
-    ui.trackChanges->setChecked(spec.timeTravel.trackChanges ||
-                                AppSettings::instance()->newSandboxTrackChanges());
+    setHistoryDefaults();
     QStringList env;
     for (auto it = spec.local.env.cbegin(); it != spec.local.env.cend(); ++it)
         env.append(it.key() + QLatin1Char('=') + it.value());

@@ -70,8 +70,13 @@ private:
     std::optional<double> m_executeSoftReturnSeconds;
     /// The spec's store folder, size limit and the rest: the dialog sets the two switches.
     TimeTravelOptions m_timeTravel;
+    /// The backend chosen keeps its history by listing the remote workspace (off by default).
+    bool m_historyByListing = false;
     void updateOk();
     void backendChanged(const QString &backend);
+    /// Checks the history switches as the spec asked, else as last chosen (local backends) or
+    /// off (those that list a remote workspace).
+    void setHistoryDefaults();
 };
 
 } // namespace elsai
