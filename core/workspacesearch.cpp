@@ -165,6 +165,18 @@ void matchLines(const QRegularExpression &re, bool lineByLine, const QString &te
             if (start < pos)
                 start = pos;
             lineNo += std::count(text.constData() + pos, text.constData() + start, u'\n');
+            const qsizetype end = lineEnd(start);
+            if (at >= start && m.capturedEnd() <= end) {
+                // Inside its line: the line alone matches too (no lookaround, no subject
+                // anchors here; ^, $ and \b see a line end as they see the subject's end).
+                if (!onLine(start, end, lineNo))
+                    return;
+                if (end >= n)
+                    return;
+                pos = end + 1;
+                ++lineNo;
+                continue;
+            }
         }
         const qsizetype end = lineEnd(start);
         const QRegularExpressionMatch m = matchIn(re, QStringView(text).mid(start, end - start), 0);
