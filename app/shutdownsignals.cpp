@@ -12,8 +12,11 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #include <fcntl.h>
@@ -32,6 +35,11 @@ constexpr int EventLoopExitWaitMs = 10000;
 int g_pipe[2] = {-1, -1};
 std::atomic<ShutdownExit> g_exit{ShutdownExit::Immediate};
 std::atomic_bool g_shuttingDown{false};
+// Set when the main thread has nothing left to do (awaitShutdownExit()): the watcher then ends
+// the program as soon as its own steps are done, not after EventLoopExitWaitMs.
+std::mutex g_parkMutex;
+std::condition_variable g_parkedChanged;
+bool g_mainParked = false;
 
 void onSignal(int signo)
 {
@@ -92,8 +100,13 @@ void shutDown(int signo)
     QMetaObject::invokeMethod(
         QCoreApplication::instance(), [status] { QCoreApplication::exit(status); },
         Qt::QueuedConnection);
-    // A main thread that never returns to its loop must not keep the program alive.
-    ::usleep(useconds_t(EventLoopExitWaitMs) * 1000);
+    // A main thread that never returns to its loop must not keep the program alive; one that
+    // did and parked in awaitShutdownExit() must not keep it waiting either.
+    {
+        std::unique_lock lock(g_parkMutex);
+        g_parkedChanged.wait_for(lock, std::chrono::milliseconds(EventLoopExitWaitMs),
+                                 [] { return g_mainParked; });
+    }
     exitNow(status);
 }
 
@@ -124,7 +137,12 @@ bool shutdownRequested()
 
 void awaitShutdownExit()
 {
-    // Every step of shutDown() is bounded and it ends in _exit.
+    // Every step of shutDown() is bounded and it ends in _exit, at once once this is known.
+    {
+        const std::lock_guard lock(g_parkMutex);
+        g_mainParked = true;
+    }
+    g_parkedChanged.notify_all();
     for (;;)
         ::pause();
 }

@@ -73,6 +73,13 @@ else
     echo "bench: checkpoint_bench not built; cmake --build $BUILD_DIR --target checkpoint_bench" >&2
 fi
 echo
+echo "== grep and glob on the 20,000-file seed tree vs rg and fdfind (same folders skipped) =="
+if [[ -x $BUILD_DIR/bench/search_bench ]]; then
+    "$BUILD_DIR/bench/search_bench" --rounds "$RUNS" || echo "bench: search_bench failed"
+else
+    echo "bench: search_bench not built; cmake --build $BUILD_DIR --target search_bench" >&2
+fi
+echo
 echo "== execute(\"true\") over ssh vs a bare ssh on the same ControlMaster (throwaway sshd) =="
 if [[ -x $BUILD_DIR/bench/ssh_bench ]]; then
     "$BUILD_DIR/bench/ssh_bench" $([[ $RUNS -lt 5 ]] && echo 60)

@@ -39,6 +39,16 @@ struct WalkEntry
     int depth = 0;              ///< 0 for the entries of the folder walked
 };
 
+/// Some files of a folder that a walkTree() of it just listed, for
+/// ExecutionBackend::fetchFiles().
+struct FileFetch
+{
+    QString folder;          ///< the folder walked (WorkspaceFs::normalize(): "" is the root)
+    QList<WalkEntry> listed; ///< every entry the walk visited, with sizes
+    QStringList paths;       ///< the regular files wanted, workspace-relative, all in `listed`
+    qint64 maxFileBytes = 0; ///< a longer file comes back cut after maxFileBytes + 1 bytes
+};
+
 /// What a walkTree() visitor wants next.
 enum class WalkStep {
     Continue,   ///< go on (into this entry, when it is a folder)
@@ -112,6 +122,19 @@ public:
     virtual void walkTree(const QString &path, bool withStat,
                           const std::function<WalkStep(const WalkEntry &)> &visit);
     static constexpr int MaxWalkDepth = 128;
+    /// Extension (grep): true when fetchFiles() brings many files in one round trip, so a
+    /// search reads a remote tree without one request per file.
+    virtual bool fetchesFiles() const { return false; }
+    /// Extension (grep): the contents of `fetch.paths` by path, in one round trip (the remote
+    /// backends: one archive of the folder). A file missing from the answer could not be read
+    /// (gone, replaced, no permission). The transfer is bounded by the listed sizes of the
+    /// files (plus the archive's headers and some room for growth): std::nullopt when the
+    /// folder sent more (files grew since listed), or when the backend has no such transfer.
+    virtual std::optional<QHash<QString, QByteArray>> fetchFiles(const FileFetch &fetch)
+    {
+        Q_UNUSED(fetch);
+        return std::nullopt;
+    }
     /// Extension (the move tool): renames `source` to `dest` (both workspace paths; dest's
     /// parent folders are created). FileExistsError when dest exists and `overwrite` is false;
     /// a folder is never replaced. The default copies a file (read, write, remove) or a

@@ -7,9 +7,11 @@
 #include "glob.h"
 #include "workspacefs.h"
 
+#include <QHash>
 #include <QRegularExpression>
 
 #include <algorithm>
+#include <cerrno>
 
 namespace elsai {
 
@@ -163,6 +165,18 @@ void matchLines(const QRegularExpression &re, bool lineByLine, const QString &te
             if (start < pos)
                 start = pos;
             lineNo += std::count(text.constData() + pos, text.constData() + start, u'\n');
+            const qsizetype end = lineEnd(start);
+            if (at >= start && m.capturedEnd() <= end) {
+                // Inside its line: the line alone matches too (no lookaround, no subject
+                // anchors here; ^, $ and \b see a line end as they see the subject's end).
+                if (!onLine(start, end, lineNo))
+                    return;
+                if (end >= n)
+                    return;
+                pos = end + 1;
+                ++lineNo;
+                continue;
+            }
         }
         const qsizetype end = lineEnd(start);
         const QRegularExpressionMatch m = matchIn(re, QStringView(text).mid(start, end - start), 0);
@@ -175,6 +189,18 @@ void matchLines(const QRegularExpression &re, bool lineByLine, const QString &te
         pos = end + 1;
         ++lineNo;
     }
+}
+
+/// The refusal of a remote search whose files add up to more than GrepRequest::maxFetchBytes.
+QString fetchTooLarge(const GrepRequest &request, qsizetype files, qint64 bytes)
+{
+    const auto mib = [](qint64 b) { return QString::number(double(b) / (1024 * 1024), 'f', 1); };
+    return QStringLiteral("grep: the %1 files to search under '%2' hold %3 MiB, more than one "
+                          "search fetches from this remote sandbox (%4 MiB); narrow the path, "
+                          "give include globs (such as *.py) or exclude globs for generated and "
+                          "vendored folders, or search inside the sandbox with execute")
+        .arg(files)
+        .arg(request.scope.path, mib(bytes), mib(request.maxFetchBytes));
 }
 
 } // namespace
@@ -203,30 +229,18 @@ GrepResult grepWorkspace(ExecutionBackend &backend, const GrepRequest &request)
 
     GrepResult result;
     qint64 shown = 0; // lines (Content) or files
-    const auto searchFile = [&](const QString &path, std::optional<qint64> size) -> bool {
-        if (size && *size > request.maxFileBytes) {
+    // The bytes of one file (at most maxFileBytes + 1 of them), matched.
+    const auto searchData = [&](const QString &path, const QByteArray &data) -> bool {
+        if (data.size() > request.maxFileBytes) {
             ++result.skippedLarge;
             return true;
         }
-        FileRange range;
-        try {
-            range = backend.readFileRange(path, 0, request.maxFileBytes + 1);
-        } catch (const OSError &) {
-            ++result.skippedUnreadable; // gone since listed, a FIFO, no permission
-            return true;
-        }
-        if (range.data.size() > request.maxFileBytes) {
-            ++result.skippedLarge;
-            return true;
-        }
-        if (QByteArrayView(range.data)
-                .first(qMin(range.data.size(), BinaryProbeBytes))
-                .contains('\0')) {
+        if (QByteArrayView(data).first(qMin(data.size(), BinaryProbeBytes)).contains('\0')) {
             ++result.skippedBinary;
             return true;
         }
         ++result.filesSearched;
-        const QString text = QString::fromUtf8(range.data);
+        const QString text = QString::fromUtf8(data);
         GrepFile file{path, 0, {}};
         QList<std::pair<qsizetype, qint64>> hits; // line start, number (Content)
         bool stop = false;
@@ -303,6 +317,20 @@ GrepResult grepWorkspace(ExecutionBackend &backend, const GrepRequest &request)
         result.files.append(std::move(file));
         return !stop;
     };
+    const auto searchFile = [&](const QString &path, std::optional<qint64> size) -> bool {
+        if (size && *size > request.maxFileBytes) {
+            ++result.skippedLarge;
+            return true;
+        }
+        FileRange range;
+        try {
+            range = backend.readFileRange(path, 0, request.maxFileBytes + 1);
+        } catch (const OSError &) {
+            ++result.skippedUnreadable; // gone since listed, a FIFO, no permission
+            return true;
+        }
+        return searchData(path, range.data);
+    };
 
     // One file named as the path: search it alone.
     const FileInfo top = backend.stat(request.scope.path);
@@ -312,6 +340,48 @@ GrepResult grepWorkspace(ExecutionBackend &backend, const GrepRequest &request)
         return result;
     }
     ScopedWalk walk(request.scope);
+    if (backend.fetchesFiles()) {
+        // A remote tree: listed (one round trip), its files fetched in ONE archive, matched
+        // here in the walk's order; what an agent put there bounds the fetch.
+        FileFetch fetch{walk.root(), {}, {}, request.maxFileBytes};
+        QList<WalkEntry> candidates;
+        qint64 bytes = 0;
+        walk.run(backend, true, [&](const WalkEntry &e, bool excluded) {
+            fetch.listed.append(e);
+            if (excluded || e.type != FileInfo::Type::File || !walk.included(walk.relative(e.path)))
+                return true;
+            candidates.append(e);
+            const qint64 size = e.size.value_or(request.maxFileBytes + 1);
+            if (size <= request.maxFileBytes) { // a larger file is skipped without reading
+                bytes += size;
+                fetch.paths.append(e.path);
+            }
+            return true;
+        });
+        if (bytes > request.maxFetchBytes)
+            throw ValueError(fetchTooLarge(request, fetch.paths.size(), bytes));
+        const std::optional<QHash<QString, QByteArray>> fetched = backend.fetchFiles(fetch);
+        if (!fetched)
+            throw OSError(QStringLiteral("grep: the files under '%1' grew past their listed sizes "
+                                         "while they were fetched; search again, or narrow "
+                                         "the path or include to files that are not being "
+                                         "written")
+                              .arg(request.scope.path),
+                          EAGAIN);
+        for (const WalkEntry &e : std::as_const(candidates)) {
+            bool more = true;
+            if (e.size.value_or(request.maxFileBytes + 1) > request.maxFileBytes)
+                ++result.skippedLarge;
+            else if (const auto it = fetched->constFind(e.path); it != fetched->cend())
+                more = searchData(e.path, *it);
+            else
+                ++result.skippedUnreadable; // gone since listed, a FIFO, no permission
+            if (!more)
+                return result; // capped: the walk's bound never came into it
+        }
+        result.stoppedEarly = walk.stoppedEarly();
+        return result;
+    }
     // Remote backends read whole files: their sizes come with the walk, so a large file is
     // skipped before it is read; the local ones read only up to the bound anyway.
     const bool withStat = !backend.hasRangedRead();

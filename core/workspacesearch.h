@@ -47,6 +47,10 @@ struct GrepRequest
     int maxResults = 200;
     /// Larger files are skipped (counted in `skippedLarge`).
     qint64 maxFileBytes = 8 * 1024 * 1024;
+    /// Remote backends (ExecutionBackend::fetchesFiles()): the most listed bytes of the files
+    /// to search that one search fetches; a larger search is refused (ValueError, saying how
+    /// to narrow it). An agent controls what the tree holds.
+    qint64 maxFetchBytes = 64 * 1024 * 1024;
 };
 
 struct GrepLine
@@ -84,7 +88,9 @@ constexpr qsizetype MaxGrepLineChars = 500;
 /// pattern (naming the position) and for one that needs unbounded backtracking on some line
 /// (the PCRE2 match limit ends it; the message names the file and line). Binary files (a NUL
 /// in the first 8 KiB) are skipped. Reads through the backend's ranged read (local backends:
-/// the confined WorkspaceFs directly; remote: its bounded file operations).
+/// the confined WorkspaceFs directly), or, where the backend fetchesFiles() (the remote ones),
+/// lists the folder once and fetches the files to search in one archive (bounded by
+/// maxFetchBytes; OSError when they grew past their listed sizes meanwhile).
 GrepResult grepWorkspace(ExecutionBackend &backend, const GrepRequest &request);
 
 /// The text form of a grep result: `path:line:text` for matches, `path-line-text` for

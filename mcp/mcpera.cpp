@@ -67,10 +67,10 @@ bool claimsModern(const jsonrpc::Message &message)
 
 Era classify(const jsonrpc::Message &message, const QString &versionHeader)
 {
-    if (message.method == QLatin1String("initialize"))
-        return Era::Legacy;
     if (claimsModern(message))
         return Era::Modern;
+    if (message.method == QLatin1String("initialize"))
+        return Era::Legacy;
     return !versionHeader.isEmpty() && !isLegacyVersion(versionHeader) ? Era::Modern : Era::Legacy;
 }
 
@@ -84,6 +84,19 @@ jsonrpc::Fault unsupportedVersion(const QJsonValue &id, const QString &requested
         id,
         QJsonObject{{QStringLiteral("supported"), QJsonArray::fromStringList(supportedVersions())},
                     {QStringLiteral("requested"), requested}}};
+}
+
+jsonrpc::Fault missingTasksExtension(const QJsonValue &id, const QString &what)
+{
+    return {
+        jsonrpc::MissingRequiredClientCapability,
+        QStringLiteral("Missing required client capability: %1 needs the %2 extension in "
+                       "params._meta[\"%3\"].extensions")
+            .arg(what, QLatin1String(kTasksExtension), QLatin1String(kClientCapabilitiesKey)),
+        id,
+        QJsonObject{{QStringLiteral("requiredCapabilities"),
+                     QJsonObject{{QStringLiteral("extensions"),
+                                  QJsonObject{{QLatin1String(kTasksExtension), QJsonObject{}}}}}}}};
 }
 
 std::variant<Envelope, jsonrpc::Fault> parseEnvelope(const jsonrpc::Message &m,

@@ -55,7 +55,8 @@ struct Envelope
 /// modern era (it wins over the HTTP header, which is only cross-checked against it).
 bool claimsModern(const jsonrpc::Message &message);
 
-/// How a request is served. `initialize` is always legacy. Otherwise modern when the body
+/// How a request is served. `initialize` is legacy unless its body claims the modern era
+/// (then it is a method that revision removed: MethodNotFound). Otherwise modern when the body
 /// claims it, or when the HTTP `MCP-Protocol-Version` header (empty on stdio) names a
 /// version that is not a legacy one (2026-07-28, or one this server does not know: that gets
 /// the modern UnsupportedProtocolVersionError, not a legacy refusal).
@@ -72,6 +73,10 @@ std::variant<Envelope, jsonrpc::Fault> parseEnvelope(const jsonrpc::Message &mes
 /// UnsupportedProtocolVersionError (-32022) for `requested`, with `data.supported` and
 /// `data.requested`.
 jsonrpc::Fault unsupportedVersion(const QJsonValue &id, const QString &requested);
+
+/// MissingRequiredClientCapabilityError (-32021) of a request that needs the Tasks extension
+/// (`what` says why), with `data.requiredCapabilities` naming it.
+jsonrpc::Fault missingTasksExtension(const QJsonValue &id, const QString &what);
 
 /// `{"name","title","version"}` of this server: the legacy `serverInfo` and the modern
 /// `_meta["io.modelcontextprotocol/serverInfo"]`.

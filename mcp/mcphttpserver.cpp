@@ -680,6 +680,14 @@ void McpHttpServer::serveModern(const QHttpServerRequest &request, QHttpServerRe
         return replyError(responder, Status::BadRequest,
                           QStringLiteral("clients send requests and notifications only; this "
                                          "server sends no requests to answer"));
+    // An unknown method (or one this revision removed: initialize, ping, tasks/result) is
+    // refused before anything else about the request is judged.
+    if (!McpSession::servesStatelessMethod(message.method))
+        return replyFault(responder, Status::NotFound,
+                          {jsonrpc::MethodNotFound,
+                           QStringLiteral("Method not found: '%1' is not part of MCP %2 here")
+                               .arg(message.method, mcpera::modernVersion()),
+                           message.id});
     const QString versionHeader =
         QString::fromLatin1(httpcompat::header(request, "MCP-Protocol-Version"));
     const auto envelope = mcpera::parseEnvelope(message, versionHeader);
@@ -687,12 +695,9 @@ void McpHttpServer::serveModern(const QHttpServerRequest &request, QHttpServerRe
         return replyFault(responder, Status::BadRequest, *fault);
     if (const auto mismatch = headerMismatch(request, message))
         return replyFault(responder, Status::BadRequest, *mismatch);
-    if (!McpSession::servesStatelessMethod(message.method))
-        return replyFault(responder, Status::NotFound,
-                          {jsonrpc::MethodNotFound,
-                           QStringLiteral("Method not found: '%1' is not part of MCP %2 here")
-                               .arg(message.method, mcpera::modernVersion()),
-                           message.id});
+    if (const auto missing =
+            McpSession::missingCapability(message, std::get<mcpera::Envelope>(envelope)))
+        return replyFault(responder, Status::BadRequest, *missing);
     const McpSessionPtr session = statelessSession(agent);
     const QByteArray accept = httpcompat::header(request, "Accept").toLower();
     const bool acceptsStream = accept.contains("text/event-stream");

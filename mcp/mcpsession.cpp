@@ -156,6 +156,15 @@ bool McpSession::servesStatelessMethod(const QString &method)
     return statelessMethods().contains(method);
 }
 
+std::optional<jsonrpc::Fault> McpSession::missingCapability(const jsonrpc::Message &m,
+                                                            const mcpera::Envelope &envelope)
+{
+    if (!m.method.startsWith(QLatin1String("tasks/")) ||
+        envelope.declaresExtension(mcpera::kTasksExtension))
+        return std::nullopt;
+    return mcpera::missingTasksExtension(m.id, m.method);
+}
+
 bool McpSession::allowsBatches(const QString &version)
 {
     return version == QLatin1String("2025-03-26");
@@ -385,16 +394,18 @@ McpSession::Answer McpSession::answerModern(const jsonrpc::Message &m, const Cal
 {
     using namespace jsonrpc;
     auto fault = [&](const Fault &f) { return Answer{errorResponse(f), std::nullopt}; };
-    const auto envelope = mcpera::parseEnvelope(m);
-    if (const auto *f = std::get_if<Fault>(&envelope))
-        return fault(*f);
-    const mcpera::Envelope &env = std::get<mcpera::Envelope>(envelope);
     if (!servesStatelessMethod(m.method))
         return fault({MethodNotFound,
                       QStringLiteral("Method not found: '%1'; MCP %2 requests here are %3")
                           .arg(m.method, mcpera::modernVersion(),
                                statelessMethods().join(QStringLiteral(", "))),
                       m.id});
+    const auto envelope = mcpera::parseEnvelope(m);
+    if (const auto *f = std::get_if<Fault>(&envelope))
+        return fault(*f);
+    const mcpera::Envelope &env = std::get<mcpera::Envelope>(envelope);
+    if (const auto missing = missingCapability(m, env))
+        return fault(*missing);
     if (isClosed())
         return fault({InternalError, QStringLiteral("the MCP server is shutting down"), m.id});
     try {
@@ -481,15 +492,8 @@ McpSession::Answer McpSession::listen(const jsonrpc::Message &m, const CallConte
         wanted.append(v.toString());
     const mcpera::Envelope env = std::get<mcpera::Envelope>(mcpera::parseEnvelope(m));
     if (!wanted.isEmpty() && !env.declaresExtension(mcpera::kTasksExtension))
-        return {errorResponse(
-                    m.id, MissingRequiredClientCapability,
-                    QStringLiteral("Missing required client capability: task status "
-                                   "notifications need the %1 extension")
-                        .arg(QLatin1String(mcpera::kTasksExtension)),
-                    QJsonObject{{QStringLiteral("requiredCapabilities"),
-                                 QJsonObject{{QStringLiteral("extensions"),
-                                              QJsonObject{{QLatin1String(mcpera::kTasksExtension),
-                                                           QJsonObject{}}}}}}}),
+        return {errorResponse(mcpera::missingTasksExtension(
+                    m.id, QStringLiteral("listening to task status notifications"))),
                 std::nullopt};
     if (!context.notify)
         return {errorResponse(m.id, InvalidParams,

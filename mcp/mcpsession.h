@@ -5,6 +5,7 @@
 
 #include "jsonrpc.h"
 #include "mcpagentspec.h"
+#include "mcpera.h"
 #include "mcptasks.h"
 #include "offload.h"
 #include "sandbox.h"
@@ -62,8 +63,14 @@ public:
     /// unknown date, the stateless 2026-07-28, which needs no initialize) with the latest
     /// session-based one, never an echo: the client then decides whether it can speak it.
     static bool isSupportedProtocolVersion(const QString &version);
-    /// The methods of the stateless revision this server answers.
+    /// The methods of the stateless revision this server answers. Any other is refused before
+    /// its envelope or headers are looked at (MethodNotFound; HTTP 404).
     static bool servesStatelessMethod(const QString &method);
+    /// The refusal of a modern request whose client did not declare a capability it needs: the
+    /// Tasks extension for tasks/get, tasks/update and tasks/cancel
+    /// (MissingRequiredClientCapability; HTTP 400). None when it may run.
+    static std::optional<jsonrpc::Fault> missingCapability(const jsonrpc::Message &message,
+                                                           const mcpera::Envelope &envelope);
     /// Whether the negotiated revision lets a client send JSON-RPC batches (2025-03-26 only:
     /// 2025-06-18 removed them).
     static bool allowsBatches(const QString &version);

@@ -166,6 +166,7 @@ private Q_SLOTS:
             row("exclude glob", "{'pattern':'def','exclude':['util.*']}", "src/main.py:2:def main():");
             row("one file", "{'pattern':'return','path':'src/util.py'}", "src/util.py:2:    return 'Hello'");
             row("anchors per line", "{'pattern':'^\\\\s+return 0$'}", "src/main.py:4:    return 0");
+            row("no match across lines", "{'pattern':'main\\\\(\\\\):\\\\s+print'}", "No matches (6 files searched).");
             row("lookahead line by line", "{'pattern':'TODO(?= fix$)'}", "src/app.ts:2:// TODO fix");
             row("no match", "{'pattern':'nothing-like-this'}", "No matches (6 files searched).");
             row("invalid", "{'pattern':'(unclosed'}", "ERROR ValueError: grep: invalid regular expression at offset 9: missing closing parenthesis");

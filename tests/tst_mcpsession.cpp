@@ -1130,6 +1130,54 @@ private Q_SLOTS:
         }
     }
 
+    // What the 2026-07-28 conformance suite probes (server-stateless, tasks-capability-
+    // negotiation): a method the revision removed is unknown even when it is `initialize`
+    // (never a legacy handshake once the body claims the revision), before its envelope is
+    // judged; the task methods need the Tasks extension declared, and say so in
+    // data.requiredCapabilities.
+    void statelessRefusalsAreTheSpecs_data()
+    {
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<QJsonObject>("meta");
+        QTest::addColumn<int>("code");
+        QJsonObject broken = envelope();
+        broken.remove(QStringLiteral("io.modelcontextprotocol/clientCapabilities"));
+        // clang-format off
+        QTest::newRow("initialize")             << QStringLiteral("initialize") << envelope() << int(jsonrpc::MethodNotFound);
+        QTest::newRow("logging/setLevel")       << QStringLiteral("logging/setLevel") << envelope() << int(jsonrpc::MethodNotFound);
+        QTest::newRow("unknown, bad envelope")  << QStringLiteral("unknown/method") << broken << int(jsonrpc::MethodNotFound);
+        QTest::newRow("tasks/get")              << QStringLiteral("tasks/get") << envelope() << int(jsonrpc::MissingRequiredClientCapability);
+        QTest::newRow("tasks/cancel")           << QStringLiteral("tasks/cancel") << envelope() << int(jsonrpc::MissingRequiredClientCapability);
+        QTest::newRow("tasks/get, declared")    << QStringLiteral("tasks/get") << envelope(withTasks()) << int(jsonrpc::InvalidParams);
+        // clang-format on
+    }
+    void statelessRefusalsAreTheSpecs()
+    {
+        QFETCH(QString, method);
+        QFETCH(QJsonObject, meta);
+        QFETCH(int, code);
+        McpSession s(QStringLiteral("r"),
+                     spec(QStringLiteral("refused"), SandboxAttachMode::ReadOnly), m_sandbox);
+        const QJsonObject response =
+            *s.handle(
+                  modern(method, {{QStringLiteral("taskId"), QStringLiteral("nope")}}, meta, 31))
+                 .response;
+        QCOMPARE(errorCode(response), code);
+        QCOMPARE(response.value(QLatin1String("id")).toInt(), 31);
+        if (code == jsonrpc::MethodNotFound)
+            QVERIFY(!s.isInitialized()); // no handshake happened
+        if (code == jsonrpc::MissingRequiredClientCapability)
+            QVERIFY(response.value(QLatin1String("error"))
+                        .toObject()
+                        .value(QLatin1String("data"))
+                        .toObject()
+                        .value(QLatin1String("requiredCapabilities"))
+                        .toObject()
+                        .value(QLatin1String("extensions"))
+                        .toObject()
+                        .contains(QLatin1String("io.modelcontextprotocol/tasks")));
+    }
+
     // Ordering, not timing: the command waits for a file the test writes only after the call
     // was answered with a task; the task then completes with the command's whole output.
     void aLongCallBecomesATask()

@@ -7,6 +7,7 @@
 #include "commandwrapper.h"
 #include "confinedscript.h"
 #include "errors.h"
+#include "remotefetch.h"
 #include "shellquote.h"
 #include "tempfiles.h"
 #include "testutil.h"
@@ -246,6 +247,88 @@ private Q_SLOTS:
         QVERIFY(untar.waitForFinished());
         QVERIFY(QFileInfo::exists(back.path() + QStringLiteral("/c.txt")));
         QVERIFY(!QFileInfo::exists(back.path() + QStringLiteral("/a")));
+    }
+
+    // grep's fetch (remotefetch.h): ONE archive-out of the folder with the exclusions from
+    // stdin, inline or an uploaded temp file; only the wanted files come back, a link among
+    // them is never followed, and an answer over the listed sizes' bound is refused.
+    void aFetchIsOneBoundedArchive_data()
+    {
+        QTest::addColumn<QString>("source");
+        QTest::newRow("stdin") << QStringLiteral("stdin");
+        QTest::newRow("inline") << QStringLiteral("inline");
+        QTest::newRow("uploaded") << QStringLiteral("uploaded");
+    }
+    void aFetchIsOneBoundedArchive()
+    {
+        QFETCH(QString, source);
+        QTemporaryDir dir;
+        const QString ws = dir.path() + QStringLiteral("/ws");
+        test::writeHostFile(ws + QStringLiteral("/d/a.txt"), "alpha\n");
+        test::writeHostFile(ws + QStringLiteral("/d/sub/-[*] b.txt"), "beta\n");
+        test::writeHostFile(ws + QStringLiteral("/d/skip/big.bin"), QByteArray(100000, 'x'));
+        test::writeHostFile(ws + QStringLiteral("/secret.txt"), "outside\n");
+        QVERIFY(QFile::link(QStringLiteral("../secret.txt"), ws + QStringLiteral("/d/link.txt")));
+        const auto file = [](const QString &path, qint64 size) {
+            WalkEntry e;
+            e.path = path;
+            e.type = FileInfo::Type::File;
+            e.size = size;
+            return e;
+        };
+        const auto folder = [](const QString &path) {
+            WalkEntry e;
+            e.path = path;
+            e.type = FileInfo::Type::Directory;
+            return e;
+        };
+        FileFetch fetch{QStringLiteral("d"),
+                        {file(QStringLiteral("d/a.txt"), 6), folder(QStringLiteral("d/skip")),
+                         file(QStringLiteral("d/skip/big.bin"), 100000),
+                         file(QStringLiteral("d/link.txt"), 8), folder(QStringLiteral("d/sub")),
+                         file(QStringLiteral("d/sub/-[*] b.txt"), 5)},
+                        {QStringLiteral("d/a.txt"), QStringLiteral("d/sub/-[*] b.txt"),
+                         QStringLiteral("d/link.txt")},
+                        1000};
+        int runs = 0;
+        qsizetype sent = 0;
+        const ArchiveOut archiveOut = [&](const QString &folder, const QByteArray &exclusions,
+                                          const QString &exclusionsFile, qint64 maxBytes) {
+            ++runs;
+            std::function<void(const QString &)> upload;
+            if (source != QLatin1String("stdin"))
+                upload = [&](const QString &local) {
+                    QVERIFY(QFile::copy(local, ws + u'/' + QFileInfo(local).fileName()));
+                };
+            // past the inline size, the list goes as a file
+            QByteArray list = exclusions;
+            while (source == QLatin1String("uploaded") && list.size() <= kInlineExclusionBytes)
+                list += "./none\n";
+            test::writeHostFile(exclusionsFile, list);
+            const QStringList args = archiveOutArgs(list, exclusionsFile, maxBytes, upload);
+            const Run r =
+                sh(confinedScript(Channel::Binary, ws, QStringLiteral("archive-out"), folder, args),
+                   source == QLatin1String("stdin") ? exclusions : QByteArray());
+            sent = r.out.size();
+            return confinedPayload(Channel::Binary, r.exitCode, r.out, r.err,
+                                   QStringLiteral("archive-out"));
+        };
+        const auto got = fetchByArchive(fetch, dir.path(), archiveOut);
+        QCOMPARE(runs, 1);
+        QVERIFY(got);
+        QCOMPARE(got->value(QStringLiteral("d/a.txt")), QByteArray("alpha\n"));
+        QCOMPARE(got->value(QStringLiteral("d/sub/-[*] b.txt")), QByteArray("beta\n"));
+        QVERIFY(!got->contains(QStringLiteral("d/link.txt"))); // a link, not the file outside
+        QCOMPARE(got->size(), 2);
+        QVERIFY2(sent < 20000, qPrintable(QString::number(sent))); // big.bin stayed behind
+        // the uploaded list was read and removed
+        const QStringList left = QDir(ws).entryList(QDir::Files | QDir::Hidden);
+        QCOMPARE(left, QStringList{QStringLiteral("secret.txt")});
+
+        // a file that grew past its listed size: the answer is cut at the bound and refused
+        test::writeHostFile(ws + QStringLiteral("/d/a.txt"), QByteArray(200000, 'y'));
+        QVERIFY(!fetchByArchive(fetch, dir.path(), archiveOut));
+        QVERIFY2(sent < 80000, qPrintable(QString::number(sent))); // cut inside the sandbox
     }
 
     // ---- the command wrapper ----------------------------------------------------------------

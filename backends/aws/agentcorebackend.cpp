@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "eventstream.h"
 #include "findrecord.h"
+#include "remotefetch.h"
 #include "workspacefs.h"
 
 #include <QFile>
@@ -570,6 +571,19 @@ QList<FileInfo> AgentCoreSandboxBackend::listDir(const QString &path)
     std::sort(out.begin(), out.end(),
               [](const FileInfo &a, const FileInfo &b) { return a.path < b.path; });
     return out;
+}
+
+std::optional<QHash<QString, QByteArray>>
+AgentCoreSandboxBackend::fetchFiles(const FileFetch &fetch)
+{
+    const remote::TreeTransport t = treeTransport();
+    return remote::fetchByArchive(
+        fetch, t.scratchParent,
+        [&](const QString &folder, const QByteArray &exclusions, const QString &exclusionsFile,
+            qint64 maxBytes) {
+            return confined(QStringLiteral("archive-out"), folder,
+                            remote::archiveOutArgs(exclusions, exclusionsFile, maxBytes, t.upload));
+        });
 }
 
 CappedListing AgentCoreSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,

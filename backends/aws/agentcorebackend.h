@@ -89,6 +89,9 @@ public:
     bool hasRangedRead() const override { return true; }
     void writeFile(const QString &path, const QByteArray &content) override;
     QList<FileInfo> listDir(const QString &path) override;
+    /// One `archive-out` of the folder, the exclusions inline or uploaded (remotefetch.h).
+    bool fetchesFiles() const override { return true; }
+    std::optional<QHash<QString, QByteArray>> fetchFiles(const FileFetch &fetch) override;
     CappedListing listDirFirst(const QString &path, qsizetype maxEntries,
                                qsizetype statLimit) override;
     void removeFile(const QString &path, bool recursive = false) override;

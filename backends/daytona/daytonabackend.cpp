@@ -11,6 +11,7 @@
 #include "glob.h"
 #include "inputchecks.h"
 #include "multipart.h"
+#include "remotefetch.h"
 #include "shellquote.h"
 #include "workspacefs.h"
 
@@ -447,6 +448,19 @@ void DaytonaSandboxBackend::removeFile(const QString &path, bool recursive)
         throw PermissionError(QStringLiteral("refusing to remove the workspace root"), EPERM);
     confined(remote(), QStringLiteral("remove"), rel,
              {recursive ? QStringLiteral("1") : QStringLiteral("0")});
+}
+
+std::optional<QHash<QString, QByteArray>> DaytonaSandboxBackend::fetchFiles(const FileFetch &fetch)
+{
+    const Remote r = remote();
+    const remote::TreeTransport t = treeTransport(r);
+    return remote::fetchByArchive(
+        fetch, t.scratchParent,
+        [&](const QString &folder, const QByteArray &exclusions, const QString &exclusionsFile,
+            qint64 maxBytes) {
+            return confined(r, QStringLiteral("archive-out"), folder,
+                            remote::archiveOutArgs(exclusions, exclusionsFile, maxBytes, t.upload));
+        });
 }
 
 void DaytonaSandboxBackend::makeDirs(const QString &path)

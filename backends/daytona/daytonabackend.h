@@ -91,6 +91,9 @@ public:
     void walkTree(const QString &path, bool withStat,
                   const std::function<WalkStep(const WalkEntry &)> &visit) override;
     void makeDirs(const QString &path) override;
+    /// One `archive-out` of the folder, the exclusions inline or uploaded (remotefetch.h).
+    bool fetchesFiles() const override { return true; }
+    std::optional<QHash<QString, QByteArray>> fetchFiles(const FileFetch &fetch) override;
 
     QList<FileTransferResult> uploadFiles(const QList<QPair<QString, QByteArray>> &files) override;
 

@@ -10,6 +10,7 @@
 #include "glob.h"
 #include "inputchecks.h"
 #include "localtar.h"
+#include "remotefetch.h"
 #include "seedarchive.h"
 
 #include <QBuffer>
@@ -622,6 +623,18 @@ void DockerSandboxBackend::walkTree(const QString &path, bool withStat,
     // One exec: `tree` refuses a path that is not a folder (ENOTDIR) or leaves the workspace.
     const QString root = remote::confinedPath(path);
     remote::walkConfinedTree(confined(QStringLiteral("tree"), root), root, visit);
+}
+
+std::optional<QHash<QString, QByteArray>> DockerSandboxBackend::fetchFiles(const FileFetch &fetch)
+{
+    const remote::TreeTransport t = treeTransport();
+    return remote::fetchByArchive(
+        fetch, t.scratchParent,
+        [&](const QString &folder, const QByteArray &exclusions, const QString &exclusionsFile,
+            qint64 maxBytes) {
+            return confined(QStringLiteral("archive-out"), folder,
+                            remote::archiveOutArgs(exclusions, exclusionsFile, maxBytes, t.upload));
+        });
 }
 
 // ---- execute ------------------------------------------------------------------------------

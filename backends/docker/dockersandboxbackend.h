@@ -117,6 +117,9 @@ public:
     /// One exec of the `tree` operation for the whole walk instead of one listing per folder.
     void walkTree(const QString &path, bool withStat,
                   const std::function<WalkStep(const WalkEntry &)> &visit) override;
+    /// One `archive-out` of the folder, the exclusions inline or uploaded (remotefetch.h).
+    bool fetchesFiles() const override { return true; }
+    std::optional<QHash<QString, QByteArray>> fetchFiles(const FileFetch &fetch) override;
 
     /// Checkpoints and change tracking through remote::RemoteTree: one listing exec, one tar
     /// each way (in: the archive endpoint; out: the exec's output).

@@ -177,9 +177,26 @@ archive-in)
   exit $s;;
 archive-out)
   # GNU tar walks a tree from "." with openat(parent, name, O_NOFOLLOW), where a name list
-  # (-T) would be opened as whole paths: what is not wanted is excluded instead (stdin).
+  # (-T) would be opened as whole paths: what is not wanted is excluded instead, one ./name a
+  # line, from $1: stdin ("" or "-"), inline ("=" and base64), or the temp file $1 of the
+  # workspace root (read without following a link before the walk, then removed). $2: the
+  # most bytes sent (the stream is cut there; the exit status is then head's).
+  case $1 in
+  ''|-) excluded() { cat; };;
+  =*) excluded() { printf '%s' "${1#=}" | base64 -d; };;
+  *) tmpname "$1"; x=$(dd if="$t" iflag=nofollow status=none && echo .); s=$?; rm -f -- "$t"
+     [ "$s" = 0 ] || die EIO "cannot read the archive's exclusions"
+     x=${x%.}; excluded() { printf '%s' "$x"; };;
+  esac
+  cap=$2; case $cap in *[!0-9]*) die EINVAL "an archive bound is a byte count";; esac
   walk "$p" all; check
-  emit tar -c -f - --format=posix --no-wildcards --anchored -X - . 2>&9;;
+  [ "$E" = text ] && exec 9>/dev/null # tar's warnings would join the payload
+  archived() { a=$1; shift
+    excluded "$a" | tar -c -f - --format=posix "$@" --no-wildcards --anchored -X - . 2>&9; }
+  if [ -z "$cap" ]; then emit archived "$1"; exit; fi
+  # a bounded fetch reads the files and keeps none: no times, so no pax header per member
+  capped() { archived "$1" --pax-option=delete=atime,delete=ctime,delete=mtime | head -c "$cap"; }
+  emit capped "$1";;
 manifest)
   # The walk's start (the sandbox's clock); with a time ($1), the BLAKE2b-256 (b2sum -l 256:
   # the checkpoint store's own hash) of every file whose ctime or mtime is after it; then,

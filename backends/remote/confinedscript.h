@@ -49,8 +49,10 @@ enum class Channel {
 ///   prepare (makes the parent, prints it) + commit (arg: the temp name; renames the
 ///   uploaded temp file over the entry) | discard (arg: the temp name) |
 ///   archive-in (Binary: a tar on stdin extracted into the folder; prints the `tree` of its
-///   files; exit status tar's) | archive-out (Binary: newline-separated `./` names NOT
-///   wanted on stdin; a tar of the rest of the folder on stdout) |
+///   files; exit status tar's) | archive-out (args: where the newline-separated `./` names
+///   NOT wanted come from — "" or "-" stdin, "=" and base64 inline, else a temp file of the
+///   workspace root, read and removed — and an optional bound: the stream is cut after that
+///   many bytes; a tar of the rest of the folder on stdout; remotefetch.h) |
 ///   run (arg: a script, see commandwrapper.h: run with /bin/sh in the folder) |
 ///   manifest, pack, apply (checkpoints and change tracking, remotetree.h: the tree's
 ///   metadata and the hashes of the files changed since a time; a tar of the listed names;

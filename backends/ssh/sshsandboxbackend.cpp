@@ -11,6 +11,7 @@
 #include "glob.h"
 #include "inputchecks.h"
 #include "localtar.h"
+#include "remotefetch.h"
 #include "seedarchive.h"
 #include "shellquote.h"
 
@@ -275,6 +276,28 @@ void SshSandboxBackend::walkTree(const QString &path, bool withStat,
     remote::walkConfinedTree(o.stdoutData, root, visit);
 }
 
+std::optional<QHash<QString, QByteArray>> SshSandboxBackend::fetchFiles(const FileFetch &fetch)
+{
+    const Session s = session();
+    return remote::fetchByArchive(
+        fetch, s.conn->localDir(),
+        [&](const QString &folder, const QByteArray &exclusions, const QString &exclusionsFile,
+            qint64 maxBytes) {
+            SshConnection::Call call;
+            call.remoteCommand =
+                remote::confinedScript(
+                    Channel::Binary, s.root, QStringLiteral("archive-out"), folder,
+                    remote::archiveOutArgs(exclusions, exclusionsFile, maxBytes, {}))
+                    .toUtf8();
+            call.stdinFile = exclusionsFile;
+            call.timeoutMs = m_options.operationTimeoutSeconds * 1000;
+            call.maxOutputBytes = maxBytes + 1 + kRefusalRoom;
+            // tar's warnings (a file that vanished or cannot be read) are not failures: the
+            // file is then missing from the archive
+            return checked(s, QStringLiteral("archive-out"), s.conn->run(call)).stdoutData;
+        });
+}
+
 CappedListing SshSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
                                               qsizetype statLimit)
 {
@@ -329,27 +352,6 @@ void SshSandboxBackend::makeDirs(const QString &path)
         return;
     throwIfFailed(op(session(), QStringLiteral("mkdirs"), {rel}),
                   QStringLiteral("creating the folder '%1'").arg(path));
-}
-
-QByteArray SshSandboxBackend::packExclusions(const QHash<QString, FindRecord> &remote,
-                                             const QSet<QString> &wanted)
-{
-    QSet<QString> onTheWay;
-    for (const QString &rel : wanted) {
-        for (qsizetype slash = rel.indexOf(u'/'); slash > 0; slash = rel.indexOf(u'/', slash + 1))
-            onTheWay.insert(rel.left(slash));
-    }
-    QByteArray out;
-    for (auto it = remote.cbegin(); it != remote.cend(); ++it) {
-        const QString &rel = it.key();
-        if (wanted.contains(rel) || (it->type == 'd' && onTheWay.contains(rel)) ||
-            rel.contains(u'\n'))
-            continue;
-        const qsizetype slash = rel.lastIndexOf(u'/');
-        if (slash < 0 || onTheWay.contains(rel.left(slash))) // top-most: tar skips the rest
-            out += "./" + rel.toUtf8() + '\n';
-    }
-    return out;
 }
 
 QHash<QString, FindRecord> SshSandboxBackend::listAll(const Session &s) const
@@ -522,8 +524,12 @@ remote::RemoteFlush::Transport SshSandboxBackend::flushTransport(const Session &
         const QString tarFile = scratch + QStringLiteral("/flush.tar");
         const QString excludeFile = scratch + QStringLiteral("/exclude");
         const QSet<QString> wanted(paths.cbegin(), paths.cend());
+        QList<std::pair<QString, bool>> entries;
+        entries.reserve(listing.size());
+        for (auto it = listing.cbegin(); it != listing.cend(); ++it)
+            entries.append({it.key(), it->type == 'd'});
         if (!remote::writeLocalFile(listFile, list) ||
-            !remote::writeLocalFile(excludeFile, packExclusions(listing, wanted)))
+            !remote::writeLocalFile(excludeFile, remote::archiveExclusions(entries, wanted)))
             throw OSError(QStringLiteral("cannot write the flush list locally"));
         QStringList errors;
         const ProcessOutcome o = op(s, QStringLiteral("archive-out"), {}, excludeFile, tarFile);

@@ -83,6 +83,9 @@ public:
     /// folder: the search tools' walk costs one round trip.
     void walkTree(const QString &path, bool withStat,
                   const std::function<WalkStep(const WalkEntry &)> &visit) override;
+    /// One `archive-out` of the folder, the exclusions on stdin (remotefetch.h).
+    bool fetchesFiles() const override { return true; }
+    std::optional<QHash<QString, QByteArray>> fetchFiles(const FileFetch &fetch) override;
 
     /// Checkpoints and change tracking through remote::RemoteTree: one listing command, one
     /// tar each way over the connection.
@@ -105,11 +108,6 @@ private:
     /// Throws what `o` of the operation `name` failed with (timeout, connection, refusal).
     ProcessOutcome checked(const Session &s, const QString &name, ProcessOutcome o) const;
     QHash<QString, FindRecord> listAll(const Session &s) const;
-    /// What the flush's pack leaves out: every entry that is neither a wanted file nor a folder
-    /// on the way to one, top-most only, as newline-separated `./` names (a name holding a
-    /// newline cannot be listed: it is packed, then not extracted).
-    static QByteArray packExclusions(const QHash<QString, FindRecord> &remote,
-                                     const QSet<QString> &wanted);
     /// The flush's transport: the `tree` listing, and the changed files in one tar stream.
     remote::RemoteFlush::Transport flushTransport(const Session &s) const;
     /// RemoteTree's transport: the confined operations over `s`, input on stdin.

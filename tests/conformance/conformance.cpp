@@ -13,6 +13,7 @@
 #include "sandboxplugin.h"
 #include "testutil.h"
 #include "types.h"
+#include "workspacesearch.h"
 
 #include <QJsonArray>
 
@@ -790,6 +791,79 @@ private Q_SLOTS:
                                "def beta():\n    pass"));
             QCOMPARE(text(reader, "edit_file", {{"path", "notes.md"}}),
                      QStringLiteral("ERROR SandboxMutationDeniedError"));
+        });
+    }
+
+    // grep answers the same on every backend over a tree with odd names, binary files, seed
+    // excludes and links out of the searched folder; a remote one fetches the files it searches
+    // in ONE archive (a folder of 2 files and one of 50 cost the same round trips), bounded.
+    void grepOverATreeIsOneFetch()
+    {
+        auto b = make();
+        QCOMPARE(
+            b->execute(QStringLiteral(
+                           "mkdir -p few many/node_modules/m outside && "
+                           "for d in a b c d; do mkdir -p many/$d/deep; for i in 1 2 3 4 5 6; "
+                           "do printf 'x\\nneedle %s%s\\n' $d $i > many/$d/f$i.txt; "
+                           "printf 'needle deep\\n' > many/$d/deep/g$i.txt; done; done && "
+                           "printf 'needle a\\n' > few/one.txt && printf 'no\\n' > few/two.txt && "
+                           "printf 'needle odd\\n' > 'many/a/-[*] \\x.txt' && "
+                           "printf 'needle\\0bin' > many/a/bin.dat && "
+                           "printf 'needle dep\\n' > many/node_modules/m/i.js && "
+                           "printf 'needle outside\\n' > outside/o.txt && "
+                           "ln -s ../outside many/link && ln -s ../outside/o.txt many/flink"))
+                .exitCode,
+            0);
+        const auto roundTrips = [&] { return m_fixture.roundTrips ? m_fixture.roundTrips() : 0; };
+        withAgents(b, [&](const AgentPtr &reader, const AgentPtr &) {
+            const auto trips = [&](const QJsonObject &args, QString *out) {
+                const qint64 before = roundTrips();
+                *out = text(reader, "grep", args);
+                return roundTrips() - before;
+            };
+            QString few, many, counts;
+            const qint64 fewTrips = trips({{"pattern", "needle"}, {"path", "few"}}, &few);
+            QCOMPARE(few, QStringLiteral("few/one.txt:1:needle a"));
+            const qint64 manyTrips =
+                trips({{"pattern", "needle [a-z]+[0-9]*"}, {"path", "many"}, {"output", "count"}},
+                      &counts);
+            QCOMPARE(manyTrips, fewTrips);
+            QCOMPARE(counts.count(u'\n') + 1, 49); // 48 files and the odd name, no more
+            QVERIFY2(
+                counts.startsWith(QLatin1String("many/a/-[*] \\x.txt:1\nmany/a/deep/g1.txt:1")),
+                qPrintable(counts));
+            QVERIFY(!counts.contains(QLatin1String("bin.dat")));
+            QVERIFY(!counts.contains(QLatin1String("outside")));
+            QVERIFY(!counts.contains(QLatin1String("node_modules")));
+            // the whole tree, matches in walk order, capped with the marker as elsewhere
+            QVERIFY(trips({{"pattern", "needle [b-c]3"}, {"max_results", 1}}, &many) <= fewTrips);
+            QCOMPARE(many, QStringLiteral("many/b/f3.txt:2:needle b3\n[more: stopped after 1 "
+                                          "matching lines; narrow the pattern, path or include, "
+                                          "or raise max_results]"));
+            // one fetch: the listing, the archive and the checks of the path around them
+            QVERIFY2(fewTrips <= 4, qPrintable(QString::number(fewTrips)));
+            // An agent fills the tree: past the fetch bound a remote search is refused, saying how
+            // to narrow it, before anything is fetched; a local one reads the files where they are.
+            GrepRequest bounded;
+            bounded.pattern = QStringLiteral("needle");
+            bounded.scope.path = QStringLiteral("many");
+            bounded.maxFetchBytes = 100;
+            const qint64 before = roundTrips();
+            if (!b->fetchesFiles()) {
+                QCOMPARE(grepWorkspace(*b, bounded).filesSearched, 50); // node_modules too: no skip
+                return;
+            }
+            try {
+                grepWorkspace(*b, bounded);
+                QFAIL("a search past the fetch bound ran");
+            } catch (const ValueError &e) {
+                QVERIFY2(e.message().contains(QLatin1String("files to search under 'many' hold")) &&
+                             e.message().contains(QLatin1String("narrow the path")),
+                         qPrintable(e.message()));
+            }
+            if (m_fixture.roundTrips)
+                QVERIFY2(roundTrips() - before <= 3,
+                         qPrintable(QString::number(roundTrips() - before)));
         });
     }
 

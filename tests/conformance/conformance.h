@@ -40,6 +40,9 @@ struct BackendFixture
     /// null where nothing records it (local backends, SSH).
     std::function<qint64()> largestTransfer = {};
     std::function<void()> resetTransfer = {};
+    /// The requests (SSH: remote commands) the backends sent so far, to count round trips;
+    /// null where nothing counts them (local backends, containers).
+    std::function<qint64()> roundTrips = {};
     /// Runs after the last case, while the suite's QCoreApplication still exists: a fake
     /// service whose server thread needs the event loop must be released here, not at exit.
     std::function<void()> teardown = {};

@@ -34,6 +34,7 @@ int main(int argc, char **argv)
     // no reopen: a Code Interpreter session (and its files) ends with its backend
     fixture.largestTransfer = [&] { return fake->server().largestResponse(); };
     fixture.resetTransfer = [&] { fake->server().resetLargestResponse(); };
+    fixture.roundTrips = [&] { return qint64(fake->server().requestCount()); };
     fixture.teardown = [&] { fake.reset(); }; // the fake server stops with the suite
     return runBackendConformance(argc, argv, fixture);
 }

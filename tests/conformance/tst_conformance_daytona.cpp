@@ -41,6 +41,7 @@ int main(int argc, char **argv)
     };
     fixture.largestTransfer = [&] { return fake->http().largestResponse(); };
     fixture.resetTransfer = [&] { fake->http().resetLargestResponse(); };
+    fixture.roundTrips = [&] { return qint64(fake->http().requestCount()); };
     fixture.teardown = [&] { fake.reset(); }; // the fake server stops with the suite
     return runBackendConformance(argc, argv, fixture);
 }

@@ -24,5 +24,7 @@ int main(int argc, char **argv)
         return sshd.makeBackend(
             dynamic_cast<elsai::SshSandboxBackend &>(old).options().workspaceName);
     };
+    // every operation is one remote command, which sshd logs (LogLevel VERBOSE)
+    fixture.roundTrips = [&] { return qint64(sshd.log().count("Starting session: command")); };
     return runBackendConformance(argc, argv, fixture);
 }

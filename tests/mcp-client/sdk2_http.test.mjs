@@ -177,8 +177,13 @@ describe('Streamable HTTP with the SDK 2.x client', () => {
         assert.equal(created.status, 200);
         assert.equal(created.json.result.resultType, 'task');
         const taskId = created.json.result.taskId;
-        const call = (method) => rawPost(modernHeaders(token, method, taskId), JSON.stringify({
-            jsonrpc: '2.0', id: 2, method, params: { taskId, _meta: meta() } }));
+        // The task methods need the extension declared on each request (-32021 without it).
+        const call = (method, caps = { extensions: { 'io.modelcontextprotocol/tasks': {} } }) =>
+            rawPost(modernHeaders(token, method, taskId), JSON.stringify({
+                jsonrpc: '2.0', id: 2, method, params: { taskId, _meta: meta(caps) } }));
+        const undeclared = await call('tasks/cancel', {});
+        assert.equal(undeclared.status, 400);
+        assert.equal(undeclared.json.error.code, -32021);
         assert.equal((await call('tasks/cancel')).json.result.resultType, 'complete');
         let status;
         for (let i = 0; i < 200 && status !== 'cancelled'; ++i) {
