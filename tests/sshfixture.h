@@ -99,6 +99,10 @@ public:
             QStringLiteral("MaxStartups 100"),
             QStringLiteral("Subsystem sftp /usr/lib/openssh/sftp-server"),
             QStringLiteral("LogLevel VERBOSE"),
+            // bash sources ~/.bashrc for a command sent over SSH when it is the top-level
+            // shell; a user's (e.g. `pyenv init`: 1 s) would be paid by every remote command
+            // of the suites. SHLVL=1 makes the session's shell a nested one.
+            QStringLiteral("SetEnv SHLVL=1"),
         };
         writeFile(path("sshd_config"), cfg.join(u'\n').toUtf8() + '\n');
         QString out;
