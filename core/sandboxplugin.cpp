@@ -364,14 +364,6 @@ static void appendEntry(QString &out, const DirListing &listing, const DirListin
     appendEntryKind(out, e.type, e.size);
 }
 
-static QString describeEntry(const FileInfo &fi)
-{
-    DirListing one = DirListing::fromInfos(QString(), {fi});
-    QString line;
-    appendEntry(line, one, one.entries.front(), QString());
-    return line;
-}
-
 /// The last line of a listing cut at listDirMaxEntries().
 static QString moreEntriesNote(qint64 shown, qint64 total)
 {
@@ -635,26 +627,30 @@ static Tool listDirTool()
         const QString path =
             args::requiredString(a, QStringLiteral("path"), QStringLiteral("list_dir"));
         QJsonArray entries;
-        QStringList lines;
         // only the entries shown are ever held (listDirFirst), whatever the folder's size
         const CappedListing first = listWorkspaceFirst(agent, path, listDirMaxEntries());
         const DirListing &listing = first.listing;
         const qsizetype shown = qMin(listing.size(), listDirMaxEntries());
+        // The lines straight from the listing's names: no string per entry.
+        const QString prefix = listing.folder.isEmpty() ? QString() : listing.folder + u'/';
+        QString text;
+        text.reserve(shown * (prefix.size() + 16));
         for (qsizetype i = 0; i < shown; ++i) {
-            const FileInfo fi = listing.info(listing.entries[size_t(i)]);
-            entries.append(fi.toJson());
-            lines.append(describeEntry(fi));
+            const DirListing::Entry &e = listing.entries[size_t(i)];
+            entries.append(listing.info(e).toJson());
+            if (i > 0)
+                text += u'\n';
+            appendEntry(text, listing, e, prefix);
         }
         const qint64 total = qMax<qint64>(first.totalEntries, listing.size());
         QJsonObject data{{QStringLiteral("path"), path}, {QStringLiteral("entries"), entries}};
         if (shown < total) {
-            lines.append(moreEntriesNote(shown, total));
+            text +=
+                (text.isEmpty() ? QString() : QStringLiteral("\n")) + moreEntriesNote(shown, total);
             data.insert(QStringLiteral("truncated"), true);
             data.insert(QStringLiteral("total_entries"), total);
         }
-        return ToolResult{lines.isEmpty() ? QStringLiteral("(empty folder)")
-                                          : lines.join(QLatin1Char('\n')),
-                          data, false};
+        return ToolResult{text.isEmpty() ? QStringLiteral("(empty folder)") : text, data, false};
     };
     return t;
 }
