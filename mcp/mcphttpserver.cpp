@@ -680,6 +680,19 @@ void McpHttpServer::serveModern(const QHttpServerRequest &request, QHttpServerRe
         return replyError(responder, Status::BadRequest,
                           QStringLiteral("clients send requests and notifications only; this "
                                          "server sends no requests to answer"));
+    // An unsupported version header is 400 in both eras, and so is the stateless revision's
+    // header on a request of a session (sessions speak the version they negotiated).
+    if (const auto problem = protocolVersionProblem(request, message.id))
+        return replyFault(responder, Status::BadRequest, *problem);
+    if (!httpcompat::header(request, "Mcp-Session-Id").isEmpty())
+        return replyFault(
+            responder, Status::BadRequest,
+            {jsonrpc::InvalidRequest,
+             QStringLiteral("MCP-Protocol-Version '%1' on a request of a session: "
+                            "a session speaks the version its initialize "
+                            "negotiated, and MCP %1 has no sessions")
+                 .arg(QString::fromLatin1(httpcompat::header(request, "MCP-Protocol-Version"))),
+             message.id});
     // An unknown method (or one this revision removed: initialize, ping, tasks/result) is
     // refused before anything else about the request is judged.
     if (!McpSession::servesStatelessMethod(message.method))

@@ -46,6 +46,8 @@ const QHash<QString, QString> &foreignOptions()
         {QStringLiteral("--quick"), QStringLiteral("bench/run.sh")},
         {QStringLiteral("--build-dir"), QStringLiteral("bench/run.sh")},
         {QStringLiteral("--exclude"), QStringLiteral("rsync (the seed benchmark's baseline)")},
+        {QStringLiteral("--delete"), QStringLiteral("rsync (the restore benchmark's baseline)")},
+        {QStringLiteral("--calls"), QStringLiteral("bench/mcp_bench.sh")},
         {QStringLiteral("--start"), QStringLiteral(".ci/docker")},
         {QStringLiteral("--stop"), QStringLiteral(".ci/docker")},
         {QStringLiteral("--bridge"), QStringLiteral("dockerd")},
