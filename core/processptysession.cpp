@@ -10,7 +10,6 @@
 #include <QLoggingCategory>
 #include <QPointer>
 #include <QSocketNotifier>
-
 #include <QTimer>
 
 #include <cerrno>
@@ -26,6 +25,7 @@ namespace {
 constexpr qsizetype ChunkBytes = 16 * 1024;
 constexpr qsizetype FinalDrainBytes = 4 * 1024 * 1024; // what is left when the program ends
 constexpr int DefaultKillGraceMs = 500;
+constexpr int ForegroundKillGraceMs = 2000; // a program stopped from the Processes panel
 } // namespace
 
 QStringList terminalEnvironment(const QStringList &base, const QStringList &extra)
@@ -243,7 +243,7 @@ bool ProcessPtySession::stopForeground()
         return false;
     // SIGKILL after the grace, only if that group still holds the terminal: a group id
     // freed in between may belong to another program by then.
-    QTimer::singleShot(DefaultKillGraceMs * 4, this, [this, group] {
+    QTimer::singleShot(ForegroundKillGraceMs, this, [this, group] {
         if (m_master >= 0 && ptyForegroundGroup(m_master) == group)
             ::kill(-group, SIGKILL);
     });
