@@ -19,9 +19,9 @@
 // Where: /dev/shm when it has room (the tools' own cost, no disk writeback), else $TMPDIR.
 
 #include "agent.h"
+#include "benchtree.h"
 #include "errors.h"
 #include "localsandboxbackend.h"
-#include "pairbench.h"
 #include "sandbox.h"
 
 #include <QCoreApplication>
@@ -39,65 +39,6 @@ using namespace elsai::bench;
 namespace {
 
 constexpr int Folders = 2000;
-constexpr int FilesPerFolder = 10;
-
-void writeFile(const QString &path, const QByteArray &data)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size())
-        qFatal("cannot write %s", qPrintable(path));
-}
-
-void generate(const QString &root)
-{
-    QByteArray blob;
-    while (blob.size() < 4096)
-        blob += "The quick brown fox jumps over the lazy dog 0123456789.\n";
-    for (int i = 0; i < Folders; ++i) {
-        const QString dir = root + QStringLiteral("/src/d%1/s%2").arg(i / 20).arg(i % 20);
-        QDir().mkpath(dir);
-        for (int k = 0; k < FilesPerFolder; ++k)
-            writeFile(dir + QStringLiteral("/f%1.txt").arg(k),
-                      blob.left(200 + (i * 7919 + k * 104729) % 3800));
-    }
-}
-
-/// Changes 10 files (8 edits, 1 removal, 1 new file) in the tree, differently each `round`.
-void change10(const QString &root, int round)
-{
-    for (int i = 0; i < 8; ++i)
-        writeFile(root + QStringLiteral("/src/d%1/s0/f%2.txt").arg(i * 11).arg(i),
-                  QByteArray("edited in round ") + QByteArray::number(round) + '\n');
-    QFile::remove(root + QStringLiteral("/src/d50/s1/f3.txt"));
-    writeFile(root + QStringLiteral("/src/new-%1.txt").arg(round), "new\n");
-}
-
-double timed(const std::function<void()> &f)
-{
-    QElapsedTimer t;
-    t.start();
-    f();
-    return double(t.nsecsElapsed()) / 1e6;
-}
-
-bool run(const QStringList &args)
-{
-    std::vector<QByteArray> a;
-    for (const QString &s : args)
-        a.push_back(s.toLocal8Bit());
-    return spawnAndWait(a, environ, true);
-}
-
-void report(const char *what, const std::vector<double> &elsai, const std::vector<double> &base,
-            const char *baseline, double target)
-{
-    std::vector<double> ratios;
-    for (size_t i = 0; i < elsai.size() && i < base.size(); ++i)
-        ratios.push_back(elsai[i] / base[i]);
-    const double r = median(ratios);
-    std::printf("%-44s elsai %8.1f ms   %-26s %8.1f ms   ratio %.3f (target <= %.1f) %s\n", what,
-                median(elsai), baseline, median(base), r, target, r <= target ? "ok" : "OVER");
-}
 
 SandboxPtr makeSandbox(const QString &ws, const QString &store, bool checkpoints, bool track)
 {
@@ -130,7 +71,7 @@ int main(int argc, char **argv)
     QTemporaryDir tmp(work + QStringLiteral("/checkpoint-bench-XXXXXX"));
     const QString root = tmp.path();
     const QString ws = root + QStringLiteral("/ws");
-    generate(ws);
+    generateTree(ws, Folders);
     std::printf("tree: %d files in %d folders (in %s)\n", Folders * FilesPerFolder, Folders,
                 qPrintable(root));
     try {
@@ -143,8 +84,10 @@ int main(int argc, char **argv)
             const SandboxPtr s = makeSandbox(ws, store, true, true);
             s->start();
             // 1. first checkpoint vs cp -a (alternating which goes first)
-            const auto cp = [&] { return timed([&] { run({"/bin/cp", "-a", ws, copy}); }); };
-            const auto ck = [&] { return timed([&] { s->checkpoint(QStringLiteral("c0")); }); };
+            const auto cp = [&] {
+                return timedMs([&] { runCommand({"/bin/cp", "-a", ws, copy}); });
+            };
+            const auto ck = [&] { return timedMs([&] { s->checkpoint(QStringLiteral("c0")); }); };
             if (r % 2) {
                 cpFirst.push_back(cp());
                 first.push_back(ck());
@@ -153,24 +96,24 @@ int main(int argc, char **argv)
                 cpFirst.push_back(cp());
             }
             // 2. after 10 changes
-            change10(ws, r);
-            second.push_back(timed([&] { s->checkpoint(QStringLiteral("c1")); }));
-            cpSecond.push_back(timed([&] {
-                run({"/bin/cp", "-a", ws, copy + QStringLiteral("-2")});
+            change10(ws, Folders, r);
+            second.push_back(timedMs([&] { s->checkpoint(QStringLiteral("c1")); }));
+            cpSecond.push_back(timedMs([&] {
+                runCommand({"/bin/cp", "-a", ws, copy + QStringLiteral("-2")});
             }));
             // 4. diff of the two checkpoints vs diff -r of two copies (c0 = copy, c1 = copy-2)
             diff.push_back(
-                timed([&] { s->diffCheckpoints(QStringLiteral("c0"), QStringLiteral("c1")); }));
-            diffR.push_back(timed([&] {
+                timedMs([&] { s->diffCheckpoints(QStringLiteral("c0"), QStringLiteral("c1")); }));
+            diffR.push_back(timedMs([&] {
                 std::vector<QByteArray> a{"/usr/bin/diff", "-r", QFile::encodeName(copy),
                                           QFile::encodeName(copy + QStringLiteral("-2"))};
                 spawnAndWait(a, environ, true); // exit status 1: differences
             }));
             // 3. restore c0 after the 10 changes vs rsync -a --delete from a copy of c0
-            restore.push_back(timed([&] { s->restore(QStringLiteral("c0")); }));
-            change10(ws, r + 100);
-            rsync.push_back(timed([&] {
-                run({"/usr/bin/rsync", "-a", "--delete", copy + u'/', ws + u'/'});
+            restore.push_back(timedMs([&] { s->restore(QStringLiteral("c0")); }));
+            change10(ws, Folders, r + 100);
+            rsync.push_back(timedMs([&] {
+                runCommand({"/usr/bin/rsync", "-a", "--delete", copy + u'/', ws + u'/'});
             }));
             walks += s->timeTravel()->treeWalks();
             s->stop(false);
@@ -179,41 +122,41 @@ int main(int argc, char **argv)
                 const SandboxPtr w = makeSandbox(ws, store + QStringLiteral("-w"), true, false);
                 w->start();
                 w->checkpoint(QStringLiteral("c0"));
-                change10(ws, r + 200);
-                secondWalk.push_back(timed([&] { w->checkpoint(QStringLiteral("c1")); }));
-                cpSecondWalk.push_back(timed([&] {
-                    run({"/bin/cp", "-a", ws, copy + QStringLiteral("-3")});
+                change10(ws, Folders, r + 200);
+                secondWalk.push_back(timedMs([&] { w->checkpoint(QStringLiteral("c1")); }));
+                cpSecondWalk.push_back(timedMs([&] {
+                    runCommand({"/bin/cp", "-a", ws, copy + QStringLiteral("-3")});
                 }));
-                restoreWalk.push_back(timed([&] { w->restore(QStringLiteral("c0")); }));
-                change10(ws, r + 300);
-                rsyncWalk.push_back(timed([&] {
-                    run({"/usr/bin/rsync", "-a", "--delete", copy + u'/', ws + u'/'});
+                restoreWalk.push_back(timedMs([&] { w->restore(QStringLiteral("c0")); }));
+                change10(ws, Folders, r + 300);
+                rsyncWalk.push_back(timedMs([&] {
+                    runCommand({"/usr/bin/rsync", "-a", "--delete", copy + u'/', ws + u'/'});
                 }));
                 w->stop(false);
                 QDir(copy + QStringLiteral("-3")).removeRecursively();
-                run({"/bin/chmod", "-R", "u+w", store + QStringLiteral("-w")});
+                runCommand({"/bin/chmod", "-R", "u+w", store + QStringLiteral("-w")});
                 QDir(store + QStringLiteral("-w")).removeRecursively();
             }
             QDir(copy).removeRecursively();
             QDir(copy + QStringLiteral("-2")).removeRecursively();
-            run({"/bin/chmod", "-R", "u+w", store});
+            runCommand({"/bin/chmod", "-R", "u+w", store});
             QDir(store).removeRecursively();
         }
-        report("first checkpoint (20,000 files)", first, cpFirst, "cp -a", 1.0);
-        report("second checkpoint (10 changed)", second, cpSecond, "cp -a", 0.1);
-        report("restore after 10 changes", restore, rsync, "rsync -a --delete", 0.5);
-        report("diff of two checkpoints (10 changes)", diff, diffR, "diff -r", 0.5);
+        reportRatio("first checkpoint (20,000 files)", first, cpFirst, "cp -a", 1.0);
+        reportRatio("second checkpoint (10 changed)", second, cpSecond, "cp -a", 0.1);
+        reportRatio("restore after 10 changes", restore, rsync, "rsync -a --delete", 0.5);
+        reportRatio("diff of two checkpoints (10 changes)", diff, diffR, "diff -r", 0.5);
         std::printf("  (with change tracking: %.1f whole-tree walks per round, the first "
                     "checkpoint's)\n",
                     double(walks) / rounds);
-        report("second checkpoint, no tracking", secondWalk, cpSecondWalk, "cp -a", 0.1);
-        report("restore after 10 changes, no tracking", restoreWalk, rsyncWalk, "rsync -a --delete",
-               0.5);
+        reportRatio("second checkpoint, no tracking", secondWalk, cpSecondWalk, "cp -a", 0.1);
+        reportRatio("restore after 10 changes, no tracking", restoreWalk, rsyncWalk,
+                    "rsync -a --delete", 0.5);
 
         // 5. tracking overhead on execute("true"), interleaved
         const SandboxPtr plain = makeSandbox(ws, QString(), false, false);
         const SandboxPtr tracked = makeSandbox(ws + QStringLiteral("-t"), QString(), false, true);
-        run({"/bin/cp", "-a", ws, ws + QStringLiteral("-t")});
+        runCommand({"/bin/cp", "-a", ws, ws + QStringLiteral("-t")});
         plain->start();
         QElapsedTimer setup;
         setup.start();
@@ -233,14 +176,15 @@ int main(int argc, char **argv)
         }
         for (int i = 0; i < 30 * rounds; ++i) {
             if (i % 2) {
-                without.push_back(timed([&] { a1->callTool(QStringLiteral("execute"), args); }));
-                with.push_back(timed([&] { a2->callTool(QStringLiteral("execute"), args); }));
+                without.push_back(timedMs([&] { a1->callTool(QStringLiteral("execute"), args); }));
+                with.push_back(timedMs([&] { a2->callTool(QStringLiteral("execute"), args); }));
             } else {
-                with.push_back(timed([&] { a2->callTool(QStringLiteral("execute"), args); }));
-                without.push_back(timed([&] { a1->callTool(QStringLiteral("execute"), args); }));
+                with.push_back(timedMs([&] { a2->callTool(QStringLiteral("execute"), args); }));
+                without.push_back(timedMs([&] { a1->callTool(QStringLiteral("execute"), args); }));
             }
         }
-        report("execute(\"true\") with change tracking", with, without, "without tracking", 1.3);
+        reportRatio("execute(\"true\") with change tracking", with, without, "without tracking",
+                    1.3);
         std::printf("  (tracking set-up at start: %.1f ms, %d folders watched)\n", setupMs,
                     tracked->timeTravel()->tracker()->watchCount());
         // 6. a command touching 10,000 files reports all of them
@@ -256,7 +200,7 @@ int main(int argc, char **argv)
         std::printf("%-44s %lld of 10000 reported %s\n", "a command touching 10,000 files",
                     static_cast<long long>(modified), modified == 10000 ? "ok" : "WRONG");
         // 7. the call journal: each call's changed contents go to the store, interleaved
-        run({"/bin/cp", "-a", ws, ws + QStringLiteral("-j")});
+        runCommand({"/bin/cp", "-a", ws, ws + QStringLiteral("-j")});
         const SandboxPtr journaled =
             makeSandbox(ws + QStringLiteral("-j"), root + QStringLiteral("/store-j"), true, true);
         journaled->start();
@@ -270,16 +214,16 @@ int main(int argc, char **argv)
                  QStringLiteral("for f in src/d0/s0/f*.txt; do echo %1 >> $f; done").arg(i)}};
             if (i % 2) {
                 trackedOnly.push_back(
-                    timed([&] { a2->callTool(QStringLiteral("execute"), edit); }));
-                journal.push_back(timed([&] { a3->callTool(QStringLiteral("execute"), edit); }));
+                    timedMs([&] { a2->callTool(QStringLiteral("execute"), edit); }));
+                journal.push_back(timedMs([&] { a3->callTool(QStringLiteral("execute"), edit); }));
             } else {
-                journal.push_back(timed([&] { a3->callTool(QStringLiteral("execute"), edit); }));
+                journal.push_back(timedMs([&] { a3->callTool(QStringLiteral("execute"), edit); }));
                 trackedOnly.push_back(
-                    timed([&] { a2->callTool(QStringLiteral("execute"), edit); }));
+                    timedMs([&] { a2->callTool(QStringLiteral("execute"), edit); }));
             }
         }
-        report("a command changing 10 files, journaled", journal, trackedOnly, "tracking alone",
-               1.3);
+        reportRatio("a command changing 10 files, journaled", journal, trackedOnly,
+                    "tracking alone", 1.3);
         plain->stop(false);
         tracked->stop(false);
         journaled->stop(false);

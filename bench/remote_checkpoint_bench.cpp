@@ -19,8 +19,8 @@
 // rsync runs `ssh -F <the backend's client config>`, so both sides use one ControlMaster.
 
 #include "agent.h"
+#include "benchtree.h"
 #include "errors.h"
-#include "pairbench.h"
 #include "sandbox.h"
 #include "sshconnection.h"
 #include "sshfixture.h"
@@ -36,74 +36,6 @@
 
 using namespace elsai;
 using namespace elsai::bench;
-
-namespace {
-
-constexpr int FilesPerFolder = 10;
-
-void writeFile(const QString &path, const QByteArray &data)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size())
-        qFatal("cannot write %s", qPrintable(path));
-}
-
-void generate(const QString &root, int folders)
-{
-    QByteArray blob;
-    while (blob.size() < 4096)
-        blob += "The quick brown fox jumps over the lazy dog 0123456789.\n";
-    for (int i = 0; i < folders; ++i) {
-        const QString dir = root + QStringLiteral("/src/d%1/s%2").arg(i / 20).arg(i % 20);
-        QDir().mkpath(dir);
-        for (int k = 0; k < FilesPerFolder; ++k)
-            writeFile(dir + QStringLiteral("/f%1.txt").arg(k),
-                      blob.left(200 + (i * 7919 + k * 104729) % 3800));
-    }
-}
-
-/// Changes 10 files (8 edits, 1 removal, 1 new file), differently each `round`.
-void change10(const QString &root, int round)
-{
-    for (int i = 0; i < 8; ++i)
-        writeFile(root + QStringLiteral("/src/d%1/s0/f%2.txt").arg(i).arg(i),
-                  QByteArray("edited in round ") + QByteArray::number(round) + '\n');
-    QFile::remove(root + QStringLiteral("/src/d9/s1/f3.txt"));
-    writeFile(root + QStringLiteral("/src/new-%1.txt").arg(round), "new\n");
-}
-
-double timed(const std::function<void()> &f)
-{
-    QElapsedTimer t;
-    t.start();
-    f();
-    return double(t.nsecsElapsed()) / 1e6;
-}
-
-bool run(const QStringList &args)
-{
-    std::vector<QByteArray> a;
-    for (const QString &s : args)
-        a.push_back(s.toLocal8Bit());
-    return spawnAndWait(a, environ, true);
-}
-
-void report(const char *what, const std::vector<double> &elsai, const std::vector<double> &base,
-            const char *baseline, double target)
-{
-    std::vector<double> ratios;
-    for (size_t i = 0; i < elsai.size() && i < base.size(); ++i)
-        ratios.push_back(elsai[i] / base[i]);
-    const double r = median(ratios);
-    std::printf("%-40s elsai %8.1f ms   %-30s %8.1f ms   ratio %.3f", what, median(elsai), baseline,
-                median(base), r);
-    if (target > 0)
-        std::printf(" (target <= %.1f) %s\n", target, r <= target ? "ok" : "OVER");
-    else
-        std::printf(" (informational)\n");
-}
-
-} // namespace
 
 int main(int argc, char **argv)
 {
@@ -143,16 +75,18 @@ int main(int argc, char **argv)
                 Sandbox::create(QStringLiteral("bench-%1").arg(r), backend, std::nullopt, o);
             s->start();
             const QString ws = sshd.remoteRoot() + QStringLiteral("/bench%1").arg(r);
-            generate(ws, folders);
+            generateTree(ws, folders);
             const QString copy = root + QStringLiteral("/copy%1").arg(r);
             QDir().mkpath(copy);
             const QString sshE = QStringLiteral("ssh -F ") + backend->connection()->configPath();
             const QString remoteWs = ssh::SshConnection::alias() + u':' + ws + u'/';
             const auto pull = [&] {
-                return timed([&] { run({rsync, "-a", "-e", sshE, remoteWs, copy + u'/'}); });
+                return timedMs([&] {
+                    runCommand({rsync, "-a", "-e", sshE, remoteWs, copy + u'/'});
+                });
             };
             // 1. first checkpoint vs a whole pull (alternating which goes first)
-            const auto ck = [&] { return timed([&] { s->checkpoint(QStringLiteral("c0")); }); };
+            const auto ck = [&] { return timedMs([&] { s->checkpoint(QStringLiteral("c0")); }); };
             if (r % 2) {
                 pullFirst.push_back(pull());
                 first.push_back(ck());
@@ -161,35 +95,35 @@ int main(int argc, char **argv)
                 pullFirst.push_back(pull());
             }
             // 2. after 10 changes: both list the remote tree and bring the 10
-            change10(ws, r);
+            change10(ws, folders, r);
             const QString before = copy + QStringLiteral("-c0");
-            run({"/bin/cp", "-a", copy, before}); // the c0 state, for the restore's baseline
+            runCommand({"/bin/cp", "-a", copy, before}); // the c0 state, for the restore's baseline
             if (r % 2) {
                 pullSecond.push_back(pull());
-                second.push_back(timed([&] { s->checkpoint(QStringLiteral("c1")); }));
+                second.push_back(timedMs([&] { s->checkpoint(QStringLiteral("c1")); }));
             } else {
-                second.push_back(timed([&] { s->checkpoint(QStringLiteral("c1")); }));
+                second.push_back(timedMs([&] { s->checkpoint(QStringLiteral("c1")); }));
                 pullSecond.push_back(pull());
             }
             // 3. restore c0 after 10 changes vs rsync --delete of the c0 copy into the tree
-            restore.push_back(timed([&] { s->restore(QStringLiteral("c0")); }));
-            change10(ws, r + 100);
-            push.push_back(timed([&] {
-                run({rsync, "-a", "--delete", "-e", sshE, before + u'/', remoteWs});
+            restore.push_back(timedMs([&] { s->restore(QStringLiteral("c0")); }));
+            change10(ws, folders, r + 100);
+            push.push_back(timedMs([&] {
+                runCommand({rsync, "-a", "--delete", "-e", sshE, before + u'/', remoteWs});
             }));
             s->stop(false);
             for (const QString &d : {copy, before, o.timeTravel.folder}) {
-                run({"/bin/chmod", "-R", "u+w", d});
+                runCommand({"/bin/chmod", "-R", "u+w", d});
                 QDir(d).removeRecursively();
             }
             QDir(ws).removeRecursively();
         }
         std::printf("tree: %d files in %d folders, over ssh to 127.0.0.1\n",
                     folders * FilesPerFolder, folders);
-        report("first checkpoint", first, pullFirst, "rsync -a (pull, empty copy)", 1.0);
-        report("second checkpoint (10 changed)", second, pullSecond, "rsync -a (pull into copy)",
-               1.0);
-        report("restore after 10 changes", restore, push, "rsync -a --delete (push)", 1.0);
+        reportRatio("first checkpoint", first, pullFirst, "rsync -a (pull, empty copy)", 1.0);
+        reportRatio("second checkpoint (10 changed)", second, pullSecond,
+                    "rsync -a (pull into copy)", 1.0);
+        reportRatio("restore after 10 changes", restore, push, "rsync -a --delete (push)", 1.0);
 
         // 4. what change tracking costs a call here: a listing at its start and its end
         const auto trackedBackend = sshd.makeBackend(QStringLiteral("bench-tracked"));
@@ -202,7 +136,7 @@ int main(int argc, char **argv)
                                                  std::nullopt, Sandbox::Options());
         tracked->start();
         plain->start();
-        generate(sshd.remoteRoot() + QStringLiteral("/bench-tracked"), folders);
+        generateTree(sshd.remoteRoot() + QStringLiteral("/bench-tracked"), folders);
         AgentConfig c1;
         c1.sandbox = plain;
         const AgentPtr a1 = Agent::create(QStringLiteral("plain"), c1);
@@ -219,13 +153,13 @@ int main(int argc, char **argv)
             const bool trackedFirst = i % 2 == 0;
             for (int k = 0; k < 2; ++k) {
                 if ((k == 0) == trackedFirst)
-                    with.push_back(timed([&] { a2->callTool(QStringLiteral("execute"), args); }));
+                    with.push_back(timedMs([&] { a2->callTool(QStringLiteral("execute"), args); }));
                 else
                     without.push_back(
-                        timed([&] { a1->callTool(QStringLiteral("execute"), args); }));
+                        timedMs([&] { a1->callTool(QStringLiteral("execute"), args); }));
             }
         }
-        report("execute(\"true\") with change tracking", with, without, "without tracking", 0);
+        reportRatio("execute(\"true\") with change tracking", with, without, "without tracking", 0);
         tracked->stop(false);
         plain->stop(false);
         return 0;

@@ -17,9 +17,9 @@
 // Where: /dev/shm when it has room (the tools' own cost), else $TMPDIR.
 
 #include "agent.h"
+#include "benchtree.h"
 #include "errors.h"
 #include "localsandboxbackend.h"
-#include "pairbench.h"
 #include "sandbox.h"
 
 #include <QCoreApplication>
@@ -41,24 +41,13 @@ using namespace elsai::bench;
 
 namespace {
 
-void writeFile(const QString &path, const QByteArray &data)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size())
-        qFatal("cannot write %s", qPrintable(path));
-}
-
 /// The tree of bench/seed_bench.sh (window_bench's generator), and `zebra_0042` in 10 files.
 void generate(const QString &root)
 {
-    QByteArray blob;
-    while (blob.size() < 4096)
-        blob += "The quick brown fox jumps over the lazy dog 0123456789.\n";
-    const auto files = [&](const QString &dir, int n, int seed) {
+    const auto files = [](const QString &dir, int n, int seed) {
         QDir().mkpath(dir);
         for (int k = 0; k < n; ++k)
-            writeFile(dir + QStringLiteral("/f%1.txt").arg(k),
-                      blob.left(200 + (seed * 7919 + k * 104729) % 3800));
+            writeFile(dir + QStringLiteral("/f%1.txt").arg(k), fileText(seed, k));
     };
     for (int i = 0; i < 1000; ++i)
         files(QStringLiteral("%1/src/d%2").arg(root).arg(i), 10, i);
@@ -70,7 +59,7 @@ void generate(const QString &root)
         files(QStringLiteral("%1/src/d%2/__pycache__").arg(root).arg(i), 10, i);
     for (int i = 0; i < 10; ++i)
         writeFile(QStringLiteral("%1/src/d%2/f9.txt").arg(root).arg(i * 97),
-                  "int zebra_0042 = 1;\n" + blob.left(1000));
+                  "int zebra_0042 = 1;\n" + textBlob().left(1000));
 }
 
 double timed(const std::function<void()> &f)
