@@ -421,13 +421,15 @@ void BackgroundProcesses::stopWorkspace(const QString &workspaceId)
 
 void BackgroundProcesses::prune(const QString &workspaceId)
 {
-    // the oldest ended processes of the workspace beyond maxFinished are forgotten
+    // The oldest ended processes of the workspace beyond maxFinished are forgotten. Never a
+    // soft return's command that has not been handed over: its execute call is still waiting
+    // to take() the result (many ending at once would lose their answers).
     QList<std::pair<quint64, QString>> ended;
     for (const auto &j : std::as_const(m_jobs)) {
         if (j->info.workspaceId != workspaceId)
             continue;
         std::lock_guard lock(j->m);
-        if (j->finished)
+        if (j->finished && j->counted)
             ended.append({j->info.id.mid(1).toULongLong(), j->info.id});
     }
     if (ended.size() <= m_limits.maxFinished)

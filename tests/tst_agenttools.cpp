@@ -631,6 +631,42 @@ private Q_SLOTS:
                                  processes.info(sleepers[0], QStringLiteral("a")));
     }
 
+    // Ended processes beyond maxFinished are forgotten, but never a soft return's command
+    // whose execute call has yet to take its result (64 ending at once lost theirs).
+    void pruneKeepsResultsNotYetTaken()
+    {
+        BackgroundProcesses processes({1000, 4, 2});
+        auto backend = std::make_shared<LocalSandboxBackend>(m_tmp.filePath("prune"));
+        backend->create();
+        BackgroundProcesses::StartRequest r;
+        r.backend = backend;
+        r.workspaceId = QStringLiteral("w");
+        r.owner = QStringLiteral("a");
+        r.background = false; // as a soft-return execute starts it
+        QStringList waiting;
+        for (int i = 0; i < 5; ++i) {
+            r.command = QStringLiteral("echo %1").arg(i);
+            waiting << processes.start(r);
+            QVERIFY(processes.wait(waiting.last(), 60000));
+        }
+        // background processes that end are pruned down to maxFinished as others start
+        r.background = true;
+        r.command = QStringLiteral("true");
+        QStringList background;
+        for (int i = 0; i < 4; ++i) {
+            background << processes.start(r);
+            QVERIFY(processes.wait(background.last(), 60000));
+        }
+        QVERIFY_THROWS_EXCEPTION(FileNotFoundError,
+                                 processes.info(background[0], QStringLiteral("a")));
+        processes.info(background[3], QStringLiteral("a"));
+        for (int i = 0; i < 5; ++i) {
+            const auto result = processes.take(waiting[i]);
+            QVERIFY2(result, qPrintable(waiting[i]));
+            QCOMPARE(result->exitCode, 0);
+        }
+    }
+
     void executeTimeoutArgument_data()
     {
         QTest::addColumn<QString>("backend");
