@@ -129,7 +129,23 @@ struct SandboxController::Entry
     QHash<QString, QList<AgentCall>> recentCalls;
     QList<quint64> commands;
     int closeListener = 0;
+    /// The last start or stop: the next one runs after it (a Start pressed while the sandbox
+    /// still stops would otherwise race it, and the earlier one's end could win).
+    QFuture<void> lifecycle;
+    quint64 lifecycleOps = 0; ///< a finished start or stop sets the state only if still the last
 };
+
+namespace {
+
+void waitForPrevious(QFuture<void> previous)
+{
+    try {
+        previous.waitForFinished();
+    } catch (...) { // its failure was reported by its own watcher
+    }
+}
+
+} // namespace
 
 SandboxController::SandboxController(QObject *parent)
     : QObject(parent), m_sessions(new SessionsModel(this)), m_agents(new AgentsModel(this)),
@@ -374,18 +390,23 @@ SandboxController::startSandbox(const QString &workspaceId)
         relay->post(
             [this, workspaceId, done, total] { Q_EMIT seedProgress(workspaceId, done, total); });
     });
-    auto future = QtConcurrent::run(&m_bulkPool, [sandbox, progress] {
+    auto future = QtConcurrent::run(&m_bulkPool, [sandbox, progress, previous = e.lifecycle] {
+        waitForPrevious(previous);
         lowerThreadPriority(); // the seed's copy threads inherit it
         return sandbox->start(progress);
     });
+    e.lifecycle = QFuture<void>(future);
+    const quint64 op = ++e.lifecycleOps;
     auto *watcher = new QFutureWatcher<std::optional<WorkspaceSeedResult>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, workspaceId] {
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, workspaceId, op] {
         watcher->deleteLater();
         Entry *e = entry(workspaceId);
         if (!e)
             return;
         try {
             const std::optional<WorkspaceSeedResult> seed = watcher->future().result();
+            if (e->lifecycleOps != op) // a stop asked for since then has the last word
+                return;
             ensureConsoleAgent(*e);
             e->startedAt = QDateTime::currentDateTime();
             const QString problems = seed ? seedProblems(*seed) : QString();
@@ -407,10 +428,12 @@ SandboxController::startSandbox(const QString &workspaceId)
             });
             Q_EMIT sandboxStarted(workspaceId);
         } catch (...) {
+            reportFailure(workspaceId, QStringLiteral("start"), std::current_exception());
+            if (e->lifecycleOps != op)
+                return;
             const auto err = futureError(std::current_exception());
             setState(workspaceId, SessionState::Failed,
                      err ? err->first + QStringLiteral(": ") + err->second : QString());
-            reportFailure(workspaceId, QStringLiteral("start"), std::current_exception());
             Q_EMIT sandboxStopped(workspaceId, e->message);
         }
     });
@@ -426,12 +449,15 @@ SandboxController::stopSandbox(const QString &workspaceId, bool sync)
         cancelCommand(id);
     setState(workspaceId, SessionState::Stopping);
     const SandboxPtr sandbox = e.sandbox;
-    auto future = QtConcurrent::run(&m_bulkPool, [sandbox, sync] {
+    auto future = QtConcurrent::run(&m_bulkPool, [sandbox, sync, previous = e.lifecycle] {
+        waitForPrevious(previous);
         lowerThreadPriority();
         return sandbox->stop(sync);
     });
+    e.lifecycle = QFuture<void>(future);
+    const quint64 op = ++e.lifecycleOps;
     auto *watcher = new QFutureWatcher<std::optional<WorkspaceSyncResult>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, workspaceId] {
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, workspaceId, op] {
         watcher->deleteLater();
         Entry *e = entry(workspaceId);
         QString reason = QStringLiteral("stopped");
@@ -448,7 +474,7 @@ SandboxController::stopSandbox(const QString &workspaceId, bool sync)
                 QStringLiteral("stopped; the flush failed: %1").arg(err ? err->second : QString());
             reportFailure(workspaceId, QStringLiteral("stop"), std::current_exception());
         }
-        if (!e)
+        if (!e || e->lifecycleOps != op) // a start asked for since then has the last word
             return;
         e->tree->setLister({});
         setState(workspaceId, SessionState::Stopped, reason);

@@ -370,6 +370,32 @@ private Q_SLOTS:
         QVERIFY(!c.treeModel(QStringLiteral("stop")));
         QVERIFY(QFile::exists(root + QStringLiteral("/src/kept.py"))); // never deleted
     }
+
+    // Start pressed while the sandbox still stops (or Stop while it starts) runs after it, and
+    // the last one asked for decides the state: the earlier one's end never overrides it.
+    void startAndStopRunInTheOrderAsked()
+    {
+        SandboxController c;
+        const QString id = QStringLiteral("again");
+        c.addSandbox(spec(id));
+        QVERIFY(waitStarted(c, id));
+        QSignalSpy started(&c, &SandboxController::sandboxStarted);
+        for (int round = 0; round < 5; ++round) {
+            c.stopSandbox(id, false);
+            c.startSandbox(id);
+            QVERIFY(waitStarted(c, id));
+            QTRY_COMPARE(started.size(), round + 1);
+            QTest::qWait(50); // a stop finishing late would show now
+            QVERIFY(c.state(id) == SessionState::Running);
+            QVERIFY(c.sandbox(id)->isStarted());
+        }
+        c.startSandbox(id); // already running: a no-op start, then the stop decides
+        c.stopSandbox(id, false);
+        QTRY_VERIFY(c.state(id) == SessionState::Stopped);
+        QTest::qWait(50);
+        QVERIFY(c.state(id) == SessionState::Stopped);
+        QVERIFY(!c.sandbox(id)->isStarted());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestSandboxController)
