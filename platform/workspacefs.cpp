@@ -479,6 +479,38 @@ void sortByName(std::vector<Entry> &entries, const char *base)
 
 DirListing WorkspaceFs::listDirCompact(const QString &path, qsizetype statLimit) const
 {
+    return listDirFirst(path, -1, statLimit, nullptr);
+}
+
+namespace {
+
+struct RawEntry
+{
+    qsizetype offset;
+    qsizetype length;
+    unsigned char type;
+};
+
+// Keeps the `keep` first entries by name (byte order) and packs their names (each followed by
+// a NUL) into a new buffer.
+void keepFirst(std::vector<RawEntry> &raw, QByteArray &names, size_t keep)
+{
+    sortByName(raw, names.constData());
+    raw.resize(std::min(raw.size(), keep));
+    QByteArray packed;
+    for (RawEntry &r : raw) {
+        const qsizetype offset = packed.size();
+        packed.append(names.constData() + r.offset, r.length + 1);
+        r.offset = offset;
+    }
+    names = std::move(packed);
+}
+
+} // namespace
+
+DirListing WorkspaceFs::listDirFirst(const QString &path, qsizetype maxEntries,
+                                     qsizetype statLimit, qint64 *totalEntries) const
+{
     const QString rel = normalize(path);
     const QString what = QStringLiteral("cannot list");
     UniqueFd fd = resolve(m_rootFd, rel.toUtf8(), O_RDONLY | O_DIRECTORY | O_NONBLOCK, what, path);
@@ -492,22 +524,23 @@ DirListing WorkspaceFs::listDirCompact(const QString &path, qsizetype statLimit)
         if (std::optional<DirListing> hit = m_listingCache->find(before);
             hit && hit->size() > statLimit) {
             hit->folder = rel;
+            if (totalEntries)
+                *totalEntries = hit->size();
+            if (maxEntries >= 0 && hit->size() > maxEntries)
+                hit->entries.resize(size_t(maxEntries)); // the names stay whole: no copies
             return std::move(*hit);
         }
     }
     const DirPtr dir = openDirStream(std::move(fd), what, path);
     DirListing listing;
     listing.folder = rel;
-    // Names go into one buffer, each followed by a NUL (for fstatat and the sort).
-    struct Raw
-    {
-        qsizetype offset;
-        qsizetype length;
-        unsigned char type;
-    };
+    // Names go into one buffer, each followed by a NUL (for fstatat and the sort). Past the
+    // cap, the first entries are kept whenever twice as many have come in.
     QByteArray &names = listing.names;
-    std::vector<Raw> raw;
-    bool ascii = true;
+    std::vector<RawEntry> raw;
+    const size_t keep = maxEntries < 0 ? std::numeric_limits<size_t>::max() : size_t(maxEntries);
+    const size_t pruneAt = maxEntries < 0 ? keep : 2 * keep + 1024;
+    qint64 total = 0;
     for (;;) {
         errno = 0;
         const dirent *e = readdir(dir.get());
@@ -518,21 +551,34 @@ DirListing WorkspaceFs::listDirCompact(const QString &path, qsizetype statLimit)
         }
         if (isDotOrDotDot(e->d_name))
             continue;
+        ++total;
+        if (keep == 0)
+            continue;
         const size_t length = std::strlen(e->d_name);
-        for (size_t i = 0; i < length && ascii; ++i)
-            ascii = uchar(e->d_name[i]) < 0x80;
         raw.push_back({names.size(), qsizetype(length), e->d_type});
         names.append(e->d_name, qsizetype(length) + 1);
+        if (raw.size() >= pruneAt)
+            keepFirst(raw, names, keep);
+    }
+    if (raw.size() > keep)
+        keepFirst(raw, names, keep);
+    const bool whole = total == qint64(raw.size()); // nothing left out: the listing may be kept
+    if (totalEntries)
+        *totalEntries = total;
+    bool ascii = true;
+    for (const RawEntry &r : raw) {
+        for (qsizetype i = 0; i < r.length && ascii; ++i)
+            ascii = uchar(names.at(r.offset + i)) < 0x80;
     }
     listing.ascii = ascii;
     const char *base = names.constData();
     // For ASCII names byte order is QString's order; other names are sorted as QStrings below.
-    if (ascii)
+    if (ascii && whole)
         sortByName(raw, base);
-    const bool statAll = statLimit < 0 || qsizetype(raw.size()) <= statLimit;
+    const bool statAll = statLimit < 0 || total <= statLimit;
     bool statted = false; // sizes or types from stat can change without the folder changing
     listing.entries.reserve(raw.size());
-    for (const Raw &r : raw) {
+    for (const RawEntry &r : raw) {
         DirListing::Entry entry{r.offset, r.length, FileInfo::typeOfDirent(r.type), std::nullopt,
                                 0};
         if (statAll || r.type == DT_UNKNOWN) {
@@ -562,7 +608,7 @@ DirListing WorkspaceFs::listDirCompact(const QString &path, qsizetype statLimit)
             listing.entries[i] = named[i].second;
     }
     struct stat after;
-    if (brief && !statted && fstat(dirfd(dir.get()), &after) == 0)
+    if (brief && whole && !statted && fstat(dirfd(dir.get()), &after) == 0)
         m_listingCache->insert(dirfd(dir.get()), start, before, after, listing);
     return listing;
 }

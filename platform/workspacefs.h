@@ -80,6 +80,12 @@ public:
     /// A brief listing (over `statLimit` entries) of a folder that is provably unchanged since
     /// it was last read is reused (see DirListingCache).
     DirListing listDirCompact(const QString &path, qsizetype statLimit = -1) const;
+    /// The first `maxEntries` entries of listDirCompact() by name (all when negative), and in
+    /// `totalEntries` how many the folder has. Memory is proportional to `maxEntries`, not to
+    /// the folder (a million entries are streamed, and pruned as they come); `statLimit`
+    /// counts the whole folder. A folder within the cap goes through the listing cache.
+    DirListing listDirFirst(const QString &path, qsizetype maxEntries, qsizetype statLimit,
+                            qint64 *totalEntries) const;
     /// Tests: how many brief listings were reused.
     quint64 listingCacheHits() const;
 

@@ -131,6 +131,7 @@ private Q_SLOTS:
     void listOrderIsQStringOrder();
     void listSortSharedPrefixes();
     void listCacheFollowsChanges();
+    void cappedListingsShareTheCache();
     void listCacheNeverKeepsFreshOrStatted();
     void statCases_data();
     void statCases();
@@ -849,6 +850,51 @@ void TestWorkspaceFs::listCacheFollowsChanges()
     put(ws(QStringLiteral("big/only")), "x");
     QCOMPARE(listed(m_fs->listDirCompact(QStringLiteral("big"), 0)),
              QStringList{QStringLiteral("big/only")});
+}
+
+// An agent's capped listing (listDirFirst) of a folder within the cap is kept and reused like
+// a whole one; a folder over the cap is pruned as it is read and never kept.
+void TestWorkspaceFs::cappedListingsShareTheCache()
+{
+    if (!DirListingCache::enabled())
+        QSKIP("ELSAI_LIST_CACHE=0");
+    for (int i = 0; i < 40; ++i)
+        put(ws(QStringLiteral("capped/f%1").arg(39 - i, 2, 10, QLatin1Char('0'))), "x");
+    QVERIFY(waitUntilSettled(ws(QStringLiteral("capped"))));
+    const quint64 hits = m_fs->listingCacheHits();
+    qint64 total = 0;
+    const QStringList all = listed(m_fs->listDirFirst(QStringLiteral("capped"), 100, 10, &total));
+    QCOMPARE(total, 40);
+    QCOMPARE(all.size(), 40);
+    QCOMPARE(all.first(), QStringLiteral("capped/f00"));
+    QCOMPARE(all.last(), QStringLiteral("capped/f39"));
+    QCOMPARE(m_fs->listingCacheHits(), hits); // a first read
+    // Within the cap or below it, from the kept listing when the file system allows keeping.
+    total = 0;
+    QCOMPARE(listed(m_fs->listDirFirst(QStringLiteral("capped"), 100, 10, &total)), all);
+    QCOMPARE(total, 40);
+    total = 0;
+    QCOMPARE(listed(m_fs->listDirFirst(QStringLiteral("capped"), 3, 10, &total)),
+             all.mid(0, 3));
+    QCOMPARE(total, 40);
+    const int fd = ::open(QFile::encodeName(ws(QStringLiteral("capped"))).constData(),
+                          O_RDONLY | O_DIRECTORY);
+    const bool trusted = fd >= 0 && DirListingCache::trustedFileSystem(fd);
+    if (fd >= 0)
+        ::close(fd);
+    if (trusted)
+        QCOMPARE(m_fs->listingCacheHits(), hits + 2);
+    // Over the cap, read again: the first entries by name, pruned from the stream, never kept.
+    m_fs->writeFile(QStringLiteral("capped/a-new-first"), "n");
+    for (int cap : {0, 1, 5, 39}) {
+        total = 0;
+        const QStringList first =
+            listed(m_fs->listDirFirst(QStringLiteral("capped"), cap, 10, &total));
+        QCOMPARE(total, 41);
+        QStringList expected = all;
+        expected.prepend(QStringLiteral("capped/a-new-first"));
+        QCOMPARE(first, expected.mid(0, cap));
+    }
 }
 
 void TestWorkspaceFs::listCacheNeverKeepsFreshOrStatted()

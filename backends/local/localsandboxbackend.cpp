@@ -192,9 +192,10 @@ DirListing LocalSandboxBackend::listDirCompact(const QString &path, qsizetype st
 CappedListing LocalSandboxBackend::listDirFirst(const QString &path, qsizetype maxEntries,
                                                 qsizetype statLimit)
 {
-    const auto ws = fs();
-    return listFirstEntries(ws->openDirectory(path), WorkspaceFs::normalize(path), path, maxEntries,
-                            statLimit);
+    CappedListing out;
+    out.listing = fs()->listDirFirst(path, qMax<qsizetype>(0, maxEntries), statLimit,
+                                     &out.totalEntries);
+    return out;
 }
 
 void LocalSandboxBackend::removeFile(const QString &path, bool recursive)
