@@ -5,13 +5,18 @@
 
 #include "errors.h"
 #include "glob.h"
+#include "parallel.h"
 #include "workspacefs.h"
 
 #include <QHash>
 #include <QRegularExpression>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <exception>
+#include <optional>
+#include <vector>
 
 namespace elsai {
 
@@ -203,6 +208,122 @@ QString fetchTooLarge(const GrepRequest &request, qsizetype files, qint64 bytes)
         .arg(request.scope.path, mib(bytes), mib(request.maxFetchBytes));
 }
 
+/// One file's search, done on any thread; merged into the result in the walk's order.
+struct FileScan
+{
+    enum class Status { Searched, Large, Binary, Unreadable };
+    Status status = Status::Searched;
+    GrepFile file;           ///< Content: the first `budget` matches, with their context
+    int budget = 0;          ///< the matching lines it could show (Content)
+    bool overBudget = false; ///< Content: another match came after the budget
+    std::exception_ptr error; ///< the pattern's failure on this file, raised when merged
+};
+
+/// Matches the bytes of one file (at most maxFileBytes + 1 of them).
+FileScan scanData(const GrepRequest &request, const QRegularExpression &re, bool lineByLine,
+                  const QString &path, const QByteArray &data, int budget)
+{
+    FileScan scan;
+    scan.budget = budget;
+    if (data.size() > request.maxFileBytes) {
+        scan.status = FileScan::Status::Large;
+        return scan;
+    }
+    if (QByteArrayView(data).first(qMin(data.size(), BinaryProbeBytes)).contains('\0')) {
+        scan.status = FileScan::Status::Binary;
+        return scan;
+    }
+    const QString text = QString::fromUtf8(data);
+    GrepFile &file = scan.file;
+    file.path = path;
+    QList<std::pair<qsizetype, qint64>> hits; // line start, number (Content)
+    matchLines(re, lineByLine, text, path, [&](qsizetype start, qsizetype, qint64 lineNo) {
+        switch (request.output) {
+        case GrepOutput::FilesWithMatches:
+            file.count = 1;
+            return false;
+        case GrepOutput::Count:
+            ++file.count;
+            return true;
+        case GrepOutput::Content:
+            if (file.count == budget) {
+                scan.overBudget = true;
+                return false;
+            }
+            ++file.count;
+            hits.append({start, lineNo});
+            return true;
+        }
+        return true;
+    });
+    if (request.output != GrepOutput::Content || hits.isEmpty())
+        return scan;
+    // the matches with their context, each line once, in order
+    const qint64 before = request.contextBefore, after = request.contextAfter;
+    QList<qsizetype> starts{0};
+    if (before > 0 || after > 0) {
+        for (qsizetype i = text.indexOf(u'\n'); i >= 0 && i + 1 <= text.size();
+             i = text.indexOf(u'\n', i + 1))
+            starts.append(i + 1);
+        if (starts.size() > 1 && starts.last() == text.size())
+            starts.removeLast(); // a final line end starts no line
+    }
+    const auto lineText = [&](qint64 number) {
+        const qsizetype s = starts.at(number - 1);
+        const qsizetype e = number < starts.size() ? starts.at(number) - 1 : text.size();
+        return cutLine(QStringView(text).mid(s, e - s));
+    };
+    qint64 emitted = 0; // the last line number emitted
+    for (const auto &[start, number] : std::as_const(hits)) {
+        if (before > 0 || after > 0) {
+            for (qint64 l = qMax(emitted + 1, number - before); l < number; ++l)
+                file.lines.append({l, lineText(l), false});
+        }
+        if (number > emitted) {
+            const qsizetype end = text.indexOf(u'\n', start);
+            file.lines.append(
+                {number,
+                 cutLine(QStringView(text).mid(start, (end < 0 ? text.size() : end) - start)),
+                 true});
+            emitted = number;
+        }
+        // context after this match, up to the next match
+        for (qint64 l = number + 1; l <= number + after && l <= starts.size(); ++l) {
+            if (std::any_of(hits.cbegin(), hits.cend(),
+                            [&](const auto &h) { return h.second == l; }))
+                break;
+            file.lines.append({l, lineText(l), false});
+            emitted = l;
+        }
+    }
+    return scan;
+}
+
+/// Reads and matches one file of the walk (`size` when the walk knows it).
+FileScan scanFile(ExecutionBackend &backend, const GrepRequest &request,
+                  const QRegularExpression &re, bool lineByLine, const QString &path,
+                  std::optional<qint64> size, int budget)
+{
+    FileScan scan;
+    scan.budget = budget;
+    if (size && *size > request.maxFileBytes) {
+        scan.status = FileScan::Status::Large;
+        return scan;
+    }
+    FileRange range;
+    try {
+        range = backend.readFileRange(path, 0, request.maxFileBytes + 1);
+    } catch (const OSError &) {
+        scan.status = FileScan::Status::Unreadable; // gone since listed, a FIFO, no permission
+        return scan;
+    }
+    return scanData(request, re, lineByLine, path, range.data, budget);
+}
+
+/// Local files per batch searched in parallel, and per thread's share of one.
+constexpr int GrepBatchFiles = 256;
+constexpr int GrepUnitFiles = 64; // one compiled copy of the pattern each
+
 } // namespace
 
 GrepResult grepWorkspace(ExecutionBackend &backend, const GrepRequest &request)
@@ -229,107 +350,53 @@ GrepResult grepWorkspace(ExecutionBackend &backend, const GrepRequest &request)
 
     GrepResult result;
     qint64 shown = 0; // lines (Content) or files
-    // The bytes of one file (at most maxFileBytes + 1 of them), matched.
-    const auto searchData = [&](const QString &path, const QByteArray &data) -> bool {
-        if (data.size() > request.maxFileBytes) {
+    const auto budget = [&] { return int(request.maxResults - shown); };
+    // Adds one file's scan to the result, as a sequential search would have; false when the
+    // search ends there. A Content scan made with a larger budget than is left by the time it
+    // is merged gives nullopt: the file is scanned again with what is left.
+    const auto merge = [&](FileScan &&scan) -> std::optional<bool> {
+        switch (scan.status) {
+        case FileScan::Status::Large:
             ++result.skippedLarge;
             return true;
-        }
-        if (QByteArrayView(data).first(qMin(data.size(), BinaryProbeBytes)).contains('\0')) {
+        case FileScan::Status::Binary:
             ++result.skippedBinary;
             return true;
+        case FileScan::Status::Unreadable:
+            ++result.skippedUnreadable;
+            return true;
+        case FileScan::Status::Searched:
+            break;
+        }
+        if (scan.error)
+            std::rethrow_exception(scan.error);
+        GrepFile &file = scan.file;
+        if (request.output == GrepOutput::Content) {
+            const bool exact = scan.budget == budget();
+            if (!exact && (scan.overBudget || file.count > budget()))
+                return std::nullopt;
+            ++result.filesSearched;
+            shown += file.count;
+            result.matchingLines += file.count;
+            if (file.count > 0)
+                result.files.append(std::move(file));
+            if (scan.overBudget)
+                result.more = true;
+            return !scan.overBudget;
         }
         ++result.filesSearched;
-        const QString text = QString::fromUtf8(data);
-        GrepFile file{path, 0, {}};
-        QList<std::pair<qsizetype, qint64>> hits; // line start, number (Content)
-        bool stop = false;
-        matchLines(re, lineByLine, text, path, [&](qsizetype start, qsizetype, qint64 lineNo) {
-            switch (request.output) {
-            case GrepOutput::FilesWithMatches:
-                file.count = 1;
-                return false;
-            case GrepOutput::Count:
-                ++file.count;
-                return true;
-            case GrepOutput::Content:
-                if (shown == request.maxResults) {
-                    result.more = true;
-                    stop = true;
-                    return false;
-                }
-                ++shown;
-                ++file.count;
-                hits.append({start, lineNo});
-                return true;
-            }
-            return true;
-        });
         if (file.count == 0)
-            return !stop;
-        if (request.output != GrepOutput::Content) {
-            if (shown == request.maxResults) {
-                result.more = true;
-                return false;
-            }
-            ++shown;
-        } else {
-            // the matches with their context, each line once, in order
-            const qint64 before = request.contextBefore, after = request.contextAfter;
-            QList<qsizetype> starts{0};
-            if (before > 0 || after > 0) {
-                for (qsizetype i = text.indexOf(u'\n'); i >= 0 && i + 1 <= text.size();
-                     i = text.indexOf(u'\n', i + 1))
-                    starts.append(i + 1);
-                if (starts.size() > 1 && starts.last() == text.size())
-                    starts.removeLast(); // a final line end starts no line
-            }
-            const auto lineText = [&](qint64 number) {
-                const qsizetype s = starts.at(number - 1);
-                const qsizetype e = number < starts.size() ? starts.at(number) - 1 : text.size();
-                return cutLine(QStringView(text).mid(s, e - s));
-            };
-            qint64 emitted = 0; // the last line number emitted
-            for (const auto &[start, number] : std::as_const(hits)) {
-                if (before > 0 || after > 0) {
-                    for (qint64 l = qMax(emitted + 1, number - before); l < number; ++l)
-                        file.lines.append({l, lineText(l), false});
-                }
-                if (number > emitted) {
-                    const qsizetype end = text.indexOf(u'\n', start);
-                    file.lines.append({number,
-                                       cutLine(QStringView(text).mid(
-                                           start, (end < 0 ? text.size() : end) - start)),
-                                       true});
-                    emitted = number;
-                }
-                // context after this match, up to the next match
-                for (qint64 l = number + 1; l <= number + after && l <= starts.size(); ++l) {
-                    if (std::any_of(hits.cbegin(), hits.cend(),
-                                    [&](const auto &h) { return h.second == l; }))
-                        break;
-                    file.lines.append({l, lineText(l), false});
-                    emitted = l;
-                }
-            }
-            result.matchingLines += file.count;
+            return true;
+        if (shown == request.maxResults) {
+            result.more = true;
+            return false;
         }
+        ++shown;
         result.files.append(std::move(file));
-        return !stop;
+        return true;
     };
     const auto searchFile = [&](const QString &path, std::optional<qint64> size) -> bool {
-        if (size && *size > request.maxFileBytes) {
-            ++result.skippedLarge;
-            return true;
-        }
-        FileRange range;
-        try {
-            range = backend.readFileRange(path, 0, request.maxFileBytes + 1);
-        } catch (const OSError &) {
-            ++result.skippedUnreadable; // gone since listed, a FIFO, no permission
-            return true;
-        }
-        return searchData(path, range.data);
+        return *merge(scanFile(backend, request, re, lineByLine, path, size, budget()));
     };
 
     // One file named as the path: search it alone.
@@ -373,7 +440,7 @@ GrepResult grepWorkspace(ExecutionBackend &backend, const GrepRequest &request)
             if (e.size.value_or(request.maxFileBytes + 1) > request.maxFileBytes)
                 ++result.skippedLarge;
             else if (const auto it = fetched->constFind(e.path); it != fetched->cend())
-                more = searchData(e.path, *it);
+                more = *merge(scanData(request, re, lineByLine, e.path, *it, budget()));
             else
                 ++result.skippedUnreadable; // gone since listed, a FIFO, no permission
             if (!more)
@@ -384,14 +451,50 @@ GrepResult grepWorkspace(ExecutionBackend &backend, const GrepRequest &request)
     }
     // Remote backends read whole files: their sizes come with the walk, so a large file is
     // skipped before it is read; the local ones read only up to the bound anyway.
+    // The files are read and matched in batches on several threads (each with its own copy
+    // of the pattern), and merged in the walk's order: the result is the sequential one.
     const bool withStat = !backend.hasRangedRead();
+    QList<std::pair<QString, std::optional<qint64>>> batch;
+    const auto searchBatch = [&]() -> bool {
+        std::vector<FileScan> scans(size_t(batch.size()));
+        const int batchBudget = budget();
+        const int units = int((batch.size() + GrepUnitFiles - 1) / GrepUnitFiles);
+        runParallel(units, int(batch.size()), {}, [&](int unit, std::atomic<int> &) {
+            const QRegularExpression own(re.pattern(), re.patternOptions());
+            const qsizetype end = qMin(batch.size(), qsizetype(unit + 1) * GrepUnitFiles);
+            for (qsizetype i = qsizetype(unit) * GrepUnitFiles; i < end; ++i) {
+                try {
+                    scans[size_t(i)] = scanFile(backend, request, own, lineByLine, batch[i].first,
+                                                batch[i].second, batchBudget);
+                } catch (...) {
+                    scans[size_t(i)].error = std::current_exception();
+                }
+            }
+        });
+        for (qsizetype i = 0; i < batch.size(); ++i) {
+            std::optional<bool> more = merge(std::move(scans[size_t(i)]));
+            if (!more)
+                more = searchFile(batch[i].first, batch[i].second);
+            if (!*more)
+                return false;
+        }
+        batch.clear();
+        return true;
+    };
+    bool more = true;
     walk.run(backend, withStat, [&](const WalkEntry &e, bool excluded) {
         if (excluded || e.type != FileInfo::Type::File)
             return true;
         if (!walk.included(walk.relative(e.path)))
             return true;
-        return searchFile(e.path, withStat ? e.size : std::nullopt);
+        batch.append({e.path, withStat ? e.size : std::nullopt});
+        if (batch.size() < GrepBatchFiles)
+            return true;
+        more = searchBatch();
+        return more;
     });
+    if (more && !batch.isEmpty())
+        searchBatch();
     result.stoppedEarly = walk.stoppedEarly();
     return result;
 }

@@ -214,6 +214,87 @@ private Q_SLOTS:
                  qPrintable(got.left(300)));
     }
 
+    // Local searches read and match batches of files on several threads; the result is the
+    // sequential one: files in walk order, the cap cutting inside the same file, the same
+    // counters. 700 files hold 0, 1 or 2 matching lines (file i: i % 3), so each cap falls in
+    // the second or third batch, where a file's scan must be redone with what is left.
+    void grepBatchesMergeInWalkOrder_data()
+    {
+        QTest::addColumn<int>("output");
+        QTest::addColumn<int>("cap");
+        QTest::newRow("content, cut inside a file") << int(GrepOutput::Content) << 500;
+        QTest::newRow("content, cut at a file's end") << int(GrepOutput::Content) << 501;
+        QTest::newRow("content, no cut") << int(GrepOutput::Content) << 5000;
+        QTest::newRow("count, capped") << int(GrepOutput::Count) << 300;
+        QTest::newRow("files, all") << int(GrepOutput::FilesWithMatches) << 5000;
+    }
+    void grepBatchesMergeInWalkOrder()
+    {
+        QFETCH(int, output);
+        QFETCH(int, cap);
+        constexpr int Files = 700;
+        const QString root = m_tmp.filePath(QStringLiteral("grep-batches"));
+        if (!QFile::exists(root)) {
+            for (int i = 0; i < Files; ++i) {
+                QByteArray text = "miss\n";
+                for (int j = 0; j < i % 3; ++j)
+                    text += "hit " + QByteArray::number(i) + "\nmiss\n";
+                writeHostFile(root + QStringLiteral("/many/f%1.txt").arg(i, 3, 10, QChar(u'0')),
+                              text);
+            }
+        }
+        LocalSandboxBackend backend(root);
+        backend.create();
+        GrepRequest request;
+        request.scope.path = QStringLiteral("many");
+        request.pattern = QStringLiteral("^hit");
+        request.output = GrepOutput(output);
+        request.maxResults = cap;
+        const GrepResult got = grepWorkspace(backend, request);
+
+        // the sequential search, by hand
+        QStringList files;
+        QList<qint64> counts;
+        qint64 shown = 0, searched = 0, lines = 0;
+        bool more = false;
+        for (int i = 0; i < Files && !more; ++i) {
+            ++searched;
+            const int c = i % 3;
+            const QString path = QStringLiteral("many/f%1.txt").arg(i, 3, 10, QChar(u'0'));
+            if (request.output == GrepOutput::Content) {
+                const qint64 take = qMin<qint64>(c, cap - shown);
+                more = c > cap - shown;
+                if (take > 0) {
+                    files << path;
+                    counts << take;
+                }
+                shown += take;
+                lines += take;
+            } else if (c > 0) {
+                if (shown == cap) {
+                    more = true;
+                    break;
+                }
+                ++shown;
+                files << path;
+                counts << (request.output == GrepOutput::Count ? c : 1);
+            }
+        }
+        QStringList gotFiles;
+        QList<qint64> gotCounts;
+        for (const GrepFile &f : got.files) {
+            gotFiles << f.path;
+            gotCounts << f.count;
+            if (request.output == GrepOutput::Content)
+                QCOMPARE(f.lines.size(), f.count);
+        }
+        QCOMPARE(gotFiles, files);
+        QCOMPARE(gotCounts, counts);
+        QCOMPARE(got.more, more);
+        QCOMPARE(got.filesSearched, searched);
+        QCOMPARE(got.matchingLines, lines);
+    }
+
     void glob_data()
     {
         QTest::addColumn<QString>("backend");
