@@ -213,9 +213,9 @@ struct FileScan
 {
     enum class Status { Searched, Large, Binary, Unreadable };
     Status status = Status::Searched;
-    GrepFile file;           ///< Content: the first `budget` matches, with their context
-    int budget = 0;          ///< the matching lines it could show (Content)
-    bool overBudget = false; ///< Content: another match came after the budget
+    GrepFile file;            ///< Content: the first `budget` matches, with their context
+    int budget = 0;           ///< the matching lines it could show (Content)
+    bool overBudget = false;  ///< Content: another match came after the budget
     std::exception_ptr error; ///< the pattern's failure on this file, raised when merged
 };
 

@@ -88,8 +88,9 @@ constexpr qsizetype MaxGrepLineChars = 500;
 /// pattern (naming the position) and for one that needs unbounded backtracking on some line
 /// (the PCRE2 match limit ends it; the message names the file and line). Binary files (a NUL
 /// in the first 8 KiB) are skipped. Reads through the backend's ranged read (local backends:
-/// the confined WorkspaceFs directly), or, where the backend fetchesFiles() (the remote ones),
-/// lists the folder once and fetches the files to search in one archive (bounded by
+/// the confined WorkspaceFs directly, batches of files on several threads, merged in the
+/// walk's order so the result is the sequential one), or, where the backend fetchesFiles() (the
+/// remote ones), lists the folder once and fetches the files to search in one archive (bounded by
 /// maxFetchBytes; OSError when they grew past their listed sizes meanwhile).
 GrepResult grepWorkspace(ExecutionBackend &backend, const GrepRequest &request);
 

@@ -508,8 +508,8 @@ void keepFirst(std::vector<RawEntry> &raw, QByteArray &names, size_t keep)
 
 } // namespace
 
-DirListing WorkspaceFs::listDirFirst(const QString &path, qsizetype maxEntries,
-                                     qsizetype statLimit, qint64 *totalEntries) const
+DirListing WorkspaceFs::listDirFirst(const QString &path, qsizetype maxEntries, qsizetype statLimit,
+                                     qint64 *totalEntries) const
 {
     const QString rel = normalize(path);
     const QString what = QStringLiteral("cannot list");

@@ -874,11 +874,10 @@ void TestWorkspaceFs::cappedListingsShareTheCache()
     QCOMPARE(listed(m_fs->listDirFirst(QStringLiteral("capped"), 100, 10, &total)), all);
     QCOMPARE(total, 40);
     total = 0;
-    QCOMPARE(listed(m_fs->listDirFirst(QStringLiteral("capped"), 3, 10, &total)),
-             all.mid(0, 3));
+    QCOMPARE(listed(m_fs->listDirFirst(QStringLiteral("capped"), 3, 10, &total)), all.mid(0, 3));
     QCOMPARE(total, 40);
-    const int fd = ::open(QFile::encodeName(ws(QStringLiteral("capped"))).constData(),
-                          O_RDONLY | O_DIRECTORY);
+    const int fd =
+        ::open(QFile::encodeName(ws(QStringLiteral("capped"))).constData(), O_RDONLY | O_DIRECTORY);
     const bool trusted = fd >= 0 && DirListingCache::trustedFileSystem(fd);
     if (fd >= 0)
         ::close(fd);

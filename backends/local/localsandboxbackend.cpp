@@ -193,8 +193,8 @@ CappedListing LocalSandboxBackend::listDirFirst(const QString &path, qsizetype m
                                                 qsizetype statLimit)
 {
     CappedListing out;
-    out.listing = fs()->listDirFirst(path, qMax<qsizetype>(0, maxEntries), statLimit,
-                                     &out.totalEntries);
+    out.listing =
+        fs()->listDirFirst(path, qMax<qsizetype>(0, maxEntries), statLimit, &out.totalEntries);
     return out;
 }
 
