@@ -680,16 +680,25 @@ private Q_SLOTS:
         QVERIFY(events.first().fields.contains("command_sha256"));
     }
 
-    // The buffer keeps the last part of a long output and says how much is gone.
-    void backgroundBufferBound()
+private:
+    // A process request of owner "a" in workspace "w", on a new local backend.
+    BackgroundProcesses::StartRequest localStart(const QString &folder)
     {
-        BackgroundProcesses processes({1000, 4, 4});
-        auto backend = std::make_shared<LocalSandboxBackend>(m_tmp.filePath("buffer"));
+        auto backend = std::make_shared<LocalSandboxBackend>(m_tmp.filePath(folder));
         backend->create();
         BackgroundProcesses::StartRequest r;
         r.backend = backend;
         r.workspaceId = QStringLiteral("w");
         r.owner = QStringLiteral("a");
+        return r;
+    }
+
+private Q_SLOTS:
+    // The buffer keeps the last part of a long output and says how much is gone.
+    void backgroundBufferBound()
+    {
+        BackgroundProcesses processes({1000, 4, 4});
+        BackgroundProcesses::StartRequest r = localStart(QStringLiteral("buffer"));
         r.command = QStringLiteral("head -c 200000 /dev/zero | tr '\\0' x; echo; echo end");
         const QString id = processes.start(r);
         QVERIFY(processes.wait(id, 60000));
@@ -717,12 +726,7 @@ private Q_SLOTS:
     void pruneKeepsResultsNotYetTaken()
     {
         BackgroundProcesses processes({1000, 4, 2});
-        auto backend = std::make_shared<LocalSandboxBackend>(m_tmp.filePath("prune"));
-        backend->create();
-        BackgroundProcesses::StartRequest r;
-        r.backend = backend;
-        r.workspaceId = QStringLiteral("w");
-        r.owner = QStringLiteral("a");
+        BackgroundProcesses::StartRequest r = localStart(QStringLiteral("prune"));
         r.background = false; // as a soft-return execute starts it
         QStringList waiting;
         for (int i = 0; i < 5; ++i) {

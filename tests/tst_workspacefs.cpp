@@ -787,6 +787,16 @@ bool waitUntilSettled(const QString &path)
     return false;
 }
 
+/// Whether listings of `folder` may be kept (its file system's timestamps are trusted).
+bool listingsKeptIn(const QString &folder)
+{
+    const int fd = ::open(QFile::encodeName(folder).constData(), O_RDONLY | O_DIRECTORY);
+    const bool trusted = fd >= 0 && DirListingCache::trustedFileSystem(fd);
+    if (fd >= 0)
+        ::close(fd);
+    return trusted;
+}
+
 QStringList listed(const DirListing &listing)
 {
     QStringList lines;
@@ -802,14 +812,8 @@ void TestWorkspaceFs::listCacheFollowsChanges()
 {
     if (!DirListingCache::enabled())
         QSKIP("ELSAI_LIST_CACHE=0");
-    {
-        const int fd = ::open(QFile::encodeName(m_ws).constData(), O_RDONLY | O_DIRECTORY);
-        const bool trusted = fd >= 0 && DirListingCache::trustedFileSystem(fd);
-        if (fd >= 0)
-            ::close(fd);
-        if (!trusted)
-            QSKIP("the test folder is not on ext4, XFS, Btrfs or tmpfs: listings are not kept");
-    }
+    if (!listingsKeptIn(m_ws))
+        QSKIP("the test folder is not on ext4, XFS, Btrfs or tmpfs: listings are not kept");
     for (int i = 0; i < 40; ++i)
         put(ws(QStringLiteral("big/f%1").arg(i, 2, 10, QLatin1Char('0'))), "x");
     QVERIFY(waitUntilSettled(ws(QStringLiteral("big"))));
@@ -876,12 +880,7 @@ void TestWorkspaceFs::cappedListingsShareTheCache()
     total = 0;
     QCOMPARE(listed(m_fs->listDirFirst(QStringLiteral("capped"), 3, 10, &total)), all.mid(0, 3));
     QCOMPARE(total, 40);
-    const int fd =
-        ::open(QFile::encodeName(ws(QStringLiteral("capped"))).constData(), O_RDONLY | O_DIRECTORY);
-    const bool trusted = fd >= 0 && DirListingCache::trustedFileSystem(fd);
-    if (fd >= 0)
-        ::close(fd);
-    if (trusted)
+    if (listingsKeptIn(ws(QStringLiteral("capped"))))
         QCOMPARE(m_fs->listingCacheHits(), hits + 2);
     // Over the cap, read again: the first entries by name, pruned from the stream, never kept.
     m_fs->writeFile(QStringLiteral("capped/a-new-first"), "n");
