@@ -187,7 +187,12 @@ void CheckpointStore::addBlob(const QByteArray &hash, QByteArrayView data)
 
 QByteArray CheckpointStore::addBlobFromFd(int fd, qint64 size, qint64 *copied)
 {
-    // Written under a name of its own, renamed to its hash once the hash is known.
+    // Written under a name of its own by the one atomic writer, then renamed to its hash once
+    // the hash is known: the only rename in the engine outside writeAtomicAt(). It is safe
+    // without the writer's checks: both names are ours, beneath the store's own descriptor
+    // (no agent can reach it), and the target's name is its content's hash, so replacing an
+    // existing blob (a race with another writer of the same content) never changes a byte.
+    // Durability comes with the checkpoint's syncfs (syncBlobs), before its manifest.
     const QByteArray pending = ".pending." + QByteArray::number(quint64(::getpid())) + '.' +
                                QByteArray::number(quintptr(this), 16) + '.' +
                                QByteArray::number(size) + '.' +
