@@ -3,13 +3,13 @@
 
 #include "changesmodel.h"
 
+#include "displaytext.h"
 #include "errors.h"
 #include "modelroles.h"
 #include "sandboxcontroller.h"
 #include "threadpriority.h"
 
 #include <QFutureWatcher>
-#include <QLocale>
 #include <QtConcurrent>
 
 namespace elsai {
@@ -17,11 +17,6 @@ namespace elsai {
 namespace {
 
 constexpr int kCommandPollMs = 3000;
-
-QString sizeText(qint64 bytes)
-{
-    return bytes < 0 ? QString() : QLocale().formattedDataSize(bytes);
-}
 
 } // namespace
 

@@ -3,6 +3,7 @@
 
 #include "timelinemodel.h"
 
+#include "displaytext.h"
 #include "errors.h"
 #include "filediff.h"
 #include "modelroles.h"
@@ -11,7 +12,6 @@
 
 #include <QDateTime>
 #include <QFutureWatcher>
-#include <QLocale>
 #include <QSet>
 #include <QtConcurrent>
 
@@ -36,11 +36,6 @@ QString checkpointKey(const QString &name, qint64 createdMs)
 QString clock(qint64 ms)
 {
     return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("HH:mm:ss"));
-}
-
-QString sizeText(qint64 bytes)
-{
-    return QLocale().formattedDataSize(bytes);
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "fdutil.h"
 #include "processguard.h"
+#include "procstat.h"
 
 #include <QFile>
 #include <QRandomGenerator>
@@ -22,7 +23,6 @@
 #include <utility>
 #include <vector>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <poll.h>
@@ -193,60 +193,6 @@ Environ checkEnviron(int procFd, pid_t pid, const QByteArray &needle)
         if (have > keep) {
             std::memmove(buf, buf + have - keep, keep);
             have = keep;
-        }
-    }
-}
-
-struct ProcStat
-{
-    char state = '?';
-    unsigned long flags = 0;
-    unsigned long long startTime = 0; ///< clock ticks since boot
-};
-
-bool readStat(int procFd, pid_t pid, ProcStat &st)
-{
-    char path[32];
-    std::snprintf(path, sizeof path, "%d/stat", int(pid));
-    UniqueFd fd(::openat(procFd, path, O_RDONLY | O_CLOEXEC));
-    if (!fd.isValid())
-        return false;
-    char buf[1024];
-    ssize_t n;
-    do {
-        n = ::read(fd.get(), buf, sizeof buf - 1);
-    } while (n < 0 && errno == EINTR);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    // The command name may contain anything, ')' included: parse after the last one.
-    const char *p = static_cast<const char *>(::memrchr(buf, ')', size_t(n)));
-    return p && std::sscanf(p + 1,
-                            " %c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d"
-                            " %*d %*d %llu",
-                            &st.state, &st.flags, &st.startTime) == 3;
-}
-
-template<typename F>
-void forEachProcPid(int procFd, F &&visit)
-{
-    if (::lseek(procFd, 0, SEEK_SET) < 0)
-        return;
-    alignas(struct dirent64) char buf[32768];
-    for (;;) {
-        const ssize_t n = ::getdents64(procFd, buf, sizeof buf);
-        if (n <= 0)
-            return;
-        for (ssize_t off = 0; off < n;) {
-            const auto *d = reinterpret_cast<const struct dirent64 *>(buf + off);
-            off += d->d_reclen;
-            const char *name = d->d_name;
-            if (*name < '1' || *name > '9')
-                continue;
-            char *end = nullptr;
-            const long pid = std::strtol(name, &end, 10);
-            if (*end == '\0')
-                visit(pid_t(pid));
         }
     }
 }
@@ -747,7 +693,7 @@ Runner::Probe Runner::probe(int procFd, pid_t pid)
     if (env == Environ::Marked || env == Environ::Unmarked)
         return env == Environ::Marked ? Probe::Marked : Probe::Unmarked;
     ProcStat st;
-    if (!readStat(procFd, pid, st) || st.state == 'Z' || st.state == 'X' ||
+    if (!readProcStat(procFd, pid, st) || st.state == 'Z' || st.state == 'X' ||
         (st.flags & PfKthread) || st.startTime < shellStartTime(procFd)) {
         return Probe::Unmarked;
     }
@@ -780,7 +726,7 @@ unsigned long long Runner::shellStartTime(int procFd)
     if (!m_shellStartKnown) {
         ProcStat st;
         // Unreadable (reaped elsewhere): 0 keeps every process a candidate.
-        m_shellStart = readStat(procFd, m_pid, st) ? st.startTime : 0;
+        m_shellStart = readProcStat(procFd, m_pid, st) ? st.startTime : 0;
         m_shellStartKnown = true;
     }
     return m_shellStart;

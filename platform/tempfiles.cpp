@@ -4,6 +4,7 @@
 #include "tempfiles.h"
 
 #include "fdutil.h"
+#include "treepaths.h"
 
 #include <QByteArray>
 #include <QList>
@@ -15,8 +16,6 @@
 namespace elsai {
 
 namespace {
-
-constexpr int MaxDepth = 256;
 
 bool allHex(QByteArrayView s, qsizetype minLen, qsizetype maxLen)
 {
@@ -52,7 +51,7 @@ int sweep(int dirFd, bool recursive, int depth)
         if (S_ISREG(st.st_mode) && isStaleTempName(name)) {
             if (::unlinkat(fd, e->d_name, 0) == 0)
                 ++removed;
-        } else if (S_ISDIR(st.st_mode) && recursive && depth < MaxDepth) {
+        } else if (S_ISDIR(st.st_mode) && recursive && depth < MaxTreeDepth) {
             subfolders.append(QByteArray(e->d_name));
         }
     }

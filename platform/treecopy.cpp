@@ -10,6 +10,7 @@
 #include "fdutil.h"
 #include "hostfiles.h"
 #include "parallel.h"
+#include "treepaths.h"
 #include "workspacefs.h"
 
 #include <QDir>
@@ -34,10 +35,6 @@
 namespace elsai {
 
 namespace {
-
-/// Folder nesting deeper than this is reported as an error instead of entered: the walk keeps
-/// one open folder per level, and no real project comes close.
-constexpr int kMaxDepth = 256;
 
 using Fd = UniqueFd;
 
@@ -98,7 +95,7 @@ EntryType typeOfMode(mode_t m)
 /// are opened with openat(O_NOFOLLOW|O_DIRECTORY) relative to their parent's fd, entries are
 /// examined with fstatat(AT_SYMLINK_NOFOLLOW). Entries come sorted by name, a folder before its
 /// contents. `visit(rel, type, st)` returns whether to enter a folder; `st` is filled for files
-/// and special files. Iterative with an explicit stack bounded by kMaxDepth.
+/// and special files. Iterative with an explicit stack bounded by MaxTreeDepth.
 template<typename Visit>
 void walkTree(int rootFd, QStringList &errors, Visit &&visit)
 {
@@ -195,10 +192,10 @@ void walkTree(int rootFd, QStringList &errors, Visit &&visit)
 
         if (!visit(rel, type, st) || type != EntryType::Dir)
             continue;
-        if (int(stack.size()) > kMaxDepth) {
+        if (int(stack.size()) > MaxTreeDepth) {
             errors << QStringLiteral("'%1': folders nested deeper than %2 levels; not entered")
                           .arg(rel)
-                          .arg(kMaxDepth);
+                          .arg(MaxTreeDepth);
             continue;
         }
         const int fd =

@@ -11,6 +11,7 @@
 #include "parallel.h"
 #include "tempfiles.h"
 #include "treecopy.h"
+#include "treepaths.h"
 #include "workspacefs.h"
 
 #include <QCryptographicHash>
@@ -82,7 +83,6 @@ qsizetype TreeHashCache::size() const
 
 namespace {
 
-constexpr int MaxDepth = 256;
 /// Files up to this size are read into memory once (hash and blob from one buffer); larger
 /// ones are streamed.
 constexpr qint64 WholeReadBytes = 8 * 1024 * 1024;
@@ -104,11 +104,6 @@ qint64 realtimeNs()
 QString shown(const QByteArray &rel)
 {
     return rel.isEmpty() ? QStringLiteral(".") : QString::fromUtf8(rel);
-}
-
-QByteArray join(const QByteArray &dir, const QByteArray &name)
-{
-    return dir.isEmpty() ? name : dir + '/' + name;
 }
 
 std::pair<QByteArray, QByteArray> splitParent(const QByteArray &rel)
@@ -253,7 +248,7 @@ using Pending = std::vector<size_t>;
 /// pathLess() order: folders, links, and files with their hash when the cache knows it (and the
 /// store has the content), else with none and their index in `pending`. `depth`: the levels of
 /// `startRel`. Pre-order, each folder's names in byte order, so the tree is never sorted as a
-/// whole; one fd per level (at most MaxDepth).
+/// whole; one fd per level (at most MaxTreeDepth).
 void walkInto(int rootFd, const QByteArray &startRel, int depth, TreeManifest &m, Pending &pending,
               const CaptureOptions &options, qint64 walkStart)
 {
@@ -266,11 +261,11 @@ void walkInto(int rootFd, const QByteArray &startRel, int depth, TreeManifest &m
     };
     std::vector<Frame> stack;
     const auto enter = [&](int parentFd, const QByteArray &name, const QByteArray &rel) {
-        if (int(stack.size()) + depth >= MaxDepth)
+        if (int(stack.size()) + depth >= MaxTreeDepth)
             throw OSError(QStringLiteral("cannot checkpoint '%1': folders nested deeper than %2 "
                                          "levels")
                               .arg(shown(rel))
-                              .arg(MaxDepth),
+                              .arg(MaxTreeDepth),
                           ENAMETOOLONG);
         UniqueFd fd = openConfined(parentFd, name, O_RDONLY | O_DIRECTORY, ConfinedLinks::None);
         if (!fd.isValid()) {
@@ -312,7 +307,7 @@ void walkInto(int rootFd, const QByteArray &startRel, int depth, TreeManifest &m
         }
         const QByteArray name = top.names.at(top.next++);
         const int dirFd = top.fd.get();
-        const QByteArray rel = join(top.rel, name);
+        const QByteArray rel = joinRelative(top.rel, name);
         struct stat st;
         if (::fstatat(dirFd, name.constData(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
             if (errno == ENOENT)

@@ -6,6 +6,7 @@
 #include "confinedopen.h"
 #include "errors.h"
 #include "tempfiles.h"
+#include "treepaths.h"
 
 #include <QSet>
 
@@ -22,15 +23,9 @@ namespace elsai {
 
 namespace {
 
-constexpr int MaxDepth = 256;
 constexpr uint32_t WatchMask = IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE |
                                IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
                                IN_ONLYDIR | IN_EXCL_UNLINK;
-
-QByteArray join(const QByteArray &dir, const QByteArray &name)
-{
-    return dir.isEmpty() ? name : dir + '/' + name;
-}
 
 PathState stateOf(const struct stat &st)
 {
@@ -187,7 +182,7 @@ void InotifyTreeWatch::walk(const QByteArray &from, Known &into, bool addWatches
     while (!pending.empty()) {
         const QByteArray dirRel = std::move(pending.back());
         pending.pop_back();
-        if (dirRel.count('/') >= MaxDepth) {
+        if (dirRel.count('/') >= MaxTreeDepth) {
             m_blind = true;
             continue;
         }
@@ -214,7 +209,7 @@ void InotifyTreeWatch::walk(const QByteArray &from, Known &into, bool addWatches
             struct stat st;
             if (::fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) != 0 || !regularOrDirOrLink(st.st_mode))
                 continue;
-            const QByteArray rel = join(dirRel, name);
+            const QByteArray rel = joinRelative(dirRel, name);
             PathState s = stateOf(st);
             if (S_ISLNK(st.st_mode))
                 s.target = linkText(fd, name, st.st_size);
@@ -324,7 +319,7 @@ QList<PathChange> InotifyTreeWatch::drain()
             const QByteArray name = ev->len ? QByteArray(ev->name) : QByteArray();
             if (!name.isEmpty() && isStaleTempName(name))
                 continue;
-            const QByteArray path = name.isEmpty() ? *it : join(*it, name);
+            const QByteArray path = name.isEmpty() ? *it : joinRelative(*it, name);
             if (path.isEmpty())
                 continue;
             dirty.insert(path);

@@ -2,12 +2,15 @@
 // SPDX-License-Identifier: MIT
 
 #include "errors.h"
+#include "fdutil.h"
 #include "process.h"
 #include "processguard.h"
+#include "procstat.h"
 
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QProcess>
 #include <QProcessEnvironment>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -111,6 +114,8 @@ private Q_SLOTS:
     void engineIsNotReadableByCommands();
     void rootCommandsHaveNoPtrace();
     void markerStartsWithEnginePrefix();
+    void procStatReadsAnyCommandName_data();
+    void procStatReadsAnyCommandName();
 };
 
 void TestProcess::initTestCase()
@@ -791,6 +796,47 @@ void TestProcess::markerStartsWithEnginePrefix()
     const ProcessOutcome out = runProcess(shell(QStringLiteral("echo $ELSAI_EXEC_TOKEN")));
     QVERIFY(!engineMarkerPrefix().isEmpty());
     QVERIFY2(out.stdoutData.startsWith(engineMarkerPrefix()), out.stdoutData.constData());
+}
+
+void TestProcess::procStatReadsAnyCommandName_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::newRow("plain") << QStringLiteral("sleeper");
+    QTest::newRow("parenthesis and space") << QStringLiteral("a) b");
+    QTest::newRow("like the next fields") << QStringLiteral(") S 1 2 3 (");
+    QTest::newRow("only parentheses") << QStringLiteral(")))");
+}
+
+// The command name (field 2) is the program's file name, chosen by whoever runs it: the fields
+// after it must still be read right, by the watchdog's sweep and the resource sampler alike.
+void TestProcess::procStatReadsAnyCommandName()
+{
+    QFETCH(QString, name);
+    QTemporaryDir dir;
+    const QString program = dir.filePath(name);
+    QVERIFY(QFile::copy(QStandardPaths::findExecutable(QStringLiteral("sleep")), program));
+    QProcess sleeper;
+    sleeper.start(program, {QStringLiteral("30")});
+    QVERIFY(sleeper.waitForStarted());
+    const auto pid = pid_t(sleeper.processId());
+    const UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    QVERIFY(proc.isValid());
+    ProcStat st;
+    ProcStat self;
+    QVERIFY(readProcStat(proc.get(), ::getpid(), self));
+    QTRY_VERIFY(readProcStat(proc.get(), pid, st) && st.state == 'S'); // asleep after its exec
+    QCOMPARE(st.pid, pid);
+    QCOMPARE(st.ppid, ::getpid());
+    QCOMPARE(st.pgrp, ::getpgrp());
+    QCOMPARE(st.session, ::getsid(0));
+    QVERIFY(st.startTime >= self.startTime);
+    QVERIFY(st.rssPages > 0);
+    bool listed = false;
+    forEachProcPid(proc.get(), [&](pid_t p) { listed = listed || p == pid; });
+    QVERIFY(listed);
+    sleeper.kill();
+    QVERIFY(sleeper.waitForFinished());
+    QVERIFY(!readProcStat(proc.get(), pid, st)); // reaped: gone
 }
 
 QTEST_GUILESS_MAIN(TestProcess)
