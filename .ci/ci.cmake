@@ -4,6 +4,8 @@
 # Line tables only (-g1) rather than full debug info: backtraces and sanitizer reports keep
 # function, file and line, while compiling and linking take about a fifth less CPU time.
 set(CMAKE_CXX_FLAGS_RELWITHDEBINFO "-O2 -g1 -DNDEBUG" CACHE STRING "")
+# The libraries as unity builds (CMakeLists.txt, CONTRIBUTING.md): about 45 % less CPU for them.
+set(ELSAI_UNITY_BUILD ON CACHE BOOL "")
 
 # ccache where it is installed. It caches the files that use a precompiled header (ELSAI_PCH)
 # only with this sloppiness (ccache's manual, "Precompiled headers").
