@@ -72,6 +72,10 @@ int openFdCount()
 
 } // namespace
 
+namespace elsai::detail {
+quint64 nonDefaultSignalMask();
+}
+
 class TestProcess : public QObject
 {
     Q_OBJECT
@@ -114,6 +118,7 @@ private Q_SLOTS:
     void engineIsNotReadableByCommands();
     void rootCommandsHaveNoPtrace();
     void markerStartsWithEnginePrefix();
+    void onlySignalsNotAtTheirDefaultAreReset();
     void procStatReadsAnyCommandName_data();
     void procStatReadsAnyCommandName();
 };
@@ -796,6 +801,40 @@ void TestProcess::markerStartsWithEnginePrefix()
     const ProcessOutcome out = runProcess(shell(QStringLiteral("echo $ELSAI_EXEC_TOKEN")));
     QVERIFY(!engineMarkerPrefix().isEmpty());
     QVERIFY2(out.stdoutData.startsWith(engineMarkerPrefix()), out.stdoutData.constData());
+}
+
+// The child resets only what /proc/self/status lists as ignored or caught: the mask must be
+// read right, or an ignored signal would stay ignored in every command.
+void TestProcess::onlySignalsNotAtTheirDefaultAreReset()
+{
+    const auto bit = [](int sig) { return quint64(1) << (sig - 1); };
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    struct sigaction caught = {};
+    caught.sa_handler = [](int) {};
+    struct sigaction dfl = {};
+    dfl.sa_handler = SIG_DFL;
+    struct sigaction oldUrg = {}, oldUsr1 = {}, oldUsr2 = {};
+    QCOMPARE(::sigaction(SIGURG, &ignore, &oldUrg), 0);
+    QCOMPARE(::sigaction(SIGUSR1, &caught, &oldUsr1), 0);
+    QCOMPARE(::sigaction(SIGUSR2, &dfl, &oldUsr2), 0);
+    const quint64 mask = elsai::detail::nonDefaultSignalMask();
+    ::sigaction(SIGURG, &oldUrg, nullptr);
+    ::sigaction(SIGUSR1, &oldUsr1, nullptr);
+    ::sigaction(SIGUSR2, &oldUsr2, nullptr);
+    QVERIFY(mask != ~quint64(0)); // read, not the fallback
+    QVERIFY(mask & bit(SIGURG));
+    QVERIFY(mask & bit(SIGUSR1));
+    QVERIFY(!(mask & bit(SIGUSR2)));
+    // and the command starts with SIGURG at its default (ignored by default, so asked directly)
+    QCOMPARE(::sigaction(SIGURG, &ignore, &oldUrg), 0);
+    const ProcessOutcome out =
+        runProcess(shell(QStringLiteral("grep -E '^SigIgn:' /proc/self/status")));
+    ::sigaction(SIGURG, &oldUrg, nullptr);
+    bool ok = false;
+    const quint64 childIgnored = out.stdoutData.trimmed().split('\t').last().toULongLong(&ok, 16);
+    QVERIFY2(ok, out.stdoutData.constData());
+    QVERIFY2(!(childIgnored & bit(SIGURG)), out.stdoutData.constData());
 }
 
 void TestProcess::procStatReadsAnyCommandName_data()
