@@ -11,7 +11,8 @@
 #include <QJsonObject>
 
 #include <condition_variable>
-#include <thread>
+#include <future>
+#include <limits>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -43,8 +44,8 @@ struct BackgroundProcesses::Job
     BackgroundProcessInfo info;
     std::shared_ptr<SandboxBackend> backend;
     std::shared_ptr<CancellationToken> cancel = std::make_shared<CancellationToken>();
-    UniqueFd stdinWrite; ///< guarded by m
-    std::thread thread;
+    UniqueFd stdinWrite;      ///< guarded by m
+    std::future<void> worker; ///< ready once execute() returned and the job is finished
     qint64 bufferBytes = 0;
     /// Counts against maxRunning: started as a background process, or handed over by a soft
     /// return (an execute still waiting for its command counts as the execute it is).
@@ -64,10 +65,13 @@ struct BackgroundProcesses::Job
 
     ~Job()
     {
-        // whoever drops the last reference ends the thread (it only ever holds a raw pointer)
-        cancel->cancel();
-        if (thread.joinable())
-            thread.join();
+        // whoever drops the last reference ends the command (its worker only ever holds a raw
+        // pointer)
+        if (worker.valid()) {
+            if (worker.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+                cancel->cancel();
+            worker.wait();
+        }
     }
 
     void append(OutputChannel channel, const QByteArray &chunk)
@@ -127,7 +131,10 @@ struct BackgroundProcesses::Job
     }
 };
 
-BackgroundProcesses::BackgroundProcesses(Limits limits) : m_limits(limits) {}
+BackgroundProcesses::BackgroundProcesses(Limits limits) : m_limits(limits)
+{
+    m_threads.setMaxThreadCount(std::numeric_limits<int>::max());
+}
 
 BackgroundProcesses::BackgroundProcesses() : BackgroundProcesses(Limits()) {}
 
@@ -201,28 +208,34 @@ QString BackgroundProcesses::start(StartRequest request)
     options.onOutput = [raw](OutputChannel channel, const QByteArray &chunk) {
         raw->append(channel, chunk);
     };
-    job->thread = std::thread([raw, options, stdinRead = std::move(stdinRead),
-                               timeout = request.timeoutSeconds]() mutable {
-        ExecuteResult r;
-        try {
-            r = raw->backend->execute(raw->info.command, timeout, raw->info.cwd, options);
-        } catch (const std::exception &e) {
-            // the command did not start (or the backend failed): an ended process saying why,
-            // and take() throws it again (the soft return's execute fails as execute does)
-            r.exitCode = 127;
-            r.stderr_ = describeError(e).display();
-            raw->append(OutputChannel::Stderr, r.stderr_.toUtf8() + '\n');
+    // A packaged task: its future is ready only after the last access to the job. Shared,
+    // because QThreadPool copies what it runs and the task holds the stdin pipe's read end.
+    auto task = std::make_shared<std::packaged_task<void()>>(
+        [raw, options, stdinRead = std::move(stdinRead),
+         timeout = request.timeoutSeconds]() mutable {
+            ExecuteResult r;
+            try {
+                r = raw->backend->execute(raw->info.command, timeout, raw->info.cwd, options);
+            } catch (const std::exception &e) {
+                // the command did not start (or the backend failed): an ended process saying why,
+                // and take() throws it again (the soft return's execute fails as execute does)
+                r.exitCode = 127;
+                r.stderr_ = describeError(e).display();
+                raw->append(OutputChannel::Stderr, r.stderr_.toUtf8() + '\n');
+                std::lock_guard lock(raw->m);
+                raw->error = std::current_exception();
+            }
+            stdinRead.reset();
+            options = {}; // its output callback points at the job
             std::lock_guard lock(raw->m);
-            raw->error = std::current_exception();
-        }
-        stdinRead.reset();
-        std::lock_guard lock(raw->m);
-        raw->stdinWrite.reset();
-        raw->result = std::move(r);
-        raw->finished = true;
-        raw->listed.reset(); // out of the Processes panel (its output stays readable here)
-        raw->ended.notify_all();
-    });
+            raw->stdinWrite.reset();
+            raw->result = std::move(r);
+            raw->finished = true;
+            raw->listed.reset(); // out of the Processes panel (its output stays readable here)
+            raw->ended.notify_all();
+        });
+    job->worker = task->get_future();
+    m_threads.start([task] { (*task)(); });
     return job->info.id;
 }
 
@@ -277,8 +290,7 @@ std::optional<ExecuteResult> BackgroundProcesses::take(const QString &id)
             return std::nullopt;
         m_jobs.remove(id);
     }
-    if (job->thread.joinable())
-        job->thread.join();
+    job->worker.wait(); // finished: returns at once
     if (job->error)
         std::rethrow_exception(job->error);
     return job->result;
@@ -386,8 +398,8 @@ qint64 BackgroundProcesses::write(const QString &id, const QString &owner, const
 void BackgroundProcesses::stopJob(const std::shared_ptr<Job> &job)
 {
     job->cancel->cancel();
-    if (job->thread.joinable())
-        job->thread.join(); // the backend's TERM, grace, KILL: bounded by its kill grace
+    if (job->worker.valid())
+        job->worker.wait(); // the backend's TERM, grace, KILL: bounded by its kill grace
 }
 
 BackgroundProcessInfo BackgroundProcesses::stop(const QString &id, const QString &owner)
@@ -437,8 +449,8 @@ void BackgroundProcesses::prune(const QString &workspaceId)
     std::sort(ended.begin(), ended.end());
     for (qsizetype i = 0; i < ended.size() - m_limits.maxFinished; ++i) {
         const auto job = m_jobs.take(ended[i].second);
-        if (job && job->thread.joinable())
-            job->thread.join(); // ended: returns at once
+        if (job && job->worker.valid())
+            job->worker.wait(); // ended: returns at once
     }
 }
 

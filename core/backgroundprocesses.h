@@ -8,6 +8,7 @@
 #include <QByteArray>
 #include <QHash>
 #include <QString>
+#include <QThreadPool>
 
 #include <functional>
 #include <memory>
@@ -46,10 +47,10 @@ struct BackgroundOutput
 /// The background processes of one SandboxManager's workspaces (the process_* tools and
 /// execute's soft return).
 ///
-/// Each process runs `SandboxBackend::execute()` on a thread of its own. Its output (stdout and
-/// stderr interleaved as they arrive) goes into a buffer holding the last bufferBytes; where
-/// the backend acceptsInput() (local, bwrap) the command gets a stdin pipe and streams past the
-/// backend's output cap, elsewhere (ssh, daytona) stdin is empty and the cap ends what is kept.
+/// Each process runs `SandboxBackend::execute()` on a thread of its own (from a pool). Its output
+/// (stdout and stderr interleaved as they arrive) goes into a buffer holding the last bufferBytes;
+/// where the backend acceptsInput() (local, bwrap) the command gets a stdin pipe and streams past
+/// the backend's output cap, elsewhere (ssh, daytona) stdin is empty and the cap ends what is kept.
 /// stop() cancels the call: the backend's TERM, grace, KILL of the process group. A process
 /// belongs to the agent that started it: the others see no such process. Every process of a
 /// workspace ends when the workspace is closed (stopWorkspace()), all of them with the manager.
@@ -127,6 +128,10 @@ private:
     mutable std::mutex m_mutex;
     QHash<QString, std::shared_ptr<Job>> m_jobs;
     quint64 m_next = 0;
+    /// Runs each job's execute(). Threads are reused: a new thread for every execute cost
+    /// more than the rest of the call's own work. Never queues (a job may run for days);
+    /// idle threads end after the pool's expiry time; destroyed after every job was stopped.
+    QThreadPool m_threads;
 };
 
 } // namespace elsai

@@ -45,24 +45,44 @@
 
 namespace elsai {
 
-CancellationToken::CancellationToken() : m_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK))
-{
-    // Without an eventfd runProcess falls back to checking the flag every few ms.
-}
-
 CancellationToken::~CancellationToken()
 {
-    if (m_fd >= 0)
-        ::close(m_fd);
+    if (const int fd = m_fd.load(); fd >= 0)
+        ::close(fd);
+}
+
+int CancellationToken::fd() const
+{
+    if (const int fd = m_fd.load(); fd >= 0)
+        return fd;
+    const int made = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (made < 0)
+        return -1; // runProcess falls back to checking the flag every few ms
+    int expected = -1;
+    if (!m_fd.compare_exchange_strong(expected, made)) {
+        ::close(made); // another thread made one first
+        return expected;
+    }
+    // cancel() may have run before the fd existed and found none to write to: the flag is
+    // read after the fd was published, so one of the two writes.
+    if (m_cancelled.load())
+        signal(made);
+    return made;
 }
 
 void CancellationToken::cancel()
 {
-    if (m_cancelled.exchange(true) || m_fd < 0)
+    if (m_cancelled.exchange(true))
         return;
+    if (const int fd = m_fd.load(); fd >= 0)
+        signal(fd);
+}
+
+void CancellationToken::signal(int fd)
+{
     // Never read back: the token may be shared by several calls, each of which must see it.
     const std::uint64_t one = 1;
-    [[maybe_unused]] const ssize_t n = ::write(m_fd, &one, sizeof one);
+    [[maybe_unused]] const ssize_t n = ::write(fd, &one, sizeof one);
 }
 
 namespace {
@@ -790,15 +810,42 @@ unsigned long long Runner::shellStartTime(int procFd)
     return m_shellStart;
 }
 
-/// The pids listed in a `cgroup.procs` file; false when it cannot be read.
+/// Appends the pids in `text` (decimal numbers, one per line) to `pids`; `pid` carries a number
+/// cut at the end of one chunk over to the next.
+void parsePids(const char *text, ssize_t n, long &pid, std::vector<pid_t> &pids)
+{
+    for (ssize_t i = 0; i < n; ++i) {
+        if (text[i] >= '0' && text[i] <= '9') {
+            pid = pid * 10 + (text[i] - '0');
+        } else {
+            if (pid > 0)
+                pids.push_back(pid_t(pid));
+            pid = 0;
+        }
+    }
+}
+
+/// The pids listed in the engine's `cgroup.procs` file; false when it cannot be read.
 bool readCgroupPids(const QByteArray &procsFile, std::vector<pid_t> &pids)
 {
     pids.clear();
+    char buf[4096];
+    long pid = 0;
+    // Usually the engine and a few commands: one pread on the file kept open. A listing that
+    // fills the buffer is read again through a descriptor of its own, since each read at
+    // offset 0 lists afresh and two threads' chunks could interleave.
+    if (const int kept = engineCgroupProcsFd(); kept >= 0) {
+        const ssize_t n = ::pread(kept, buf, sizeof buf, 0);
+        if (n >= 0 && size_t(n) < sizeof buf) {
+            parsePids(buf, n, pid, pids);
+            return true;
+        }
+        pids.clear();
+        pid = 0;
+    }
     UniqueFd fd(::open(procsFile.constData(), O_RDONLY | O_CLOEXEC));
     if (!fd.isValid())
         return false;
-    char buf[4096];
-    long pid = 0;
     for (;;) {
         const ssize_t n = ::read(fd.get(), buf, sizeof buf);
         if (n < 0 && errno == EINTR)
@@ -807,15 +854,7 @@ bool readCgroupPids(const QByteArray &procsFile, std::vector<pid_t> &pids)
             return false;
         if (n == 0)
             return true;
-        for (ssize_t i = 0; i < n; ++i) {
-            if (buf[i] >= '0' && buf[i] <= '9') {
-                pid = pid * 10 + (buf[i] - '0');
-            } else {
-                if (pid > 0)
-                    pids.push_back(pid_t(pid));
-                pid = 0;
-            }
-        }
+        parsePids(buf, n, pid, pids);
     }
 }
 

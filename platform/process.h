@@ -16,22 +16,25 @@
 namespace elsai {
 
 /// A cancellation flag that also wakes a waiting poll() at once (eventfd).
-/// Thread-safe; share it with std::shared_ptr.
+/// Thread-safe; share it with std::shared_ptr. The eventfd is made by the first fd(): most
+/// tokens (one per tool call) are only ever checked, never polled.
 class CancellationToken
 {
 public:
-    CancellationToken();
+    CancellationToken() = default;
     ~CancellationToken();
     CancellationToken(const CancellationToken &) = delete;
     CancellationToken &operator=(const CancellationToken &) = delete;
 
     void cancel();
     bool isCancelled() const { return m_cancelled.load(); }
-    int fd() const { return m_fd; } ///< readable once cancelled
+    int fd() const; ///< readable once cancelled; -1 if no eventfd could be made
 
 private:
     std::atomic_bool m_cancelled{false};
-    int m_fd = -1;
+    static void signal(int fd);
+
+    mutable std::atomic_int m_fd{-1};
 };
 
 enum class OutputChannel { Stdout, Stderr };

@@ -64,6 +64,7 @@ struct Guard
     QByteArray prefix;      // hex; the start of every marker value
     QString cgroup;         // the engine's cgroup v2 folder; empty: none (the markers alone)
     QByteArray cgroupProcs; // its leaf's cgroup.procs, encoded
+    int cgroupProcsFd = -1; // open on it for good: the sweep after every command reads it
     int lifeWrite = -1;     // held until the process ends; the watchdog waits for its EOF
     std::atomic<int> hint{0};
     std::mutex mutex;
@@ -692,6 +693,8 @@ Guard &guard()
                 if (guard->lifeWrite >= 0 &&
                     cgroup::writeFile(procs, QByteArray::number(::getpid()))) {
                     guard->cgroupProcs = QFile::encodeName(procs);
+                    guard->cgroupProcsFd =
+                        ::open(guard->cgroupProcs.constData(), O_RDONLY | O_CLOEXEC);
                     guard->groups->inCgroup.store(1);
                 } else {
                     removeEngineCgroup(guard->cgroup); // nobody would remove it at the end
@@ -731,6 +734,11 @@ QString engineCgroupFolder()
 const QByteArray &engineCgroupProcsFile()
 {
     return guard().cgroupProcs;
+}
+
+int engineCgroupProcsFd()
+{
+    return guard().cgroupProcsFd;
 }
 
 bool commandsShutDown()

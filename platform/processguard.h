@@ -60,6 +60,10 @@ QString engineCgroupFolder();
 /// open()), or empty when there is no engine cgroup. Calls guardEngineProcess().
 const QByteArray &engineCgroupProcsFile();
 
+/// An fd open on engineCgroupProcsFile() for the life of the process (read it with pread at
+/// offset 0: each read from 0 lists the members afresh), or -1. Calls guardEngineProcess().
+int engineCgroupProcsFd();
+
 /// For a shutdown (SIGTERM, SIGINT, SIGHUP): refuses every later runProcess call (OSError),
 /// cancels every running one — each then does what a cancel does: SIGTERM to its process
 /// group, SIGKILL after its grace, kills the descendants that left the group, returns exit

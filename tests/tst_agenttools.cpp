@@ -16,10 +16,16 @@
 #include "sandboxplugin.h"
 #include "testutil.h"
 
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <mutex>
+#include <set>
+
+#include <unistd.h>
 
 using namespace elsai;
 using namespace elsai::test;
@@ -681,6 +687,13 @@ private Q_SLOTS:
     }
 
 private:
+    static int threadCount()
+    {
+        return int(QDir(QStringLiteral("/proc/self/task"))
+                       .entryList(QDir::Dirs | QDir::NoDotAndDotDot)
+                       .size());
+    }
+
     // A process request of owner "a" in workspace "w", on a new local backend.
     BackgroundProcesses::StartRequest localStart(const QString &folder)
     {
@@ -750,6 +763,42 @@ private Q_SLOTS:
             QVERIFY2(result, qPrintable(waiting[i]));
             QCOMPARE(result->exitCode, 0);
         }
+    }
+
+    // Each process runs on a pool thread, so a run of short commands reuses a few threads
+    // (one new thread per execute cost more than the rest of the call), and none outlives
+    // the BackgroundProcesses, also with a command still running at its end.
+    void backgroundThreadsAreReusedAndEnd()
+    {
+        const int before = threadCount();
+        {
+            BackgroundProcesses processes({1000, 4, 4});
+            BackgroundProcesses::StartRequest r = localStart(QStringLiteral("threads"));
+            r.background = false;
+            r.command = QStringLiteral("echo x");
+            std::mutex m;
+            std::set<pid_t> runners; // the threads that ran a command (its output's observer)
+            r.observer = [&](OutputChannel, const QByteArray &) {
+                std::lock_guard lock(m);
+                runners.insert(pid_t(::gettid()));
+            };
+            for (int i = 0; i < 40; ++i) {
+                const QString id = processes.start(r);
+                QVERIFY(processes.wait(id, 60000));
+                QVERIFY(processes.take(id));
+            }
+            // 40 commands, one after the other, on a handful of threads
+            QVERIFY2(runners.size() >= 1 && runners.size() <= 4,
+                     qPrintable(QString::number(runners.size())));
+            QVERIFY2(threadCount() - before <= 4, qPrintable(QString::number(threadCount())));
+            r.observer = {};
+            r.background = true;
+            r.command = QStringLiteral("exec sleep 300");
+            const QString sleeper = processes.start(r);
+            QVERIFY(processes.info(sleeper, QStringLiteral("a")).running);
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(threadCount(), before,
+                                  5000); // an exiting thread is listed briefly
     }
 
     void executeTimeoutArgument_data()

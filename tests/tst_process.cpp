@@ -20,11 +20,13 @@
 
 #include <atomic>
 #include <csignal>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -104,6 +106,7 @@ private Q_SLOTS:
     void onOutputExceptionCleansUp();
     void cancelFromAnotherThread();
     void cancelledBeforeStartRunsNothing();
+    void cancellationTokenMakesItsFdOnDemand();
     void cwdFdIsHonoured();
     void badCwdFdThrowsWithoutCommandText();
     void environmentIsExactlyGiven();
@@ -486,6 +489,40 @@ void TestProcess::cancelledBeforeStartRunsNothing()
     QCOMPARE(out.exitCode, 130);
     QVERIFY(out.cancelled);
     QVERIFY(!QFile::exists(marker));
+}
+
+// A token that is only checked (one per tool call) holds no descriptor; the first fd() makes
+// one, and it is readable when the token was cancelled before or after.
+void TestProcess::cancellationTokenMakesItsFdOnDemand()
+{
+    const auto openFds = [] {
+        return QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::Files | QDir::System).size();
+    };
+    const auto readable = [](int fd) {
+        pollfd p{fd, POLLIN, 0};
+        return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+    };
+    const qsizetype before = openFds();
+    {
+        std::vector<std::unique_ptr<CancellationToken>> unused(100);
+        for (auto &t : unused)
+            t = std::make_unique<CancellationToken>();
+        unused.front()->cancel();
+        QCOMPARE(openFds(), before);
+    }
+    CancellationToken early;
+    early.cancel();
+    const int fd = early.fd();
+    QVERIFY(fd >= 0);
+    QCOMPARE(early.fd(), fd); // made once
+    QVERIFY(readable(fd));
+
+    CancellationToken late;
+    QVERIFY(late.fd() >= 0);
+    QVERIFY(!readable(late.fd()));
+    late.cancel();
+    QVERIFY(readable(late.fd()));
+    QCOMPARE(openFds(), before + 2);
 }
 
 void TestProcess::cwdFdIsHonoured()
