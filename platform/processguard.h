@@ -17,6 +17,10 @@ class CancellationToken;
 /// Sets the engine up so that no command outlives it and none can read it. Idempotent and
 /// thread-safe; runProcess calls it before its first command, and the executable at the top of
 /// main(), while the process is small and single-threaded (the watchdog is a copy of it).
+/// Every program that shows a window and runs commands calls it first: called later, from a
+/// full window, the fork leaves every page of the process shared copy-on-write with the
+/// watchdog, and the next repaint copies the backing store page by page (window_bench saw
+/// one 30–50 ms stall per run, in the first command's flood).
 /// - PR_SET_DUMPABLE 0: /proc/<engine>/mem, environ, maps and ptrace are closed to processes
 ///   of the same uid without CAP_SYS_PTRACE (commands run as root lose that capability in
 ///   runProcess), so `inherit_env = false` really keeps the engine's secrets from commands.
