@@ -157,21 +157,72 @@ pid_t lastAllocatedPid()
     return end == buf || value <= 0 ? -1 : pid_t(value);
 }
 
-/// How long a command may run before the pid counter could have gone round a full cycle, so
-/// that "allocated after the shell" no longer implies "pid above the shell's". Assumes at most
-/// ten million pid allocations per second, which no real machine reaches.
-qint64 pidWrapSafeMs()
+/// The namespace's pid_max (/proc/sys/kernel/pid_max; 32768 when unreadable).
+long pidMax()
 {
-    static const qint64 value = [] {
-        long pidMax = 32768;
+    static const long value = [] {
+        long max = 32768;
         if (FILE *f = std::fopen("/proc/sys/kernel/pid_max", "re")) {
-            if (std::fscanf(f, "%ld", &pidMax) != 1)
-                pidMax = 32768;
+            if (std::fscanf(f, "%ld", &max) != 1 || max <= 0)
+                max = 32768;
             std::fclose(f);
         }
-        return qint64(std::max(0L, pidMax - 300) / 10000);
+        return max;
     }();
     return value;
+}
+
+/// How long a command may run before the pid counter could have gone round a full cycle, so
+/// that "allocated after the shell" no longer implies "pid above the shell's". Assumes at most
+/// ten million pid allocations per second, which no real machine reaches. With the default
+/// pid_max of 32768 that is 3 ms; forksSinceBoot() then says whether it really happened.
+qint64 pidWrapSafeMs()
+{
+    return qint64(std::max(0L, pidMax() - 300) / 10000);
+}
+
+/// The "processes" count of /proc/stat, read from `fd`; -1 if it is not there.
+long long forksInStat(int fd)
+{
+    // The line comes after one line per CPU and the interrupt counters: read on in chunks,
+    // keeping a chunk's last partial line for the next.
+    static constexpr char Key[] = "\nprocesses ";
+    char buf[8192];
+    size_t held = 0;
+    for (;;) {
+        const ssize_t n = ::read(fd, buf + held, sizeof buf - 1 - held);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        held += size_t(n);
+        buf[held] = '\0';
+        if (const char *at = std::strstr(buf, Key)) {
+            char *end = nullptr;
+            const long long value = std::strtoll(at + sizeof Key - 1, &end, 10);
+            if (end != at + sizeof Key - 1 && *end == '\n')
+                return value;
+            if (*end != '\0')
+                return -1;
+        }
+        // Keep the last partial line when it could be the one we want (the interrupt line
+        // of a big machine is far longer than the buffer, and is dropped as it goes).
+        const char *lastLine = std::strrchr(buf, '\n');
+        size_t keep = lastLine ? size_t(buf + held - lastLine) : 0;
+        if (keep > 64)
+            keep = 0;
+        std::memmove(buf, buf + held - keep, keep);
+        held = keep;
+    }
+}
+
+/// Every fork and thread created since boot, in every pid namespace (the "processes" line of
+/// /proc/stat), or -1. It counts at least every pid our namespace handed out, so a difference
+/// below pid_max between two readings proves the counter did not go round in between.
+long long forksSinceBoot()
+{
+    UniqueFd fd(::open("/proc/stat", O_RDONLY | O_CLOEXEC));
+    return fd.isValid() ? forksInStat(fd.get()) : -1;
 }
 
 enum class Environ { Marked, Unmarked, Empty, Unknown };
@@ -478,6 +529,7 @@ private:
     bool m_reaped = false;
     bool m_shellStartKnown = false;
     unsigned long long m_shellStart = 0;
+    long long m_forksBefore = -1; ///< forksSinceBoot() before the shell, where the sweep needs it
     UniqueFd m_pidfd;
     UniqueFd m_stdout;
     UniqueFd m_stderr;
@@ -574,6 +626,11 @@ pid_t Runner::spawn()
     child.cgroupFd = m_spec.joinCgroupFd;
     child.parent = ::getpid();
     child.dropPtrace = mustDropPtrace();
+    // Without an engine cgroup the sweep finds descendants by pid order, which a call longer
+    // than pidWrapSafeMs() can only trust when the count of forks says the counter did not
+    // go round; it is read before the shell's own pid is handed out.
+    if (m_spec.sweepStrays && engineCgroupProcsFile().isEmpty())
+        m_forksBefore = forksSinceBoot();
     const pid_t pid = spawnChild(child);
     if (pid < 0) {
         // Never the command text.
@@ -874,7 +931,14 @@ void Runner::sweepMarked()
     const QByteArray &cgroupProcs = engineCgroupProcsFile();
     const auto elapsedMs =
         std::chrono::duration_cast<milliseconds>(Clock::now() - m_started).count();
-    const bool scanAll = elapsedMs >= pidWrapSafeMs();
+    // Long enough for the pid counter to have gone round, unless the count of forks says not.
+    const auto wrapPossible = [&] {
+        if (elapsedMs < pidWrapSafeMs())
+            return false;
+        const long long forks = m_forksBefore >= 0 ? forksSinceBoot() : -1;
+        return forks < 0 || forks - m_forksBefore >= pidMax() - 300;
+    };
+    const bool scanAll = wrapPossible();
     const pid_t self = ::getpid();
     UniqueFd procFd;
     std::vector<UniqueFd> dying;
@@ -976,6 +1040,13 @@ namespace detail {
 quint64 nonDefaultSignalMask()
 {
     return nonDefaultSignals();
+}
+
+// Test hook (declared by tst_process): the sweep's count of forks since boot, from /proc/stat
+// or from `statFd`.
+long long forksSinceBootCount(int statFd)
+{
+    return statFd < 0 ? forksSinceBoot() : forksInStat(statFd);
 }
 } // namespace detail
 

@@ -29,6 +29,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,7 +77,8 @@ int openFdCount()
 
 namespace elsai::detail {
 quint64 nonDefaultSignalMask();
-}
+long long forksSinceBootCount(int statFd = -1);
+} // namespace elsai::detail
 
 class TestProcess : public QObject
 {
@@ -107,6 +109,7 @@ private Q_SLOTS:
     void cancelFromAnotherThread();
     void cancelledBeforeStartRunsNothing();
     void cancellationTokenMakesItsFdOnDemand();
+    void forksSinceBootCountsEveryPid();
     void cwdFdIsHonoured();
     void badCwdFdThrowsWithoutCommandText();
     void environmentIsExactlyGiven();
@@ -523,6 +526,53 @@ void TestProcess::cancellationTokenMakesItsFdOnDemand()
     late.cancel();
     QVERIFY(readable(late.fd()));
     QCOMPARE(openFds(), before + 2);
+}
+
+// Without an engine cgroup, a command longer than a few ms is swept by pid order only when
+// this count says the pid counter did not go round meanwhile: it must count every pid handed
+// out, threads included, and parse /proc/stat however long its lines are.
+void TestProcess::forksSinceBootCountsEveryPid()
+{
+    const long long before = elsai::detail::forksSinceBootCount();
+    QVERIFY(before > 0);
+    for (int i = 0; i < 5; ++i)
+        std::thread([] {}).join();
+    for (int i = 0; i < 5; ++i)
+        QCOMPARE(runProcess(shell(QStringLiteral("true"))).exitCode, 0);
+    const long long after = elsai::detail::forksSinceBootCount();
+    QVERIFY2(after - before >= 10, qPrintable(QStringLiteral("%1 -> %2").arg(before).arg(after)));
+
+    // The parser, fed in small writes: an interrupt line far longer than its buffer (a big
+    // machine's), the number cut between two reads, and files without it. A socket, so that
+    // a write after the parser is done fails without a SIGPIPE.
+    const auto parse = [](const QByteArray &text, int slice) {
+        int p[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0)
+            return -2LL;
+        std::thread writer([&] {
+            for (qsizetype at = 0; at < text.size(); at += slice) {
+                const size_t n = size_t(qMin<qsizetype>(slice, text.size() - at));
+                if (::send(p[1], text.constData() + at, n, MSG_NOSIGNAL) < 0)
+                    break;
+            }
+            ::shutdown(p[1], SHUT_WR);
+        });
+        const long long value = elsai::detail::forksSinceBootCount(p[0]);
+        ::shutdown(p[0], SHUT_RDWR); // a writer blocked on a full socket gets an error
+        writer.join();
+        ::close(p[0]);
+        ::close(p[1]);
+        return value;
+    };
+    const QByteArray head =
+        "cpu  1 2 3\ncpu0 1 2 3\nintr " + QByteArray(200000, '7') + "\nctxt 9\n";
+    const QByteArray tail = "\nprocs_running 1\n";
+    QCOMPARE(parse(head + "processes 4242" + tail, 1 << 16), 4242LL);
+    QCOMPARE(parse(head + "processes 4242" + tail, 8190), 4242LL);
+    QCOMPARE(parse(head + "processes 4242" + tail, 7), 4242LL);
+    QCOMPARE(parse(head + "processes 4242", 4096), -1LL); // no line end: cut short
+    QCOMPARE(parse(head + tail, 4096), -1LL);
+    QCOMPARE(parse("processes 5\n", 64), -1LL); // only ever after the CPU lines
 }
 
 void TestProcess::cwdFdIsHonoured()
