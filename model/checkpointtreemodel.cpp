@@ -4,6 +4,7 @@
 #include "checkpointtreemodel.h"
 
 #include "checkpointstore.h"
+#include "displaytext.h"
 #include "errors.h"
 #include "modelroles.h"
 #include "sandboxcontroller.h"
@@ -193,8 +194,7 @@ QVariant CheckpointTreeModel::data(const QModelIndex &index, int role) const
         case NameColumn:
             return n->name;
         case SizeColumn:
-            return e->type == TreeEntry::Type::File ? QLocale().formattedDataSize(e->size)
-                                                    : QString();
+            return e->type == TreeEntry::Type::File ? sizeText(e->size) : QString();
         case TypeColumn:
             if (e->type == TreeEntry::Type::Symlink)
                 return tr("link → %1").arg(QString::fromUtf8(e->target));

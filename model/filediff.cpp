@@ -4,6 +4,7 @@
 #include "filediff.h"
 
 #include "backend.h"
+#include "displaytext.h"
 #include "errors.h"
 #include "unifieddiff.h"
 #include "workspacechanges.h"
@@ -92,9 +93,7 @@ QString summaryLine(const QString &name, const FileVersion &v)
     case FileVersion::State::TooLarge:
         break;
     }
-    QString line = QStringLiteral("%1: %2 (%3 bytes)")
-                       .arg(name, QLocale().formattedDataSize(v.size))
-                       .arg(v.size);
+    QString line = QStringLiteral("%1: %2 (%3 bytes)").arg(name, sizeText(v.size)).arg(v.size);
     line += v.sha256.isEmpty() ? QStringLiteral(", %1").arg(tr("not hashed (too large)"))
                                : QStringLiteral(", sha256 %1").arg(QLatin1String(v.sha256));
     return line;
@@ -185,8 +184,7 @@ FileDiff diffFileVersions(const FileVersion &oldVersion, const QString &oldName,
     if (!readable)
         diff.note = tr("No text diff: a version cannot be read.");
     else if (tooLarge)
-        diff.note = tr("No text diff: larger than %1.")
-                        .arg(QLocale().formattedDataSize(FileVersion::textLimit()));
+        diff.note = tr("No text diff: larger than %1.").arg(sizeText(FileVersion::textLimit()));
     else
         diff.note = tr("Binary files differ.");
     diff.body = summaryLine(shownOld, oldVersion) + QLatin1Char('\n') +

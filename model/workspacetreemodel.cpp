@@ -3,6 +3,7 @@
 
 #include "workspacetreemodel.h"
 
+#include "displaytext.h"
 #include "errors.h"
 #include "modelroles.h"
 #include "workspacechanges.h"
@@ -678,7 +679,7 @@ QVariant WorkspaceTreeModel::data(const QModelIndex &index, int role) const
         case NameColumn:
             return node->name;
         case SizeColumn:
-            return hasSize ? QLocale().formattedDataSize(*info.size, 1) : QVariant();
+            return hasSize ? sizeText(*info.size) : QVariant();
         case ModifiedColumn:
             // mtimeMs 0 means "unknown" (FileInfo's default).
             if (!info.mtimeMs)

@@ -260,8 +260,9 @@ private Q_SLOTS:
         QVERIFY(panel.field(QStringLiteral("ttl")).contains(QStringLiteral("more idle")));
         QVERIFY(panel.field(QStringLiteral("idle")) != QStringLiteral("—"));
         QVERIFY(panel.field(QStringLiteral("timeout")).contains(formatDuration(120)));
+        // sizes everywhere in the window: one decimal ("97.7 KiB" for 100,000 bytes)
         QVERIFY(panel.field(QStringLiteral("outputCap"))
-                    .contains(QLocale().formattedDataSize(s.local.maxOutputBytes)));
+                    .contains(QLocale().formattedDataSize(s.local.maxOutputBytes, 1)));
         QTRY_VERIFY(
             panel.field(QStringLiteral("agents")).contains(QStringLiteral("console (read-write)")));
         QVERIFY(panel.field(QStringLiteral("mcp")).contains(QStringLiteral("not serving")));

@@ -6,6 +6,7 @@
 #include "appsettings.h"
 #include "checkpointtreemodel.h"
 #include "codeeditor.h"
+#include "displaytext.h"
 #include "modelroles.h"
 #include "sandboxcontroller.h"
 
@@ -79,8 +80,7 @@ void CheckpointBrowser::showFile(const QString &path)
             QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
             const QString text = decoder(bytes);
             if (decoder.hasError() || bytes.left(8192).contains('\0'))
-                m_file->setPlainText(
-                    tr("%1: binary, %2.").arg(path, QLocale().formattedDataSize(bytes.size())));
+                m_file->setPlainText(tr("%1: binary, %2.").arg(path, sizeText(bytes.size())));
             else
                 m_file->setPlainText(text);
         } catch (...) {

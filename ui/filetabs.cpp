@@ -9,6 +9,7 @@
 #include "appsettings.h"
 #include "codeeditor.h"
 #include "confirm.h"
+#include "displaytext.h"
 #include "errors.h"
 #include "findbar.h"
 #include "highlighter.h"
@@ -139,11 +140,6 @@ QString hexDump(const QByteArray &bytes, qint64 limit)
         out += QStringLiteral("%1  %2 |%3|\n").arg(offset, 8, 16, QLatin1Char('0')).arg(hex, ascii);
     }
     return out;
-}
-
-QString sizeText(qint64 bytes)
-{
-    return QLocale::c().formattedDataSize(bytes, bytes < 1024 ? 0 : 1);
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "flushpreviewdialog.h"
 
 #include "diffview.h"
+#include "displaytext.h"
 #include "errors.h"
 #include "filediff.h"
 #include "sandboxcontroller.h"
@@ -227,7 +228,7 @@ void FlushPreviewDialog::refresh()
                 group->setToolTip(0, actionHint(e.action));
             }
             ++counts[action];
-            auto *row = new QTreeWidgetItem(group, {e.path, QLocale().formattedDataSize(e.size)});
+            auto *row = new QTreeWidgetItem(group, {e.path, sizeText(e.size)});
             row->setData(0, kPathRole, e.path);
             row->setData(0, kActionRole, action);
             row->setToolTip(0, actionHint(e.action));
@@ -338,7 +339,7 @@ void FlushPreviewDialog::flushNow()
             } else {
                 ok = r->success() && r->conflicts.isEmpty();
                 text = tr("%n file(s) synced (%1).", nullptr, r->filesSynced)
-                           .arg(QLocale().formattedDataSize(r->bytesSynced));
+                           .arg(sizeText(r->bytesSynced));
                 if (!r->conflicts.isEmpty())
                     text += QLatin1Char(' ') +
                             tr("%n conflict(s) — the host files were kept and the workspace "

@@ -4,6 +4,7 @@
 #include "inspectpanel.h"
 
 #include "agentsmodel.h"
+#include "displaytext.h"
 #include "mcpservermodel.h"
 #include "resourcesampler.h"
 #include "sandboxcontroller.h"
@@ -245,9 +246,9 @@ void InspectPanel::refresh()
     setField(QStringLiteral("idle"), idle >= 0 ? formatDuration(idle) : tr("—"));
     setField(QStringLiteral("timeout"),
              tr("%1 per command").arg(formatDuration(spec.local.timeout)));
-    setField(QStringLiteral("outputCap"),
-             tr("%1 per command (stdout and stderr together)")
-                 .arg(QLocale().formattedDataSize(spec.local.maxOutputBytes)));
+    setField(
+        QStringLiteral("outputCap"),
+        tr("%1 per command (stdout and stderr together)").arg(sizeText(spec.local.maxOutputBytes)));
 
     QStringList agents;
     const AgentsModel *agentRows = m_controller->agentsModel();
@@ -297,8 +298,7 @@ void InspectPanel::updateResources()
              tr("%n running: ", nullptr, s.commands) +
                  tr("%n process(es), ", nullptr, s.processes) +
                  tr("CPU %1 %, memory %2")
-                     .arg(QLocale().toString(s.cpuPercent, 'f', 0),
-                          QLocale().formattedDataSize(s.rssBytes)),
+                     .arg(QLocale().toString(s.cpuPercent, 'f', 0), sizeText(s.rssBytes)),
              tr("Summed over the commands' processes from /proc, sampled each second; 100 % is "
                 "one core."));
 }

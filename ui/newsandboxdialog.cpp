@@ -6,6 +6,7 @@
 #include "appsettings.h"
 #include "backendregistry.h"
 
+#include "displaytext.h"
 #include "errors.h"
 #include "glob.h"
 #include "inputchecks.h"
@@ -134,11 +135,6 @@ ListEditor makeListEditor(QWidget *parent, const QString &objectName, const QStr
     QObject::connect(list, &QListWidget::itemSelectionChanged, remove, updateRemove);
     updateRemove();
     return e;
-}
-
-QString sizeText(qint64 bytes)
-{
-    return QLocale().formattedDataSize(bytes, bytes < 1024 ? 0 : 1);
 }
 
 QWidget *withBrowse(QLineEdit *edit, QWidget *parent, const QString &title)

@@ -4,6 +4,7 @@
 #include "workspacepanel.h"
 
 #include "confirm.h"
+#include "displaytext.h"
 #include "errors.h"
 #include "inputchecks.h"
 #include "messagebar.h"
@@ -153,7 +154,7 @@ protected:
 
 QString sizeText(const FileInfo &info)
 {
-    return info.size ? QLocale().formattedDataSize(*info.size) : WorkspacePanel::tr("size unknown");
+    return info.size ? elsai::sizeText(*info.size) : WorkspacePanel::tr("size unknown");
 }
 
 /// Host file → workspace path pairs for the given host paths; never follows a symlink.
