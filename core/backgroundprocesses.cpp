@@ -12,7 +12,7 @@
 
 #include <condition_variable>
 #include <future>
-#include <limits>
+#include <system_error>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -131,10 +131,7 @@ struct BackgroundProcesses::Job
     }
 };
 
-BackgroundProcesses::BackgroundProcesses(Limits limits) : m_limits(limits)
-{
-    m_threads.setMaxThreadCount(std::numeric_limits<int>::max());
-}
+BackgroundProcesses::BackgroundProcesses(Limits limits) : m_limits(limits) {}
 
 BackgroundProcesses::BackgroundProcesses() : BackgroundProcesses(Limits()) {}
 
@@ -180,26 +177,6 @@ QString BackgroundProcesses::start(StartRequest request)
         job->stdinWrite.reset(fds[1]);
         ::fcntl(fds[1], F_SETFL, ::fcntl(fds[1], F_GETFL) | O_NONBLOCK);
     }
-    {
-        std::lock_guard lock(m_mutex);
-        qsizetype running = 0;
-        for (const auto &j : std::as_const(m_jobs)) {
-            std::lock_guard jobLock(j->m);
-            running += j->info.workspaceId == request.workspaceId && !j->finished && j->counted;
-        }
-        if (request.background && running >= m_limits.maxRunning)
-            throw ValueError(QStringLiteral("workspace '%1' already runs %2 background processes "
-                                            "(the limit); stop one with process_stop first")
-                                 .arg(request.workspaceId)
-                                 .arg(running));
-        job->info.id = QStringLiteral("p%1").arg(++m_next);
-        m_jobs.insert(job->info.id, job);
-        prune(request.workspaceId);
-    }
-    if (request.background) {
-        std::lock_guard lock(job->m);
-        job->listLocked(job, request.backend->typeName());
-    }
     ExecuteOptions options;
     options.cancel = job->cancel;
     options.streamOnly = streaming;
@@ -209,7 +186,7 @@ QString BackgroundProcesses::start(StartRequest request)
         raw->append(channel, chunk);
     };
     // A packaged task: its future is ready only after the last access to the job. Shared,
-    // because QThreadPool copies what it runs and the task holds the stdin pipe's read end.
+    // because std::function copies what it holds and the task holds the stdin pipe's read end.
     auto task = std::make_shared<std::packaged_task<void()>>(
         [raw, options, stdinRead = std::move(stdinRead),
          timeout = request.timeoutSeconds]() mutable {
@@ -234,8 +211,45 @@ QString BackgroundProcesses::start(StartRequest request)
             raw->listed.reset(); // out of the Processes panel (its output stays readable here)
             raw->ended.notify_all();
         });
-    job->worker = task->get_future();
-    m_threads.start([task] { (*task)(); });
+    job->worker = task->get_future(); // before anyone else can see the job
+    {
+        std::lock_guard lock(m_mutex);
+        qsizetype running = 0;
+        for (const auto &j : std::as_const(m_jobs)) {
+            std::lock_guard jobLock(j->m);
+            running += j->info.workspaceId == request.workspaceId && !j->finished && j->counted;
+        }
+        if (request.background && running >= m_limits.maxRunning)
+            throw ValueError(QStringLiteral("workspace '%1' already runs %2 background processes "
+                                            "(the limit); stop one with process_stop first")
+                                 .arg(request.workspaceId)
+                                 .arg(running));
+        job->info.id = QStringLiteral("p%1").arg(++m_next);
+        m_jobs.insert(job->info.id, job);
+        prune(request.workspaceId);
+    }
+    if (request.background) {
+        std::lock_guard lock(job->m);
+        job->listLocked(job, request.backend->typeName());
+    }
+    try {
+        m_threads.run([task] { (*task)(); });
+    } catch (const std::system_error &e) {
+        // No thread left (the user's process limit): the command never starts.
+        {
+            std::lock_guard lock(m_mutex);
+            m_jobs.remove(job->info.id);
+        }
+        std::lock_guard lock(job->m);
+        job->listed.reset();
+        job->result.exitCode = 126;
+        job->finished = true; // a process_stop that found it meanwhile returns
+        job->ended.notify_all();
+        throw OSError(QStringLiteral("Cannot start a thread for the command (%1); too many "
+                                     "processes or threads are running")
+                          .arg(QString::fromLocal8Bit(e.what())),
+                      e.code().value());
+    }
     return job->info.id;
 }
 

@@ -4,11 +4,11 @@
 #pragma once
 
 #include "backend.h"
+#include "workerthreads.h"
 
 #include <QByteArray>
 #include <QHash>
 #include <QString>
-#include <QThreadPool>
 
 #include <functional>
 #include <memory>
@@ -129,9 +129,8 @@ private:
     QHash<QString, std::shared_ptr<Job>> m_jobs;
     quint64 m_next = 0;
     /// Runs each job's execute(). Threads are reused: a new thread for every execute cost
-    /// more than the rest of the call's own work. Never queues (a job may run for days);
-    /// idle threads end after the pool's expiry time; destroyed after every job was stopped.
-    QThreadPool m_threads;
+    /// more than the rest of the call's own work. Destroyed after every job was stopped.
+    WorkerThreads m_threads;
 };
 
 } // namespace elsai
