@@ -888,12 +888,13 @@ bool readCgroupPids(const QByteArray &procsFile, std::vector<pid_t> &pids)
     pids.clear();
     char buf[4096];
     long pid = 0;
-    // Usually the engine and a few commands: one pread on the file kept open. A listing that
-    // fills the buffer is read again through a descriptor of its own, since each read at
-    // offset 0 lists afresh and two threads' chunks could interleave.
+    // Usually the engine and a few commands: one pread on the file kept open. A read may stop
+    // short of the buffer's end while lines remain (the next did not fit), so one that came
+    // near it is read again, through a descriptor of its own: each read at offset 0 lists
+    // afresh, and two threads' chunks could interleave.
     if (const int kept = engineCgroupProcsFd(); kept >= 0) {
         const ssize_t n = ::pread(kept, buf, sizeof buf, 0);
-        if (n >= 0 && size_t(n) < sizeof buf) {
+        if (n >= 0 && size_t(n) < sizeof buf - 64) {
             parsePids(buf, n, pid, pids);
             return true;
         }
