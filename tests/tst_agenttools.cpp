@@ -11,6 +11,7 @@
 #include "bwrapsandboxbackend.h"
 #include "errors.h"
 #include "localsandboxbackend.h"
+#include "procself.h"
 #include "sandbox.h"
 #include "sandboxmanager.h"
 #include "sandboxplugin.h"
@@ -687,12 +688,7 @@ private Q_SLOTS:
     }
 
 private:
-    static int threadCount()
-    {
-        return int(QDir(QStringLiteral("/proc/self/task"))
-                       .entryList(QDir::Dirs | QDir::NoDotAndDotDot)
-                       .size());
-    }
+    static int threadCount() { return test::procSelfEntries("task"); }
 
     // A process request of owner "a" in workspace "w", on a new local backend.
     BackgroundProcesses::StartRequest localStart(const QString &folder)

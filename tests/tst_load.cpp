@@ -9,6 +9,7 @@
 #include "audit.h"
 #include "errors.h"
 #include "localsandboxbackend.h"
+#include "procself.h"
 #include "sandbox.h"
 #include "testutil.h"
 
@@ -28,13 +29,6 @@
 using namespace elsai;
 
 namespace {
-
-int entriesIn(const char *procDir)
-{
-    return int(QDir(QString::fromLatin1(procDir))
-                   .entryList(QDir::AllEntries | QDir::NoDotAndDotDot)
-                   .size());
-}
 
 int callsPerAgent()
 {
@@ -159,8 +153,8 @@ void TestLoad::eightAgentsInParallel()
         sandbox->stop(false);
     }
     QThreadPool::globalInstance()->waitForDone();
-    const int fdsBefore = entriesIn("/proc/self/fd");
-    const int threadsBefore = entriesIn("/proc/self/task");
+    const int fdsBefore = test::procSelfEntries("fd");
+    const int threadsBefore = test::procSelfEntries("task");
 
     test::AuditCapture audit;
     auto sandbox = Sandbox::create(QStringLiteral("load"),
@@ -216,15 +210,15 @@ void TestLoad::eightAgentsInParallel()
     sandbox.reset();
     QThreadPool::globalInstance()->waitForDone();
     // Threads that a call started may still be exiting; they must all go, so wait for it.
-    QTRY_VERIFY_WITH_TIMEOUT(entriesIn("/proc/self/task") <= threadsBefore, 30000);
-    QTRY_COMPARE_WITH_TIMEOUT(entriesIn("/proc/self/fd"), fdsBefore, 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(test::procSelfEntries("task") <= threadsBefore, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(test::procSelfEntries("fd"), fdsBefore, 30000);
 
     qInfo("load: %d agents x %d calls = %d calls in %lld ms (%.0f calls/s), %d audit records, "
           "%d mismatches; fds %d -> %d, threads %d -> %d",
           agentCount, calls, agentCount * calls, elapsedMs,
           elapsedMs > 0 ? agentCount * calls * 1000.0 / double(elapsedMs) : 0.0, records,
-          totalMismatches, fdsBefore, entriesIn("/proc/self/fd"), threadsBefore,
-          entriesIn("/proc/self/task"));
+          totalMismatches, fdsBefore, test::procSelfEntries("fd"), threadsBefore,
+          test::procSelfEntries("task"));
 }
 
 QTEST_GUILESS_MAIN(TestLoad)

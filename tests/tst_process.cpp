@@ -5,6 +5,7 @@
 #include "fdutil.h"
 #include "process.h"
 #include "processguard.h"
+#include "procself.h"
 #include "procstat.h"
 
 #include <QDir>
@@ -68,9 +69,7 @@ int processesWithArg(const QByteArray &needle)
 
 int openFdCount()
 {
-    return int(QDir(QStringLiteral("/proc/self/fd"))
-                   .entryList(QDir::NoDotAndDotDot | QDir::System | QDir::AllEntries)
-                   .size());
+    return elsai::test::procSelfEntries("fd");
 }
 
 } // namespace
@@ -498,20 +497,17 @@ void TestProcess::cancelledBeforeStartRunsNothing()
 // one, and it is readable when the token was cancelled before or after.
 void TestProcess::cancellationTokenMakesItsFdOnDemand()
 {
-    const auto openFds = [] {
-        return QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::Files | QDir::System).size();
-    };
     const auto readable = [](int fd) {
         pollfd p{fd, POLLIN, 0};
         return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
     };
-    const qsizetype before = openFds();
+    const int before = openFdCount();
     {
         std::vector<std::unique_ptr<CancellationToken>> unused(100);
         for (auto &t : unused)
             t = std::make_unique<CancellationToken>();
         unused.front()->cancel();
-        QCOMPARE(openFds(), before);
+        QCOMPARE(openFdCount(), before);
     }
     CancellationToken early;
     early.cancel();
@@ -525,7 +521,7 @@ void TestProcess::cancellationTokenMakesItsFdOnDemand()
     QVERIFY(!readable(late.fd()));
     late.cancel();
     QVERIFY(readable(late.fd()));
-    QCOMPARE(openFds(), before + 2);
+    QCOMPARE(openFdCount(), before + 2);
 }
 
 // Without an engine cgroup, a command longer than a few ms is swept by pid order only when

@@ -3,6 +3,7 @@
 // WorkerThreads: a thread for every task at once, reused while idle, ended after the idle
 // expiry, and a clear failure (never a task kept forever) when no thread can be had.
 
+#include "procself.h"
 #include "workerthreads.h"
 
 #include <QDir>
@@ -138,12 +139,8 @@ private Q_SLOTS:
     // The destructor waits for a running task, and leaves no thread behind.
     void destructionWaitsForRunningTasks()
     {
-        const auto tasks = [] {
-            return QDir(QStringLiteral("/proc/self/task"))
-                .entryList(QDir::Dirs | QDir::NoDotAndDotDot)
-                .size();
-        };
-        const qsizetype before = tasks();
+        const auto tasks = [] { return test::procSelfEntries("task"); };
+        const int before = tasks();
         std::atomic<bool> finished{false};
         {
             Gate gate;
