@@ -1085,8 +1085,8 @@ ToolResult executeToolCall(Agent &agent, const QJsonObject &a)
                 recordExecuteResult(audit, r);
                 return;
             }
-            // The command runs as a background process from the start; if it is still
-            // running at the soft-return time, the answer hands it over.
+            // Still running at the soft-return time, the command goes on as a background
+            // process and the answer says so.
             auto &processes = ws.manager->backgroundProcesses();
             BackgroundProcesses::StartRequest request;
             request.backend = commandBackend(ws);
@@ -1095,32 +1095,19 @@ ToolResult executeToolCall(Agent &agent, const QJsonObject &a)
             request.command = command;
             request.cwd = cwd.value_or(QString());
             request.timeoutSeconds = timeout;
-            request.background = false; // its result keeps execute's form and output cap
             request.observer = options.onOutput;
-            const QString id = processes.start(request);
-            bool ended = processes.wait(id, int(soft * 1000), options.cancel);
-            if (!ended && options.cancel && options.cancel->isCancelled()) {
-                processes.stop(id, agent.id()); // the caller cancelled: the command ends
-                ended = true;
-            }
-            if (ended) {
-                if (const auto taken = processes.take(id)) {
-                    r = *taken;
-                } else { // the workspace closed meanwhile, which stopped it
-                    r.exitCode = 130;
-                    r.cancelled = true;
-                    r.stderr_ = QStringLiteral("the workspace was closed while the command ran");
-                }
+            auto ran = processes.runWithSoftReturn(request, int(soft * 1000), options.cancel);
+            if (ran.result) {
+                r = std::move(*ran.result);
                 recordExecuteResult(audit, r);
                 return;
             }
-            processes.detachObserver(id); // the call answers now: no progress after it
-            still = processes.read(id, agent.id(), 0, processes.limits().bufferBytes);
-            processId = id;
+            processId = ran.processId;
+            still = processes.read(processId, agent.id(), 0, processes.limits().bufferBytes);
             r.exitCode = -1;
             r.durationMs = qint64(soft * 1000);
             audit.setField(QStringLiteral("soft_return"), true);
-            audit.setField(QStringLiteral("process_id"), id);
+            audit.setField(QStringLiteral("process_id"), processId);
         },
         &options);
     if (!still)

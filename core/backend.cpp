@@ -184,6 +184,15 @@ ApplyResult ExecutionBackend::applyTree(const TreeManifest &current, const TreeM
                   ENOTSUP);
 }
 
+RunningCommand::~RunningCommand() = default;
+
+std::unique_ptr<RunningCommand> SandboxBackend::startCommand(const QString &, std::optional<double>,
+                                                             const QString &,
+                                                             const ExecuteOptions &)
+{
+    return nullptr;
+}
+
 bool supportsExecution(const ExecutionBackend *backend)
 {
     return dynamic_cast<const SandboxBackend *>(backend) != nullptr;

@@ -206,6 +206,20 @@ struct ExecuteOptions
     bool streamOnly = false;
 };
 
+/// A command started on the calling thread whose end has not been waited for yet
+/// (SandboxBackend::startCommand()). One thread at a time may use it; the waiting may move to
+/// another thread between calls.
+class RunningCommand
+{
+public:
+    virtual ~RunningCommand();
+    /// True once the command ended; false when `timeoutMs` passed first (-1: no limit). Its
+    /// output reaches ExecuteOptions::onOutput on the waiting thread.
+    virtual bool waitFor(int timeoutMs) = 0;
+    /// Its result, once waitFor() returned true (once).
+    virtual ExecuteResult takeResult() = 0;
+};
+
 /// ExecutionBackend that can run shell commands (spec: SandboxBackend).
 class SandboxBackend : public ExecutionBackend
 {
@@ -214,6 +228,17 @@ public:
     /// `timeoutSeconds` none = the backend's default. Timeout → exit code 124.
     virtual ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                                   const QString &cwd = {}, const ExecuteOptions &options = {}) = 0;
+    /// execute() in two steps, where the backend can: the command starts on the calling thread
+    /// and its end may be waited for on another (execute's soft return runs a short command
+    /// without a second thread that way). Throws what execute() throws; null where the backend
+    /// cannot (the caller then runs execute() on a thread of its own). Destroying the result
+    /// before the command's end kills the command. The backend must outlive the result, and
+    /// the calling thread must outlive the command (callingThreadOutlivesCommands() in
+    /// platform/process.h) unless it waits for its end itself.
+    virtual std::unique_ptr<RunningCommand> startCommand(const QString &command,
+                                                         std::optional<double> timeoutSeconds,
+                                                         const QString &cwd,
+                                                         const ExecuteOptions &options);
     /// The process groups of the commands running now, where they run on this machine (local,
     /// bwrap); empty elsewhere. A snapshot: a group may end at any moment.
     virtual QList<qint64> runningProcessGroups() const { return {}; }

@@ -10,9 +10,10 @@
 #include <QDateTime>
 #include <QJsonObject>
 
+#include <algorithm>
 #include <condition_variable>
-#include <future>
 #include <system_error>
+#include <utility>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -44,13 +45,14 @@ struct BackgroundProcesses::Job
     BackgroundProcessInfo info;
     std::shared_ptr<SandboxBackend> backend;
     std::shared_ptr<CancellationToken> cancel = std::make_shared<CancellationToken>();
-    UniqueFd stdinWrite;      ///< guarded by m
-    std::future<void> worker; ///< ready once execute() returned and the job is finished
+    UniqueFd stdinWrite; ///< guarded by m
     qint64 bufferBytes = 0;
     /// Counts against maxRunning: started as a background process, or handed over by a soft
     /// return (an execute still waiting for its command counts as the execute it is).
     bool counted = true; ///< guarded by m
 
+    // A job is held by whoever waits for its command (its thread's task, or the soft return's
+    // caller) until the command has ended: none is ever destroyed while its command runs.
     mutable std::mutex m;
     std::condition_variable ended;
     QByteArray buffer;
@@ -62,17 +64,6 @@ struct BackgroundProcesses::Job
     /// Its row in the Processes panel while it runs as a background process (from the start,
     /// or from a soft return's handover; the execute call lists it until then).
     ProcessRegistration listed; ///< guarded by m
-
-    ~Job()
-    {
-        // whoever drops the last reference ends the command (its worker only ever holds a raw
-        // pointer)
-        if (worker.valid()) {
-            if (worker.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
-                cancel->cancel();
-            worker.wait();
-        }
-    }
 
     void append(OutputChannel channel, const QByteArray &chunk)
     {
@@ -87,6 +78,48 @@ struct BackgroundProcesses::Job
         }
         if (observer)
             observer(channel, chunk);
+    }
+
+    /// How the backend runs its command: cancelled by `cancel`, output into the buffer.
+    ExecuteOptions executeOptions()
+    {
+        ExecuteOptions options;
+        options.cancel = cancel;
+        options.onOutput = [this](OutputChannel channel, const QByteArray &chunk) {
+            append(channel, chunk);
+        };
+        return options;
+    }
+
+    /// The command did not start (or the backend failed): an ended process saying why; take()
+    /// throws it again (the soft return's execute fails as execute does).
+    ExecuteResult failed(const std::exception &e)
+    {
+        ExecuteResult r;
+        r.exitCode = 127;
+        r.stderr_ = describeError(e).display();
+        append(OutputChannel::Stderr, r.stderr_.toUtf8() + '\n');
+        return r;
+    }
+
+    /// Records the end and wakes everyone waiting for it.
+    void complete(ExecuteResult r, std::exception_ptr e = {})
+    {
+        {
+            std::lock_guard lock(m);
+            stdinWrite.reset();
+            result = std::move(r);
+            error = std::move(e);
+            finished = true;
+            listed.reset(); // out of the Processes panel (its output stays readable here)
+        }
+        ended.notify_all();
+    }
+
+    void waitUntilFinished()
+    {
+        std::unique_lock lock(m);
+        ended.wait(lock, [this] { return finished; });
     }
 
     /// Lists it in the Processes panel (once); the caller holds m. `self` is this job: the
@@ -131,7 +164,32 @@ struct BackgroundProcesses::Job
     }
 };
 
-BackgroundProcesses::BackgroundProcesses(Limits limits) : m_limits(limits) {}
+namespace {
+
+/// A soft return's execute whose workspace was closed (which stopped its command) meanwhile.
+ExecuteResult closedWhileRunning()
+{
+    ExecuteResult r;
+    r.exitCode = 130;
+    r.cancelled = true;
+    r.stderr_ = QStringLiteral("the workspace was closed while the command ran");
+    return r;
+}
+
+OSError noThreadError(const std::system_error &e)
+{
+    return OSError(QStringLiteral("Cannot start a thread for the command (%1); too many "
+                                  "processes or threads are running")
+                       .arg(QString::fromLocal8Bit(e.what())),
+                   e.code().value());
+}
+
+} // namespace
+
+BackgroundProcesses::BackgroundProcesses(Limits limits)
+    : m_limits(limits), m_threads(std::chrono::seconds(30), limits.maxThreads)
+{
+}
 
 BackgroundProcesses::BackgroundProcesses() : BackgroundProcesses(Limits()) {}
 
@@ -147,7 +205,8 @@ BackgroundProcesses::~BackgroundProcesses()
         stopJob(job);
 }
 
-QString BackgroundProcesses::start(StartRequest request)
+std::shared_ptr<BackgroundProcesses::Job>
+BackgroundProcesses::newJob(const StartRequest &request) const
 {
     if (!request.backend)
         throw ValueError(QStringLiteral("a background process needs a backend that runs "
@@ -159,98 +218,178 @@ QString BackgroundProcesses::start(StartRequest request)
     auto job = std::make_shared<Job>();
     job->backend = request.backend;
     job->bufferBytes = m_limits.bufferBytes;
-    job->observer = std::move(request.observer);
+    job->observer = request.observer;
     job->info.owner = request.owner;
     job->info.workspaceId = request.workspaceId;
     job->info.command = request.command;
     job->info.cwd = request.cwd;
     job->info.startedAtMs = QDateTime::currentMSecsSinceEpoch();
     job->counted = request.background;
+    return job;
+}
+
+void BackgroundProcesses::addJob(const std::shared_ptr<Job> &job)
+{
+    std::lock_guard lock(m_mutex);
+    if (job->counted) {
+        qsizetype running = 0;
+        for (const auto &j : std::as_const(m_jobs)) {
+            std::lock_guard jobLock(j->m);
+            running += j->info.workspaceId == job->info.workspaceId && !j->finished && j->counted;
+        }
+        if (running >= m_limits.maxRunning)
+            throw ValueError(QStringLiteral("workspace '%1' already runs %2 background processes "
+                                            "(the limit); stop one with process_stop first")
+                                 .arg(job->info.workspaceId)
+                                 .arg(running));
+    }
+    job->info.id = QStringLiteral("p%1").arg(++m_next);
+    m_jobs.insert(job->info.id, job);
+    prune(job->info.workspaceId);
+}
+
+bool BackgroundProcesses::removeJob(const QString &id)
+{
+    std::lock_guard lock(m_mutex);
+    return m_jobs.remove(id) > 0;
+}
+
+QString BackgroundProcesses::start(StartRequest request)
+{
+    auto job = newJob(request);
     const bool streaming = request.background && request.backend->acceptsInput();
     job->info.acceptsInput = streaming;
-    UniqueFd stdinRead;
+    auto stdinRead = std::make_shared<UniqueFd>();
     if (streaming) {
         int fds[2];
         if (::pipe2(fds, O_CLOEXEC) != 0)
             throwOsError(errno, QStringLiteral("Cannot make a stdin pipe"), QString());
-        stdinRead.reset(fds[0]);
+        stdinRead->reset(fds[0]);
         job->stdinWrite.reset(fds[1]);
         ::fcntl(fds[1], F_SETFL, ::fcntl(fds[1], F_GETFL) | O_NONBLOCK);
     }
-    ExecuteOptions options;
-    options.cancel = job->cancel;
+    ExecuteOptions options = job->executeOptions();
     options.streamOnly = streaming;
-    options.stdinFd = stdinRead.get();
-    Job *raw = job.get();
-    options.onOutput = [raw](OutputChannel channel, const QByteArray &chunk) {
-        raw->append(channel, chunk);
-    };
-    // A packaged task: its future is ready only after the last access to the job. Shared,
-    // because std::function copies what it holds and the task holds the stdin pipe's read end.
-    auto task = std::make_shared<std::packaged_task<void()>>(
-        [raw, options, stdinRead = std::move(stdinRead),
-         timeout = request.timeoutSeconds]() mutable {
-            ExecuteResult r;
-            try {
-                r = raw->backend->execute(raw->info.command, timeout, raw->info.cwd, options);
-            } catch (const std::exception &e) {
-                // the command did not start (or the backend failed): an ended process saying why,
-                // and take() throws it again (the soft return's execute fails as execute does)
-                r.exitCode = 127;
-                r.stderr_ = describeError(e).display();
-                raw->append(OutputChannel::Stderr, r.stderr_.toUtf8() + '\n');
-                std::lock_guard lock(raw->m);
-                raw->error = std::current_exception();
-            }
-            stdinRead.reset();
-            options = {}; // its output callback points at the job
-            std::lock_guard lock(raw->m);
-            raw->stdinWrite.reset();
-            raw->result = std::move(r);
-            raw->finished = true;
-            raw->listed.reset(); // out of the Processes panel (its output stays readable here)
-            raw->ended.notify_all();
-        });
-    job->worker = task->get_future(); // before anyone else can see the job
-    {
-        std::lock_guard lock(m_mutex);
-        qsizetype running = 0;
-        for (const auto &j : std::as_const(m_jobs)) {
-            std::lock_guard jobLock(j->m);
-            running += j->info.workspaceId == request.workspaceId && !j->finished && j->counted;
-        }
-        if (request.background && running >= m_limits.maxRunning)
-            throw ValueError(QStringLiteral("workspace '%1' already runs %2 background processes "
-                                            "(the limit); stop one with process_stop first")
-                                 .arg(request.workspaceId)
-                                 .arg(running));
-        job->info.id = QStringLiteral("p%1").arg(++m_next);
-        m_jobs.insert(job->info.id, job);
-        prune(request.workspaceId);
-    }
+    options.stdinFd = stdinRead->get();
+    addJob(job);
     if (request.background) {
         std::lock_guard lock(job->m);
         job->listLocked(job, request.backend->typeName());
     }
     try {
-        m_threads.run([task] { (*task)(); });
+        m_threads.run([job, options, stdinRead, timeout = request.timeoutSeconds]() mutable {
+            ExecuteResult r;
+            std::exception_ptr error;
+            try {
+                r = job->backend->execute(job->info.command, timeout, job->info.cwd, options);
+            } catch (const std::exception &e) {
+                r = job->failed(e);
+                error = std::current_exception();
+            }
+            stdinRead->reset();
+            options = {}; // its output callback points at the job
+            job->complete(std::move(r), std::move(error));
+        });
     } catch (const std::system_error &e) {
         // No thread left (the user's process limit): the command never starts.
-        {
-            std::lock_guard lock(m_mutex);
-            m_jobs.remove(job->info.id);
-        }
-        std::lock_guard lock(job->m);
-        job->listed.reset();
-        job->result.exitCode = 126;
-        job->finished = true; // a process_stop that found it meanwhile returns
-        job->ended.notify_all();
-        throw OSError(QStringLiteral("Cannot start a thread for the command (%1); too many "
-                                     "processes or threads are running")
-                          .arg(QString::fromLocal8Bit(e.what())),
-                      e.code().value());
+        removeJob(job->info.id);
+        ExecuteResult never;
+        never.exitCode = 126;
+        job->complete(never); // a process_stop that found it meanwhile returns
+        throw noThreadError(e);
     }
     return job->info.id;
+}
+
+BackgroundProcesses::SoftReturn
+BackgroundProcesses::runWithSoftReturn(StartRequest request, int softMs,
+                                       const std::shared_ptr<CancellationToken> &cancel)
+{
+    request.background = false; // its result keeps execute's form and output cap
+    // The command starts on this thread where the backend can; its parent-death signal then
+    // follows this thread, which must outlive it once handed over.
+    if (!callingThreadOutlivesCommands())
+        return softReturnOnThread(request, softMs, cancel);
+    const auto job = newJob(request);
+    std::unique_ptr<RunningCommand> running = request.backend->startCommand(
+        request.command, request.timeoutSeconds, request.cwd, job->executeOptions());
+    if (!running)
+        return softReturnOnThread(request, softMs, cancel);
+    addJob(job); // listed, and stopped with its workspace
+
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(softMs);
+    bool mayHandOver = true;
+    for (;;) {
+        if (cancel && cancel->isCancelled())
+            job->cancel->cancel(); // the caller cancelled: the command ends
+        const bool ending = job->cancel->isCancelled();
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              deadline - std::chrono::steady_clock::now())
+                              .count();
+        if (!ending && mayHandOver && left <= 0) {
+            if (handOver(job, running))
+                return {std::nullopt, job->info.id};
+            mayHandOver = false; // no thread to take it: the call waits for its end
+        }
+        // Slices: the caller's token has no descriptor the command's wait could watch.
+        const int slice = ending ? -1 : int(std::clamp<qint64>(left, 1, 50));
+        if (running->waitFor(slice))
+            break;
+    }
+    ExecuteResult r = running->takeResult();
+    running.reset();
+    job->complete(r);
+    if (!removeJob(job->info.id))
+        return {closedWhileRunning(), {}}; // stopWorkspace() took it meanwhile
+    return {std::move(r), {}};
+}
+
+bool BackgroundProcesses::handOver(const std::shared_ptr<Job> &job,
+                                   std::unique_ptr<RunningCommand> &running)
+{
+    std::function<void(OutputChannel, const QByteArray &)> observer;
+    {
+        std::lock_guard lock(job->m);
+        observer = std::exchange(job->observer, {}); // the call answers now: no progress after it
+        job->counted = true; // a background process from now on
+        job->listLocked(job, job->backend->typeName());
+    }
+    auto held = std::make_shared<std::unique_ptr<RunningCommand>>(std::move(running));
+    try {
+        m_threads.run([job, held] {
+            (*held)->waitFor(-1);
+            ExecuteResult r = (*held)->takeResult();
+            held->reset();
+            job->complete(std::move(r));
+        });
+        return true;
+    } catch (const std::system_error &) {
+        running = std::move(*held);
+        std::lock_guard lock(job->m);
+        job->observer = std::move(observer);
+        job->counted = false;
+        job->listed.reset();
+        return false;
+    }
+}
+
+BackgroundProcesses::SoftReturn
+BackgroundProcesses::softReturnOnThread(const StartRequest &request, int softMs,
+                                        const std::shared_ptr<CancellationToken> &cancel)
+{
+    const QString id = start(request);
+    bool ended = wait(id, softMs, cancel);
+    if (!ended && cancel && cancel->isCancelled()) {
+        stop(id, request.owner); // the caller cancelled: the command ends
+        ended = true;
+    }
+    if (!ended) {
+        detachObserver(id);
+        return {std::nullopt, id};
+    }
+    if (auto taken = take(id))
+        return {std::move(*taken), {}};
+    return {closedWhileRunning(), {}}; // stopWorkspace() took it meanwhile
 }
 
 std::shared_ptr<BackgroundProcesses::Job> BackgroundProcesses::find(const QString &id,
@@ -304,7 +443,7 @@ std::optional<ExecuteResult> BackgroundProcesses::take(const QString &id)
             return std::nullopt;
         m_jobs.remove(id);
     }
-    job->worker.wait(); // finished: returns at once
+    std::lock_guard lock(job->m);
     if (job->error)
         std::rethrow_exception(job->error);
     return job->result;
@@ -412,18 +551,14 @@ qint64 BackgroundProcesses::write(const QString &id, const QString &owner, const
 void BackgroundProcesses::stopJob(const std::shared_ptr<Job> &job)
 {
     job->cancel->cancel();
-    if (job->worker.valid())
-        job->worker.wait(); // the backend's TERM, grace, KILL: bounded by its kill grace
+    job->waitUntilFinished(); // the backend's TERM, grace, KILL: bounded by its kill grace
 }
 
 BackgroundProcessInfo BackgroundProcesses::stop(const QString &id, const QString &owner)
 {
     const auto job = find(id, owner);
     job->cancel->cancel();
-    {
-        std::unique_lock lock(job->m);
-        job->ended.wait(lock, [&] { return job->finished; });
-    }
+    job->waitUntilFinished();
     return job->snapshot();
 }
 
@@ -461,11 +596,8 @@ void BackgroundProcesses::prune(const QString &workspaceId)
     if (ended.size() <= m_limits.maxFinished)
         return;
     std::sort(ended.begin(), ended.end());
-    for (qsizetype i = 0; i < ended.size() - m_limits.maxFinished; ++i) {
-        const auto job = m_jobs.take(ended[i].second);
-        if (job && job->worker.valid())
-            job->worker.wait(); // ended: returns at once
-    }
+    for (qsizetype i = 0; i < ended.size() - m_limits.maxFinished; ++i)
+        m_jobs.remove(ended[i].second);
 }
 
 } // namespace elsai

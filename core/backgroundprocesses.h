@@ -11,6 +11,7 @@
 #include <QString>
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -47,7 +48,8 @@ struct BackgroundOutput
 /// The background processes of one SandboxManager's workspaces (the process_* tools and
 /// execute's soft return).
 ///
-/// Each process runs `SandboxBackend::execute()` on a thread of its own (from a pool). Its output
+/// Each process runs `SandboxBackend::execute()` on a thread of its own (reused threads; a soft
+/// return's command may start on its caller's thread, see runWithSoftReturn()). Its output
 /// (stdout and stderr interleaved as they arrive) goes into a buffer holding the last bufferBytes;
 /// where the backend acceptsInput() (local, bwrap) the command gets a stdin pipe and streams past
 /// the backend's output cap, elsewhere (ssh, daytona) stdin is empty and the cap ends what is kept.
@@ -63,6 +65,9 @@ public:
         qint64 bufferBytes = 1024 * 1024; ///< output held per process
         int maxRunning = 16;              ///< per workspace
         int maxFinished = 32;             ///< ended processes kept for reading, per workspace
+        /// Threads for commands at once, in all (the user's process limit is the bound that
+        /// matters; a smaller one lets a test reach it).
+        int maxThreads = std::numeric_limits<int>::max();
     };
 
     explicit BackgroundProcesses(Limits limits);
@@ -88,9 +93,27 @@ public:
         /// Sees each output chunk until detachObserver() (execute's MCP progress).
         std::function<void(OutputChannel, const QByteArray &)> observer;
     };
-    /// Starts the command; returns its id. ValueError when the workspace already runs
-    /// maxRunning background processes (a soft-return execute still waiting is not one).
+    /// Starts the command on a thread of its own; returns its id. ValueError when the
+    /// workspace already runs maxRunning background processes (a soft-return execute still
+    /// waiting is not one); OSError when no thread can be made.
     QString start(StartRequest request);
+
+    /// What runWithSoftReturn() came to: the result, or the id of the background process the
+    /// command became.
+    struct SoftReturn
+    {
+        std::optional<ExecuteResult> result;
+        QString processId;
+    };
+    /// execute's soft return: runs the command until it ends (its result) or `softMs` passes,
+    /// when it goes on as a background process of `request.owner` whose output so far stays
+    /// readable from offset 0. `cancel` (the caller's) ends the command and returns its result.
+    /// Where the backend starts commands on the calling thread (startCommand()) and this thread
+    /// outlives them (the main thread), the command runs here until the soft-return time and
+    /// only one still running moves to a thread: a short command costs no hand-over between
+    /// threads. Throws what execute() throws.
+    SoftReturn runWithSoftReturn(StartRequest request, int softMs,
+                                 const std::shared_ptr<CancellationToken> &cancel);
 
     /// Waits until the process ends, `timeoutMs` passes or `cancel` is cancelled; true when
     /// it ended.
@@ -120,6 +143,18 @@ public:
 
 private:
     struct Job;
+    /// A job for `request` (checked), not yet listed.
+    std::shared_ptr<Job> newJob(const StartRequest &request) const;
+    /// Gives it an id and lists it; ValueError over maxRunning (counted jobs only).
+    void addJob(const std::shared_ptr<Job> &job);
+    bool removeJob(const QString &id); ///< false when it was gone already
+    /// Moves a soft return's running command to a thread of its own; false (and `running`
+    /// left as it was) when no thread can be made.
+    bool handOver(const std::shared_ptr<Job> &job, std::unique_ptr<RunningCommand> &running);
+    /// runWithSoftReturn() for a backend that runs commands only through execute(): on a
+    /// thread of its own from the start.
+    SoftReturn softReturnOnThread(const StartRequest &request, int softMs,
+                                  const std::shared_ptr<CancellationToken> &cancel);
     std::shared_ptr<Job> find(const QString &id, const QString &owner) const;
     void stopJob(const std::shared_ptr<Job> &job);
     void prune(const QString &workspaceId); ///< caller holds m_mutex

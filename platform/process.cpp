@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -500,7 +501,10 @@ public:
     Runner &operator=(const Runner &) = delete;
 
     pid_t spawn(); ///< the child's pid
-    ProcessOutcome run();
+    /// Waits until the command and its descendants are gone (true) or `until` passes (false;
+    /// never without a limit). Any thread may call it, one at a time.
+    bool waitUntil(std::optional<Clock::time_point> until);
+    ProcessOutcome takeOutcome() { return std::move(m_out); } ///< once waitUntil() was true
 
 private:
     /// The output pipes: our read ends in m_stdout / m_stderr, the child's in the arguments.
@@ -536,6 +540,7 @@ private:
     Phase m_phase = Phase::Running;
     Clock::time_point m_killAt;
     std::unique_ptr<char[]> m_buffer;
+    bool m_ended = false;
 };
 
 Runner::~Runner()
@@ -647,9 +652,12 @@ pid_t Runner::spawn()
     return pid;
 }
 
-ProcessOutcome Runner::run()
+bool Runner::waitUntil(std::optional<Clock::time_point> until)
 {
-    m_buffer = std::make_unique_for_overwrite<char[]>(ChunkSize);
+    if (m_ended)
+        return true;
+    if (!m_buffer)
+        m_buffer = std::make_unique_for_overwrite<char[]>(ChunkSize);
     const bool hasTimeout = m_spec.timeoutMs > 0;
     const auto deadline = m_started + milliseconds(hasTimeout ? m_spec.timeoutMs : 0);
     CancellationToken *token = m_spec.cancel.get();
@@ -678,6 +686,11 @@ ProcessOutcome Runner::run()
         if (!m_pidfd.isValid() ||
             (((token && cancelFd < 0) || shutdown.fd() < 0) && m_phase == Phase::Running))
             timeout = minTimeout(timeout, FallbackPollMs);
+        if (until) {
+            if (now >= *until)
+                return false;
+            timeout = minTimeout(timeout, msUntil(*until, now));
+        }
 
         pollfd fds[5];
         nfds_t count = 0;
@@ -730,7 +743,8 @@ ProcessOutcome Runner::run()
         m_out.exitCode = 124;
     else if (m_out.cancelled)
         m_out.exitCode = 130;
-    return std::move(m_out);
+    m_ended = true;
+    return true;
 }
 
 void Runner::readOnce(UniqueFd &fd, OutputChannel channel)
@@ -1051,23 +1065,65 @@ long long forksSinceBootCount(int statFd)
 }
 } // namespace detail
 
+struct RunningProcess::Private
+{
+    ProcessSpec spec; // the runner refers to it
+    Clock::time_point started = Clock::now();
+    std::optional<Runner> runner;
+    ProcessOutcome outcome;
+    bool ended = false;
+};
+
+RunningProcess::RunningProcess(ProcessSpec spec) : d(std::make_unique<Private>())
+{
+    d->spec = std::move(spec);
+    if (d->spec.cancel && d->spec.cancel->isCancelled()) {
+        // Cancelled before it began: nothing to start.
+        d->outcome.cancelled = true;
+        d->outcome.exitCode = 130;
+        d->ended = true;
+        return;
+    }
+    d->runner.emplace(d->spec, d->started); // spawn() calls spec.onStarted
+    d->runner->spawn();
+}
+
+RunningProcess::~RunningProcess() = default; // ~Runner kills what still runs
+
+RunningProcess::RunningProcess(RunningProcess &&) noexcept = default;
+
+bool RunningProcess::waitFor(int timeoutMs)
+{
+    if (d->ended)
+        return true;
+    std::optional<Clock::time_point> until;
+    if (timeoutMs >= 0)
+        until = Clock::now() + milliseconds(timeoutMs);
+    if (!d->runner->waitUntil(until))
+        return false;
+    d->outcome = d->runner->takeOutcome();
+    d->runner.reset();
+    d->outcome.durationMs =
+        std::chrono::duration_cast<milliseconds>(Clock::now() - d->started).count();
+    d->ended = true;
+    return true;
+}
+
+ProcessOutcome RunningProcess::takeOutcome()
+{
+    return std::move(d->outcome);
+}
+
+bool callingThreadOutlivesCommands()
+{
+    return ::gettid() == ::getpid();
+}
+
 ProcessOutcome runProcess(const ProcessSpec &spec)
 {
-    const auto started = Clock::now();
-    ProcessOutcome outcome;
-    if (spec.cancel && spec.cancel->isCancelled()) {
-        // Cancelled before it began: nothing to start.
-        outcome.cancelled = true;
-        outcome.exitCode = 130;
-        return outcome;
-    }
-    {
-        Runner runner(spec, started); // spawn() calls spec.onStarted
-        runner.spawn();
-        outcome = runner.run();
-    }
-    outcome.durationMs = std::chrono::duration_cast<milliseconds>(Clock::now() - started).count();
-    return outcome;
+    RunningProcess process(spec);
+    process.waitFor(-1);
+    return process.takeOutcome();
 }
 
 ExecuteResult toExecuteResult(const ProcessOutcome &o)

@@ -113,6 +113,37 @@ struct ProcessOutcome
 /// Thread-safe: many calls may run at once on different threads.
 ProcessOutcome runProcess(const ProcessSpec &spec);
 
+/// runProcess() in two steps: the constructor starts the command (and throws as runProcess
+/// does), waitFor() waits for its end. The waiting may move to another thread between calls
+/// (execute's soft return hands a command over that way), one thread at a time; onOutput is
+/// called on the waiting thread. The command's parent-death signal follows the thread that
+/// constructed it (callingThreadOutlivesCommands()). Destroyed before its end, it kills the
+/// command's group and every marked descendant.
+class RunningProcess
+{
+public:
+    explicit RunningProcess(ProcessSpec spec);
+    ~RunningProcess();
+    RunningProcess(RunningProcess &&) noexcept;
+    RunningProcess &operator=(RunningProcess &&) = delete;
+
+    /// True once the command and its descendants are gone; false when `timeoutMs` passed
+    /// first (-1: no limit). The command's own timeout counts from the start.
+    bool waitFor(int timeoutMs);
+    /// The outcome, once waitFor() returned true (once).
+    ProcessOutcome takeOutcome();
+
+private:
+    struct Private;
+    std::unique_ptr<Private> d;
+};
+
+/// Whether a command started on the calling thread may be left running after the thread moves
+/// on: the kernel sends the parent-death signal (PR_SET_PDEATHSIG, which takes a command down
+/// with a killed engine) when the *thread* that started it ends, so only the main thread, which
+/// lives as long as the engine, qualifies.
+bool callingThreadOutlivesCommands();
+
 /// The spec's ExecuteResult of an outcome (output decoded as UTF-8).
 ExecuteResult toExecuteResult(const ProcessOutcome &outcome);
 

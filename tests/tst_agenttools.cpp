@@ -23,8 +23,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <atomic>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include <unistd.h>
 
@@ -795,6 +798,131 @@ private Q_SLOTS:
         }
         QTRY_COMPARE_WITH_TIMEOUT(threadCount(), before,
                                   5000); // an exiting thread is listed briefly
+    }
+
+    // execute's soft return runs a command on the calling thread (the main thread, which
+    // outlives its commands) until the soft-return time: a short command needs no second
+    // thread. Any other thread hands every command to a thread of its own at once, since the
+    // shell's parent-death signal follows the thread that started it.
+    void softReturnRunsOnTheCallingThread()
+    {
+        BackgroundProcesses processes({1000, 4, 4});
+        BackgroundProcesses::StartRequest r = localStart(QStringLiteral("soft-here"));
+        r.command = QStringLiteral("echo here");
+        std::mutex m;
+        std::set<pid_t> runners;
+        r.observer = [&](OutputChannel, const QByteArray &) {
+            std::lock_guard lock(m);
+            runners.insert(pid_t(::gettid()));
+        };
+        const int before = threadCount();
+        for (int i = 0; i < 5; ++i) {
+            const auto ran = processes.runWithSoftReturn(r, 60000, nullptr);
+            QVERIFY(ran.result);
+            QCOMPARE(ran.result->output, QStringLiteral("here\n"));
+            QVERIFY(ran.processId.isEmpty());
+        }
+        QCOMPARE(runners, std::set<pid_t>{pid_t(::gettid())});
+        QCOMPARE(threadCount(), before);
+        // nothing stays listed: the results were taken
+        QVERIFY(processes.list(QStringLiteral("w"), QStringLiteral("a")).isEmpty());
+
+        runners.clear();
+        pid_t caller = 0;
+        std::optional<ExecuteResult> fromThread;
+        std::thread([&] {
+            caller = pid_t(::gettid());
+            fromThread = processes.runWithSoftReturn(r, 60000, nullptr).result;
+        }).join();
+        QVERIFY(fromThread);
+        QCOMPARE(fromThread->output, QStringLiteral("here\n"));
+        QCOMPARE(runners.size(), size_t(1));
+        QVERIFY(!runners.count(caller) && !runners.count(pid_t(::gettid())));
+    }
+
+    // Still running at the soft-return time, the command moves to a thread of its own and
+    // its output goes on from where it was; the caller's cancel and a closing workspace end
+    // it while the caller still waits. No wall-clock assumption: the commands wait for files.
+    void softReturnHandsOverOrEnds()
+    {
+        const QString folder = QStringLiteral("soft-over");
+        BackgroundProcesses processes({1000, 4, 4});
+        BackgroundProcesses::StartRequest r = localStart(folder);
+        const QString go = m_tmp.filePath(folder + QStringLiteral("/go"));
+        r.command = QStringLiteral("echo started; while [ ! -e go ]; do sleep 0.02; done; "
+                                   "echo finished");
+        std::atomic_int observed{0};
+        r.observer = [&](OutputChannel, const QByteArray &) { ++observed; };
+        const auto over = processes.runWithSoftReturn(r, 100, nullptr);
+        QVERIFY(!over.result);
+        QVERIFY(!over.processId.isEmpty());
+        const int seen = observed.load();
+        QVERIFY(writeHostFile(go, "1"));
+        QVERIFY(processes.wait(over.processId, 60000));
+        const BackgroundOutput out =
+            processes.read(over.processId, QStringLiteral("a"), 0, 1 << 20);
+        QCOMPARE(out.data, QByteArray("started\nfinished\n"));
+        QVERIFY(!out.running);
+        QCOMPARE(processes.info(over.processId, QStringLiteral("a")).result->exitCode, 0);
+        QCOMPARE(observed.load(), seen); // no progress after the answer
+        QVERIFY(QFile::remove(go));
+
+        // the caller cancels while it waits
+        const auto cancel = std::make_shared<CancellationToken>();
+        r.observer = [&](OutputChannel, const QByteArray &) { cancel->cancel(); };
+        const auto cancelled = processes.runWithSoftReturn(r, 60000, cancel);
+        QVERIFY(cancelled.result);
+        QVERIFY(cancelled.result->cancelled);
+        QCOMPARE(cancelled.result->exitCode, 130);
+        QVERIFY(cancelled.processId.isEmpty());
+
+        // the workspace closes while the caller waits (from another thread, as the window's
+        // stop would)
+        std::thread closer;
+        r.observer = [&](OutputChannel, const QByteArray &) {
+            if (!closer.joinable())
+                closer = std::thread([&] { processes.stopWorkspace(QStringLiteral("w")); });
+        };
+        const auto closed = processes.runWithSoftReturn(r, 60000, nullptr);
+        closer.join();
+        QVERIFY(closed.result);
+        QCOMPARE(closed.result->exitCode, 130);
+        QCOMPARE(closed.result->stderr_,
+                 QStringLiteral("the workspace was closed while the command ran"));
+    }
+
+    // When no thread can take a command still running at the soft-return time, the call
+    // waits for its end rather than lose it.
+    void softReturnWithoutThreadsWaits()
+    {
+        const QString folder = QStringLiteral("soft-nothread");
+        BackgroundProcesses::Limits limits{1000, 4, 4};
+        limits.maxThreads = 0;
+        BackgroundProcesses processes(limits);
+        BackgroundProcesses::StartRequest r = localStart(folder);
+        r.command = QStringLiteral("echo started; while [ ! -e go ]; do sleep 0.02; done; "
+                                   "echo finished");
+        std::thread writer;
+        r.observer = [&](OutputChannel, const QByteArray &) {
+            if (!writer.joinable()) {
+                writer = std::thread([go = m_tmp.filePath(folder + QStringLiteral("/go"))] {
+                    // well past the soft-return time, unless the machine stalls (then the
+                    // command ends in time, which the checks below accept too)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+                    writeHostFile(go, "1");
+                });
+            }
+        };
+        const auto ran = processes.runWithSoftReturn(r, 50, nullptr);
+        writer.join();
+        QVERIFY(ran.result);
+        QCOMPARE(ran.result->output, QStringLiteral("started\nfinished\n"));
+        QCOMPARE(ran.result->exitCode, 0);
+        // and a background process has no thread to run on: it says so
+        r.observer = {};
+        r.background = true;
+        QVERIFY_THROWS_EXCEPTION(OSError, processes.start(r));
+        QVERIFY(processes.list(QStringLiteral("w"), QStringLiteral("a")).isEmpty());
     }
 
     void executeTimeoutArgument_data()

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <csignal>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -107,6 +108,8 @@ private Q_SLOTS:
     void onOutputExceptionCleansUp();
     void cancelFromAnotherThread();
     void cancelledBeforeStartRunsNothing();
+    void runningProcessWaitsInStepsOnAnyThread();
+    void runningProcessDestroyedKillsItsTree();
     void cancellationTokenMakesItsFdOnDemand();
     void forksSinceBootCountsEveryPid();
     void cwdFdIsHonoured();
@@ -476,6 +479,67 @@ void TestProcess::cancelFromAnotherThread()
     const ProcessOutcome again = runProcess(spec);
     QCOMPARE(again.exitCode, 130);
     QVERIFY(again.cancelled);
+}
+
+// A RunningProcess is waited for in steps, and the waiting may move to another thread: its
+// output then reaches onOutput there (execute's soft return hands a command over this way).
+void TestProcess::runningProcessWaitsInStepsOnAnyThread()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const UniqueFd cwd(
+        ::open(QFile::encodeName(dir.path()).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    ProcessSpec spec =
+        shell(QStringLiteral("echo a; while [ ! -e go ]; do sleep 0.01; done; echo b"));
+    spec.cwdFd = cwd.get();
+    std::mutex m;
+    QList<QPair<pid_t, QByteArray>> chunks;
+    spec.onOutput = [&](OutputChannel, const QByteArray &chunk) {
+        std::lock_guard lock(m);
+        chunks.append({pid_t(::gettid()), chunk});
+    };
+    RunningProcess process(spec);
+    const auto seen = [&] {
+        std::lock_guard lock(m);
+        return chunks.size();
+    };
+    for (int i = 0; i < 5000 && seen() == 0; ++i)
+        QVERIFY(!process.waitFor(10)); // it waits for the file: never ended yet
+    QCOMPARE(seen(), 1);
+    QVERIFY(!process.waitFor(0));
+    QVERIFY(QFile(dir.filePath(QStringLiteral("go"))).open(QIODevice::WriteOnly));
+    pid_t waiter = 0;
+    bool ended = false;
+    std::thread([&] {
+        waiter = pid_t(::gettid());
+        ended = process.waitFor(-1);
+    }).join();
+    QVERIFY(ended);
+    QVERIFY(process.waitFor(0)); // ended stays ended
+    const ProcessOutcome out = process.takeOutcome();
+    QCOMPARE(out.exitCode, 0);
+    QCOMPARE(out.stdoutData, QByteArray("a\nb\n"));
+    QCOMPARE(chunks.size(), 2);
+    QCOMPARE(chunks[0].first, pid_t(::gettid()));
+    QCOMPARE(chunks[1].first, waiter);
+    QCOMPARE(chunks[1].second, QByteArray("b\n"));
+}
+
+// Dropped before its end, a RunningProcess takes the command and every descendant down.
+void TestProcess::runningProcessDestroyedKillsItsTree()
+{
+    std::atomic_bool started{false};
+    {
+        ProcessSpec spec = shell(QStringLiteral("setsid sleep 100.811 & sleep 100.812 & echo x; "
+                                                "sleep 100.813"));
+        spec.onOutput = [&](OutputChannel, const QByteArray &) { started = true; };
+        RunningProcess process(spec);
+        for (int i = 0; i < 5000 && !started; ++i)
+            QVERIFY(!process.waitFor(10));
+        QVERIFY(started);
+        QVERIFY(processesWithArg("100.81") >= 2);
+    }
+    QCOMPARE(processesWithArg("100.81"), 0);
 }
 
 void TestProcess::cancelledBeforeStartRunsNothing()

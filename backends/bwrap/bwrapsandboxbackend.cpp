@@ -249,9 +249,10 @@ QString BwrapSandboxBackend::insideCwd(const QString &cwd) const
     return real.mid(root.size() + 1);
 }
 
-ExecuteResult BwrapSandboxBackend::execute(const QString &command,
-                                           std::optional<double> timeoutSeconds, const QString &cwd,
-                                           const ExecuteOptions &options)
+std::unique_ptr<RunningCommand> BwrapSandboxBackend::startCommand(const QString &command,
+                                                                  std::optional<double> timeoutSeconds,
+                                                                  const QString &cwd,
+                                                                  const ExecuteOptions &options)
 {
     checkExecuteInput(command, cwd, options.env);
     checkCommandFits(command, MaxArgumentBytes, QStringLiteral("bwrap backend"));
@@ -270,7 +271,7 @@ ExecuteResult BwrapSandboxBackend::execute(const QString &command,
     // bwrap itself is the child (no launcher shell): it leads the process group, so a
     // timeout's kill reaches it, and --die-with-parent takes the sandbox down. It joins the
     // per-call cgroup between fork and exec, before it can fork anything.
-    const std::unique_ptr<PidsCgroup> cgroup =
+    std::shared_ptr<PidsCgroup> cgroup =
         m_bwrap.pidsCgroup ? PidsCgroup::create(m_bwrap.maxProcesses) : nullptr;
     UniqueFd joinFd;
     if (cgroup) {
@@ -291,7 +292,7 @@ ExecuteResult BwrapSandboxBackend::execute(const QString &command,
     // bwrap leads the group and the sandbox's pid namespace dies with it: nothing of the
     // command can outlive the call, so the marker sweep would only probe foreign processes.
     spec.sweepStrays = false;
-    return toExecuteResult(runCommand(std::move(spec)));
+    return startProcess(std::move(spec), std::move(cgroup)); // the cgroup goes with the command
 }
 
 } // namespace elsai

@@ -54,8 +54,10 @@ public:
     /// not, e.g. user namespaces disabled).
     void create() override;
 
-    ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
-                          const QString &cwd = {}, const ExecuteOptions &options = {}) override;
+    std::unique_ptr<RunningCommand> startCommand(const QString &command,
+                                                 std::optional<double> timeoutSeconds,
+                                                 const QString &cwd,
+                                                 const ExecuteOptions &options) override;
 
     /// The bwrap program and the arguments execute() gives it for `command` run in `insideCwd`
     /// (relative to /workspace). Public for the benchmark and the tests.

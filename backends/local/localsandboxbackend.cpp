@@ -17,7 +17,6 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QProcessEnvironment>
-#include <QScopeGuard>
 #include <QSet>
 
 #include <cmath>
@@ -329,6 +328,17 @@ ExecuteResult LocalSandboxBackend::execute(const QString &command,
                                            std::optional<double> timeoutSeconds, const QString &cwd,
                                            const ExecuteOptions &options)
 {
+    const std::unique_ptr<RunningCommand> running =
+        startCommand(command, timeoutSeconds, cwd, options);
+    running->waitFor(-1);
+    return running->takeResult();
+}
+
+std::unique_ptr<RunningCommand> LocalSandboxBackend::startCommand(const QString &command,
+                                                                  std::optional<double> timeoutSeconds,
+                                                                  const QString &cwd,
+                                                                  const ExecuteOptions &options)
+{
     checkExecuteInput(command, cwd, options.env);
     checkCommandFits(command, MaxArgumentBytes, QStringLiteral("local backend"));
     const auto ws = fs();
@@ -354,25 +364,67 @@ ExecuteResult LocalSandboxBackend::execute(const QString &command,
     for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
         env.append(it.key() + QLatin1Char('=') + it.value());
     spec.environment = env;
+    // Only the child uses it, before its exec: closed once the command started.
     const UniqueFd cwdFd(ws->openDirectory(cwd.isEmpty() ? QStringLiteral(".") : cwd));
     spec.cwdFd = cwdFd.get();
-    return toExecuteResult(runCommand(std::move(spec)));
+    return startProcess(std::move(spec));
 }
 
-ProcessOutcome LocalSandboxBackend::runCommand(ProcessSpec spec)
+/// A RunningProcess whose process group is listed by its backend while it runs.
+class LocalRunningCommand final : public RunningCommand
 {
-    qint64 group = 0;
-    spec.onStarted = [this, &group](qint64 pgid) {
-        QMutexLocker lock(&m_mutex);
-        group = pgid;
-        m_groups.append(pgid);
-    };
-    const auto forget = qScopeGuard([this, &group] {
-        QMutexLocker lock(&m_mutex);
-        if (group)
-            m_groups.removeOne(group);
-    });
-    return runProcess(spec);
+public:
+    LocalRunningCommand(LocalSandboxBackend &backend, std::shared_ptr<void> keep)
+        : m_backend(backend), m_keep(std::move(keep))
+    {
+    }
+    ~LocalRunningCommand() override
+    {
+        m_process.reset(); // kills what still runs
+        forgetGroup();
+    }
+
+    void start(ProcessSpec spec)
+    {
+        spec.onStarted = [this](qint64 pgid) {
+            QMutexLocker lock(&m_backend.m_mutex);
+            m_group = pgid;
+            m_backend.m_groups.append(pgid);
+        };
+        m_process.emplace(std::move(spec));
+    }
+
+    bool waitFor(int timeoutMs) override
+    {
+        if (!m_process->waitFor(timeoutMs))
+            return false;
+        forgetGroup();
+        return true;
+    }
+
+    ExecuteResult takeResult() override { return toExecuteResult(m_process->takeOutcome()); }
+
+private:
+    void forgetGroup()
+    {
+        QMutexLocker lock(&m_backend.m_mutex);
+        if (m_group)
+            m_backend.m_groups.removeOne(m_group);
+        m_group = 0;
+    }
+
+    LocalSandboxBackend &m_backend;
+    std::shared_ptr<void> m_keep;
+    qint64 m_group = 0; // guarded by the backend's m_mutex
+    std::optional<RunningProcess> m_process;
+};
+
+std::unique_ptr<RunningCommand> LocalSandboxBackend::startProcess(ProcessSpec spec,
+                                                                  std::shared_ptr<void> keep)
+{
+    auto running = std::make_unique<LocalRunningCommand>(*this, std::move(keep));
+    running->start(std::move(spec));
+    return running;
 }
 
 QList<qint64> LocalSandboxBackend::runningProcessGroups() const

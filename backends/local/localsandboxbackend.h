@@ -76,8 +76,15 @@ public:
                           const CheckpointStore &store, TreeHashCache *cache) override;
     std::unique_ptr<TreeWatch> watchTree(int maxWatches) override;
 
+    /// startCommand() waited for to its end on the calling thread (a subclass changes how
+    /// commands start by overriding startCommand(); one that overrides execute() must also
+    /// override startCommand(), which the soft return calls instead).
     ExecuteResult execute(const QString &command, std::optional<double> timeoutSeconds = {},
                           const QString &cwd = {}, const ExecuteOptions &options = {}) override;
+    std::unique_ptr<RunningCommand> startCommand(const QString &command,
+                                                 std::optional<double> timeoutSeconds,
+                                                 const QString &cwd,
+                                                 const ExecuteOptions &options) override;
     QList<qint64> runningProcessGroups() const override;
     double defaultTimeoutSeconds() const override { return m_options.timeout; }
     bool acceptsInput() const override { return true; }
@@ -89,8 +96,10 @@ public:
 protected:
     /// The confined workspace; OSError when closed.
     std::shared_ptr<WorkspaceFs> fs() const;
-    /// runProcess(), with the command's process group in runningProcessGroups() while it runs.
-    ProcessOutcome runCommand(ProcessSpec spec);
+    /// Starts `spec` (RunningProcess), with the command's process group in
+    /// runningProcessGroups() while it runs; `keep` (a per-call cgroup) lives as long as the
+    /// command.
+    std::unique_ptr<RunningCommand> startProcess(ProcessSpec spec, std::shared_ptr<void> keep = {});
 
 private:
     /// Writes m_manifests and m_seedRoot beside the workspace (flushbase.h); the error line for
@@ -109,6 +118,7 @@ private:
     mutable QMutex m_manifestMutex;
     QString m_seedRoot;     ///< host folder of the last seed (guarded by m_manifestMutex)
     QList<qint64> m_groups; ///< of the running commands (guarded by m_mutex)
+    friend class LocalRunningCommand;
 };
 
 } // namespace elsai
