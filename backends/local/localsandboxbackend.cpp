@@ -364,9 +364,15 @@ std::unique_ptr<RunningCommand> LocalSandboxBackend::startCommand(const QString 
     for (auto it = options.env.cbegin(); it != options.env.cend(); ++it)
         env.append(it.key() + QLatin1Char('=') + it.value());
     spec.environment = env;
-    // Only the child uses it, before its exec: closed once the command started.
-    const UniqueFd cwdFd(ws->openDirectory(cwd.isEmpty() ? QStringLiteral(".") : cwd));
-    spec.cwdFd = cwdFd.get();
+    // Only the child uses it, before its exec: closed once the command started. The
+    // workspace's own root fd (O_PATH, which fchdir takes) saves opening one per command.
+    UniqueFd cwdFd;
+    if (cwd.isEmpty()) {
+        spec.cwdFd = ws->rootFd();
+    } else {
+        cwdFd.reset(ws->openDirectory(cwd));
+        spec.cwdFd = cwdFd.get();
+    }
     return startProcess(std::move(spec));
 }
 
