@@ -470,7 +470,9 @@ int cloneChildMain(void *arg)
 pid_t spawnChild(CloneChild &child)
 {
     constexpr size_t StackSize = 64 * 1024; // the child only makes system calls
-    const auto stack = std::make_unique_for_overwrite<char[]>(StackSize);
+    // One per spawning thread, kept: a fresh block each time may come from memory the heap
+    // just got from the kernel, whose first touch (in the child) faults every page in again.
+    thread_local const auto stack = std::make_unique_for_overwrite<char[]>(StackSize);
     void *top = reinterpret_cast<void *>(
         (reinterpret_cast<std::uintptr_t>(stack.get()) + StackSize) & ~std::uintptr_t(15));
     sigset_t all, old;
