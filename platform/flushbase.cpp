@@ -15,6 +15,7 @@
 #include <QStandardPaths>
 
 #include <cerrno>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -116,30 +117,44 @@ int removeOrphanFlushBases(const QString &workspaceRoot)
         return 0; // no folder, or a link where it was: nothing of ours to sweep
     }
     // Only regular files, removed beneath the folder's descriptor (never by a path again).
-    const auto removeFile = [&](const QString &name) {
-        const QByteArray n = QFile::encodeName(name);
+    const auto removeFile = [&](const QByteArray &name) {
         struct stat st;
-        return ::fstatat(dir.get(), n.constData(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-               S_ISREG(st.st_mode) && ::unlinkat(dir.get(), n.constData(), 0) == 0;
+        return ::fstatat(dir.get(), name.constData(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISREG(st.st_mode) && ::unlinkat(dir.get(), name.constData(), 0) == 0;
     };
-    const QString suffix = QStringLiteral(".elsai-flush-base");
-    int removed = 0;
+    // One pass over the names, as bytes: the parent may be a folder of thousands (/tmp), and
+    // this runs whenever a local workspace is made.
+    constexpr QByteArrayView suffix(".elsai-flush-base");
     // A crash during saveFlushBases() leaves a temp file of the one writer beside the base.
     const QByteArray baseName = QFile::encodeName(QFileInfo(file).fileName());
-    const QStringList hidden =
-        QDir(parent).entryList({QStringLiteral(".*")}, QDir::Files | QDir::Hidden | QDir::System);
-    for (const QString &name : hidden) {
-        if (isTempNameFor(QFile::encodeName(name), baseName))
-            removed += removeFile(name) ? 1 : 0;
+    QList<QByteArray> temps, bases;
+    {
+        const int fd = ::openat(dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *listing = fd >= 0 ? ::fdopendir(fd) : nullptr;
+        if (!listing) {
+            if (fd >= 0)
+                ::close(fd);
+            return 0;
+        }
+        while (const dirent *e = ::readdir(listing)) {
+            const QByteArrayView name(e->d_name);
+            if (!name.startsWith('.') || e->d_type == DT_DIR)
+                continue;
+            if (isTempNameFor(name, baseName))
+                temps.append(name.toByteArray());
+            else if (name.endsWith(suffix) && name.size() > suffix.size() + 1)
+                bases.append(name.toByteArray());
+        }
+        ::closedir(listing);
     }
-    const QStringList names =
-        QDir(parent).entryList({QStringLiteral(".*") + suffix}, QDir::Files | QDir::Hidden);
-    for (const QString &name : names) {
-        const QString folder = name.mid(1, name.size() - 1 - suffix.size());
+    int removed = 0;
+    for (const QByteArray &name : std::as_const(temps))
+        removed += removeFile(name) ? 1 : 0;
+    for (const QByteArray &name : std::as_const(bases)) {
+        // ".<folder>.elsai-flush-base" whose folder is gone
+        const QByteArray folder = name.mid(1, name.size() - 1 - suffix.size());
         struct stat st;
-        if (folder.isEmpty() ||
-            ::fstatat(dir.get(), QFile::encodeName(folder).constData(), &st, AT_SYMLINK_NOFOLLOW) ==
-                0 ||
+        if (::fstatat(dir.get(), folder.constData(), &st, AT_SYMLINK_NOFOLLOW) == 0 ||
             errno != ENOENT) {
             continue;
         }

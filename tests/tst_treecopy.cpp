@@ -872,6 +872,22 @@ void TestTreeCopy::flushBaseRoundTrip()
     QVERIFY(!exists(flushBasePath(m_dest)));
     QVERIFY(exists(flushBasePath(m_ws)));
     QCOMPARE(removeOrphanFlushBases(m_ws), 0);
+
+    // a crashed save's temp file goes too; a link or a folder of a base's name never does
+    const QFileInfo base(flushBasePath(m_ws));
+    const QString temp = base.path() + QStringLiteral("/.") + base.fileName() +
+                         QStringLiteral(".elsai-tmp-0123456789ab");
+    QVERIFY(writeBytes(temp, "partial"));
+    const QString goneLink = base.path() + QStringLiteral("/.gone-link.elsai-flush-base");
+    const QString goneFolder = base.path() + QStringLiteral("/.gone-folder.elsai-flush-base");
+    QVERIFY(QFile::link(temp, goneLink));
+    QVERIFY(QDir().mkpath(goneFolder));
+    QCOMPARE(removeOrphanFlushBases(m_ws), 1);
+    QVERIFY(!exists(temp));
+    QVERIFY(QFileInfo(goneLink).isSymLink());
+    QVERIFY(QFileInfo(goneFolder).isDir());
+    QVERIFY(QFile::remove(goneLink));
+    QVERIFY(QDir().rmdir(goneFolder));
 }
 
 void TestTreeCopy::repeatedFlushIsUnchanged()
