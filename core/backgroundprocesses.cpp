@@ -9,6 +9,7 @@
 
 #include <QDateTime>
 #include <QJsonObject>
+#include <QScopeGuard>
 
 #include <algorithm>
 #include <condition_variable>
@@ -65,7 +66,7 @@ struct BackgroundProcesses::Job
     /// or from a soft return's handover; the execute call lists it until then).
     ProcessRegistration listed; ///< guarded by m
 
-    void append(OutputChannel channel, const QByteArray &chunk)
+    void append(OutputChannel channel, const QByteArray &chunk, bool observed = true)
     {
         std::lock_guard lock(m);
         buffer += chunk;
@@ -76,7 +77,7 @@ struct BackgroundProcesses::Job
             buffer.remove(0, drop);
             bufferStart += drop;
         }
-        if (observer)
+        if (observer && observed)
             observer(channel, chunk);
     }
 
@@ -98,7 +99,8 @@ struct BackgroundProcesses::Job
         ExecuteResult r;
         r.exitCode = 127;
         r.stderr_ = describeError(e).display();
-        append(OutputChannel::Stderr, r.stderr_.toUtf8() + '\n');
+        // not to the observer: it may be what failed
+        append(OutputChannel::Stderr, r.stderr_.toUtf8() + '\n', false);
         return r;
     }
 
@@ -316,6 +318,13 @@ BackgroundProcesses::runWithSoftReturn(StartRequest request, int softMs,
     if (!running)
         return softReturnOnThread(request, softMs, cancel);
     addJob(job); // listed, and stopped with its workspace
+    // Whatever ends this call early (an output observer that throws) ends the command, and
+    // the job with it: a stop waiting for the job must not wait forever.
+    auto abandon = qScopeGuard([&] {
+        running.reset();
+        job->complete(ExecuteResult());
+        removeJob(job->info.id);
+    });
 
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(softMs);
     bool mayHandOver = true;
@@ -327,8 +336,10 @@ BackgroundProcesses::runWithSoftReturn(StartRequest request, int softMs,
                               deadline - std::chrono::steady_clock::now())
                               .count();
         if (!ending && mayHandOver && left <= 0) {
-            if (handOver(job, running))
+            if (handOver(job, running)) {
+                abandon.dismiss();
                 return {std::nullopt, job->info.id};
+            }
             mayHandOver = false; // no thread to take it: the call waits for its end
         }
         // Slices: the caller's token has no descriptor the command's wait could watch.
@@ -337,6 +348,7 @@ BackgroundProcesses::runWithSoftReturn(StartRequest request, int softMs,
             break;
     }
     ExecuteResult r = running->takeResult();
+    abandon.dismiss();
     running.reset();
     job->complete(r);
     if (!removeJob(job->info.id))
@@ -357,10 +369,17 @@ bool BackgroundProcesses::handOver(const std::shared_ptr<Job> &job,
     auto held = std::make_shared<std::unique_ptr<RunningCommand>>(std::move(running));
     try {
         m_threads.run([job, held] {
-            (*held)->waitFor(-1);
-            ExecuteResult r = (*held)->takeResult();
+            ExecuteResult r;
+            std::exception_ptr error;
+            try {
+                (*held)->waitFor(-1);
+                r = (*held)->takeResult();
+            } catch (const std::exception &e) { // out of memory: the command is killed
+                r = job->failed(e);
+                error = std::current_exception();
+            }
             held->reset();
-            job->complete(std::move(r));
+            job->complete(std::move(r), std::move(error));
         });
         return true;
     } catch (const std::system_error &) {

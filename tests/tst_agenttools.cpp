@@ -27,6 +27,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include <unistd.h>
@@ -889,6 +890,28 @@ private Q_SLOTS:
         QCOMPARE(closed.result->exitCode, 130);
         QCOMPARE(closed.result->stderr_,
                  QStringLiteral("the workspace was closed while the command ran"));
+    }
+
+    // An output observer that throws ends the call, the command and its job: nothing is left
+    // for a stop to wait for.
+    void softReturnObserverThrowing()
+    {
+        BackgroundProcesses processes({1000, 4, 4});
+        BackgroundProcesses::StartRequest r = localStart(QStringLiteral("soft-throw"));
+        r.command = QStringLiteral("echo x; exec sleep 300");
+        r.observer = [](OutputChannel, const QByteArray &) {
+            throw std::runtime_error("observer failed");
+        };
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, processes.runWithSoftReturn(r, 60000, nullptr));
+        QVERIFY(processes.list(QStringLiteral("w"), QStringLiteral("a")).isEmpty());
+        processes.stopWorkspace(QStringLiteral("w")); // returns: no job left running
+        // the same on a thread of its own (any caller but the main thread): the call fails
+        // as execute() would, and the process is gone
+        std::thread([&] {
+            QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                                     processes.runWithSoftReturn(r, 60000, nullptr));
+        }).join();
+        QVERIFY(processes.list(QStringLiteral("w"), QStringLiteral("a")).isEmpty());
     }
 
     // When no thread can take a command still running at the soft-return time, the call
