@@ -343,7 +343,7 @@ BackgroundProcesses::runWithSoftReturn(StartRequest request, int softMs,
             mayHandOver = false; // no thread to take it: the call waits for its end
         }
         // Slices: the caller's token has no descriptor the command's wait could watch.
-        const int slice = ending ? -1 : int(std::clamp<qint64>(left, 1, 50));
+        const int slice = ending ? -1 : int(std::clamp<qint64>(mayHandOver ? left : 50, 1, 50));
         if (running->waitFor(slice))
             break;
     }
