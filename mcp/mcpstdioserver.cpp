@@ -9,6 +9,7 @@
 #include <QThread>
 
 #include <cerrno>
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -25,7 +26,8 @@ McpStdioServer::McpStdioServer(SandboxPtr sandbox, McpAgentSpec agent,
       m_inFd(inputFd), m_outFd(outputFd)
 {
     m_pool.setMaxThreadCount(16);
-    if (::pipe(m_wakePipe) != 0)
+    // O_CLOEXEC: a command given its write end could stop this server's reader.
+    if (::pipe2(m_wakePipe, O_CLOEXEC) != 0)
         m_wakePipe[0] = m_wakePipe[1] = -1;
 }
 

@@ -46,6 +46,9 @@
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
 #endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
 
 namespace elsai {
 
@@ -103,6 +106,7 @@ constexpr int UnsureWaitMs = 200;       // for a process caught mid-exec to show
 constexpr pid_t DirectProbeLimit = 256; // probe /proc/<pid> directly for ranges this small
 constexpr unsigned long PfKthread = 0x00200000; // PF_KTHREAD in /proc/<pid>/stat flags
 constexpr char MarkerPrefix[] = "ELSAI_EXEC_TOKEN=";
+constexpr unsigned CloseRangeCloexec = 1U << 2; // CLOSE_RANGE_CLOEXEC (Linux 5.11)
 
 int pidfdOpen(pid_t pid)
 {
@@ -455,6 +459,11 @@ int cloneChildMain(void *arg)
     // Before exec, so the program and everything it starts are inside from the first fork.
     if (c->cgroupFd >= 0 && ::write(c->cgroupFd, "0", 1) != 1)
         fail("join the cgroup");
+    // The command gets stdin, stdout and stderr, nothing else of ours: a descriptor the engine
+    // (or a library in it) opened without O_CLOEXEC would hand the command a pipe, a socket or
+    // a file it may write to. Our own copy of the table; a kernel before 5.11 lacks the call,
+    // and then O_CLOEXEC everywhere is the only guard.
+    ::syscall(SYS_close_range, 3U, ~0U, CloseRangeCloexec);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -99,7 +99,8 @@ struct ProcessOutcome
 /// - /bin/sh -c (or `arguments`) in a new session and process group (a vfork-style clone, as
 ///   posix_spawn does, that also arms a SIGKILL parent-death signal, drops CAP_SYS_PTRACE when
 ///   the engine has it, and joins the cgroup before exec), stdin = /dev/null, stdout and
-///   stderr on separate pipes read concurrently with poll();
+///   stderr on separate pipes read concurrently with poll(); no other descriptor of ours
+///   reaches the command, with or without O_CLOEXEC (close_range, Linux 5.11);
 /// - output beyond maxOutputBytes is read and dropped (bounded memory, `truncated`);
 /// - on timeout or cancel: SIGTERM to the group, SIGKILL after the grace; exit code 124
 ///   (timeout) or 130 (cancel);

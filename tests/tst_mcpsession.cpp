@@ -862,6 +862,38 @@ private Q_SLOTS:
         }
     }
 
+    // A command gets stdin, stdout and stderr of its own and no other descriptor of the
+    // engine: writing to every other number reaches nothing (before, the stdio server's wake
+    // pipe was inherited, and one byte to it stopped the server's reader).
+    void stdioCommandsReachNoEngineDescriptor()
+    {
+        StdioPipes pipes;
+        QCOMPARE(::pipe(pipes.in), 0); // no O_CLOEXEC, as a careless library would
+        QCOMPARE(::pipe(pipes.out), 0);
+        McpStdioServer server(m_sandbox,
+                              spec(QStringLiteral("stdiofd"), SandboxAttachMode::ReadWrite),
+                              std::nullopt, pipes.in[0], pipes.out[1]);
+        server.start();
+        pipes.write("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                    "\"protocolVersion\":\"2025-11-25\"}}\n"
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+        QCOMPARE(pipes.next().toObject().value(QLatin1String("id")).toInt(), 1);
+        pipes.write("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+                    "\"execute\",\"arguments\":{\"command\":\"n=0; for fd in $(seq 3 64); do "
+                    "if [ -e /proc/self/fd/$fd ]; then n=$((n+1)); fi; "
+                    "(printf x >&$fd) 2>/dev/null; done; echo open $n\"}}}\n");
+        const QJsonObject ran = pipes.next().toObject();
+        QCOMPARE(ran.value(QLatin1String("id")).toInt(), 2);
+        QCOMPARE(text(ran.value(QLatin1String("result")).toObject()),
+                 QStringLiteral("open 0\n[exit code: 0]"));
+        pipes.write("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n");
+        const QJsonObject pong = pipes.next().toObject();
+        QCOMPARE(pong.value(QLatin1String("id")).toInt(), 3);
+        QVERIFY(pong.contains(QLatin1String("result")));
+        ::close(pipes.in[1]);
+        pipes.in[1] = -1;
+    }
+
     void stdioServesBatchesOn20250326()
     {
         StdioPipes pipes;

@@ -109,6 +109,7 @@ private Q_SLOTS:
     void cancelFromAnotherThread();
     void cancelledBeforeStartRunsNothing();
     void runningProcessWaitsInStepsOnAnyThread();
+    void commandsInheritOnlyTheirStdio();
     void runningProcessDestroyedKillsItsTree();
     void cancellationTokenMakesItsFdOnDemand();
     void forksSinceBootCountsEveryPid();
@@ -479,6 +480,23 @@ void TestProcess::cancelFromAnotherThread()
     const ProcessOutcome again = runProcess(spec);
     QCOMPARE(again.exitCode, 130);
     QVERIFY(again.cancelled);
+}
+
+// A descriptor the engine opened without O_CLOEXEC does not reach the command: it gets its
+// stdin, stdout and stderr, nothing else.
+void TestProcess::commandsInheritOnlyTheirStdio()
+{
+    int leaky[2];
+    QCOMPARE(::pipe(leaky), 0);
+    const UniqueFd readEnd(leaky[0]);
+    const UniqueFd writeEnd(leaky[1]);
+    const ProcessOutcome out = runProcess(shell(
+        QStringLiteral("for fd in %1 %2; do [ -e /proc/self/fd/$fd ] && echo open $fd; done; "
+                       "echo end")
+            .arg(leaky[0])
+            .arg(leaky[1])));
+    QCOMPARE(out.exitCode, 0);
+    QCOMPARE(out.stdoutData, QByteArray("end\n"));
 }
 
 // A RunningProcess is waited for in steps, and the waiting may move to another thread: its
