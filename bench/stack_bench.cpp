@@ -119,7 +119,7 @@ class Variant
 public:
     virtual ~Variant() = default;
     virtual bool call() = 0;
-    virtual CpuTime cpu() const = 0; ///< so far
+    virtual CpuTime cpu() const = 0;        ///< so far
     std::vector<double> wall, self, shells; ///< per call in each round, microseconds
 };
 
@@ -285,8 +285,8 @@ int main(int argc, char **argv)
     for (const auto &[name, v] : {std::pair<const char *, Variant *>{"bare (the bench)", &bare},
                                   {"script (the engine)", &script},
                                   {"MCP (the engine)", &mcp}}) {
-        std::printf("  %-20s %6.1f us + %7.1f us = %7.1f us (ratio %.2f)\n", name,
-                    median(v->self), median(v->shells), median(v->self) + median(v->shells),
+        std::printf("  %-20s %6.1f us + %7.1f us = %7.1f us (ratio %.2f)\n", name, median(v->self),
+                    median(v->shells), median(v->self) + median(v->shells),
                     (median(v->self) + median(v->shells)) /
                         (median(bare.self) + median(bare.shells)));
     }

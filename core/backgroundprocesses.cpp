@@ -363,7 +363,7 @@ bool BackgroundProcesses::handOver(const std::shared_ptr<Job> &job,
     {
         std::lock_guard lock(job->m);
         observer = std::exchange(job->observer, {}); // the call answers now: no progress after it
-        job->counted = true; // a background process from now on
+        job->counted = true;                         // a background process from now on
         job->listLocked(job, job->backend->typeName());
     }
     auto held = std::make_shared<std::unique_ptr<RunningCommand>>(std::move(running));

@@ -490,8 +490,8 @@ pid_t spawnChild(CloneChild &child)
     const int savedErrno = errno;
     // The pidfd comes with the clone (one system call less than pidfd_open() after it); a
     // kernel without CLONE_PIDFD ignores the flag or refuses it, and the caller opens one.
-    pid_t pid = ::clone(cloneChildMain, top, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
-                        &child, &child.pidfd);
+    pid_t pid = ::clone(cloneChildMain, top, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &child,
+                        &child.pidfd);
     if (pid < 0 && errno == EINVAL) {
         child.pidfd = -1;
         pid = ::clone(cloneChildMain, top, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);

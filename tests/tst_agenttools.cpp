@@ -902,7 +902,8 @@ private Q_SLOTS:
         r.observer = [](OutputChannel, const QByteArray &) {
             throw std::runtime_error("observer failed");
         };
-        QVERIFY_THROWS_EXCEPTION(std::runtime_error, processes.runWithSoftReturn(r, 60000, nullptr));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                                 processes.runWithSoftReturn(r, 60000, nullptr));
         QVERIFY(processes.list(QStringLiteral("w"), QStringLiteral("a")).isEmpty());
         processes.stopWorkspace(QStringLiteral("w")); // returns: no job left running
         // the same on a thread of its own (any caller but the main thread): the call fails

@@ -490,11 +490,11 @@ void TestProcess::commandsInheritOnlyTheirStdio()
     QCOMPARE(::pipe(leaky), 0);
     const UniqueFd readEnd(leaky[0]);
     const UniqueFd writeEnd(leaky[1]);
-    const ProcessOutcome out = runProcess(shell(
-        QStringLiteral("for fd in %1 %2; do [ -e /proc/self/fd/$fd ] && echo open $fd; done; "
-                       "echo end")
-            .arg(leaky[0])
-            .arg(leaky[1])));
+    const ProcessOutcome out = runProcess(
+        shell(QStringLiteral("for fd in %1 %2; do [ -e /proc/self/fd/$fd ] && echo open $fd; done; "
+                             "echo end")
+                  .arg(leaky[0])
+                  .arg(leaky[1])));
     QCOMPARE(out.exitCode, 0);
     QCOMPARE(out.stdoutData, QByteArray("end\n"));
 }

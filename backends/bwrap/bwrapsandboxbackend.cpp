@@ -249,10 +249,9 @@ QString BwrapSandboxBackend::insideCwd(const QString &cwd) const
     return real.mid(root.size() + 1);
 }
 
-std::unique_ptr<RunningCommand> BwrapSandboxBackend::startCommand(const QString &command,
-                                                                  std::optional<double> timeoutSeconds,
-                                                                  const QString &cwd,
-                                                                  const ExecuteOptions &options)
+std::unique_ptr<RunningCommand>
+BwrapSandboxBackend::startCommand(const QString &command, std::optional<double> timeoutSeconds,
+                                  const QString &cwd, const ExecuteOptions &options)
 {
     checkExecuteInput(command, cwd, options.env);
     checkCommandFits(command, MaxArgumentBytes, QStringLiteral("bwrap backend"));

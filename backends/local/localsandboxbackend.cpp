@@ -334,10 +334,9 @@ ExecuteResult LocalSandboxBackend::execute(const QString &command,
     return running->takeResult();
 }
 
-std::unique_ptr<RunningCommand> LocalSandboxBackend::startCommand(const QString &command,
-                                                                  std::optional<double> timeoutSeconds,
-                                                                  const QString &cwd,
-                                                                  const ExecuteOptions &options)
+std::unique_ptr<RunningCommand>
+LocalSandboxBackend::startCommand(const QString &command, std::optional<double> timeoutSeconds,
+                                  const QString &cwd, const ExecuteOptions &options)
 {
     checkExecuteInput(command, cwd, options.env);
     checkCommandFits(command, MaxArgumentBytes, QStringLiteral("local backend"));
